@@ -1,0 +1,199 @@
+"""Cards, suits and ranks: the vocabulary of the game, named once.
+
+A card prints and parses as two characters, rank then suit: ``"QS"``, ``"TH"``, ``"2C"``.
+Every :class:`Card` is interned: ``Card.parse("QS") is QUEEN_OF_SPADES``, so cards compare by
+identity as well as by value and cost nothing to hand around.
+
+Inside the engine a card is also a small integer, its :attr:`Card.index` (``suit * 13 + rank``),
+so that a set of cards is one Python ``int`` used as a bit mask. Indexes 0..51 are the standard
+deck; the layout leaves room for decks of other shapes (a second copy, jokers) at higher indexes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from enum import IntEnum
+
+from arena.errors import CardParseError
+
+__all__ = [
+    "CARDS",
+    "JACK_OF_DIAMONDS",
+    "QUEEN_OF_SPADES",
+    "RANKS_PER_SUIT",
+    "STANDARD_DECK_SIZE",
+    "TWO_OF_CLUBS",
+    "Card",
+    "Rank",
+    "Suit",
+    "cards_from_mask",
+    "mask_of",
+    "parse_cards",
+]
+
+RANKS_PER_SUIT = 13
+STANDARD_DECK_SIZE = 52
+
+
+class Suit(IntEnum):
+    """A suit; the order (clubs, diamonds, hearts, spades) is the display and index order."""
+
+    CLUBS = 0
+    DIAMONDS = 1
+    HEARTS = 2
+    SPADES = 3
+
+    @property
+    def letter(self) -> str:
+        """The one-letter code used in card names: C, D, H or S."""
+        return _SUIT_LETTERS[self]
+
+    @property
+    def symbol(self) -> str:
+        """The Unicode suit symbol, for human-facing output."""
+        return "♣♦♥♠"[self]
+
+    @classmethod
+    def parse(cls, text: str) -> Suit:
+        """Parse a one-letter suit code (case-insensitive)."""
+        try:
+            return cls(_SUIT_LETTERS.index(text.upper()))
+        except ValueError:
+            raise CardParseError(f"unknown suit {text!r}: expected one of C, D, H, S") from None
+
+
+_SUIT_LETTERS = "CDHS"
+
+
+class Rank(IntEnum):
+    """A rank, from two (lowest) to ace (highest); the value is the rank's order within its suit."""
+
+    TWO = 0
+    THREE = 1
+    FOUR = 2
+    FIVE = 3
+    SIX = 4
+    SEVEN = 5
+    EIGHT = 6
+    NINE = 7
+    TEN = 8
+    JACK = 9
+    QUEEN = 10
+    KING = 11
+    ACE = 12
+
+    @property
+    def letter(self) -> str:
+        """The one-character code used in card names: 2-9, T, J, Q, K or A."""
+        return _RANK_LETTERS[self]
+
+    @property
+    def pips(self) -> int:
+        """The rank's face value, 2..14 (J 11, Q 12, K 13, A 14), as spot hearts counts it."""
+        return int(self) + 2
+
+    @classmethod
+    def parse(cls, text: str) -> Rank:
+        """Parse a one-character rank code (case-insensitive; "10" is accepted for ten)."""
+        t = text.upper()
+        if t == "10":
+            return cls.TEN
+        try:
+            return cls(_RANK_LETTERS.index(t)) if len(t) == 1 else cls(-1)
+        except ValueError:
+            raise CardParseError(
+                f"unknown rank {text!r}: expected one of 2-9, T, J, Q, K, A"
+            ) from None
+
+
+_RANK_LETTERS = "23456789TJQKA"
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    """One playing card. Use :meth:`Card.parse` or :data:`CARDS`; instances are interned."""
+
+    suit: Suit
+    """The card's suit."""
+    rank: Rank
+    """The card's rank."""
+
+    @property
+    def index(self) -> int:
+        """The card's bit position in a card mask: ``suit * 13 + rank``."""
+        return int(self.suit) * RANKS_PER_SUIT + int(self.rank)
+
+    @property
+    def bit(self) -> int:
+        """The card as a one-card mask."""
+        return 1 << self.index
+
+    @classmethod
+    def parse(cls, text: str) -> Card:
+        """Parse two characters, rank then suit ("QS", "TH", "2C"; also "10H"), case-insensitive."""
+        if not isinstance(text, str) or not 2 <= len(text.strip()) <= 3:
+            raise CardParseError(
+                f"cannot parse card {text!r}: expected rank then suit, like 'QS', 'TH' or '2C'"
+            )
+        t = text.strip()
+        return CARDS[Suit.parse(t[-1]) * RANKS_PER_SUIT + Rank.parse(t[:-1])]
+
+    @classmethod
+    def from_index(cls, index: int) -> Card:
+        """The card at a bit position (0..51)."""
+        return CARDS[index]
+
+    def __str__(self) -> str:
+        return self.rank.letter + self.suit.letter
+
+    def __repr__(self) -> str:
+        return f"Card.parse({str(self)!r})"
+
+    def __lt__(self, other: Card) -> bool:
+        return self.index < other.index
+
+    def __le__(self, other: Card) -> bool:
+        return self.index <= other.index
+
+    def __gt__(self, other: Card) -> bool:
+        return self.index > other.index
+
+    def __ge__(self, other: Card) -> bool:
+        return self.index >= other.index
+
+
+CARDS: tuple[Card, ...] = tuple(
+    Card(Suit(s), Rank(r)) for s in range(4) for r in range(RANKS_PER_SUIT)
+)
+"""The 52 cards of a standard deck, in index order (2C..AC, 2D..AD, 2H..AH, 2S..AS)."""
+
+TWO_OF_CLUBS = CARDS[Suit.CLUBS * RANKS_PER_SUIT + Rank.TWO]
+QUEEN_OF_SPADES = CARDS[Suit.SPADES * RANKS_PER_SUIT + Rank.QUEEN]
+JACK_OF_DIAMONDS = CARDS[Suit.DIAMONDS * RANKS_PER_SUIT + Rank.JACK]
+
+
+def parse_cards(text: str | Iterable[str]) -> list[Card]:
+    """Parse cards from a space- or comma-separated string, or from an iterable of card codes."""
+    parts = text.replace(",", " ").split() if isinstance(text, str) else list(text)
+    return [Card.parse(p) for p in parts]
+
+
+def mask_of(cards: Iterable[Card]) -> int:
+    """The bit mask holding the given cards."""
+    m = 0
+    for c in cards:
+        m |= 1 << c.index
+    return m
+
+
+def cards_from_mask(mask: int) -> list[Card]:
+    """The cards in a bit mask, in index order."""
+    return list(_iter_mask(mask))
+
+
+def _iter_mask(mask: int) -> Iterator[Card]:
+    while mask:
+        low = mask & -mask
+        yield CARDS[low.bit_length() - 1]
+        mask ^= low

@@ -1,0 +1,493 @@
+"""The rules of a game: one immutable value, every option a named field.
+
+``Rules()`` is the standard four-player game of DESIGN.md. Variants are named presets
+(:data:`PRESETS`, :func:`preset`) or any combination of fields; :meth:`Rules.__post_init__`
+refuses an out-of-range or contradictory combination with a :class:`~arena.errors.RulesError`
+that names the field. :meth:`Rules.with_options` applies ``NAME=VALUE`` strings, as the CLI's
+``--rule`` flag does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from arena.cards import CARDS, Card, Rank, Suit, parse_cards
+from arena.errors import CardParseError, RulesError
+
+__all__ = [
+    "DEFAULT_PASS_CYCLES",
+    "DEFAULT_REMOVED_CARDS",
+    "MAX_PLAYERS",
+    "MIN_PLAYERS",
+    "PRESETS",
+    "FirstLead",
+    "GameEnd",
+    "MoonRule",
+    "PassDirection",
+    "Rules",
+    "Settling",
+    "preset",
+]
+
+MIN_PLAYERS = 3
+MAX_PLAYERS = 6
+STANDARD_PLAYERS = 4
+STANDARD_PASS_COUNT = 3
+QUEEN_PENALTY = 13
+"""Points for taking the queen of spades in the standard game."""
+OMNIBUS_JACK_BONUS = -10
+"""Points for taking the jack of diamonds in Omnibus Hearts."""
+SPOT_QUEEN_PENALTY = 25
+"""Points for the queen of spades under spot hearts, where she counts."""
+STANDARD_TARGET = 100
+
+
+class PassDirection(Enum):
+    """Where the cards go in a hand's pass; the value is the seat offset in units of "left"."""
+
+    HOLD = "hold"
+    LEFT = "left"
+    RIGHT = "right"
+    ACROSS = "across"
+    LEFT_2 = "left2"
+    RIGHT_2 = "right2"
+
+    def offset(self, players: int) -> int:
+        """How many seats to the left the receiver sits, at a table of ``players``."""
+        if self is PassDirection.ACROSS:
+            return players // 2
+        return {"hold": 0, "left": 1, "right": players - 1, "left2": 2, "right2": players - 2}[
+            self.value
+        ]
+
+
+DEFAULT_PASS_CYCLES: Mapping[int, tuple[PassDirection, ...]] = {
+    3: (PassDirection.LEFT, PassDirection.RIGHT, PassDirection.HOLD),
+    4: (PassDirection.LEFT, PassDirection.RIGHT, PassDirection.ACROSS, PassDirection.HOLD),
+    5: (
+        PassDirection.LEFT,
+        PassDirection.RIGHT,
+        PassDirection.LEFT_2,
+        PassDirection.RIGHT_2,
+        PassDirection.HOLD,
+    ),
+    6: (PassDirection.LEFT, PassDirection.RIGHT, PassDirection.ACROSS, PassDirection.HOLD),
+}
+"""The pass direction cycle for each table size when ``Rules.pass_cycle`` is not given."""
+
+DEFAULT_REMOVED_CARDS: Mapping[int, tuple[Card, ...]] = {
+    3: tuple(parse_cards("2D")),
+    4: (),
+    5: tuple(parse_cards("2D 2C")),
+    6: tuple(parse_cards("2D 2C 3D 3C")),
+}
+"""Cards taken out so the deck divides evenly (the rule books' choice: low diamonds and clubs)."""
+
+
+class FirstLead(Enum):
+    """Who leads the first trick of a hand, and with what."""
+
+    LOWEST_CLUB = "lowest-club"
+    """The holder of the lowest club in play leads it (the 2 of clubs in the standard deck)."""
+    ANY_CLUB = "any-club"
+    """The holder of the lowest club in play leads, but may lead any club."""
+    LEFT_OF_DEALER = "left-of-dealer"
+    """The player left of the dealer leads anything (subject to the breaking rules)."""
+
+
+class MoonRule(Enum):
+    """What happens when one player takes every penalty card (shoots the moon)."""
+
+    OFF = "off"
+    """No moon: the shooter keeps the points taken."""
+    ADD = "add"
+    """The shooter scores 0 and every other player the moon value (the default)."""
+    SUBTRACT = "subtract"
+    """The shooter scores minus the moon value; the others score 0."""
+    BEST = "best"
+    """Automatically whichever of ADD and SUBTRACT leaves the shooter better placed."""
+
+
+class GameEnd(Enum):
+    """When the game stops, measured against ``Rules.target``."""
+
+    REACH = "reach"
+    """At the end of the hand where someone's total reaches the target (>=)."""
+    PASS = "pass"
+    """At the end of the hand where someone's total passes the target (>)."""
+
+
+class Settling(Enum):
+    """How the deals are settled between the players."""
+
+    POINTS = "points"
+    """Running totals to a target; the lowest total wins (the default)."""
+    SWEEPSTAKES = "sweepstakes"
+    """A pool of one counter per heart, won by the only clean player, split by two, else a jack."""
+    HOWELL = "howell"
+    """Each pays players-minus-one counters per heart taken and takes one per heart not taken."""
+    SPOT = "spot"
+    """The hand's lowest scorer collects from each other player the difference (spot hearts)."""
+
+
+def _enum_field(enum: type[Enum], value: Any, name: str) -> Any:
+    if isinstance(value, enum):
+        return value
+    try:
+        return enum(value)
+    except ValueError:
+        choices = ", ".join(str(m.value) for m in enum)
+        raise RulesError(name, f"unknown value {value!r}: expected one of {choices}") from None
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Every option of a game of Hearts. The defaults are the standard four-player game."""
+
+    players: int = STANDARD_PLAYERS
+    """Seats at the table, 3 to 6."""
+    removed_cards: tuple[Card, ...] | None = None
+    """Cards taken out of the deck so it divides evenly; None means the documented default for the
+    table size (:data:`DEFAULT_REMOVED_CARDS`). Ignored (must be empty or None) with ``kitty``."""
+    kitty: bool = False
+    """Instead of removing cards, deal the odd ones face down as a kitty that goes, with its points,
+    to the winner of the first trick."""
+    pass_count: int = STANDARD_PASS_COUNT
+    """Cards each player passes; 0 means no passing at all."""
+    pass_cycle: tuple[PassDirection, ...] | None = None
+    """Pass directions hand by hand, repeating; None means :data:`DEFAULT_PASS_CYCLES`."""
+    first_lead: FirstLead = FirstLead.LOWEST_CLUB
+    """Who leads the first trick, and with what."""
+    penalty_on_first_trick: bool = False
+    """Whether a heart or the queen of spades may be played on the first trick when not forced."""
+    queen_breaks_hearts: bool = True
+    """Whether playing the queen of spades breaks hearts."""
+    must_break_hearts: bool = True
+    """Whether hearts may be led only once broken (unless the leader holds nothing else)."""
+    lead_hearts_with_queen: bool = True
+    """Whether a leader holding only hearts and the queen of spades may lead a heart before hearts
+    are broken (if False, such a leader must lead the queen)."""
+    queen_penalty: int = QUEEN_PENALTY
+    """Points for the queen of spades; 0 in the older game where only hearts count (and then the
+    queen neither breaks hearts nor is needed for the moon)."""
+    jack_of_diamonds: int = 0
+    """Points for the jack of diamonds (Omnibus: -10). Not needed to shoot the moon."""
+    spot_hearts: bool = False
+    """Hearts count their face value (2-10, J 11, Q 12, K 13, A 14) instead of 1 each."""
+    moon: MoonRule = MoonRule.ADD
+    """The moon rule."""
+    moon_points: int | None = None
+    """Points the moon is worth; None means every penalty point in play (26 in the standard game,
+    104 plus the queen under spot hearts)."""
+    sun: bool = False
+    """Shooting the sun: taking every trick scores the moon twice over."""
+    no_tricks_bonus: int = 0
+    """Points (usually negative, e.g. -5) for a player who takes no trick in a hand."""
+    target: int = STANDARD_TARGET
+    """The score that ends the game."""
+    game_end: GameEnd = GameEnd.REACH
+    """Whether the game ends when a total reaches or passes the target."""
+    settling: Settling = Settling.POINTS
+    """How the deals are settled between the players."""
+
+    def __post_init__(self) -> None:
+        # Accept plain strings and lists for convenience (from TOML and --rule), but store the
+        # canonical types so that equal rules compare and hash equal.
+        for name, enum in (
+            ("first_lead", FirstLead),
+            ("moon", MoonRule),
+            ("game_end", GameEnd),
+            ("settling", Settling),
+        ):
+            object.__setattr__(self, name, _enum_field(enum, getattr(self, name), name))
+        if self.pass_cycle is not None:
+            cycle = tuple(_enum_field(PassDirection, d, "pass_cycle") for d in self.pass_cycle)
+            object.__setattr__(self, "pass_cycle", cycle)
+        if self.removed_cards is not None:
+            try:
+                removed = tuple(
+                    c if isinstance(c, Card) else Card.parse(c) for c in self.removed_cards
+                )
+            except CardParseError as e:
+                raise RulesError("removed_cards", str(e)) from None
+            object.__setattr__(self, "removed_cards", tuple(sorted(removed)))
+        self._validate()
+
+    def _validate(self) -> None:
+        for name in (
+            "players",
+            "pass_count",
+            "queen_penalty",
+            "jack_of_diamonds",
+            "no_tricks_bonus",
+            "target",
+        ):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise RulesError(name, f"must be a whole number, got {v!r}")
+        for name in (
+            "kitty",
+            "penalty_on_first_trick",
+            "queen_breaks_hearts",
+            "must_break_hearts",
+            "lead_hearts_with_queen",
+            "spot_hearts",
+            "sun",
+        ):
+            if not isinstance(getattr(self, name), bool):
+                raise RulesError(name, f"must be true or false, got {getattr(self, name)!r}")
+        if not MIN_PLAYERS <= self.players <= MAX_PLAYERS:
+            raise RulesError(
+                "players", f"must be {MIN_PLAYERS} to {MAX_PLAYERS}, got {self.players}"
+            )
+        removed = self.removed_cards
+        if self.kitty and removed:
+            raise RulesError(
+                "removed_cards", "cannot remove cards when the odd cards form a kitty (kitty=true)"
+            )
+        if removed is not None and len(set(removed)) != len(removed):
+            raise RulesError("removed_cards", "lists a card twice")
+        in_play = self.deck_size - (len(removed) if removed is not None and not self.kitty else 0)
+        if removed is not None and not self.kitty and in_play % self.players:
+            raise RulesError(
+                "removed_cards",
+                f"leaves {in_play} cards, which do not divide among {self.players} players",
+            )
+        if self.pass_count < 0:
+            raise RulesError("pass_count", f"must be 0 (no passing) or more, got {self.pass_count}")
+        if self.pass_count >= self.hand_size:
+            raise RulesError(
+                "pass_count",
+                f"must be less than the {self.hand_size} cards each player holds",
+            )
+        if self.pass_cycle is not None:
+            if not self.pass_cycle:
+                raise RulesError("pass_cycle", "must name at least one direction (or use hold)")
+            for d in self.pass_cycle:
+                if d is PassDirection.ACROSS and self.players % 2:
+                    raise RulesError(
+                        "pass_cycle", f"'across' does not exist with {self.players} players"
+                    )
+                if d in (PassDirection.LEFT_2, PassDirection.RIGHT_2) and self.players < 5:
+                    raise RulesError(
+                        "pass_cycle",
+                        f"'{d.value}' needs 5 or more players (it would be "
+                        f"{'across' if self.players == 4 else 'an existing direction'})",
+                    )
+        if self.target <= 0:
+            raise RulesError("target", f"must be positive, got {self.target}")
+        if self.moon_points is not None and (
+            not isinstance(self.moon_points, int) or self.moon_points <= 0
+        ):
+            raise RulesError(
+                "moon_points", f"must be a positive whole number, got {self.moon_points!r}"
+            )
+        if self.settling is Settling.SPOT and not self.spot_hearts:
+            raise RulesError("settling", "spot settling needs spot_hearts=true")
+        if self.sun and self.moon is MoonRule.OFF:
+            raise RulesError("sun", "shooting the sun needs a moon rule (moon is off)")
+        if self.first_lead is not FirstLead.LEFT_OF_DEALER and not any(
+            c.suit is Suit.CLUBS for c in self.cards_in_deck
+        ):
+            raise RulesError("first_lead", "the club lead needs clubs in play")
+
+    # ---- derived values -------------------------------------------------------------------
+
+    @property
+    def deck_size(self) -> int:
+        """Cards in the full deck before any are removed."""
+        return len(CARDS)
+
+    @property
+    def removed(self) -> tuple[Card, ...]:
+        """The cards actually removed (the default for the table size when not given)."""
+        if self.kitty:
+            return ()
+        if self.removed_cards is not None:
+            return self.removed_cards
+        return DEFAULT_REMOVED_CARDS[self.players]
+
+    @property
+    def cards_in_deck(self) -> tuple[Card, ...]:
+        """The cards dealt (hands and kitty), in index order."""
+        gone = set(self.removed)
+        return tuple(c for c in CARDS if c not in gone)
+
+    @property
+    def hand_size(self) -> int:
+        """Cards dealt to each player."""
+        return (self.deck_size - len(self.removed)) // self.players
+
+    @property
+    def kitty_size(self) -> int:
+        """Cards in the kitty (0 without ``kitty``)."""
+        return (self.deck_size - len(self.removed)) % self.players if self.kitty else 0
+
+    @property
+    def tricks_per_hand(self) -> int:
+        """Tricks in one hand (one per card in a hand)."""
+        return self.hand_size
+
+    @property
+    def passing(self) -> bool:
+        """Whether any cards are passed at all."""
+        return self.pass_count > 0 and any(d is not PassDirection.HOLD for d in self.cycle)
+
+    @property
+    def cycle(self) -> tuple[PassDirection, ...]:
+        """The pass direction cycle in force."""
+        return self.pass_cycle if self.pass_cycle is not None else DEFAULT_PASS_CYCLES[self.players]
+
+    def pass_direction(self, hand_number: int) -> PassDirection:
+        """The pass direction for the hand numbered ``hand_number`` (0 is the first)."""
+        if self.pass_count == 0:
+            return PassDirection.HOLD
+        return self.cycle[hand_number % len(self.cycle)]
+
+    def card_points(self, card: Card) -> int:
+        """The points a card scores for the player who takes it."""
+        if card.suit is Suit.HEARTS:
+            return card.rank.pips if self.spot_hearts else 1
+        if card.suit is Suit.SPADES and card.rank is Rank.QUEEN:
+            return self.queen_penalty
+        if card.suit is Suit.DIAMONDS and card.rank is Rank.JACK:
+            return self.jack_of_diamonds
+        return 0
+
+    def is_penalty(self, card: Card) -> bool:
+        """Whether a card is a penalty card: a heart, or the queen of spades where she scores."""
+        return card.suit is Suit.HEARTS or (
+            card.suit is Suit.SPADES and card.rank is Rank.QUEEN and self.queen_penalty > 0
+        )
+
+    @property
+    def moon_value(self) -> int:
+        """What the moon is worth (the sum of every penalty card in play, unless set)."""
+        if self.moon_points is not None:
+            return self.moon_points
+        return sum(self.card_points(c) for c in self.cards_in_deck if self.is_penalty(c))
+
+    # ---- construction helpers ------------------------------------------------------------
+
+    def replace(self, **changes: Any) -> Rules:
+        """A copy with some fields changed (validated like any other)."""
+        return dataclasses.replace(self, **changes)
+
+    def with_options(self, options: Mapping[str, str] | list[str]) -> Rules:
+        """A copy with ``NAME=VALUE`` options applied (as strings, from the CLI or a file)."""
+        items: list[tuple[str, str]]
+        if isinstance(options, Mapping):
+            items = [(k, str(v)) for k, v in options.items()]
+        else:
+            items = []
+            for opt in options:
+                name, sep, value = opt.partition("=")
+                if not sep:
+                    raise RulesError(name or "?", f"expected NAME=VALUE, got {opt!r}")
+                items.append((name.strip().replace("-", "_"), value.strip()))
+        changes = {name: _parse_option(name, value) for name, value in items}
+        return self.replace(**changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The rules as plain JSON-ready data (enums by value, cards as codes)."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, Enum):
+                v = v.value
+            elif isinstance(v, tuple):
+                v = [x.value if isinstance(x, Enum) else str(x) for x in v]
+            out[f.name] = v
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Rules:
+        """Rules from :meth:`to_dict` output (or any mapping of field names to plain values)."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        for name in data:
+            if name not in known:
+                raise RulesError(name, f"unknown rule; known rules: {', '.join(sorted(known))}")
+        return cls(**dict(data))
+
+
+_FIELD_TYPES: dict[str, str] = {
+    "players": "int",
+    "pass_count": "int",
+    "queen_penalty": "int",
+    "jack_of_diamonds": "int",
+    "no_tricks_bonus": "int",
+    "target": "int",
+    "moon_points": "optint",
+    "kitty": "bool",
+    "penalty_on_first_trick": "bool",
+    "queen_breaks_hearts": "bool",
+    "must_break_hearts": "bool",
+    "lead_hearts_with_queen": "bool",
+    "spot_hearts": "bool",
+    "sun": "bool",
+    "removed_cards": "cards",
+    "pass_cycle": "list",
+    "first_lead": "str",
+    "moon": "str",
+    "game_end": "str",
+    "settling": "str",
+}
+
+
+def _parse_option(name: str, value: str) -> Any:
+    kind = _FIELD_TYPES.get(name)
+    if kind is None:
+        raise RulesError(name, f"unknown rule; known rules: {', '.join(sorted(_FIELD_TYPES))}")
+    v = value.strip()
+    if kind == "int" or (kind == "optint" and v.lower() not in ("", "none", "default")):
+        try:
+            return int(v)
+        except ValueError:
+            raise RulesError(name, f"must be a whole number, got {value!r}") from None
+    if kind == "optint":
+        return None
+    if kind == "bool":
+        low = v.lower()
+        if low in ("1", "true", "yes", "on"):
+            return True
+        if low in ("0", "false", "no", "off"):
+            return False
+        raise RulesError(name, f"must be true or false, got {value!r}")
+    if kind == "cards":
+        if v.lower() in ("none", "default"):
+            return None
+        return tuple(v.replace(",", " ").split())
+    if kind == "list":
+        if v.lower() in ("none", "default"):
+            return None
+        return tuple(v.replace(",", " ").split())
+    return v
+
+
+PRESETS: Mapping[str, Rules] = {
+    "standard": Rules(),
+    "omnibus": Rules(jack_of_diamonds=OMNIBUS_JACK_BONUS),
+    "spot": Rules(spot_hearts=True, queen_penalty=SPOT_QUEEN_PENALTY),
+    "spot-settling": Rules(
+        spot_hearts=True, queen_penalty=SPOT_QUEEN_PENALTY, settling=Settling.SPOT
+    ),
+    "black-lady": Rules(penalty_on_first_trick=True),
+    "old": Rules(queen_penalty=0, queen_breaks_hearts=False),
+    "sweepstakes": Rules(queen_penalty=0, pass_count=0, settling=Settling.SWEEPSTAKES),
+    "howell": Rules(queen_penalty=0, pass_count=0, settling=Settling.HOWELL),
+}
+"""Named rule sets for the common variants."""
+
+
+def preset(name: str) -> Rules:
+    """The named preset (see :data:`PRESETS`)."""
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise RulesError(
+            "preset", f"unknown preset {name!r}: choose one of {', '.join(PRESETS)}"
+        ) from None
