@@ -44,6 +44,7 @@ OMNIBUS_JACK_BONUS = -10
 SPOT_QUEEN_PENALTY = 25
 """Points for the queen of spades under spot hearts, where she counts."""
 STANDARD_TARGET = 100
+SPOT_TARGET = 500
 
 
 class PassDirection(Enum):
@@ -168,7 +169,7 @@ class Rules:
     """Whether playing the queen of spades breaks hearts."""
     must_break_hearts: bool = True
     """Whether hearts may be led only once broken (unless the leader holds nothing else)."""
-    lead_hearts_with_queen: bool = True
+    lead_hearts_with_queen: bool = False
     """Whether a leader holding only hearts and the queen of spades may lead a heart before hearts
     are broken (if False, such a leader must lead the queen)."""
     queen_penalty: int = QUEEN_PENALTY
@@ -471,9 +472,13 @@ def _parse_option(name: str, value: str) -> Any:
 PRESETS: Mapping[str, Rules] = {
     "standard": Rules(),
     "omnibus": Rules(jack_of_diamonds=OMNIBUS_JACK_BONUS),
-    "spot": Rules(spot_hearts=True, queen_penalty=SPOT_QUEEN_PENALTY),
+    # Spot hands are worth about five times a standard hand, and so is the target.
+    "spot": Rules(spot_hearts=True, queen_penalty=SPOT_QUEEN_PENALTY, target=SPOT_TARGET),
     "spot-settling": Rules(
-        spot_hearts=True, queen_penalty=SPOT_QUEEN_PENALTY, settling=Settling.SPOT
+        spot_hearts=True,
+        queen_penalty=SPOT_QUEEN_PENALTY,
+        target=SPOT_TARGET,
+        settling=Settling.SPOT,
     ),
     "black-lady": Rules(penalty_on_first_trick=True),
     "old": Rules(queen_penalty=0, queen_breaks_hearts=False),
