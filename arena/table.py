@@ -1,0 +1,495 @@
+"""The table API as plain data: what a table is asked to play, and the full record of what happened.
+
+A table is the unit of work (see DESIGN.md): its inputs (:class:`TableSpec`: rules, seed, seats,
+clocks, failure policy) and its output (:class:`GameRecord`: the deal, every decision with its
+timing, every fault, the result) are small frozen values that round-trip through JSON with
+``to_dict()`` / ``from_dict()``, so that a director can hand tables to workers on other machines
+and store their results without knowing anything of gRPC.
+
+Every way a game or a seat can end has a name (:class:`Termination`) and every way a bot can
+misbehave has a name (:class:`FaultKind`); the referee writes the human-readable sentence once,
+into :attr:`Fault.detail` and :attr:`GameRecord.reason`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from arena.errors import ConfigError
+from arena.rules import Rules
+
+__all__ = [
+    "Clocks",
+    "Decision",
+    "Fault",
+    "FaultKind",
+    "FaultPolicy",
+    "GameRecord",
+    "HandRecord",
+    "TableSpec",
+    "Termination",
+    "TrickRecord",
+]
+
+DEFAULT_MOVE_MS = 1000
+DEFAULT_BANK_MS = 10_000
+DEFAULT_HANDSHAKE_MS = 5000
+DEFAULT_MAX_FAULTS = 3
+DEFAULT_GRACE_MS = 5000
+
+
+def _non_negative(owner: str, name: str, value: object) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ConfigError(f"{owner}.{name} must be a whole number >= 0, got {value!r}")
+
+
+def _known(owner: str, data: Mapping[str, Any], names: Sequence[str]) -> None:
+    unknown = sorted(set(data) - set(names))
+    if unknown:
+        raise ConfigError(
+            f"{owner}: unknown field(s) {', '.join(unknown)}; known: {', '.join(names)}"
+        )
+
+
+@dataclass(frozen=True)
+class Clocks:
+    """The clocks of a table, in milliseconds of the referee's monotonic clock."""
+
+    move_ms: int = DEFAULT_MOVE_MS
+    """Time a seat has for one decision before its time bank starts to run."""
+    bank_ms: int = DEFAULT_BANK_MS
+    """Per-game reserve, spent by whatever part of a decision runs past ``move_ms``."""
+    handshake_ms: int = DEFAULT_HANDSHAKE_MS
+    """Time a new stream has to say Hello, and a table waits for a seat's bot to be in the lobby."""
+
+    def __post_init__(self) -> None:
+        for name in ("move_ms", "bank_ms", "handshake_ms"):
+            _non_negative("clocks", name, getattr(self, name))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data."""
+        return {"move_ms": self.move_ms, "bank_ms": self.bank_ms, "handshake_ms": self.handshake_ms}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Clocks:
+        """The clocks from :meth:`to_dict` output."""
+        _known("clocks", data, ("move_ms", "bank_ms", "handshake_ms"))
+        return cls(**dict(data))
+
+
+@dataclass(frozen=True)
+class FaultPolicy:
+    """What the referee does about faults and disconnects."""
+
+    max_faults: int = DEFAULT_MAX_FAULTS
+    """Faults a seat may commit in one game; one more and the fallback plays it (a forfeit)."""
+    strict: bool = False
+    """Forfeit the seat at its first fault."""
+    grace_ms: int = DEFAULT_GRACE_MS
+    """How long a disconnected seat may take to reconnect before it is forfeited."""
+
+    def __post_init__(self) -> None:
+        _non_negative("faults", "max_faults", self.max_faults)
+        _non_negative("faults", "grace_ms", self.grace_ms)
+        if not isinstance(self.strict, bool):
+            raise ConfigError(f"faults.strict must be true or false, got {self.strict!r}")
+
+    @property
+    def faults_allowed(self) -> int:
+        """Faults tolerated before the seat is forfeited (0 in strict mode)."""
+        return 0 if self.strict else self.max_faults
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data."""
+        return {"max_faults": self.max_faults, "strict": self.strict, "grace_ms": self.grace_ms}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FaultPolicy:
+        """The policy from :meth:`to_dict` output."""
+        _known("faults", data, ("max_faults", "strict", "grace_ms"))
+        return cls(**dict(data))
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """Everything a referee needs to play one table; the same spec always deals the same cards."""
+
+    table_id: str
+    """Unique name of this table (within a run or a server)."""
+    rules: Rules
+    """The rules in force."""
+    seed: int
+    """Seed of the deal (of every deal, in a game of several hands)."""
+    seats: tuple[str, ...]
+    """Bot name per seat, seat 0 first; a name is one bot (its sessions are interchangeable)."""
+    board: str
+    """Cluster key for ratings: tables dealt the same cards share it (e.g. ``f"{seed}"``)."""
+    hands: int | None = 1
+    """Hands to play; None plays a full game until someone reaches ``rules.target``."""
+    clocks: Clocks = field(default_factory=Clocks)
+    """The clocks."""
+    faults: FaultPolicy = field(default_factory=FaultPolicy)
+    """The failure policy."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "seats", tuple(self.seats))
+        if len(self.seats) != self.rules.players:
+            raise ConfigError(
+                f"table {self.table_id!r}: {len(self.seats)} seats {list(self.seats)} "
+                f"for a {self.rules.players}-player game"
+            )
+        if any(not isinstance(s, str) or not s for s in self.seats):
+            raise ConfigError(f"table {self.table_id!r}: every seat needs a bot name: {self.seats}")
+        if self.hands is not None and (
+            not isinstance(self.hands, int) or isinstance(self.hands, bool) or self.hands < 1
+        ):
+            raise ConfigError(
+                f"table {self.table_id!r}: hands must be a whole number >= 1 or None "
+                f"(a full game), got {self.hands!r}"
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data."""
+        return {
+            "table_id": self.table_id,
+            "rules": self.rules.to_dict(),
+            "seed": self.seed,
+            "seats": list(self.seats),
+            "board": self.board,
+            "hands": self.hands,
+            "clocks": self.clocks.to_dict(),
+            "faults": self.faults.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TableSpec:
+        """The spec from :meth:`to_dict` output."""
+        names = ("table_id", "rules", "seed", "seats", "board", "hands", "clocks", "faults")
+        _known("table", data, names)
+        return cls(
+            table_id=str(data["table_id"]),
+            rules=Rules.from_dict(data["rules"]),
+            seed=int(data["seed"]),
+            seats=tuple(data["seats"]),
+            board=str(data["board"]),
+            hands=data.get("hands", 1),
+            clocks=Clocks.from_dict(data.get("clocks", {})),
+            faults=FaultPolicy.from_dict(data.get("faults", {})),
+        )
+
+
+class Termination(Enum):
+    """How a game, or one seat's part in it, ended."""
+
+    NORMAL = "normal"
+    """Played to the end as asked."""
+    TIMEOUT = "timeout"
+    """The seat ran out of time too often (or its bot never came to the table)."""
+    ILLEGAL = "illegal"
+    """The seat sent illegal or unreadable moves too often."""
+    DISCONNECT = "disconnect"
+    """The seat's bot went away and did not come back within the grace period."""
+    FORFEIT = "forfeit"
+    """The seat was forfeited for faults of several kinds (or at the first, in strict mode)."""
+    INTERRUPTED = "interrupted"
+    """The referee stopped (a signal, a shutdown) before the game ended."""
+    CRASH = "crash"
+    """The referee itself failed; the record says what it knew."""
+
+    @property
+    def is_forfeit(self) -> bool:
+        """Whether a seat that ended this way lost the game by forfeit."""
+        return self in _FORFEITS
+
+
+_FORFEITS = frozenset(
+    {Termination.TIMEOUT, Termination.ILLEGAL, Termination.DISCONNECT, Termination.FORFEIT}
+)
+
+
+class FaultKind(Enum):
+    """What a bot did wrong at one decision."""
+
+    TIMEOUT = "timeout"
+    """No answer before the move deadline and the bank ran out."""
+    ILLEGAL_CARD = "illegal-card"
+    """A card the seat holds but the rules forbid now (and which rule)."""
+    CARD_NOT_HELD = "card-not-held"
+    """A card the seat does not hold."""
+    MALFORMED = "malformed"
+    """Not a card, or a message that does not parse."""
+    WRONG_REQUEST_ID = "wrong-request-id"
+    """An answer echoing a request id other than the one pending."""
+    DISCONNECT = "disconnect"
+    """The bot was not connected when the seat had to decide."""
+    WRONG_PASS = "wrong-pass"
+    """A pass of the wrong number of cards, or the same card twice."""
+    PROTOCOL = "protocol"
+    """A message out of order: a pass answering a play request, an unrequested message, a flood."""
+
+    @property
+    def termination(self) -> Termination:
+        """The seat termination when too many faults of only this kind forfeit it."""
+        if self is FaultKind.TIMEOUT:
+            return Termination.TIMEOUT
+        if self is FaultKind.DISCONNECT:
+            return Termination.DISCONNECT
+        return Termination.ILLEGAL
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One fault of one seat: what was wrong, and what the referee played instead."""
+
+    hand: int
+    """The hand number (from 0)."""
+    trick: int
+    """The trick number within the hand (from 0); -1 in the pass."""
+    seat: int
+    """The seat at fault."""
+    bot: str
+    """The bot playing that seat."""
+    kind: FaultKind
+    """What kind of fault."""
+    detail: str
+    """One human sentence: exactly what was wrong."""
+    sent: str
+    """What the bot sent, as text ("" when nothing arrived)."""
+    substitute: tuple[str, ...]
+    """The card(s) played instead (empty when the fault changed nothing, e.g. a late reply)."""
+    at_ms: float
+    """When, in milliseconds since the table started, on the referee's monotonic clock."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data."""
+        return {
+            "hand": self.hand,
+            "trick": self.trick,
+            "seat": self.seat,
+            "bot": self.bot,
+            "kind": self.kind.value,
+            "detail": self.detail,
+            "sent": self.sent,
+            "substitute": list(self.substitute),
+            "at_ms": self.at_ms,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Fault:
+        """The fault from :meth:`to_dict` output."""
+        return cls(
+            hand=int(data["hand"]),
+            trick=int(data["trick"]),
+            seat=int(data["seat"]),
+            bot=str(data["bot"]),
+            kind=FaultKind(data["kind"]),
+            detail=str(data["detail"]),
+            sent=str(data["sent"]),
+            substitute=tuple(data["substitute"]),
+            at_ms=float(data["at_ms"]),
+        )
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One decision of one seat, as it was taken and timed."""
+
+    hand: int
+    """The hand number (from 0)."""
+    seat: int
+    """The deciding seat."""
+    kind: str
+    """"pass" or "play" (room for the variants' other decision kinds)."""
+    request_id: int
+    """The id of the request the bot had to echo (0 for a forced move never sent)."""
+    cards: tuple[str, ...]
+    """The card(s) that went on the table (the substitute, after a fault)."""
+    elapsed_ms: float
+    """From sending the request to reading the answer (or to giving up), referee's clock."""
+    forced: bool
+    """A single legal card played without asking the bot."""
+    fault: FaultKind | None = None
+    """The fault committed at this decision, if any."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data."""
+        return {
+            "hand": self.hand,
+            "seat": self.seat,
+            "kind": self.kind,
+            "request_id": self.request_id,
+            "cards": list(self.cards),
+            "elapsed_ms": self.elapsed_ms,
+            "forced": self.forced,
+            "fault": None if self.fault is None else self.fault.value,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Decision:
+        """The decision from :meth:`to_dict` output."""
+        fault = data.get("fault")
+        return cls(
+            hand=int(data["hand"]),
+            seat=int(data["seat"]),
+            kind=str(data["kind"]),
+            request_id=int(data["request_id"]),
+            cards=tuple(data["cards"]),
+            elapsed_ms=float(data["elapsed_ms"]),
+            forced=bool(data["forced"]),
+            fault=None if fault is None else FaultKind(fault),
+        )
+
+
+@dataclass(frozen=True)
+class TrickRecord:
+    """One finished trick."""
+
+    leader: int
+    """The seat that led."""
+    cards: tuple[str, ...]
+    """The cards in the order played, the leader's first."""
+    winner: int
+    """The seat that took it."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data."""
+        return {"leader": self.leader, "cards": list(self.cards), "winner": self.winner}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TrickRecord:
+        """The trick from :meth:`to_dict` output."""
+        return cls(int(data["leader"]), tuple(data["cards"]), int(data["winner"]))
+
+
+def _card_lists(data: Sequence[Sequence[str]] | None) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(x) for x in data or ())
+
+
+@dataclass(frozen=True)
+class HandRecord:
+    """One finished (or interrupted) hand: enough to replay it card by card."""
+
+    number: int
+    """The hand number (from 0)."""
+    dealer: int
+    """The dealer's seat."""
+    pass_direction: str
+    """The pass direction's value ("left", "right", "across", "hold", ...)."""
+    dealt: tuple[tuple[str, ...], ...]
+    """The cards dealt, per seat."""
+    passes: tuple[tuple[str, ...], ...]
+    """The cards each seat passed (empty tuples on a hold hand)."""
+    tricks: tuple[TrickRecord, ...]
+    """The finished tricks, in order."""
+    points: tuple[int, ...]
+    """Points scored per seat, after the moon (zeros if the hand was interrupted)."""
+    moon: int | None
+    """The seat that shot the moon, if any."""
+    sun: bool
+    """Whether the moon was also the sun (every trick)."""
+    complete: bool = True
+    """False when the referee stopped before the hand's last trick."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data."""
+        return {
+            "number": self.number,
+            "dealer": self.dealer,
+            "pass_direction": self.pass_direction,
+            "dealt": [list(h) for h in self.dealt],
+            "passes": [list(p) for p in self.passes],
+            "tricks": [t.to_dict() for t in self.tricks],
+            "points": list(self.points),
+            "moon": self.moon,
+            "sun": self.sun,
+            "complete": self.complete,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> HandRecord:
+        """The hand from :meth:`to_dict` output."""
+        return cls(
+            number=int(data["number"]),
+            dealer=int(data["dealer"]),
+            pass_direction=str(data["pass_direction"]),
+            dealt=_card_lists(data["dealt"]),
+            passes=_card_lists(data["passes"]),
+            tricks=tuple(TrickRecord.from_dict(t) for t in data["tricks"]),
+            points=tuple(int(p) for p in data["points"]),
+            moon=data.get("moon"),
+            sun=bool(data.get("sun", False)),
+            complete=bool(data.get("complete", True)),
+        )
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """The full record of one table: the spec, every hand, decision and fault, and the result."""
+
+    spec: TableSpec
+    """What was asked."""
+    hands: tuple[HandRecord, ...]
+    """The hands played, in order."""
+    decisions: tuple[Decision, ...]
+    """Every decision, in the order taken (pass decisions in the order they arrived)."""
+    faults: tuple[Fault, ...]
+    """Every fault, in order."""
+    totals: tuple[int, ...]
+    """Points per seat over the hands played."""
+    placings: tuple[int, ...]
+    """Place per seat, 1 = best (equal totals share the better place)."""
+    termination: Termination
+    """How the game ended: NORMAL, or INTERRUPTED, or CRASH."""
+    seat_status: tuple[Termination, ...]
+    """How each seat ended: NORMAL, or a forfeit (TIMEOUT, ILLEGAL, DISCONNECT, FORFEIT)."""
+    reason: str
+    """One human-readable line saying how the game ended."""
+    started_at: float
+    """Wall-clock start (seconds since the epoch; for display only)."""
+    finished_at: float
+    """Wall-clock end (seconds since the epoch; for display only)."""
+
+    @property
+    def forfeits(self) -> tuple[int, ...]:
+        """The seats that lost by forfeit."""
+        return tuple(s for s, t in enumerate(self.seat_status) if t.is_forfeit)
+
+    def faults_of(self, seat: int) -> tuple[Fault, ...]:
+        """The faults of one seat."""
+        return tuple(f for f in self.faults if f.seat == seat)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data."""
+        return {
+            "spec": self.spec.to_dict(),
+            "hands": [h.to_dict() for h in self.hands],
+            "decisions": [d.to_dict() for d in self.decisions],
+            "faults": [f.to_dict() for f in self.faults],
+            "totals": list(self.totals),
+            "placings": list(self.placings),
+            "termination": self.termination.value,
+            "seat_status": [t.value for t in self.seat_status],
+            "reason": self.reason,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GameRecord:
+        """The record from :meth:`to_dict` output."""
+        return cls(
+            spec=TableSpec.from_dict(data["spec"]),
+            hands=tuple(HandRecord.from_dict(h) for h in data["hands"]),
+            decisions=tuple(Decision.from_dict(d) for d in data["decisions"]),
+            faults=tuple(Fault.from_dict(f) for f in data["faults"]),
+            totals=tuple(int(t) for t in data["totals"]),
+            placings=tuple(int(p) for p in data["placings"]),
+            termination=Termination(data["termination"]),
+            seat_status=tuple(Termination(t) for t in data["seat_status"]),
+            reason=str(data["reason"]),
+            started_at=float(data["started_at"]),
+            finished_at=float(data["finished_at"]),
+        )

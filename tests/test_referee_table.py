@@ -1,0 +1,97 @@
+"""The table API's plain data: validation and a JSON round trip of every value."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from arena.errors import ConfigError
+from arena.rules import Rules
+from arena.table import (
+    Clocks,
+    Decision,
+    Fault,
+    FaultKind,
+    FaultPolicy,
+    GameRecord,
+    HandRecord,
+    TableSpec,
+    Termination,
+    TrickRecord,
+)
+
+
+def _spec() -> TableSpec:
+    return TableSpec(
+        table_id="t1",
+        rules=Rules().with_options(["moon=best", "target=50"]),
+        seed=42,
+        seats=("a", "b", "c", "d"),
+        board="42",
+        hands=None,
+        clocks=Clocks(move_ms=200, bank_ms=1000, handshake_ms=300),
+        faults=FaultPolicy(max_faults=2, strict=True, grace_ms=100),
+    )
+
+
+def test_spec_round_trips_through_json() -> None:
+    spec = _spec()
+    again = TableSpec.from_dict(json.loads(json.dumps(spec.to_dict())))
+    assert again == spec
+
+
+def test_record_round_trips_through_json() -> None:
+    record = GameRecord(
+        spec=_spec(),
+        hands=(
+            HandRecord(
+                number=0,
+                dealer=0,
+                pass_direction="left",
+                dealt=(("2C", "3C"), ("4C",), ("5C",), ("6C",)),
+                passes=(("2C",), (), (), ()),
+                tricks=(TrickRecord(0, ("2C", "3C", "4C", "5C"), 3),),
+                points=(0, 0, 0, 26),
+                moon=None,
+                sun=False,
+            ),
+        ),
+        decisions=(
+            Decision(0, 1, "play", 7, ("3C",), 1.5, False, FaultKind.TIMEOUT),
+            Decision(0, 2, "play", 0, ("4C",), 0.0, True),
+        ),
+        faults=(Fault(0, 0, 1, "b", FaultKind.TIMEOUT, "no answer", "", ("3C",), 12.5),),
+        totals=(0, 0, 0, 26),
+        placings=(1, 1, 1, 4),
+        termination=Termination.NORMAL,
+        seat_status=(
+            Termination.NORMAL,
+            Termination.TIMEOUT,
+            Termination.NORMAL,
+            Termination.NORMAL,
+        ),
+        reason="played 1 hand",
+        started_at=1.0,
+        finished_at=2.0,
+    )
+    again = GameRecord.from_dict(json.loads(json.dumps(record.to_dict())))
+    assert again == record
+    assert again.forfeits == (1,)
+    assert again.faults_of(1) == record.faults
+
+
+def test_bad_values_are_refused_with_the_field_named() -> None:
+    with pytest.raises(ConfigError, match="move_ms"):
+        Clocks(move_ms=-1)
+    with pytest.raises(ConfigError, match="3 seats"):
+        TableSpec("t", Rules(), 1, ("a", "b", "c"), "1")
+    with pytest.raises(ConfigError, match="hands"):
+        TableSpec("t", Rules(), 1, ("a", "b", "c", "d"), "1", hands=0)
+    with pytest.raises(ConfigError, match="unknown field"):
+        Clocks.from_dict({"move": 3})
+
+
+def test_strict_policy_allows_no_fault() -> None:
+    assert FaultPolicy(max_faults=5, strict=True).faults_allowed == 0
+    assert FaultPolicy(max_faults=5).faults_allowed == 5
