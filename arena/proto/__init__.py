@@ -1,0 +1,1 @@
+"""Generated protocol code (see proto/ and scripts/gen_protos.py)."""

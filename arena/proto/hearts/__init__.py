@@ -1,0 +1,1 @@
+"""The hearts protocol packages, one per version."""
