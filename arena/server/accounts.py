@@ -1,0 +1,261 @@
+"""Bot accounts of a competition server: names, secret tokens stored only as hashes, bans.
+
+A token is made by :func:`secrets.token_urlsafe` and shown once, when the bot is added; the
+database keeps only its SHA-256 (a salt or a slow hash buys nothing for 256 random bits). A token
+identifies its bot: :meth:`AccountStore.lookup` goes from a token to a name, and nothing goes the
+other way. The accounts live in the competition's SQLite file beside the games, in tables of their
+own (``server_bots``, ``server_admin``), so that ``arena bots add`` can run while the server does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+import sqlite3
+import time
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+from arena.errors import ArenaError
+
+__all__ = [
+    "MAX_NAME_LENGTH",
+    "TOKEN_BYTES",
+    "Account",
+    "AccountError",
+    "AccountStatus",
+    "AccountStore",
+    "Identity",
+    "hash_token",
+]
+
+TOKEN_BYTES = 32
+"""Random bytes in a token (256 bits; 43 URL-safe characters)."""
+MAX_NAME_LENGTH = 64
+"""Longest bot name, as the protocol allows in Hello.bot_name."""
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
+_BUSY_TIMEOUT_S = 10.0
+_ADMIN = "admin"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS server_bots (
+    name TEXT PRIMARY KEY,
+    token_hash BLOB UNIQUE,          -- sha256 of the token; NULL once revoked
+    status TEXT NOT NULL,            -- AccountStatus value
+    note TEXT NOT NULL DEFAULT '',   -- why banned or revoked
+    created_at REAL NOT NULL,
+    changed_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS server_admin (
+    role TEXT PRIMARY KEY,
+    token_hash BLOB NOT NULL,
+    created_at REAL NOT NULL
+);
+"""
+
+
+class AccountError(ArenaError, ValueError):
+    """A bot name that is malformed, taken or unknown, or an account change that cannot be made."""
+
+
+class AccountStatus(Enum):
+    """Whether a bot may play."""
+
+    ACTIVE = "active"
+    """May connect and play."""
+    BANNED = "banned"
+    """Its token is known but refused (PERMISSION_DENIED); its results stay in the standings."""
+    REVOKED = "revoked"
+    """Its token is forgotten (UNAUTHENTICATED); ``bots add --new-token`` issues another."""
+
+
+@dataclass(frozen=True)
+class Account:
+    """One bot account as listed (never with its token)."""
+
+    name: str
+    """The bot's name, as shown in standings."""
+    status: AccountStatus
+    """Whether it may play."""
+    note: str
+    """Why it was banned or revoked ("" if not)."""
+    created_at: float
+    """When it was added, wall clock."""
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What a token says: whose it is and whether that bot may play."""
+
+    name: str
+    """The bot the token belongs to."""
+    status: AccountStatus
+    """ACTIVE or BANNED (a revoked token identifies nobody)."""
+    note: str
+    """Why banned ("" if not)."""
+
+
+def hash_token(token: str) -> bytes:
+    """The stored form of a token."""
+    return hashlib.sha256(token.encode("utf-8")).digest()
+
+
+def new_token() -> str:
+    """A fresh secret token."""
+    return secrets.token_urlsafe(TOKEN_BYTES)
+
+
+def check_name(name: str) -> str:
+    """The name, if it is a valid bot name; else an :class:`AccountError` saying why."""
+    if not 1 <= len(name) <= MAX_NAME_LENGTH or not _NAME.fullmatch(name):
+        raise AccountError(
+            f"bot name {name!r} is not allowed: use 1 to {MAX_NAME_LENGTH} letters, digits, "
+            "'_', '.' or '-', starting with a letter or digit"
+        )
+    return name
+
+
+def connect(db: Path | str) -> sqlite3.Connection:
+    """A connection to the competition database in WAL mode, with the account tables made."""
+    conn = sqlite3.connect(str(db), timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.executescript(SCHEMA)
+    return conn
+
+
+class AccountStore:
+    """The bot accounts in one SQLite file; each method is one short transaction."""
+
+    def __init__(self, db: Path | str) -> None:
+        self._conn = connect(db)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._conn.close()
+
+    def add(self, name: str, *, new_token_for_existing: bool = False) -> str:
+        """Add a bot (or give an existing one a new token) and return its token, shown only now."""
+        check_name(name)
+        token = new_token()
+        digest = hash_token(token)
+        now = time.time()
+        with _transaction(self._conn):
+            row = self._conn.execute(
+                "SELECT status FROM server_bots WHERE name = ?", (name,)
+            ).fetchone()
+            if row is None:
+                self._conn.execute(
+                    "INSERT INTO server_bots (name, token_hash, status, note, created_at,"
+                    " changed_at) VALUES (?, ?, ?, '', ?, ?)",
+                    (name, digest, AccountStatus.ACTIVE.value, now, now),
+                )
+            elif not new_token_for_existing:
+                raise AccountError(
+                    f"bot {name!r} already exists ({row[0]}); to replace its token "
+                    "(the old one stops working) add it again with --new-token"
+                )
+            else:
+                # A new token lifts a revocation but never a ban: unbanning is a separate act.
+                status = AccountStatus(row[0])
+                if status is AccountStatus.REVOKED:
+                    status = AccountStatus.ACTIVE
+                self._conn.execute(
+                    "UPDATE server_bots SET token_hash = ?, status = ?, changed_at = ?,"
+                    " note = CASE WHEN ? = 'active' THEN '' ELSE note END WHERE name = ?",
+                    (digest, status.value, now, status.value, name),
+                )
+        return token
+
+    def revoke(self, name: str, note: str = "") -> None:
+        """Forget a bot's token: it identifies nobody from now on."""
+        self._set(name, AccountStatus.REVOKED, note, forget_token=True)
+
+    def ban(self, name: str, note: str = "") -> None:
+        """Refuse a bot's token (its results stay)."""
+        self._set(name, AccountStatus.BANNED, note)
+
+    def unban(self, name: str) -> None:
+        """Let a banned bot play again."""
+        account = self.get(name)
+        if account.status is not AccountStatus.BANNED:
+            raise AccountError(f"bot {name!r} is not banned (it is {account.status.value})")
+        self._set(name, AccountStatus.ACTIVE, "")
+
+    def _set(self, name: str, status: AccountStatus, note: str, forget_token: bool = False) -> None:
+        with _transaction(self._conn):
+            cursor = self._conn.execute(
+                "UPDATE server_bots SET status = ?, note = ?, changed_at = ?"
+                + (", token_hash = NULL" if forget_token else "")
+                + " WHERE name = ?",
+                (status.value, note, time.time(), name),
+            )
+            if cursor.rowcount == 0:
+                raise AccountError(f"no bot named {name!r}; `arena bots list` shows them")
+
+    def get(self, name: str) -> Account:
+        """One account by name."""
+        row = self._conn.execute(
+            "SELECT name, status, note, created_at FROM server_bots WHERE name = ?", (name,)
+        ).fetchone()
+        if row is None:
+            raise AccountError(f"no bot named {name!r}; `arena bots list` shows them")
+        return Account(row[0], AccountStatus(row[1]), row[2], row[3])
+
+    def accounts(self) -> list[Account]:
+        """Every account, by name."""
+        rows = self._conn.execute(
+            "SELECT name, status, note, created_at FROM server_bots ORDER BY name"
+        ).fetchall()
+        return [Account(r[0], AccountStatus(r[1]), r[2], r[3]) for r in rows]
+
+    def lookup(self, token: str) -> Identity | None:
+        """Who a token belongs to, or None when it is nobody's (unknown or revoked)."""
+        if not token:
+            return None
+        digest = hash_token(token)
+        row = self._conn.execute(
+            "SELECT name, status, note, token_hash FROM server_bots WHERE token_hash = ?",
+            (digest,),
+        ).fetchone()
+        # The index finds the row by the hash; the final comparison is constant-time anyway, so
+        # that no code path compares secret material byte by byte.
+        if row is None or not hmac.compare_digest(bytes(row[3]), digest):
+            return None
+        return Identity(row[0], AccountStatus(row[1]), row[2])
+
+    def new_admin_token(self) -> str:
+        """Make (or replace) the admin token and return it, shown only now."""
+        token = new_token()
+        with _transaction(self._conn):
+            self._conn.execute(
+                "INSERT OR REPLACE INTO server_admin (role, token_hash, created_at)"
+                " VALUES (?, ?, ?)",
+                (_ADMIN, hash_token(token), time.time()),
+            )
+        return token
+
+    def check_admin(self, token: str) -> bool:
+        """Whether a token is the admin token (False when none was made)."""
+        row = self._conn.execute(
+            "SELECT token_hash FROM server_admin WHERE role = ?", (_ADMIN,)
+        ).fetchone()
+        if row is None or not token:
+            return False
+        return hmac.compare_digest(bytes(row[0]), hash_token(token))
+
+
+class _transaction:
+    """BEGIN IMMEDIATE ... COMMIT, rolled back on error (the connection is in autocommit mode)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def __enter__(self) -> None:
+        self._conn.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: object, value: object, tb: object) -> None:
+        self._conn.execute("COMMIT" if kind is None else "ROLLBACK")

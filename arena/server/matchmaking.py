@@ -1,0 +1,285 @@
+"""Matchmaking for the ladder and the fixed event, as pure functions over the lobby's state.
+
+The ladder's question, every time a session becomes idle or a table ends: which tables can start
+now? :func:`plan_ladder` answers it from the idle sessions per bot, each bot's games and rating,
+and the duplicate boards still owed. Fairness first: the idle bot with the fewest games is seated
+first; then, if a board it has already played part of is owed by a group that is all idle, that
+board's next seat rotation is dealt (duplicate play, as in duplicate bridge); otherwise a new group
+forms around it from the idle bots closest in rating, with a nudge towards bots with few games.
+A new board is dealt in as many rotations at once as the group's idle sessions allow; the rest are
+owed (:class:`OwedBoard`) and dealt later, when the group is idle again.
+
+The fixed event is a schedule made once (:func:`event_schedule`: every combination of entrants,
+every board in every rotation) and played as the entrants' sessions allow (:func:`plan_event`).
+
+Nothing here reads a clock, does I/O or draws unseeded randomness: the caller passes a seed.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from enum import Enum
+from itertools import combinations
+
+from arena.errors import ConfigError
+
+__all__ = [
+    "DEFAULT_GAMES_SCALE",
+    "DEFAULT_RATING_SCALE",
+    "Candidate",
+    "EventFormat",
+    "OwedBoard",
+    "Plan",
+    "PlannedTable",
+    "board_seed",
+    "event_schedule",
+    "plan_event",
+    "plan_ladder",
+    "rotate",
+]
+
+DEFAULT_RATING_SCALE = 25.0 / 3.0
+"""A rating difference that costs as much as :data:`DEFAULT_GAMES_SCALE` games (one OpenSkill
+sigma at the start)."""
+DEFAULT_GAMES_SCALE = 10.0
+"""Games more than the least-played idle bot that cost as much as one rating scale."""
+JITTER = 0.25
+"""Random cost added per candidate, in rating scales, so that equal bots do not always meet the
+same opponents."""
+_SEED_MASK = (1 << 63) - 1
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One bot as matchmaking sees it."""
+
+    name: str
+    """The bot's name."""
+    idle: int
+    """Its sessions waiting in the lobby now."""
+    games: int
+    """Games it has played or is playing (fewer means seated sooner)."""
+    rating: float = 0.0
+    """Its live rating (for closeness only; any unit, with ``rating_scale`` to match)."""
+
+
+@dataclass(frozen=True)
+class OwedBoard:
+    """A board dealt in some rotations to a group that still owes the others."""
+
+    board: str
+    """The board's id (the ratings' cluster key)."""
+    seed: int
+    """The deal's seed."""
+    group: tuple[str, ...]
+    """The bots in rotation 0's seat order."""
+    rotations: tuple[int, ...]
+    """Rotations not dealt yet, ascending."""
+    created: int = 0
+    """The board's index when it was made (older boards are dealt first)."""
+
+
+@dataclass(frozen=True)
+class PlannedTable:
+    """A table to start now."""
+
+    seats: tuple[str, ...]
+    """Bot name per seat."""
+    seed: int
+    """The deal's seed."""
+    board: str
+    """The board's id."""
+    rotation: int
+    """Which cyclic shift of the board's group this is (0 to players-1)."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What :func:`plan_ladder` decided."""
+
+    tables: tuple[PlannedTable, ...]
+    """The tables to start, in order."""
+    owed: tuple[OwedBoard, ...]
+    """The boards still owed after these tables, oldest first."""
+    next_board: int
+    """The index the next new board gets."""
+
+
+def board_seed(ladder_seed: int, index: int) -> int:
+    """The deal seed of a ladder's ``index``-th board (stable across restarts)."""
+    return random.Random(f"{ladder_seed}:{index}").getrandbits(63) & _SEED_MASK
+
+
+def rotate(group: Sequence[str], rotation: int) -> tuple[str, ...]:
+    """The seats of a group in one rotation: bot i of the group sits at seat (i + rotation) % K."""
+    k = len(group)
+    seats = [""] * k
+    for i, bot in enumerate(group):
+        seats[(i + rotation) % k] = bot
+    return tuple(seats)
+
+
+def _check_players(players: int) -> None:
+    if players < 2:
+        raise ConfigError(f"a table needs at least 2 seats, got {players}")
+
+
+def plan_ladder(
+    candidates: Iterable[Candidate],
+    owed: Sequence[OwedBoard],
+    *,
+    players: int,
+    ladder_seed: int,
+    next_board: int,
+    seed: int,
+    max_tables: int | None = None,
+    rating_scale: float = DEFAULT_RATING_SCALE,
+    games_scale: float = DEFAULT_GAMES_SCALE,
+    duplicate: bool = True,
+) -> Plan:
+    """The ladder tables that can start now, with the duplicate boards still owed after them.
+
+    ``seed`` drives the tie-breaks and the jitter (pass a fresh one each call); ``max_tables``
+    bounds the tables started at once (None: as many as the lobby allows).
+    """
+    _check_players(players)
+    rng = random.Random(seed)
+    idle = {c.name: c.idle for c in candidates if c.idle > 0}
+    info = {c.name: c for c in candidates}
+    games = {c.name: c.games for c in candidates}
+    owed_list = [b for b in owed if b.rotations]
+    tables: list[PlannedTable] = []
+    order = {name: rng.random() for name in sorted(idle)}
+
+    def room() -> bool:
+        return max_tables is None or len(tables) < max_tables
+
+    def seat(table: PlannedTable) -> None:
+        tables.append(table)
+        for bot in table.seats:
+            idle[bot] -= 1
+            if idle[bot] == 0:
+                del idle[bot]
+            games[bot] = games.get(bot, 0) + 1
+
+    while room() and len(idle) >= players:
+        anchor = min(idle, key=lambda n: (games.get(n, 0), order[n]))
+        # Duplicate first: an owed board of the anchor's whose whole group is idle.
+        index = next(
+            (
+                i
+                for i, b in enumerate(owed_list)
+                if anchor in b.group and all(bot in idle for bot in b.group)
+            ),
+            None,
+        )
+        if index is not None:
+            board = owed_list[index]
+            rotation, rest = board.rotations[0], board.rotations[1:]
+            seat(PlannedTable(rotate(board.group, rotation), board.seed, board.board, rotation))
+            if rest:
+                owed_list[index] = replace(board, rotations=rest)
+            else:
+                del owed_list[index]
+            continue
+        least = min(games.get(n, 0) for n in idle)
+        base = info[anchor].rating if anchor in info else 0.0
+        costs = {
+            n: abs((info[n].rating if n in info else 0.0) - base) / rating_scale
+            + (games.get(n, 0) - least) / games_scale
+            + JITTER * rng.random()
+            for n in sorted(idle)
+            if n != anchor
+        }
+        others = sorted(costs, key=lambda n: (costs[n], n))
+        group = [anchor, *others[: players - 1]]
+        rng.shuffle(group)
+        index_new = next_board
+        next_board += 1
+        new_seed = board_seed(ladder_seed, index_new)
+        name = f"{ladder_seed}:{index_new}"
+        rotations = list(range(players)) if duplicate else [0]
+        # As many rotations at once as every bot of the group has idle sessions for.
+        while rotations and room() and all(bot in idle for bot in group):
+            r = rotations.pop(0)
+            seat(PlannedTable(rotate(group, r), new_seed, name, r))
+        if rotations:
+            owed_list.append(OwedBoard(name, new_seed, tuple(group), tuple(rotations), index_new))
+    return Plan(tuple(tables), tuple(owed_list), next_board)
+
+
+class EventFormat(Enum):
+    """How a fixed event pairs its entrants."""
+
+    ROUND_ROBIN = "round-robin"
+    """Every combination of ``players`` entrants."""
+    GAUNTLET = "gauntlet"
+    """The candidate against every combination of the others."""
+
+
+def event_schedule(
+    entrants: Sequence[str],
+    *,
+    players: int,
+    boards: int,
+    seed: int,
+    format: EventFormat = EventFormat.ROUND_ROBIN,
+    candidate: str | None = None,
+) -> tuple[PlannedTable, ...]:
+    """Every table of a fixed event: each combination, each board, each rotation, in that order."""
+    _check_players(players)
+    names = list(dict.fromkeys(entrants))
+    if len(names) != len(entrants):
+        raise ConfigError(f"event entrants {list(entrants)} name a bot twice")
+    if boards < 1:
+        raise ConfigError(f"event boards must be at least 1, got {boards}")
+    if format is EventFormat.GAUNTLET:
+        if candidate is None or candidate not in names:
+            raise ConfigError(
+                f"a gauntlet needs its candidate among the entrants {names}, got {candidate!r}"
+            )
+        others = [n for n in names if n != candidate]
+        if len(others) < players - 1:
+            raise ConfigError(
+                f"a {players}-player gauntlet needs at least {players - 1} entrants beside the"
+                f" candidate, got {len(others)}"
+            )
+        groups = [(candidate, *c) for c in combinations(others, players - 1)]
+    else:
+        if len(names) < players:
+            raise ConfigError(
+                f"a {players}-player round robin needs at least {players} entrants, "
+                f"got {len(names)}: {names}"
+            )
+        groups = list(combinations(names, players))
+    schedule: list[PlannedTable] = []
+    index = 0
+    for group in groups:
+        for _ in range(boards):
+            board_name = f"{seed}:{index}"
+            deal = board_seed(seed, index)
+            index += 1
+            for r in range(players):
+                schedule.append(PlannedTable(rotate(group, r), deal, board_name, r))
+    return tuple(schedule)
+
+
+def plan_event(
+    remaining: Sequence[PlannedTable],
+    idle: Mapping[str, int],
+    *,
+    max_tables: int | None = None,
+) -> tuple[PlannedTable, ...]:
+    """The tables of ``remaining`` (in schedule order) whose bots all have idle sessions now."""
+    left = {name: count for name, count in idle.items() if count > 0}
+    chosen: list[PlannedTable] = []
+    for table in remaining:
+        if max_tables is not None and len(chosen) >= max_tables:
+            break
+        if all(left.get(bot, 0) > 0 for bot in table.seats):
+            chosen.append(table)
+            for bot in table.seats:
+                left[bot] -= 1
+    return tuple(chosen)

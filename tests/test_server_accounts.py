@@ -1,0 +1,113 @@
+"""Bot accounts: tokens shown once, stored only as hashes, identifying the bot; bans and revokes."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from arena.server.accounts import (
+    AccountError,
+    AccountStatus,
+    AccountStore,
+    hash_token,
+)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[AccountStore]:
+    accounts = AccountStore(tmp_path / "comp.db")
+    yield accounts
+    accounts.close()
+
+
+def test_token_identifies_its_bot_and_is_stored_only_as_a_hash(
+    store: AccountStore, tmp_path: Path
+) -> None:
+    token = store.add("lowcard")
+    other = store.add("random")
+    assert token != other and len(token) >= 40
+    identity = store.lookup(token)
+    assert identity is not None and identity.name == "lowcard"
+    assert identity.status is AccountStatus.ACTIVE
+    raw = (tmp_path / "comp.db").read_bytes()
+    wal = tmp_path / "comp.db-wal"
+    if wal.exists():
+        raw += wal.read_bytes()
+    assert token.encode() not in raw
+    with sqlite3.connect(tmp_path / "comp.db") as conn:
+        stored = conn.execute("SELECT token_hash FROM server_bots WHERE name='lowcard'").fetchone()
+    assert bytes(stored[0]) == hash_token(token)
+
+
+def test_wrong_empty_or_near_tokens_identify_nobody(store: AccountStore) -> None:
+    token = store.add("lowcard")
+    assert store.lookup("") is None
+    assert store.lookup("not-a-token") is None
+    assert store.lookup(token[:-1]) is None
+    assert store.lookup("lowcard") is None  # a name is not a token
+
+
+def test_names_are_checked_and_unique(store: AccountStore) -> None:
+    store.add("bot-1.v2_x")
+    with pytest.raises(AccountError, match="already exists"):
+        store.add("bot-1.v2_x")
+    for bad in ("", "-x", "a b", "x" * 65, "é"):
+        with pytest.raises(AccountError, match="not allowed"):
+            store.add(bad)
+
+
+def test_revoke_forgets_the_token_and_a_new_one_can_be_issued(store: AccountStore) -> None:
+    token = store.add("lowcard")
+    store.revoke("lowcard", "leaked")
+    assert store.lookup(token) is None
+    assert store.get("lowcard").status is AccountStatus.REVOKED
+    fresh = store.add("lowcard", new_token_for_existing=True)
+    assert store.lookup(token) is None
+    identity = store.lookup(fresh)
+    assert identity is not None and identity.status is AccountStatus.ACTIVE
+
+
+def test_ban_keeps_identity_but_marks_it_and_unban_lifts_it(store: AccountStore) -> None:
+    token = store.add("flooder")
+    store.ban("flooder", "flooding the referee")
+    identity = store.lookup(token)
+    assert identity is not None
+    assert (identity.status, identity.note) == (AccountStatus.BANNED, "flooding the referee")
+    # A new token does not lift a ban.
+    fresh = store.add("flooder", new_token_for_existing=True)
+    again = store.lookup(fresh)
+    assert again is not None and again.status is AccountStatus.BANNED
+    store.unban("flooder")
+    assert store.get("flooder").status is AccountStatus.ACTIVE
+    with pytest.raises(AccountError, match="not banned"):
+        store.unban("flooder")
+
+
+def test_unknown_names_are_refused(store: AccountStore) -> None:
+    for act in (store.revoke, store.ban):
+        with pytest.raises(AccountError, match="no bot named 'ghost'"):
+            act("ghost")
+
+
+def test_listing_shows_every_bot_without_tokens(store: AccountStore) -> None:
+    store.add("b")
+    store.add("a")
+    store.ban("b", "x")
+    listed = store.accounts()
+    assert [(a.name, a.status) for a in listed] == [
+        ("a", AccountStatus.ACTIVE),
+        ("b", AccountStatus.BANNED),
+    ]
+
+
+def test_admin_token(store: AccountStore) -> None:
+    assert not store.check_admin("anything")
+    token = store.new_admin_token()
+    assert store.check_admin(token)
+    assert not store.check_admin(token + "x")
+    assert not store.check_admin("")
+    replaced = store.new_admin_token()
+    assert store.check_admin(replaced) and not store.check_admin(token)

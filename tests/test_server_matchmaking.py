@@ -1,0 +1,182 @@
+"""Ladder and event matchmaking: fair seating, close ratings, duplicate boards in every rotation."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from arena.errors import ConfigError
+from arena.server.matchmaking import (
+    Candidate,
+    EventFormat,
+    OwedBoard,
+    PlannedTable,
+    event_schedule,
+    plan_event,
+    plan_ladder,
+    rotate,
+)
+
+
+def test_rotate_moves_every_bot_one_seat_per_rotation() -> None:
+    group = ("a", "b", "c", "d")
+    assert rotate(group, 0) == group
+    assert rotate(group, 1) == ("d", "a", "b", "c")
+    seen = {rotate(group, r) for r in range(4)}
+    assert len(seen) == 4
+    for seat in range(4):
+        assert {rotate(group, r)[seat] for r in range(4)} == set(group)
+
+
+def test_too_few_bots_make_no_table() -> None:
+    plan = plan_ladder(
+        [Candidate(n, 1, 0) for n in "abc"],
+        (),
+        players=4,
+        ladder_seed=1,
+        next_board=0,
+        seed=0,
+    )
+    assert plan.tables == () and plan.owed == () and plan.next_board == 0
+
+
+def test_single_sessions_deal_one_rotation_and_owe_the_rest() -> None:
+    plan = plan_ladder(
+        [Candidate(n, 1, 0) for n in "abcd"], (), players=4, ladder_seed=7, next_board=3, seed=1
+    )
+    assert len(plan.tables) == 1
+    table = plan.tables[0]
+    assert sorted(table.seats) == list("abcd") and table.rotation == 0
+    assert table.board == "7:3" and plan.next_board == 4
+    (owed,) = plan.owed
+    assert owed.board == "7:3" and owed.seed == table.seed and owed.rotations == (1, 2, 3)
+    assert owed.group == table.seats
+
+
+def test_many_sessions_deal_every_rotation_at_once() -> None:
+    plan = plan_ladder(
+        [Candidate(n, 4, 0) for n in "abcd"], (), players=4, ladder_seed=7, next_board=0, seed=2
+    )
+    assert [t.rotation for t in plan.tables] == [0, 1, 2, 3]
+    assert len({t.seed for t in plan.tables}) == 1 and plan.owed == ()
+    for seat in range(4):
+        assert {t.seats[seat] for t in plan.tables} == set("abcd")
+
+
+def test_owed_rotation_is_dealt_when_its_group_is_idle_again() -> None:
+    owed = OwedBoard("7:0", 99, ("a", "b", "c", "d"), (2, 3), 0)
+    plan = plan_ladder(
+        [Candidate(n, 1, 1) for n in "abcd"],
+        (owed,),
+        players=4,
+        ladder_seed=7,
+        next_board=1,
+        seed=3,
+    )
+    assert plan.tables == (PlannedTable(rotate("abcd", 2), 99, "7:0", 2),)
+    assert plan.owed == (OwedBoard("7:0", 99, ("a", "b", "c", "d"), (3,), 0),)
+    assert plan.next_board == 1
+
+
+def test_the_least_played_bot_is_not_starved_by_owed_boards() -> None:
+    owed = OwedBoard("7:0", 99, ("a", "b", "c", "d"), (1, 2, 3), 0)
+    cands = [Candidate(n, 1, 1) for n in "abcd"] + [Candidate("e", 1, 0)]
+    plan = plan_ladder(cands, (owed,), players=4, ladder_seed=7, next_board=1, seed=4)
+    (table,) = plan.tables
+    assert "e" in table.seats and table.board == "7:1"
+
+
+def test_new_groups_favour_close_ratings() -> None:
+    strong = [Candidate(f"s{i}", 1, 0, rating=40.0 + i) for i in range(4)]
+    weak = [Candidate(f"w{i}", 1, 0, rating=10.0 + i) for i in range(4)]
+    for seed in range(20):
+        plan = plan_ladder(
+            strong + weak, (), players=4, ladder_seed=1, next_board=0, seed=seed, duplicate=False
+        )
+        assert len(plan.tables) == 2
+        for table in plan.tables:
+            assert len({name[0] for name in table.seats}) == 1, table.seats
+
+
+def test_bots_with_few_games_are_seated_first() -> None:
+    cands = [Candidate(f"old{i}", 1, 50) for i in range(4)] + [
+        Candidate(f"new{i}", 1, 0) for i in range(4)
+    ]
+    plan = plan_ladder(cands, (), players=4, ladder_seed=1, next_board=0, seed=5, max_tables=1)
+    (table,) = plan.tables
+    assert all(name.startswith("new") for name in table.seats)
+
+
+def test_no_bot_sits_twice_at_a_table_nor_beyond_its_idle_sessions() -> None:
+    cands = [Candidate(n, k, 0) for n, k in zip("abcdefg", (3, 1, 2, 5, 1, 1, 2), strict=True)]
+    for seed in range(30):
+        plan = plan_ladder(cands, (), players=4, ladder_seed=1, next_board=0, seed=seed)
+        used: Counter[str] = Counter()
+        for t in plan.tables:
+            assert len(set(t.seats)) == 4
+            used.update(t.seats)
+        for c in cands:
+            assert used[c.name] <= c.idle
+        # Nothing is left that could have formed one more table.
+        left = [c.name for c in cands if c.idle - used[c.name] > 0]
+        assert len(left) < 4 or plan.owed
+
+
+def test_max_tables_bounds_a_plan() -> None:
+    plan = plan_ladder(
+        [Candidate(n, 4, 0) for n in "abcdefgh"],
+        (),
+        players=4,
+        ladder_seed=1,
+        next_board=0,
+        seed=6,
+        max_tables=3,
+    )
+    assert len(plan.tables) == 3
+
+
+def test_plan_is_a_function_of_its_inputs() -> None:
+    cands = [Candidate(n, 2, i) for i, n in enumerate("abcdefgh")]
+    one = plan_ladder(cands, (), players=4, ladder_seed=1, next_board=0, seed=9)
+    two = plan_ladder(cands, (), players=4, ladder_seed=1, next_board=0, seed=9)
+    assert one == two
+
+
+def test_round_robin_event_has_every_combination_board_and_rotation() -> None:
+    schedule = event_schedule("abcde", players=4, boards=2, seed=5)
+    assert len(schedule) == 5 * 2 * 4
+    boards = Counter(t.board for t in schedule)
+    assert len(boards) == 10 and set(boards.values()) == {4}
+    by_board: dict[str, set[tuple[str, ...]]] = {}
+    for t in schedule:
+        by_board.setdefault(t.board, set()).add(t.seats)
+    assert all(len(seatings) == 4 for seatings in by_board.values())
+    assert schedule == event_schedule("abcde", players=4, boards=2, seed=5)
+
+
+def test_gauntlet_event_always_seats_the_candidate() -> None:
+    schedule = event_schedule(
+        "abcde", players=4, boards=1, seed=5, format=EventFormat.GAUNTLET, candidate="c"
+    )
+    assert len(schedule) == 4 * 4
+    assert all("c" in t.seats for t in schedule)
+
+
+def test_event_schedule_refuses_bad_entrants() -> None:
+    with pytest.raises(ConfigError, match="at least 4 entrants"):
+        event_schedule("abc", players=4, boards=1, seed=1)
+    with pytest.raises(ConfigError, match="twice"):
+        event_schedule(["a", "a", "b", "c"], players=3, boards=1, seed=1)
+    with pytest.raises(ConfigError, match="candidate"):
+        event_schedule("abcd", players=4, boards=1, seed=1, format=EventFormat.GAUNTLET)
+
+
+def test_plan_event_starts_tables_whose_bots_are_idle() -> None:
+    schedule = event_schedule("abcde", players=4, boards=1, seed=5)
+    chosen = plan_event(schedule, {"a": 1, "b": 1, "c": 1, "d": 1})
+    assert chosen == (schedule[0],)
+    chosen = plan_event(schedule, {n: 4 for n in "abcde"})
+    used: Counter[str] = Counter(b for t in chosen for b in t.seats)
+    # Greedy in schedule order: the first board's four rotations take a-d's every session.
+    assert chosen == schedule[:4] and used == Counter({n: 4 for n in "abcd"})
