@@ -1,0 +1,455 @@
+"""The configuration of an `arena run`: one frozen value built from a TOML file and flags.
+
+A :class:`RunConfig` is everything a batch needs. :func:`build_config` merges a TOML file (the
+``--config`` flag) with the command-line flags (which win) and validates the result; every problem
+is a :class:`~arena.errors.ConfigError` whose message is one line that names the bad input and says
+how to fix it, so that the CLI can print it as it is and exit with code 2.
+
+The TOML file holds the same settings as the flags, with the same names (dashes or underscores)::
+
+    players = 4
+    rules = "standard"          # a preset
+    format = "round-robin"      # or "gauntlet" with candidate = "NAME"
+    boards = 10
+    game_to = 100               # full games to 100 points instead of single hands
+    concurrency = 2
+    seed = 7
+    move_time = "1s"            # or 1000 (milliseconds) or "500ms"
+    time_bank = "10s"
+    db = "arena.db"
+    out = "arena-out"
+
+    [rule]                      # rule options, as --rule NAME=VALUE
+    moon = "best"
+
+    [bots]                      # NAME = COMMAND (a string, split like a shell, or a list)
+    mine = "python my_bot.py"
+    lowcard = ["python", "sample_bots/lowcard.py"]
+
+The run's identity (:meth:`RunConfig.identity`, :attr:`RunConfig.run_id`) covers exactly what
+decides the games played and their results; concurrency, the database path, the output folder and
+the port do not change it, so a run may be resumed with other values of those.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from arena.errors import ConfigError, RulesError
+from arena.rules import MAX_PLAYERS, MIN_PLAYERS, STANDARD_PLAYERS, Rules, preset
+from arena.table import DEFAULT_BANK_MS, DEFAULT_MOVE_MS, Clocks, FaultPolicy
+
+__all__ = [
+    "DEFAULT_DB",
+    "SAMPLE_BOTS",
+    "BotSpec",
+    "Format",
+    "RunConfig",
+    "build_config",
+    "load_toml",
+    "parse_bot",
+    "parse_duration_ms",
+    "sample_bot",
+]
+
+DEFAULT_DB = "arena.db"
+DEFAULT_BOARDS = 10
+DEFAULT_SEED = 1
+"""Fixed, so that running the same command twice is the same run (and resumes it)."""
+MAX_PORT = 65535
+SAMPLE_BOTS = ("random", "lowcard", "heuristic", "montecarlo")
+"""The sample bots that play when no ``--bot`` is given (the demo)."""
+SAMPLE_BOT_DIR = Path(__file__).resolve().parent.parent / "sample_bots"
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+_DURATION = re.compile(r"(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|m)?")
+_UNIT_MS = {"ms": 1.0, "s": 1000.0, "m": 60_000.0, None: 1.0}
+
+
+class Format(Enum):
+    """How the bots are paired into tables."""
+
+    ROUND_ROBIN = "round-robin"
+    """Every combination of ``players`` bots."""
+    GAUNTLET = "gauntlet"
+    """The candidate against every combination of ``players - 1`` of the others."""
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    """One bot: a unique name and the command line that starts one of its processes."""
+
+    name: str
+    """Unique name; it is the bot's identity in tables, results and log file names."""
+    argv: tuple[str, ...]
+    """The command to execute (never through a shell)."""
+    label: str
+    """The command as the user wrote it (what the run's identity hashes and reports show)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data (the label stands for the command)."""
+        return {"name": self.name, "command": self.label}
+
+
+def sample_bot(name: str) -> BotSpec:
+    """The sample bot ``name`` (one of :data:`SAMPLE_BOTS`), run with this Python."""
+    path = SAMPLE_BOT_DIR / f"{name}.py"
+    # The label is relative so that the run's identity does not depend on where the checkout is.
+    return BotSpec(name, (sys.executable, str(path)), f"sample_bots/{name}.py")
+
+
+def parse_bot(text: str) -> BotSpec:
+    """A bot from ``NAME=COMMAND`` (the ``--bot`` flag); the command is split like a shell does."""
+    name, sep, command = text.partition("=")
+    name = name.strip()
+    if not sep or not name:
+        raise ConfigError(f"--bot {text!r}: expected NAME=COMMAND, e.g. --bot mine='python bot.py'")
+    return _bot(name, command.strip())
+
+
+def _bot(name: str, command: str | Sequence[str]) -> BotSpec:
+    if not _NAME.fullmatch(name):
+        raise ConfigError(
+            f"bot name {name!r}: use up to 64 letters, digits, '.', '_' or '-' "
+            "(it names the bot's log file)"
+        )
+    if isinstance(command, str):
+        try:
+            argv = tuple(shlex.split(command))
+        except ValueError as e:
+            raise ConfigError(f"bot {name!r}: cannot split command {command!r}: {e}") from None
+        label = command
+    else:
+        argv = tuple(str(a) for a in command)
+        label = shlex.join(argv)
+    if not argv:
+        raise ConfigError(f"bot {name!r}: the command is empty; give NAME=COMMAND")
+    return BotSpec(name, argv, label)
+
+
+def parse_duration_ms(text: str | int | float, flag: str) -> int:
+    """Milliseconds from ``"1000"``, ``1000``, ``"500ms"``, ``"1.5s"`` or ``"2m"``; a bare number
+    is milliseconds."""
+    if isinstance(text, bool):
+        raise ConfigError(f"{flag} {text!r}: expected a duration such as 1000 (ms), 500ms or 1.5s")
+    if isinstance(text, int | float):
+        value = float(text)
+    else:
+        match = _DURATION.fullmatch(text.strip().lower())
+        if match is None:
+            raise ConfigError(
+                f"{flag} {text!r}: expected a duration such as 1000 (ms), 500ms or 1.5s"
+            )
+        value = float(match["number"]) * _UNIT_MS[match["unit"]]
+    if value < 0 or value != value:
+        raise ConfigError(f"{flag} {text!r}: a duration cannot be negative")
+    return round(value)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything an `arena run` needs, validated."""
+
+    bots: tuple[BotSpec, ...]
+    """The bots, in the order given."""
+    rules: Rules
+    """The rules (players, preset, --rule options and --game-to already applied)."""
+    format: Format = Format.ROUND_ROBIN
+    """How bots are grouped into tables."""
+    candidate: str | None = None
+    """The gauntlet's candidate (a bot name); None for a round robin."""
+    boards: int = DEFAULT_BOARDS
+    """Deals per table combination; each is played in every seat rotation."""
+    game_to: int | None = None
+    """Play full games to this many points; None plays single hands."""
+    seed: int = DEFAULT_SEED
+    """The run's seed: it fixes every deal."""
+    clocks: Clocks = field(default_factory=Clocks)
+    """Per-move time and per-game bank."""
+    faults: FaultPolicy = field(default_factory=FaultPolicy)
+    """What the referee does about faults."""
+    concurrency: int = 1
+    """Tables played at once (not part of the run's identity)."""
+    db: Path = Path(DEFAULT_DB)
+    """The SQLite database (not part of the identity)."""
+    out: Path = Path("arena-out")
+    """Folder for replays and bot logs (not part of the identity)."""
+    port: int = 0
+    """The referee's port on 127.0.0.1; 0 picks a free one (not part of the identity)."""
+
+    @property
+    def players(self) -> int:
+        """Seats per table."""
+        return self.rules.players
+
+    def bot(self, name: str) -> BotSpec:
+        """The bot called ``name``."""
+        for b in self.bots:
+            if b.name == name:
+                return b
+        raise ConfigError(f"no bot called {name!r}; bots: {', '.join(self.bot_names)}")
+
+    @property
+    def bot_names(self) -> tuple[str, ...]:
+        """The bot names, in the order given."""
+        return tuple(b.name for b in self.bots)
+
+    def identity(self) -> dict[str, Any]:
+        """What decides the games and their results, as plain data (hashed into :attr:`run_id`)."""
+        return {
+            "bots": [b.to_dict() for b in self.bots],
+            "rules": self.rules.to_dict(),
+            "format": self.format.value,
+            "candidate": self.candidate,
+            "boards": self.boards,
+            "game_to": self.game_to,
+            "seed": self.seed,
+            "clocks": self.clocks.to_dict(),
+            "faults": self.faults.to_dict(),
+        }
+
+    @property
+    def run_id(self) -> str:
+        """A short stable hash of :meth:`identity`: the same configuration is the same run."""
+        text = json.dumps(self.identity(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def load_toml(path: Path) -> dict[str, Any]:
+    """The settings in a TOML file, keys normalised to underscores."""
+    try:
+        with path.open("rb") as f:
+            data = tomllib.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"--config {path}: no such file") from None
+    except OSError as e:
+        raise ConfigError(f"--config {path}: cannot read it: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"--config {path}: not valid TOML: {e}") from None
+    return {k.replace("-", "_"): v for k, v in data.items()}
+
+
+_FILE_KEYS = (
+    "bots",
+    "players",
+    "rules",
+    "rule",
+    "format",
+    "candidate",
+    "boards",
+    "game_to",
+    "concurrency",
+    "seed",
+    "move_time",
+    "time_bank",
+    "db",
+    "out",
+    "port",
+)
+
+
+def build_config(
+    file: Mapping[str, Any] | None = None,
+    *,
+    bots: Sequence[str] = (),
+    players: int | None = None,
+    rules: str | None = None,
+    rule: Sequence[str] = (),
+    format: str | None = None,
+    candidate: str | None = None,
+    boards: int | None = None,
+    game_to: int | None = None,
+    concurrency: int | None = None,
+    seed: int | None = None,
+    move_time: str | None = None,
+    time_bank: str | None = None,
+    db: str | Path | None = None,
+    out: str | Path | None = None,
+    port: int | None = None,
+    check_commands: bool = True,
+) -> RunConfig:
+    """Merge the TOML settings ``file`` with flags (flags win; None means "not given") and validate.
+
+    ``--bot`` flags add bots to the file's, replacing a file bot of the same name; ``--rule`` flags
+    apply after the file's ``[rule]`` table. With no bot anywhere, the sample bots play.
+    """
+    f = dict(file or {})
+    unknown = sorted(set(f) - set(_FILE_KEYS))
+    if unknown:
+        raise ConfigError(
+            f"config file: unknown setting(s) {', '.join(unknown)}; known: {', '.join(_FILE_KEYS)}"
+        )
+
+    def pick(name: str, flag: Any) -> Any:
+        return flag if flag is not None else f.get(name)
+
+    bot_specs = _merge_bots(f.get("bots"), bots)
+    k = _int("--players", pick("players", players), STANDARD_PLAYERS)
+    if not MIN_PLAYERS <= k <= MAX_PLAYERS:
+        raise ConfigError(f"--players {k}: a table has {MIN_PLAYERS} to {MAX_PLAYERS} players")
+    the_rules = _rules(pick("rules", rules), f.get("rule"), rule, k)
+    target = pick("game_to", game_to)
+    points: int | None = None
+    if target is not None:
+        points = _int("--game-to", target, 0)
+        if points <= 0:
+            raise ConfigError(f"--game-to {points}: the target must be a positive number of points")
+        the_rules = the_rules.replace(target=points)
+
+    fmt_text = str(pick("format", format) or Format.ROUND_ROBIN.value)
+    try:
+        fmt = Format(fmt_text)
+    except ValueError:
+        raise ConfigError(
+            f"--format {fmt_text!r}: choose one of {', '.join(x.value for x in Format)}"
+        ) from None
+    names = tuple(b.name for b in bot_specs)
+    cand = pick("candidate", candidate)
+    if fmt is Format.GAUNTLET:
+        if cand is None:
+            raise ConfigError("--format gauntlet needs --candidate NAME (one of the --bot names)")
+        if cand not in names:
+            raise ConfigError(f"--candidate {cand!r} is not a bot; bots: {', '.join(names)}")
+    elif cand is not None:
+        raise ConfigError(f"--candidate {cand!r} only makes sense with --format gauntlet")
+    if len(bot_specs) < k:
+        raise ConfigError(
+            f"{len(bot_specs)} bot(s) ({', '.join(names)}) for {k}-player tables: "
+            f"give at least {k} with --bot NAME=COMMAND, or play --players {len(bot_specs)}"
+            if len(bot_specs) >= MIN_PLAYERS
+            else f"{len(bot_specs)} bot(s) ({', '.join(names)}) for {k}-player tables: "
+            f"give at least {k} with --bot NAME=COMMAND"
+        )
+
+    n_boards = _int("--boards", pick("boards", boards), DEFAULT_BOARDS)
+    if n_boards < 1:
+        raise ConfigError(f"--boards {n_boards}: play at least 1 board")
+    workers = _int("--concurrency", pick("concurrency", concurrency), os.cpu_count() or 1)
+    if workers < 1:
+        raise ConfigError(f"--concurrency {workers}: play at least 1 table at a time")
+    the_seed = _int("--seed", pick("seed", seed), DEFAULT_SEED)
+    move_ms = parse_duration_ms(pick("move_time", move_time) or DEFAULT_MOVE_MS, "--move-time")
+    if move_ms < 1:
+        raise ConfigError(f"--move-time {move_ms}: give each move at least 1 ms")
+    bank_ms = parse_duration_ms(pick("time_bank", time_bank) or DEFAULT_BANK_MS, "--time-bank")
+    the_port = _int("--port", pick("port", port), 0)
+    if not 0 <= the_port <= MAX_PORT:
+        raise ConfigError(f"--port {the_port}: a port is 0 (any free one) to {MAX_PORT}")
+    db_path = Path(pick("db", db) or DEFAULT_DB)
+    out_value = pick("out", out)
+    out_path = Path(out_value) if out_value else _default_out(db_path)
+    if check_commands:
+        for b in bot_specs:
+            _check_command(b)
+    return RunConfig(
+        bots=bot_specs,
+        rules=the_rules,
+        format=fmt,
+        candidate=cand,
+        boards=n_boards,
+        game_to=points,
+        seed=the_seed,
+        clocks=Clocks(move_ms=move_ms, bank_ms=bank_ms),
+        concurrency=workers,
+        db=db_path,
+        out=out_path,
+        port=the_port,
+    )
+
+
+def _default_out(db: Path) -> Path:
+    # arena.db -> arena-out, next to the database, so that two databases never share replays.
+    return db.with_name(f"{db.stem}-out")
+
+
+def _int(flag: str, value: Any, default: int) -> int:
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        raise ConfigError(f"{flag} {value!r}: expected a whole number")
+    if isinstance(value, int):
+        return value
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        raise ConfigError(f"{flag} {value!r}: expected a whole number") from None
+
+
+def _merge_bots(file_bots: Any, flags: Sequence[str]) -> tuple[BotSpec, ...]:
+    merged: dict[str, BotSpec] = {}
+    if file_bots is not None:
+        if not isinstance(file_bots, Mapping):
+            raise ConfigError(
+                "config file: [bots] must be a table of NAME = COMMAND, "
+                f"got {type(file_bots).__name__}"
+            )
+        for name, command in file_bots.items():
+            if not isinstance(command, str | list) or (
+                isinstance(command, list) and not all(isinstance(a, str) for a in command)
+            ):
+                raise ConfigError(
+                    f"config file: bots.{name} must be a command string or a list of strings"
+                )
+            merged[name] = _bot(str(name), command)
+    seen: set[str] = set()
+    for text in flags:
+        spec = parse_bot(text)
+        if spec.name in seen:
+            raise ConfigError(f"--bot {spec.name!r} is given twice; bot names must be unique")
+        seen.add(spec.name)
+        merged[spec.name] = spec
+    if not merged:
+        return tuple(sample_bot(name) for name in SAMPLE_BOTS)
+    return tuple(merged.values())
+
+
+def _rules(preset_name: Any, file_rule: Any, flag_rules: Sequence[str], players: int) -> Rules:
+    try:
+        base = preset(str(preset_name)) if preset_name is not None else Rules()
+        base = base.replace(players=players)
+        if file_rule is not None:
+            if not isinstance(file_rule, Mapping):
+                raise ConfigError("config file: [rule] must be a table of NAME = VALUE")
+            options = {str(k).replace("-", "_"): _toml_rule_value(v) for k, v in file_rule.items()}
+            if "players" in options:
+                raise ConfigError("config file: set the table size with players = K, not [rule]")
+            base = base.with_options(options)
+        for text in flag_rules:
+            if text.partition("=")[0].strip().replace("-", "_") == "players":
+                raise ConfigError(f"--rule {text!r}: set the table size with --players K")
+        return base.with_options(list(flag_rules))
+    except RulesError as e:
+        if e.field == "preset":
+            raise ConfigError(f"--rules: {str(e).removeprefix('rules.preset: ')}") from None
+        raise ConfigError(f"--rule: {e}") from None
+
+
+def _toml_rule_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return " ".join(str(v) for v in value)
+    return str(value)
+
+
+def _check_command(bot: BotSpec) -> None:
+    program = bot.argv[0]
+    if os.sep in program or (os.altsep and os.altsep in program):
+        path = Path(program)
+        if not path.exists():
+            raise ConfigError(f"bot {bot.name!r}: command {program!r} does not exist")
+        if not os.access(path, os.X_OK) or path.is_dir():
+            raise ConfigError(f"bot {bot.name!r}: command {program!r} is not executable")
+    elif shutil.which(program) is None:
+        raise ConfigError(f"bot {bot.name!r}: command {program!r} is not found on PATH")

@@ -1,0 +1,172 @@
+"""The schedule of a run: which bots meet at which table, on which deal, in which seats.
+
+A *board* is one deal (or, with ``--game-to``, one sequence of deals): its seed derives from the
+run's seed and the board's number, and it is the same for every group of bots, so that the whole
+tournament is played on the same cards. Each board is played by each group of bots in every
+seat rotation: the cards stay with the seat numbers and the bots move round the table, so that
+over a board's rotations every bot has held every hand.
+
+The order is board-major (board 0 for every group and rotation, then board 1, ...), so that a run
+stopped half way has played every group about equally. A table's index in the schedule is its
+identity in the store: the same configuration always yields the same schedule.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+from arena.config import Format, RunConfig
+from arena.errors import ConfigError
+from arena.rules import Rules
+from arena.table import Clocks, FaultPolicy, TableSpec
+
+__all__ = [
+    "ScheduledTable",
+    "board_id",
+    "board_seed",
+    "groups",
+    "rotation",
+    "schedule",
+    "sprt_tables",
+]
+
+SEED_BITS = 63
+"""Board seeds are non-negative and fit a signed 64-bit integer (SQLite, protobuf int64)."""
+
+
+@dataclass(frozen=True)
+class ScheduledTable:
+    """One table of the schedule."""
+
+    index: int
+    """Position in the schedule: the table's key in the store."""
+    board: int
+    """The board number (from 0)."""
+    group: int
+    """Which group of bots (an index into :func:`groups`)."""
+    rotation: int
+    """Seat rotation (0 to players - 1)."""
+    spec: TableSpec
+    """What the referee plays."""
+
+
+def board_seed(run_seed: int, board: int) -> int:
+    """The seed of board ``board`` of a run seeded ``run_seed`` (a stable hash, any machine)."""
+    digest = hashlib.sha256(f"hearts-arena/board/{run_seed}/{board}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> (64 - SEED_BITS)
+
+
+def board_id(run_seed: int, board: int) -> str:
+    """The board's cluster key for the ratings: every group and rotation of it shares it."""
+    return f"{run_seed}:{board}"
+
+
+def rotation(group: Sequence[str], shift: int) -> tuple[str, ...]:
+    """The seats of ``group`` in rotation ``shift``: seat ``s`` gets ``group[(s - shift) % k]``,
+    so each rotation moves every bot one seat to the left."""
+    k = len(group)
+    return tuple(group[(s - shift) % k] for s in range(k))
+
+
+def groups(config: RunConfig) -> tuple[tuple[str, ...], ...]:
+    """The groups of bots that meet, in a fixed order."""
+    names = config.bot_names
+    k = config.players
+    if config.format is Format.ROUND_ROBIN:
+        return tuple(combinations(names, k))
+    candidate = config.candidate
+    if candidate is None:
+        raise ConfigError("a gauntlet needs a candidate")
+    others = [n for n in names if n != candidate]
+    return tuple((candidate, *rest) for rest in combinations(others, k - 1))
+
+
+def _spec(
+    table_id: str,
+    rules: Rules,
+    seed: int,
+    seats: tuple[str, ...],
+    board: str,
+    hands: int | None,
+    clocks: Clocks,
+    faults: FaultPolicy,
+) -> TableSpec:
+    return TableSpec(
+        table_id=table_id,
+        rules=rules,
+        seed=seed,
+        seats=seats,
+        board=board,
+        hands=hands,
+        clocks=clocks,
+        faults=faults,
+    )
+
+
+def schedule(config: RunConfig) -> list[ScheduledTable]:
+    """Every table of the run, in the order they are dealt out."""
+    tables: list[ScheduledTable] = []
+    hands = None if config.game_to is not None else 1
+    all_groups = groups(config)
+    for board in range(config.boards):
+        seed = board_seed(config.seed, board)
+        key = board_id(config.seed, board)
+        for g, group in enumerate(all_groups):
+            for r in range(config.players):
+                tables.append(
+                    ScheduledTable(
+                        index=len(tables),
+                        board=board,
+                        group=g,
+                        rotation=r,
+                        spec=_spec(
+                            f"b{board}-g{g}-r{r}",
+                            config.rules,
+                            seed,
+                            rotation(group, r),
+                            key,
+                            hands,
+                            config.clocks,
+                            config.faults,
+                        ),
+                    )
+                )
+    return tables
+
+
+def sprt_tables(
+    seats: Sequence[str],
+    rules: Rules,
+    run_seed: int,
+    clocks: Clocks,
+    faults: FaultPolicy,
+    hands: int | None = 1,
+    first_board: int = 0,
+) -> Iterator[ScheduledTable]:
+    """An endless schedule for a sequential test: board after board of one group, every rotation."""
+    group = tuple(seats)
+    k = len(group)
+    board = first_board
+    while True:
+        seed = board_seed(run_seed, board)
+        for r in range(k):
+            yield ScheduledTable(
+                index=board * k + r,
+                board=board,
+                group=0,
+                rotation=r,
+                spec=_spec(
+                    f"b{board}-r{r}",
+                    rules,
+                    seed,
+                    rotation(group, r),
+                    board_id(run_seed, board),
+                    hands,
+                    clocks,
+                    faults,
+                ),
+            )
+        board += 1

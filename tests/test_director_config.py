@@ -1,0 +1,203 @@
+"""Run configuration: TOML and flags merged, every bad input one line that names it."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from itertools import combinations
+from pathlib import Path
+
+import pytest
+
+from arena.config import (
+    SAMPLE_BOTS,
+    Format,
+    build_config,
+    load_toml,
+    parse_bot,
+    parse_duration_ms,
+)
+from arena.director.schedule import board_seed, groups, rotation, schedule, sprt_tables
+from arena.errors import ConfigError
+from arena.rules import MoonRule, Rules
+from arena.table import Clocks, FaultPolicy
+
+FIVE = ["a=true", "b=true", "c=true", "d=true", "e=true"]
+
+
+def test_durations_are_milliseconds_unless_a_unit_says_otherwise() -> None:
+    assert parse_duration_ms("1000", "--move-time") == 1000
+    assert parse_duration_ms(250, "--move-time") == 250
+    assert parse_duration_ms("500ms", "--move-time") == 500
+    assert parse_duration_ms("1.5s", "--move-time") == 1500
+    assert parse_duration_ms("2m", "--time-bank") == 120_000
+    for bad in ("fast", "-1", "1h", ""):
+        with pytest.raises(ConfigError, match="--move-time"):
+            parse_duration_ms(bad, "--move-time")
+
+
+def test_bot_flags_split_like_a_shell() -> None:
+    bot = parse_bot("mine=python 'my bot.py' --fast")
+    assert bot.name == "mine"
+    assert bot.argv == ("python", "my bot.py", "--fast")
+    assert bot.label == "python 'my bot.py' --fast"
+    for bad, message in (
+        ("noequals", "expected NAME=COMMAND"),
+        ("=python x", "expected NAME=COMMAND"),
+        ("bad name=true", "bot name 'bad name'"),
+        ("x=", "the command is empty"),
+        ("x='unclosed", "cannot split"),
+    ):
+        with pytest.raises(ConfigError, match=message):
+            parse_bot(bad)
+
+
+def test_no_bot_means_the_sample_bots() -> None:
+    config = build_config()
+    assert config.bot_names == SAMPLE_BOTS
+    assert all(b.argv[0] == sys.executable for b in config.bots)
+    assert config.bots[0].label == "sample_bots/random.py"
+    assert config.players == 4 and config.boards == 10 and config.concurrency >= 1
+    assert config.db == Path("arena.db") and config.out == Path("arena-out")
+
+
+def test_flags_override_the_file(tmp_path: Path) -> None:
+    toml = tmp_path / "run.toml"
+    toml.write_text(
+        """
+players = 3
+rules = "omnibus"
+boards = 4
+seed = 9
+move-time = "2s"
+time_bank = 30000
+db = "x.db"
+[rule]
+moon = "best"
+sun = true
+[bots]
+a = "true"
+b = ["true", "--flag"]
+c = "true"
+"""
+    )
+    file = load_toml(toml)
+    config = build_config(file, bots=["c=false", "d=true"], boards=6, rule=["moon=subtract"])
+    assert config.bot_names == ("a", "b", "c", "d")
+    assert config.bot("b").argv == ("true", "--flag")
+    assert config.bot("c").argv == ("false",)
+    assert config.players == 3
+    assert config.rules.jack_of_diamonds == -10
+    assert config.rules.moon is MoonRule.SUBTRACT and config.rules.sun
+    assert (config.boards, config.seed) == (6, 9)
+    assert config.clocks == Clocks(move_ms=2000, bank_ms=30_000)
+    assert config.db == Path("x.db") and config.out == Path("x-out")
+
+
+def test_identity_ignores_what_does_not_change_the_games() -> None:
+    base = build_config(bots=FIVE, boards=3)
+    assert base.run_id == build_config(bots=FIVE, boards=3, concurrency=9, db="o.db").run_id
+    assert base.run_id == build_config(bots=FIVE, boards=3, out="elsewhere", port=5000).run_id
+    for other in (
+        build_config(bots=FIVE, boards=4),
+        build_config(bots=FIVE, boards=3, seed=2),
+        build_config(bots=[*FIVE[:4], "e=false"], boards=3),
+        build_config(bots=FIVE, boards=3, rule=["moon=best"]),
+        build_config(bots=FIVE, boards=3, move_time="999"),
+        build_config(bots=FIVE, boards=3, game_to=50),
+    ):
+        assert other.run_id != base.run_id
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"bots": FIVE[:3]}, r"3 bot\(s\) \(a, b, c\) for 4-player tables: give at least 4"),
+        ({"bots": FIVE, "players": 7}, "--players 7: a table has 3 to 6 players"),
+        ({"bots": FIVE, "rules": "nope"}, "--rules: unknown preset 'nope'"),
+        ({"bots": FIVE, "rule": ["colour=red"]}, "--rule: rules.colour: unknown rule"),
+        ({"bots": FIVE, "rule": ["moon=sideways"]}, "--rule: rules.moon: unknown value"),
+        ({"bots": FIVE, "rule": ["players=3"]}, "set the table size with --players"),
+        ({"bots": FIVE, "format": "swiss"}, "--format 'swiss': choose one of"),
+        ({"bots": FIVE, "format": "gauntlet"}, "needs --candidate NAME"),
+        ({"bots": FIVE, "format": "gauntlet", "candidate": "z"}, "--candidate 'z' is not a bot"),
+        ({"bots": FIVE, "candidate": "a"}, "only makes sense with --format gauntlet"),
+        ({"bots": FIVE, "boards": 0}, "--boards 0: play at least 1 board"),
+        ({"bots": FIVE, "game_to": 0}, "--game-to 0"),
+        ({"bots": FIVE, "concurrency": 0}, "--concurrency 0"),
+        ({"bots": FIVE, "move_time": "soon"}, "--move-time 'soon'"),
+        ({"bots": FIVE, "port": 70000}, "--port 70000"),
+        ({"bots": [*FIVE, "a=true"]}, "--bot 'a' is given twice"),
+        ({"bots": [*FIVE[:3], "x=no-such-program-here"]}, "'no-such-program-here' is not found"),
+        ({"bots": [*FIVE[:3], "x=/no/such/bot"]}, "'/no/such/bot' does not exist"),
+    ],
+)
+def test_bad_input_is_one_line_that_names_it(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as caught:
+        build_config(**kwargs)  # type: ignore[arg-type]
+    assert "\n" not in str(caught.value)
+
+
+def test_bad_files_are_one_line_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no such file"):
+        load_toml(tmp_path / "absent.toml")
+    broken = tmp_path / "broken.toml"
+    broken.write_text("players = = 4")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_toml(broken)
+    with pytest.raises(ConfigError, match="unknown setting"):
+        build_config({"colour": "red"})
+    with pytest.raises(ConfigError, match=r"bots\.a must be a command"):
+        build_config({"bots": {"a": 3}})
+
+
+def test_round_robin_plays_every_board_in_every_rotation_of_every_group() -> None:
+    config = build_config(bots=FIVE, boards=3, seed=4)
+    tables = schedule(config)
+    all_groups = groups(config)
+    assert all_groups == tuple(combinations("abcde", 4))
+    assert len(tables) == 3 * 5 * 4
+    assert [t.index for t in tables] == list(range(len(tables)))
+    assert len({t.spec.table_id for t in tables}) == len(tables)
+    # Board-major: a half-played run has met every group about equally.
+    assert [t.board for t in tables[:20]] == [0] * 20
+    for board in range(3):
+        these = [t for t in tables if t.board == board]
+        assert {t.spec.seed for t in these} == {board_seed(4, board)}
+        assert {t.spec.board for t in these} == {f"4:{board}"}
+        for g, group in enumerate(all_groups):
+            seatings = [t.spec.seats for t in these if t.group == g]
+            # Every bot holds every seat's cards exactly once per board.
+            for seat in range(4):
+                assert sorted(s[seat] for s in seatings) == sorted(group)
+    assert all(t.spec.hands == 1 and t.spec.rules == Rules() for t in tables)
+    assert len({board_seed(4, b) for b in range(100)}) == 100
+    assert board_seed(4, 0) != board_seed(5, 0)
+
+
+def test_rotation_moves_every_bot_one_seat() -> None:
+    assert rotation(("a", "b", "c", "d"), 0) == ("a", "b", "c", "d")
+    assert rotation(("a", "b", "c", "d"), 1) == ("d", "a", "b", "c")
+    assert rotation(("a", "b", "c"), 2) == ("b", "c", "a")
+
+
+def test_gauntlet_puts_the_candidate_at_every_table() -> None:
+    config = build_config(
+        bots=FIVE, players=3, format="gauntlet", candidate="c", boards=2, game_to=60
+    )
+    assert config.format is Format.GAUNTLET
+    tables = schedule(config)
+    assert len(tables) == 2 * 6 * 3  # C(4, 2) pairs of opponents, 3 rotations
+    assert all("c" in t.spec.seats for t in tables)
+    opponents = Counter(name for t in tables for name in t.spec.seats if name != "c")
+    assert set(opponents.values()) == {2 * 3 * 3}
+    assert all(t.spec.hands is None and t.spec.rules.target == 60 for t in tables)
+
+
+def test_sprt_schedule_is_endless_boards_in_every_rotation() -> None:
+    stream = sprt_tables(("a", "b", "f"), Rules(players=3), 3, Clocks(), FaultPolicy())
+    first = [next(stream) for _ in range(7)]
+    assert [t.board for t in first] == [0, 0, 0, 1, 1, 1, 2]
+    assert [t.index for t in first] == list(range(7))
+    assert first[1].spec.seats == ("f", "a", "b")
+    assert first[3].spec.seed == board_seed(3, 1)
