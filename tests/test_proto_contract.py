@@ -28,6 +28,7 @@ from google.protobuf.descriptor import (
 )
 
 from arena import rules as engine_rules
+from arena import table as referee_table
 from arena.proto.hearts.v1 import (
     bot_service_pb2,
     bot_service_pb2_grpc,
@@ -54,6 +55,8 @@ MIRRORED_ENUMS: tuple[type[Enum], ...] = (
     engine_rules.Settling,
 )
 """Engine enums whose every member NAME must exist in the proto enum of the same name."""
+MIRRORED_RECORD_ENUMS: tuple[type[Enum], ...] = (referee_table.FaultKind, referee_table.Termination)
+"""The referee's record vocabulary, mirrored the same way in events.proto."""
 
 
 def upper_snake(name: str) -> str:
@@ -134,7 +137,7 @@ def _mid_hand_response() -> bot_service_pb2.PlayResponse:
                 request_id=6,
                 substitute_cards=["2D"],
                 faults=1,
-                fault_limit=3,
+                faults_allowed=3,
             )
         ),
     ]
@@ -413,12 +416,19 @@ def test_every_element_is_documented(tmp_path: Path) -> None:
 # ---- the rules engine's vocabulary ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("engine_enum", MIRRORED_ENUMS, ids=lambda e: e.__name__)
-def test_proto_enums_mirror_the_engine_enums(engine_enum: type[Enum]) -> None:
-    proto_enum = game_pb2.DESCRIPTOR.enum_types_by_name[engine_enum.__name__]
-    prefix = upper_snake(engine_enum.__name__) + "_"
+@pytest.mark.parametrize(
+    ("python_enum", "proto_file"),
+    [(e, game_pb2.DESCRIPTOR) for e in MIRRORED_ENUMS]
+    + [(e, events_pb2.DESCRIPTOR) for e in MIRRORED_RECORD_ENUMS],
+    ids=lambda x: getattr(x, "__name__", ""),
+)
+def test_proto_enums_mirror_the_python_enums(
+    python_enum: type[Enum], proto_file: FileDescriptor
+) -> None:
+    proto_enum = proto_file.enum_types_by_name[python_enum.__name__]
+    prefix = upper_snake(python_enum.__name__) + "_"
     proto_names = {v.name for v in proto_enum.values} - {f"{prefix}UNSPECIFIED"}
-    assert proto_names == {prefix + member.name for member in engine_enum}
+    assert proto_names == {prefix + member.name for member in python_enum}
 
 
 def test_proto_rules_carry_every_engine_rule_by_name() -> None:

@@ -31,43 +31,55 @@ else:
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
-class _GameEndReason:
+class _Termination:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
 
-class _GameEndReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_GameEndReason.ValueType], _builtins.type):
+class _TerminationEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Termination.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
-    GAME_END_REASON_UNSPECIFIED: _GameEndReason.ValueType  # 0
+    TERMINATION_UNSPECIFIED: _Termination.ValueType  # 0
     """Not set; never sent by the referee."""
-    GAME_END_REASON_COMPLETED: _GameEndReason.ValueType  # 1
-    """The game was played to its end and no seat was forfeited."""
-    GAME_END_REASON_FORFEIT: _GameEndReason.ValueType  # 2
-    """The game was played to its end but at least one seat was forfeited (see
-    GameEnded.forfeited_seats) and played by the referee's fallback; it counts as a loss for
-    those bots.
+    TERMINATION_NORMAL: _Termination.ValueType  # 1
+    """Played to the end as asked."""
+    TERMINATION_TIMEOUT: _Termination.ValueType  # 2
+    """Seat: forfeited for running out of time too often (or its bot never came to the table)."""
+    TERMINATION_ILLEGAL: _Termination.ValueType  # 3
+    """Seat: forfeited for illegal or unreadable moves too often."""
+    TERMINATION_DISCONNECT: _Termination.ValueType  # 4
+    """Seat: forfeited because its bot went away and did not come back within the grace period."""
+    TERMINATION_FORFEIT: _Termination.ValueType  # 5
+    """Seat: forfeited for faults of several kinds (or at the first, in strict mode)."""
+    TERMINATION_INTERRUPTED: _Termination.ValueType  # 6
+    """Game: the referee stopped (a signal, a shutdown) before the game ended; the totals are as
+    far as played.
     """
-    GAME_END_REASON_INTERRUPTED: _GameEndReason.ValueType  # 3
-    """The referee stopped before the game ended (shutdown); the totals are as far as played."""
-    GAME_END_REASON_ABORTED: _GameEndReason.ValueType  # 4
-    """The game could not go on because of a fault of the referee itself; it does not count."""
+    TERMINATION_CRASH: _Termination.ValueType  # 7
+    """Game: the referee itself failed; the game does not count."""
 
-class GameEndReason(_GameEndReason, metaclass=_GameEndReasonEnumTypeWrapper):
-    """Why a game ended."""
+class Termination(_Termination, metaclass=_TerminationEnumTypeWrapper):
+    """How a game, or one seat's part in it, ended. Mirrors the referee's records
+    (arena.table.Termination).
+    """
 
-GAME_END_REASON_UNSPECIFIED: GameEndReason.ValueType  # 0
+TERMINATION_UNSPECIFIED: Termination.ValueType  # 0
 """Not set; never sent by the referee."""
-GAME_END_REASON_COMPLETED: GameEndReason.ValueType  # 1
-"""The game was played to its end and no seat was forfeited."""
-GAME_END_REASON_FORFEIT: GameEndReason.ValueType  # 2
-"""The game was played to its end but at least one seat was forfeited (see
-GameEnded.forfeited_seats) and played by the referee's fallback; it counts as a loss for
-those bots.
+TERMINATION_NORMAL: Termination.ValueType  # 1
+"""Played to the end as asked."""
+TERMINATION_TIMEOUT: Termination.ValueType  # 2
+"""Seat: forfeited for running out of time too often (or its bot never came to the table)."""
+TERMINATION_ILLEGAL: Termination.ValueType  # 3
+"""Seat: forfeited for illegal or unreadable moves too often."""
+TERMINATION_DISCONNECT: Termination.ValueType  # 4
+"""Seat: forfeited because its bot went away and did not come back within the grace period."""
+TERMINATION_FORFEIT: Termination.ValueType  # 5
+"""Seat: forfeited for faults of several kinds (or at the first, in strict mode)."""
+TERMINATION_INTERRUPTED: Termination.ValueType  # 6
+"""Game: the referee stopped (a signal, a shutdown) before the game ended; the totals are as
+far as played.
 """
-GAME_END_REASON_INTERRUPTED: GameEndReason.ValueType  # 3
-"""The referee stopped before the game ended (shutdown); the totals are as far as played."""
-GAME_END_REASON_ABORTED: GameEndReason.ValueType  # 4
-"""The game could not go on because of a fault of the referee itself; it does not count."""
-Global___GameEndReason: _TypeAlias = GameEndReason  # noqa: Y015
+TERMINATION_CRASH: Termination.ValueType  # 7
+"""Game: the referee itself failed; the game does not count."""
+Global___Termination: _TypeAlias = Termination  # noqa: Y015
 
 class _FaultKind:
     ValueType = _typing.NewType("ValueType", _builtins.int)
@@ -78,59 +90,59 @@ class _FaultKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_FaultKind.V
     FAULT_KIND_UNSPECIFIED: _FaultKind.ValueType  # 0
     """Not set; never sent by the referee."""
     FAULT_KIND_TIMEOUT: _FaultKind.ValueType  # 1
-    """No answer within DecisionRequest.move_deadline_ms. A reply that arrives later is dropped."""
+    """No answer before DecisionRequest.move_deadline_ms (the move time and the bank ran out). A
+    reply that arrives later is dropped.
+    """
     FAULT_KIND_ILLEGAL_CARD: _FaultKind.ValueType  # 2
-    """A held card (or pass) that the rules forbid now, e.g. not following suit; the message names
+    """A card the seat holds but the rules forbid now, e.g. not following suit; the message names
     the rule.
     """
     FAULT_KIND_CARD_NOT_HELD: _FaultKind.ValueType  # 3
-    """A card that this seat does not hold."""
+    """A card the seat does not hold."""
     FAULT_KIND_MALFORMED: _FaultKind.ValueType  # 4
-    """An answer that cannot be understood: a card string that is not a card, no choice set, the
-    wrong number of cards in a pass, a card given twice.
-    """
+    """Not a card (e.g. "1S"), no choice set, or a message that does not parse."""
     FAULT_KIND_WRONG_REQUEST_ID: _FaultKind.ValueType  # 5
-    """A Decision whose request_id matches no open request (neither the current one nor a recent
-    one that timed out). It is dropped; the open request, if any, stays open.
+    """A Decision echoing a request_id other than the one open. It is dropped; the open request, if
+    any, stays open.
     """
-    FAULT_KIND_WRONG_DECISION_KIND: _FaultKind.ValueType  # 6
-    """An answer of the wrong kind, e.g. a play to a pass request."""
-    FAULT_KIND_DISCONNECT: _FaultKind.ValueType  # 7
-    """The bot's stream closed or broke during a game. It may reconnect within the grace period."""
-    FAULT_KIND_PROTOCOL_VIOLATION: _FaultKind.ValueType  # 8
-    """A message out of place, e.g. a second Hello on the same stream."""
-    FAULT_KIND_FLOODING: _FaultKind.ValueType  # 9
-    """Too many messages: more than one answer per request, or messages with no request open."""
+    FAULT_KIND_DISCONNECT: _FaultKind.ValueType  # 6
+    """The bot was not connected when its seat had to decide."""
+    FAULT_KIND_WRONG_PASS: _FaultKind.ValueType  # 7
+    """A pass of the wrong number of cards, or naming the same card twice."""
+    FAULT_KIND_PROTOCOL: _FaultKind.ValueType  # 8
+    """A message out of order: a pass answering a play request (or the reverse), a Decision with no
+    request open, a second Hello, a flood of messages.
+    """
 
 class FaultKind(_FaultKind, metaclass=_FaultKindEnumTypeWrapper):
-    """What a bot did wrong. Used by FaultNotice, SeatFaulted and the referee's records."""
+    """What a bot did wrong at one decision. Mirrors the referee's records (arena.table.FaultKind)."""
 
 FAULT_KIND_UNSPECIFIED: FaultKind.ValueType  # 0
 """Not set; never sent by the referee."""
 FAULT_KIND_TIMEOUT: FaultKind.ValueType  # 1
-"""No answer within DecisionRequest.move_deadline_ms. A reply that arrives later is dropped."""
+"""No answer before DecisionRequest.move_deadline_ms (the move time and the bank ran out). A
+reply that arrives later is dropped.
+"""
 FAULT_KIND_ILLEGAL_CARD: FaultKind.ValueType  # 2
-"""A held card (or pass) that the rules forbid now, e.g. not following suit; the message names
+"""A card the seat holds but the rules forbid now, e.g. not following suit; the message names
 the rule.
 """
 FAULT_KIND_CARD_NOT_HELD: FaultKind.ValueType  # 3
-"""A card that this seat does not hold."""
+"""A card the seat does not hold."""
 FAULT_KIND_MALFORMED: FaultKind.ValueType  # 4
-"""An answer that cannot be understood: a card string that is not a card, no choice set, the
-wrong number of cards in a pass, a card given twice.
-"""
+"""Not a card (e.g. "1S"), no choice set, or a message that does not parse."""
 FAULT_KIND_WRONG_REQUEST_ID: FaultKind.ValueType  # 5
-"""A Decision whose request_id matches no open request (neither the current one nor a recent
-one that timed out). It is dropped; the open request, if any, stays open.
+"""A Decision echoing a request_id other than the one open. It is dropped; the open request, if
+any, stays open.
 """
-FAULT_KIND_WRONG_DECISION_KIND: FaultKind.ValueType  # 6
-"""An answer of the wrong kind, e.g. a play to a pass request."""
-FAULT_KIND_DISCONNECT: FaultKind.ValueType  # 7
-"""The bot's stream closed or broke during a game. It may reconnect within the grace period."""
-FAULT_KIND_PROTOCOL_VIOLATION: FaultKind.ValueType  # 8
-"""A message out of place, e.g. a second Hello on the same stream."""
-FAULT_KIND_FLOODING: FaultKind.ValueType  # 9
-"""Too many messages: more than one answer per request, or messages with no request open."""
+FAULT_KIND_DISCONNECT: FaultKind.ValueType  # 6
+"""The bot was not connected when its seat had to decide."""
+FAULT_KIND_WRONG_PASS: FaultKind.ValueType  # 7
+"""A pass of the wrong number of cards, or naming the same card twice."""
+FAULT_KIND_PROTOCOL: FaultKind.ValueType  # 8
+"""A message out of order: a pass answering a play request (or the reverse), a Decision with no
+request open, a second Hello, a flood of messages.
+"""
 Global___FaultKind: _TypeAlias = FaultKind  # noqa: Y015
 
 @_typing.final
@@ -551,48 +563,51 @@ class GameEnded(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_ID_FIELD_NUMBER: _builtins.int
-    REASON_FIELD_NUMBER: _builtins.int
+    TERMINATION_FIELD_NUMBER: _builtins.int
+    SEAT_STATUS_FIELD_NUMBER: _builtins.int
     GAME_TOTALS_FIELD_NUMBER: _builtins.int
     PLACINGS_FIELD_NUMBER: _builtins.int
-    FORFEITED_SEATS_FIELD_NUMBER: _builtins.int
     HANDS_PLAYED_FIELD_NUMBER: _builtins.int
     MESSAGE_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     """The game's identifier."""
-    reason: Global___GameEndReason.ValueType
-    """Why the game ended."""
+    termination: Global___Termination.ValueType
+    """How the game ended: TERMINATION_NORMAL, TERMINATION_INTERRUPTED or TERMINATION_CRASH."""
     hands_played: _builtins.int
     """The number of hands played."""
     message: _builtins.str
-    """A human-readable summary, e.g. why the game was interrupted."""
+    """One human-readable line saying how the game ended."""
+    @_builtins.property
+    def seat_status(self) -> _containers.RepeatedScalarFieldContainer[Global___Termination.ValueType]:
+        """How each seat ended, indexed by seat: TERMINATION_NORMAL, or the forfeit that ended its part
+        (TERMINATION_TIMEOUT, _ILLEGAL, _DISCONNECT or _FORFEIT). A forfeited seat was played by the
+        referee's fallback from then on, and the game counts as a loss for its bot.
+        """
+
     @_builtins.property
     def game_totals(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """The final totals, indexed by seat."""
 
     @_builtins.property
     def placings(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """Each seat's place, indexed by seat: 1 for the winner; seats with equal results share a
-        place (e.g. [1, 3, 1, 4]).
+        """Each seat's place, indexed by seat: 1 for the best; equal results share the better place
+        (e.g. [1, 3, 1, 4]).
         """
-
-    @_builtins.property
-    def forfeited_seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """The seats that were forfeited during the game."""
 
     def __init__(
         self,
         *,
         game_id: _builtins.str = ...,
-        reason: Global___GameEndReason.ValueType = ...,
+        termination: Global___Termination.ValueType = ...,
+        seat_status: _abc.Iterable[Global___Termination.ValueType] | None = ...,
         game_totals: _abc.Iterable[_builtins.int] | None = ...,
         placings: _abc.Iterable[_builtins.int] | None = ...,
-        forfeited_seats: _abc.Iterable[_builtins.int] | None = ...,
         hands_played: _builtins.int = ...,
         message: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["forfeited_seats", b"forfeited_seats", "game_id", b"game_id", "game_totals", b"game_totals", "hands_played", b"hands_played", "message", b"message", "placings", b"placings", "reason", b"reason"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id", "game_totals", b"game_totals", "hands_played", b"hands_played", "message", b"message", "placings", b"placings", "seat_status", b"seat_status", "termination", b"termination"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -614,7 +629,7 @@ class FaultNotice(_message.Message):
     SUBSTITUTE_CARDS_FIELD_NUMBER: _builtins.int
     MESSAGE_FIELD_NUMBER: _builtins.int
     FAULTS_FIELD_NUMBER: _builtins.int
-    FAULT_LIMIT_FIELD_NUMBER: _builtins.int
+    FAULTS_ALLOWED_FIELD_NUMBER: _builtins.int
     FORFEITED_FIELD_NUMBER: _builtins.int
     kind: Global___FaultKind.ValueType
     """What was wrong."""
@@ -632,9 +647,9 @@ class FaultNotice(_message.Message):
     """A human-readable explanation: which rule, which deadline, what to do."""
     faults: _builtins.int
     """This seat's faults so far in this game, this one included."""
-    fault_limit: _builtins.int
-    """The number of faults at which the seat is forfeited (1 in strict mode); 0 if there is no
-    limit.
+    faults_allowed: _builtins.int
+    """The faults a seat may commit in one game; one more forfeits it (0 in strict mode, where
+    the first fault forfeits).
     """
     forfeited: _builtins.bool
     """Whether the seat is now forfeited: the referee's fallback plays it for the rest of the game,
@@ -658,12 +673,12 @@ class FaultNotice(_message.Message):
         substitute_cards: _abc.Iterable[_builtins.str] | None = ...,
         message: _builtins.str = ...,
         faults: _builtins.int = ...,
-        fault_limit: _builtins.int = ...,
+        faults_allowed: _builtins.int = ...,
         forfeited: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["fault_limit", b"fault_limit", "faults", b"faults", "forfeited", b"forfeited", "game_id", b"game_id", "hand_number", b"hand_number", "kind", b"kind", "message", b"message", "request_id", b"request_id", "substitute_cards", b"substitute_cards", "your_answer", b"your_answer"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["faults", b"faults", "faults_allowed", b"faults_allowed", "forfeited", b"forfeited", "game_id", b"game_id", "hand_number", b"hand_number", "kind", b"kind", "message", b"message", "request_id", b"request_id", "substitute_cards", b"substitute_cards", "your_answer", b"your_answer"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -681,7 +696,7 @@ class SeatFaulted(_message.Message):
     KIND_FIELD_NUMBER: _builtins.int
     HAND_NUMBER_FIELD_NUMBER: _builtins.int
     FAULTS_FIELD_NUMBER: _builtins.int
-    FAULT_LIMIT_FIELD_NUMBER: _builtins.int
+    FAULTS_ALLOWED_FIELD_NUMBER: _builtins.int
     FORFEITED_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat that made the fault."""
@@ -691,8 +706,8 @@ class SeatFaulted(_message.Message):
     """The hand's number within the game, from 0."""
     faults: _builtins.int
     """The seat's faults so far in this game, this one included."""
-    fault_limit: _builtins.int
-    """The number of faults at which a seat is forfeited; 0 if there is no limit."""
+    faults_allowed: _builtins.int
+    """The faults a seat may commit in one game; one more forfeits it (0 in strict mode)."""
     forfeited: _builtins.bool
     """Whether the seat is now forfeited and played by the referee's fallback."""
     def __init__(
@@ -702,12 +717,12 @@ class SeatFaulted(_message.Message):
         kind: Global___FaultKind.ValueType = ...,
         hand_number: _builtins.int = ...,
         faults: _builtins.int = ...,
-        fault_limit: _builtins.int = ...,
+        faults_allowed: _builtins.int = ...,
         forfeited: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["fault_limit", b"fault_limit", "faults", b"faults", "forfeited", b"forfeited", "hand_number", b"hand_number", "kind", b"kind", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["faults", b"faults", "faults_allowed", b"faults_allowed", "forfeited", b"forfeited", "hand_number", b"hand_number", "kind", b"kind", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
