@@ -401,11 +401,13 @@ class PublicState(_message.Message):
     hand_number: _builtins.int
     """The hand's number within the game, from 0."""
     hearts_broken: _builtins.bool
-    """Whether a heart may now be led under the rules' breaking options (a penalty card has been
-    played).
+    """Whether hearts are broken this hand (a heart, or the queen of spades where
+    rules.queen_breaks_hearts, has been played), so that a heart may be led.
     """
     first_trick: _builtins.bool
-    """Whether the trick in progress is the hand's first trick (where penalty cards may be barred)."""
+    """Whether the trick in progress is the hand's first trick (where penalty cards may be barred);
+    false while passing.
+    """
     pass_direction: Global___PassDirection.ValueType
     """This hand's pass direction (HOLD on a hold hand or when the rules pass no cards)."""
     passed_to_seat: _builtins.int
