@@ -55,8 +55,10 @@ class BotServiceStub:
     Reconnecting: there is no resume message. A bot whose stream broke opens a new Play stream and
     sends a new Hello with the same token; within the grace period (Welcome.reconnect_grace_ms) it
     takes its seat back, Welcome.resumed is true, and the next DecisionRequest carries the whole
-    public state again. A new session with the same token replaces the old one, which receives a
-    Shutdown with reason SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION.
+    public state again. One token may hold several sessions at once (up to the referee's limit),
+    each playing at most one seat at a time: a new session never displaces a live one. Only when
+    the session limit is reached does the oldest idle session of that token receive a Shutdown with
+    reason SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION.
     """
 
     def __init__(self, channel):
@@ -102,8 +104,10 @@ class BotServiceServicer:
     Reconnecting: there is no resume message. A bot whose stream broke opens a new Play stream and
     sends a new Hello with the same token; within the grace period (Welcome.reconnect_grace_ms) it
     takes its seat back, Welcome.resumed is true, and the next DecisionRequest carries the whole
-    public state again. A new session with the same token replaces the old one, which receives a
-    Shutdown with reason SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION.
+    public state again. One token may hold several sessions at once (up to the referee's limit),
+    each playing at most one seat at a time: a new session never displaces a live one. Only when
+    the session limit is reached does the oldest idle session of that token receive a Shutdown with
+    reason SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION.
     """
 
     def Play(self, request_iterator, context):
@@ -159,8 +163,10 @@ class BotService:
     Reconnecting: there is no resume message. A bot whose stream broke opens a new Play stream and
     sends a new Hello with the same token; within the grace period (Welcome.reconnect_grace_ms) it
     takes its seat back, Welcome.resumed is true, and the next DecisionRequest carries the whole
-    public state again. A new session with the same token replaces the old one, which receives a
-    Shutdown with reason SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION.
+    public state again. One token may hold several sessions at once (up to the referee's limit),
+    each playing at most one seat at a time: a new session never displaces a live one. Only when
+    the session limit is reached does the oldest idle session of that token receive a Shutdown with
+    reason SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION.
     """
 
     @staticmethod
