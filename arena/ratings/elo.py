@@ -1,0 +1,798 @@
+"""Bradley-Terry ratings on the Elo scale from the head-to-head pairs of multiplayer tables.
+
+The method (DESIGN.md, "Ratings"):
+
+* Each result of a table with k seats gives k(k-1)/2 head-to-head pairs: fewer points scores 1,
+  equal points 0.5 each. A bot met by itself (two seats, one program) gives no pair.
+* Model: P(a beats b) = 1 / (1 + exp(-(t_a - t_b))), a draw counting as half a win and half a loss.
+  The ratings maximise this pairwise (composite) log-likelihood over the whole tournament at once.
+  It depends on the data only through the per-pair totals, so the fit aggregates with numpy first
+  and hands scipy a problem the size of the number of bots.
+* Prior: ``prior_draws`` virtual draws between every two bots that met (as BayesElo does). An
+  unbeaten bot then gets a large but finite rating, and because the prior only involves
+  differences it leaves the scale's origin free: anchoring is pure post-processing.
+* Anchor: the named bot at 0, or the mean of all bots at 0. Elo = t * 400 / ln 10.
+* Uncertainty: the pairs of one board (every seat rotation of one deal) share the deal, so they
+  are dependent, and the inverse Hessian of the composite likelihood (kept as the *naive*
+  covariance, for comparison) is not their covariance. The default is the cluster-robust sandwich
+  H^-1 (sum over boards c of g_c g_c^T) H^-1 with g_c the score summed over board c and the usual
+  G/(G-1) small-sample factor; ``method="bootstrap"`` instead resamples whole boards (seeded) and
+  refits. Intervals are normal: estimate +/- z * standard error, for ratings and differences alike.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Final
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import optimize, sparse, special, stats
+from scipy.sparse import csgraph
+
+from arena.ratings.results import NO_MOON, NO_PLACING, RatingsError, TableArrays, TableResult
+
+__all__ = [
+    "DEFAULT_BOOTSTRAP_SAMPLES",
+    "DEFAULT_CHECKPOINTS",
+    "DEFAULT_CONFIDENCE",
+    "DEFAULT_PRIOR_DRAWS",
+    "ELO_PER_NAT",
+    "BotRating",
+    "BotStats",
+    "Interval",
+    "IntervalMethod",
+    "RatingFit",
+    "RatingHistory",
+    "fit",
+    "fit_by_table_size",
+    "rating_history",
+]
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+ELO_PER_NAT: Final = 400.0 / math.log(10.0)
+"""Elo points per unit of the logistic model's log-odds: 400 Elo is odds of 10 to 1."""
+DEFAULT_PRIOR_DRAWS: Final = 1.0
+"""Virtual draws between every two bots that met; one draw is negligible beside real play."""
+DEFAULT_CONFIDENCE: Final = 0.95
+DEFAULT_BOOTSTRAP_SAMPLES: Final = 400
+DEFAULT_CHECKPOINTS: Final = 15
+"""Growing prefixes refitted for a history of the ratings."""
+CHUNK_ROWS: Final = 1 << 17
+"""Results expanded into pairs at a time: bounds memory on a million results."""
+BOOTSTRAP_BATCH: Final = 32
+"""Bootstrap replicates whose pair totals come from one sparse product."""
+GRADIENT_TOLERANCE: Final = 1e-10
+"""Target gradient of the mean log-likelihood per pair."""
+NOISE_ELO: Final = 1e-6
+"""Rating differences and spreads below this are floating-point noise, not information."""
+CONVERGED_GRADIENT: Final = 1e-7
+"""Largest gradient accepted as converged: ratings exact to well below a hundredth of an Elo."""
+
+
+class IntervalMethod(StrEnum):
+    """How the covariance of the ratings is estimated."""
+
+    SANDWICH = "sandwich"
+    """Cluster-robust sandwich, clustered by board."""
+    BOOTSTRAP = "bootstrap"
+    """Resample whole boards with replacement and refit."""
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """An estimate with its standard error and a two-sided confidence interval."""
+
+    estimate: float
+    se: float
+    """Standard error."""
+    low: float
+    high: float
+
+    @property
+    def half_width(self) -> float:
+        """The +/- of the interval."""
+        return (self.high - self.low) / 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class BotStats:
+    """What a bot did, beside its rating."""
+
+    name: str
+    tables: int
+    """Results (hands or games) it sat in, one per seat it took."""
+    boards: int
+    """Distinct boards it played."""
+    pairs: int
+    """Head-to-head pairs it was part of."""
+    score: float
+    """Its share of head-to-head points: (wins + draws / 2) / pairs."""
+    points_mean: float
+    """Mean points it took per result (lower is better)."""
+    points_se: float
+    """Standard error of ``points_mean``, clustered by board; NaN with fewer than two boards."""
+    points_low: float
+    points_high: float
+    games: int
+    """Results that were full games with placings."""
+    placings: tuple[int, ...]
+    """How often it finished 1st, 2nd, ... among ``games``."""
+    mean_placing: float | None
+    """Mean place among ``games``; None without games."""
+    moons: int
+    """Times it shot the moon."""
+    faults: int
+    """Faults recorded against it."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready mapping (NaN becomes None)."""
+        return {
+            "name": self.name,
+            "tables": self.tables,
+            "boards": self.boards,
+            "pairs": self.pairs,
+            "score": _json_float(self.score),
+            "points_mean": _json_float(self.points_mean),
+            "points_se": _json_float(self.points_se),
+            "points_low": _json_float(self.points_low),
+            "points_high": _json_float(self.points_high),
+            "games": self.games,
+            "placings": list(self.placings),
+            "mean_placing": _json_float(self.mean_placing),
+            "moons": self.moons,
+            "faults": self.faults,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class BotRating:
+    """One row of the rating list: a bot's rating, its interval and its summary statistics."""
+
+    rank: int
+    """1 for the highest rating."""
+    name: str
+    elo: float
+    se: float
+    """Standard error of ``elo`` (relative to the anchor) from the fit's covariance."""
+    low: float
+    high: float
+    naive_se: float
+    """The standard error that treats every pair as independent; for comparison only."""
+    los_next: float | None
+    """Likelihood of superiority over the next bot in the list; None for the last."""
+    stats: BotStats
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready flat mapping (NaN becomes None)."""
+        row: dict[str, Any] = {
+            "rank": self.rank,
+            "name": self.name,
+            "elo": _json_float(self.elo),
+            "se": _json_float(self.se),
+            "low": _json_float(self.low),
+            "high": _json_float(self.high),
+            "naive_se": _json_float(self.naive_se),
+            "los_next": _json_float(self.los_next),
+        }
+        row.update((k, v) for k, v in self.stats.to_dict().items() if k != "name")
+        return row
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class RatingFit:
+    """The published ratings of one table size, with everything needed to report on them."""
+
+    names: tuple[str, ...]
+    """Bot names, sorted; arrays below are indexed in this order."""
+    table_size: int
+    anchor: str | None
+    """The bot held at 0, or None when the mean is 0."""
+    method: IntervalMethod
+    confidence: float
+    prior_draws: float
+    elo: FloatArray
+    """Rating per bot."""
+    cov: FloatArray
+    """Covariance of ``elo`` (Elo squared), by ``method``."""
+    naive_cov: FloatArray
+    """Inverse Hessian covariance, as if every pair were independent (Elo squared)."""
+    pair_score: FloatArray
+    """``pair_score[a, b]``: head-to-head points of a against b (prior excluded)."""
+    pair_count: FloatArray
+    """``pair_count[a, b]``: head-to-head pairs between a and b."""
+    bots: tuple[BotStats, ...]
+    """Summary statistics per bot, in ``names`` order."""
+    results: int
+    boards: int
+    bootstrap_samples: int
+    """Replicates behind ``cov`` for the bootstrap; 0 for the sandwich."""
+    seed: int | None
+    """Seed of the bootstrap; None for the sandwich."""
+
+    def __post_init__(self) -> None:
+        for array in (self.elo, self.cov, self.naive_cov, self.pair_score, self.pair_count):
+            array.setflags(write=False)
+
+    @property
+    def z(self) -> float:
+        """The normal quantile of the two-sided ``confidence``."""
+        return float(stats.norm.ppf(0.5 + self.confidence / 2.0))
+
+    def index(self, name: str) -> int:
+        """Position of ``name`` in :attr:`names`."""
+        try:
+            return self.names.index(name)
+        except ValueError:
+            raise RatingsError(f"no bot {name!r} among {self.names}") from None
+
+    def se(self) -> FloatArray:
+        """Standard errors of :attr:`elo`."""
+        return np.sqrt(np.clip(np.diag(self.cov), 0.0, None))
+
+    def naive_se(self) -> FloatArray:
+        """Standard errors of :attr:`elo` if the pairs were independent (they are not)."""
+        return np.sqrt(np.clip(np.diag(self.naive_cov), 0.0, None))
+
+    def interval(self, name: str) -> Interval:
+        """The rating of ``name`` with its interval."""
+        i = self.index(name)
+        return self._interval(float(self.elo[i]), float(self.cov[i, i]))
+
+    def diff_interval(self, a: str, b: str) -> Interval:
+        """The rating difference ``a - b`` with its own interval (using the covariance)."""
+        i, j = self.index(a), self.index(b)
+        var = self.cov[i, i] + self.cov[j, j] - 2.0 * self.cov[i, j]
+        return self._interval(float(self.elo[i] - self.elo[j]), float(var))
+
+    def los(self) -> FloatArray:
+        """``los()[a, b]``: P(rating a > rating b), normal approximation; NaN on the diagonal."""
+        diff = self.elo[:, None] - self.elo[None, :]
+        var = np.diag(self.cov)[:, None] + np.diag(self.cov)[None, :] - 2.0 * self.cov
+        sd = np.sqrt(np.clip(var, 0.0, None))
+        # A difference known exactly (no spread at all) is certain, or a tie if it is only noise.
+        sure = np.where(np.abs(diff) <= NOISE_ELO, 0.5, (diff > 0).astype(np.float64))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            los: FloatArray = np.where(sd > NOISE_ELO, special.ndtr(diff / sd), sure)
+        np.fill_diagonal(los, np.nan)
+        return los
+
+    def los_between(self, a: str, b: str) -> float:
+        """P(rating of ``a`` > rating of ``b``)."""
+        return float(self.los()[self.index(a), self.index(b)])
+
+    def rows(self) -> tuple[BotRating, ...]:
+        """The rating list, best first (ties broken by name)."""
+        order = sorted(range(len(self.names)), key=lambda i: (-self.elo[i], self.names[i]))
+        se, naive, los = self.se(), self.naive_se(), self.los()
+        rows = []
+        for rank, i in enumerate(order, start=1):
+            nxt = order[rank] if rank < len(order) else None
+            rows.append(
+                BotRating(
+                    rank=rank,
+                    name=self.names[i],
+                    elo=float(self.elo[i]),
+                    se=float(se[i]),
+                    low=float(self.elo[i] - self.z * se[i]),
+                    high=float(self.elo[i] + self.z * se[i]),
+                    naive_se=float(naive[i]),
+                    los_next=None if nxt is None else float(los[i, nxt]),
+                    stats=self.bots[i],
+                )
+            )
+        return tuple(rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready mapping: the rating list, covariance, LOS and crosstable."""
+        los = self.los()
+        names = self.names
+        return {
+            "table_size": self.table_size,
+            "anchor": self.anchor,
+            "method": self.method.value,
+            "confidence": self.confidence,
+            "prior_draws": self.prior_draws,
+            "results": self.results,
+            "boards": self.boards,
+            "bootstrap_samples": self.bootstrap_samples,
+            "seed": self.seed,
+            "ratings": [row.to_dict() for row in self.rows()],
+            "names": list(names),
+            "covariance": [[_json_float(x) for x in row] for row in self.cov],
+            "los": {
+                a: {b: _json_float(los[i, j]) for j, b in enumerate(names) if i != j}
+                for i, a in enumerate(names)
+            },
+            "crosstable": {
+                a: {
+                    b: {"score": float(self.pair_score[i, j]), "pairs": int(self.pair_count[i, j])}
+                    for j, b in enumerate(names)
+                    if self.pair_count[i, j] > 0
+                }
+                for i, a in enumerate(names)
+            },
+        }
+
+    def _interval(self, estimate: float, var: float) -> Interval:
+        se = math.sqrt(max(var, 0.0))
+        return Interval(estimate, se, estimate - self.z * se, estimate + self.z * se)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class RatingHistory:
+    """Ratings refitted on growing prefixes of the results, in their given order."""
+
+    names: tuple[str, ...]
+    results: tuple[int, ...]
+    """Number of results in each prefix."""
+    elo: FloatArray
+    """``elo[t, i]``: rating of bot i after ``results[t]`` results; NaN before it played."""
+    low: FloatArray
+    high: FloatArray
+    anchor: str | None
+
+
+def fit(
+    results: Sequence[TableResult] | TableArrays,
+    *,
+    anchor: str | None = None,
+    prior_draws: float = DEFAULT_PRIOR_DRAWS,
+    table_size: int | None = None,
+    method: IntervalMethod | str = IntervalMethod.SANDWICH,
+    bootstrap_samples: int = DEFAULT_BOOTSTRAP_SAMPLES,
+    seed: int = 0,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> RatingFit:
+    """Fit Elo ratings with intervals clustered by board, for one table size."""
+    method = IntervalMethod(method)
+    if not (math.isfinite(prior_draws) and prior_draws >= 0.0):
+        raise RatingsError(f"prior_draws must be a finite number >= 0, not {prior_draws}")
+    if not 0.0 < confidence < 1.0:
+        raise RatingsError(f"confidence must lie strictly between 0 and 1, not {confidence}")
+    if method is IntervalMethod.BOOTSTRAP and bootstrap_samples < 2:
+        raise RatingsError(f"bootstrap_samples must be at least 2, not {bootstrap_samples}")
+    if isinstance(results, TableArrays):
+        arrays = results
+        if table_size is not None and table_size != arrays.table_size:
+            raise RatingsError(
+                f"table_size={table_size} but the arrays hold {arrays.table_size}-seat tables"
+            )
+    else:
+        arrays = TableArrays.from_results(results, table_size)
+    if len(arrays) == 0:
+        size = "" if table_size is None else f" at {table_size}-seat tables"
+        raise RatingsError(f"no results to rate{size}")
+    return _fit_arrays(arrays, anchor, prior_draws, method, bootstrap_samples, seed, confidence)
+
+
+def fit_by_table_size(results: Sequence[TableResult], **options: Any) -> dict[int, RatingFit]:
+    """One :func:`fit` per table size present, keyed by seats; ``options`` go to each fit."""
+    by_size: dict[int, list[TableResult]] = {}
+    for result in results:
+        by_size.setdefault(len(result.players), []).append(result)
+    if not by_size:
+        raise RatingsError("no results to rate")
+    return {size: fit(by_size[size], **options) for size in sorted(by_size)}
+
+
+def rating_history(
+    results: Sequence[TableResult] | TableArrays,
+    *,
+    checkpoints: int = DEFAULT_CHECKPOINTS,
+    anchor: str | None = None,
+    prior_draws: float = DEFAULT_PRIOR_DRAWS,
+    table_size: int | None = None,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> RatingHistory:
+    """Refit (sandwich) on ``checkpoints`` growing prefixes; prefixes that cannot be rated yet
+    (a disconnected graph, the anchor not yet seen) are left out."""
+    if checkpoints < 1:
+        raise RatingsError(f"checkpoints must be at least 1, not {checkpoints}")
+    arrays = (
+        results
+        if isinstance(results, TableArrays)
+        else TableArrays.from_results(results, table_size)
+    )
+    total = len(arrays)
+    if total == 0:
+        raise RatingsError("no results to rate")
+    sizes = np.unique(np.linspace(total / checkpoints, total, checkpoints).round().astype(int))
+    names = arrays.names
+    kept: list[int] = []
+    elo, low, high = [], [], []
+    for size in sizes[sizes > 0]:
+        try:
+            step = fit(
+                arrays.prefix(int(size)),
+                anchor=anchor,
+                prior_draws=prior_draws,
+                confidence=confidence,
+            )
+        except RatingsError:
+            continue
+        row = np.full((3, len(names)), np.nan)
+        where = [names.index(n) for n in step.names]
+        half = step.z * step.se()
+        row[0, where], row[1, where], row[2, where] = step.elo, step.elo - half, step.elo + half
+        kept.append(int(size))
+        elo.append(row[0])
+        low.append(row[1])
+        high.append(row[2])
+    if not kept:
+        raise RatingsError("no prefix of the results could be rated (see fit for why)")
+    return RatingHistory(names, tuple(kept), np.array(elo), np.array(low), np.array(high), anchor)
+
+
+# --- the fit ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Pairs:
+    """Head-to-head totals per pair of bots that met (``lo < hi`` in compact codes)."""
+
+    lo: IntArray
+    hi: IntArray
+    score: FloatArray
+    """Points of ``lo`` against ``hi``."""
+    count: FloatArray
+
+
+def _fit_arrays(
+    arrays: TableArrays,
+    anchor: str | None,
+    prior_draws: float,
+    method: IntervalMethod,
+    bootstrap_samples: int,
+    seed: int,
+    confidence: float,
+) -> RatingFit:
+    names, players = _compact(arrays)
+    n = len(names)
+    if anchor is not None and anchor not in names:
+        raise RatingsError(f"anchor {anchor!r} is not among the rated bots {names}")
+    board, n_boards = _compact_boards(arrays.board)
+    score, count = _pair_totals(players, arrays.points, n)
+    _check_connected(names, count, score, prior_draws)
+    pairs = _pair_list(score, count)
+    prior = _with_prior(pairs, prior_draws)
+    theta = _solve(prior, n)
+    hessian = _hessian(prior, theta, n)[1:, 1:]
+    bread = np.asarray(np.linalg.inv(hessian), dtype=np.float64)
+    if method is IntervalMethod.SANDWICH:
+        meat = _board_scores(players, arrays.points, board, n_boards, theta, n)[1:, 1:]
+        meat *= n_boards / max(n_boards - 1, 1)
+        cov_free = bread @ meat @ bread
+    else:
+        cov_free = _bootstrap_cov(
+            players, arrays.points, board, n_boards, pairs, prior_draws, n, bootstrap_samples, seed
+        )[1:, 1:]
+    to_anchor = _anchor_matrix(names, anchor)
+    elo_scale = ELO_PER_NAT**2
+    return RatingFit(
+        names=names,
+        table_size=arrays.table_size,
+        anchor=anchor,
+        method=method,
+        confidence=confidence,
+        prior_draws=prior_draws,
+        elo=ELO_PER_NAT * (to_anchor @ theta),
+        cov=elo_scale * _sandwich_free(to_anchor, cov_free),
+        naive_cov=elo_scale * _sandwich_free(to_anchor, bread),
+        pair_score=score,
+        pair_count=count,
+        bots=_bot_stats(names, players, arrays, board, n_boards, score, count, confidence),
+        results=len(arrays),
+        boards=n_boards,
+        bootstrap_samples=bootstrap_samples if method is IntervalMethod.BOOTSTRAP else 0,
+        seed=seed if method is IntervalMethod.BOOTSTRAP else None,
+    )
+
+
+def _compact(arrays: TableArrays) -> tuple[tuple[str, ...], IntArray]:
+    """The bots that played, and the players array recoded 0..n-1 in the same sorted order."""
+    seen = np.bincount(arrays.players.ravel(), minlength=len(arrays.names)) > 0
+    code = np.cumsum(seen) - 1
+    names = tuple(name for name, s in zip(arrays.names, seen, strict=True) if s)
+    return names, code[arrays.players]
+
+
+def _compact_boards(board: IntArray) -> tuple[IntArray, int]:
+    """Board codes recoded 0..G-1 over the boards present, and G."""
+    seen = np.bincount(board) > 0 if board.size else np.zeros(0, dtype=bool)
+    code = np.cumsum(seen) - 1
+    return code[board], int(seen.sum())
+
+
+def _chunks(rows: int) -> Iterator[slice]:
+    for start in range(0, rows, CHUNK_ROWS):
+        yield slice(start, start + CHUNK_ROWS)
+
+
+def _seat_scores(points: FloatArray) -> FloatArray:
+    """``[t, i, j]``: head-to-head points of seat i against seat j (fewer points wins)."""
+    return 0.5 * (1.0 + np.sign(points[:, None, :] - points[:, :, None]))
+
+
+def _pair_totals(players: IntArray, points: FloatArray, n: int) -> tuple[FloatArray, FloatArray]:
+    """Dense (n, n) head-to-head points and pair counts over all results."""
+    seats = players.shape[1]
+    i, j = np.triu_indices(seats, 1)
+    score = np.zeros(n * n)
+    count = np.zeros(n * n)
+    for rows in _chunks(players.shape[0]):
+        a, b = players[rows][:, i].ravel(), players[rows][:, j].ravel()
+        pts = points[rows]
+        s = (0.5 * (1.0 + np.sign(pts[:, j] - pts[:, i]))).ravel()
+        met = a != b
+        a, b, s = a[met], b[met], s[met]
+        ab, ba = a * n + b, b * n + a
+        score += np.bincount(ab, s, n * n) + np.bincount(ba, 1.0 - s, n * n)
+        count += np.bincount(ab, minlength=n * n) + np.bincount(ba, minlength=n * n)
+    return score.reshape(n, n), count.reshape(n, n)
+
+
+def _pair_list(score: FloatArray, count: FloatArray) -> _Pairs:
+    lo, hi = np.nonzero(np.triu(count, 1))
+    return _Pairs(lo.astype(np.int64), hi.astype(np.int64), score[lo, hi], count[lo, hi])
+
+
+def _with_prior(pairs: _Pairs, prior_draws: float) -> _Pairs:
+    return _Pairs(pairs.lo, pairs.hi, pairs.score + prior_draws / 2.0, pairs.count + prior_draws)
+
+
+def _check_connected(
+    names: tuple[str, ...], count: FloatArray, score: FloatArray, prior_draws: float
+) -> None:
+    """Refuse a comparison graph in pieces, or (with no prior) one where the MLE is infinite."""
+    if len(names) < 2 or not count.any():
+        raise RatingsError(f"no head-to-head pairs between different bots among {names}")
+    pieces, label = csgraph.connected_components(sparse.csr_matrix(count > 0), directed=False)
+    if pieces > 1:
+        groups = " | ".join(
+            "{" + ", ".join(n for n, g in zip(names, label, strict=True) if g == k) + "}"
+            for k in range(pieces)
+        )
+        raise RatingsError(
+            f"the comparison graph is not connected ({pieces} groups: {groups}); "
+            "ratings across groups are undefined: play games between them or rate them apart"
+        )
+    if prior_draws == 0.0:
+        # Without a prior the maximum likelihood exists only if every group of bots also scored
+        # something against the rest (the "beats or draws" graph is strongly connected).
+        pieces, label = csgraph.connected_components(
+            sparse.csr_matrix(score > 0), directed=True, connection="strong"
+        )
+        if pieces > 1:
+            raise RatingsError(
+                f"with prior_draws=0 some ratings are infinite ({pieces} groups never all "
+                "scored against each other); use prior_draws > 0"
+            )
+
+
+def _solve(pairs: _Pairs, n: int) -> FloatArray:
+    """Maximum likelihood log-strengths with the first bot at 0 (scipy's trust-region Newton)."""
+    lo, hi, w, m = pairs.lo, pairs.hi, pairs.score, pairs.count
+    per_pair = 1.0 / m.sum()  # the objective is a mean over pairs, so the tolerance is absolute
+
+    def full(x: FloatArray) -> FloatArray:
+        return np.concatenate(([0.0], x))
+
+    def loss(x: FloatArray) -> float:
+        d = (t := full(x))[lo] - t[hi]
+        return float(per_pair * np.sum(w * np.logaddexp(0.0, -d) + (m - w) * np.logaddexp(0.0, d)))
+
+    def gradient(x: FloatArray) -> FloatArray:
+        t = full(x)
+        r = m * special.expit(t[lo] - t[hi]) - w
+        g: FloatArray = per_pair * (np.bincount(lo, r, n) - np.bincount(hi, r, n))[1:]
+        return g
+
+    def hessian(x: FloatArray) -> FloatArray:
+        h: FloatArray = per_pair * _hessian(pairs, full(x), n)[1:, 1:]
+        return h
+
+    found = optimize.minimize(
+        loss,
+        np.zeros(n - 1),
+        jac=gradient,
+        hess=hessian,
+        method="trust-exact",
+        options={"gtol": GRADIENT_TOLERANCE},
+    )
+    # trust-exact also stops when floating point can no longer confirm an improvement; the
+    # gradient then says whether that happened at the optimum.
+    if not (found.success or np.abs(found.jac).max(initial=0.0) <= CONVERGED_GRADIENT):
+        raise RatingsError(f"the rating fit did not converge: {found.message}")
+    return full(np.asarray(found.x, dtype=np.float64))
+
+
+def _hessian(pairs: _Pairs, theta: FloatArray, n: int) -> FloatArray:
+    """Hessian of the negative log-likelihood in the n log-strengths."""
+    lo, hi = pairs.lo, pairs.hi
+    p = special.expit(theta[lo] - theta[hi])
+    h = pairs.count * p * (1.0 - p)
+    flat = (
+        np.bincount(lo * n + lo, h, n * n)
+        + np.bincount(hi * n + hi, h, n * n)
+        - np.bincount(lo * n + hi, h, n * n)
+        - np.bincount(hi * n + lo, h, n * n)
+    )
+    return np.asarray(flat, dtype=np.float64).reshape(n, n)
+
+
+def _board_scores(
+    players: IntArray,
+    points: FloatArray,
+    board: IntArray,
+    n_boards: int,
+    theta: FloatArray,
+    n: int,
+) -> FloatArray:
+    """The sandwich's meat: sum over boards of the outer product of the board's score vector."""
+    expected = special.expit(theta[:, None] - theta[None, :])
+    seats = players.shape[1]
+    residual = np.empty(players.shape)
+    for rows in _chunks(players.shape[0]):
+        who = players[rows]
+        r = _seat_scores(points[rows]) - expected[who[:, :, None], who[:, None, :]]
+        r[who[:, :, None] == who[:, None, :]] = 0.0  # a bot against itself is no pair
+        residual[rows] = r.sum(axis=2)
+    per_board = sparse.coo_matrix(
+        (residual.ravel(), (np.repeat(board, seats), players.ravel())), shape=(n_boards, n)
+    ).tocsr()
+    return np.asarray((per_board.T @ per_board).toarray(), dtype=np.float64)
+
+
+def _bootstrap_cov(
+    players: IntArray,
+    points: FloatArray,
+    board: IntArray,
+    n_boards: int,
+    pairs: _Pairs,
+    prior_draws: float,
+    n: int,
+    samples: int,
+    seed: int,
+) -> FloatArray:
+    """Covariance of log-strengths (first bot at 0) over refits on boards drawn with replacement."""
+    column = np.full(n * n, -1, dtype=np.int64)
+    column[pairs.lo * n + pairs.hi] = np.arange(pairs.lo.size)
+    seats = players.shape[1]
+    i, j = np.triu_indices(seats, 1)
+    entries: list[tuple[IntArray, IntArray, FloatArray]] = []
+    for rows in _chunks(players.shape[0]):
+        a, b = players[rows][:, i], players[rows][:, j]
+        pts = points[rows]
+        s = 0.5 * (1.0 + np.sign(pts[:, j] - pts[:, i]))
+        s = np.where(a < b, s, 1.0 - s)  # points of the lower code
+        key = np.minimum(a, b) * n + np.maximum(a, b)
+        brd = np.broadcast_to(board[rows][:, None], a.shape)
+        met = a != b
+        entries.append((brd[met], column[key[met]], s[met]))
+    brd_all, col_all, s_all = (np.concatenate(part) for part in zip(*entries, strict=True))
+    shape = (n_boards, pairs.lo.size)
+    board_score = sparse.coo_matrix((s_all, (brd_all, col_all)), shape=shape).tocsc()
+    board_count = sparse.coo_matrix((np.ones_like(s_all), (brd_all, col_all)), shape=shape).tocsc()
+    rng = np.random.default_rng(seed)
+    thetas = np.empty((samples, n))
+    for start in range(0, samples, BOOTSTRAP_BATCH):
+        batch = min(BOOTSTRAP_BATCH, samples - start)
+        draws = np.stack(
+            [
+                np.bincount(rng.integers(0, n_boards, n_boards), minlength=n_boards)
+                for _ in range(batch)
+            ],
+            axis=1,
+        ).astype(np.float64)
+        scores = np.asarray(board_score.T @ draws)
+        counts = np.asarray(board_count.T @ draws)
+        for k in range(batch):
+            replicate = _Pairs(pairs.lo, pairs.hi, scores[:, k], counts[:, k])
+            if prior_draws == 0.0:
+                _check_connected(
+                    tuple(map(str, range(n))),
+                    _dense(replicate, n, replicate.count),
+                    _dense(replicate, n, replicate.score, replicate.count - replicate.score),
+                    0.0,
+                )
+            thetas[start + k] = _solve(_with_prior(replicate, prior_draws), n)
+    return np.asarray(np.cov(thetas, rowvar=False), dtype=np.float64)
+
+
+def _dense(pairs: _Pairs, n: int, upper: FloatArray, lower: FloatArray | None = None) -> FloatArray:
+    out = np.zeros((n, n))
+    out[pairs.lo, pairs.hi] = upper
+    out[pairs.hi, pairs.lo] = upper if lower is None else lower
+    return out
+
+
+def _anchor_matrix(names: tuple[str, ...], anchor: str | None) -> FloatArray:
+    """Linear map from log-strengths to anchored ones: minus the mean, or minus the anchor's."""
+    n = len(names)
+    if anchor is None:
+        centre: FloatArray = np.eye(n) - np.full((n, n), 1.0 / n)
+        return centre
+    shift = np.zeros((n, n))
+    shift[:, names.index(anchor)] = 1.0
+    return np.eye(n) - shift
+
+
+def _sandwich_free(to_anchor: FloatArray, cov_free: FloatArray) -> FloatArray:
+    """Covariance of anchored strengths from that of the free ones (the first bot fixed at 0)."""
+    n = to_anchor.shape[0]
+    full = np.zeros((n, n))
+    full[1:, 1:] = cov_free
+    cov: FloatArray = to_anchor @ full @ to_anchor.T
+    return (cov + cov.T) / 2.0
+
+
+def _bot_stats(
+    names: tuple[str, ...],
+    players: IntArray,
+    arrays: TableArrays,
+    board: IntArray,
+    n_boards: int,
+    score: FloatArray,
+    count: FloatArray,
+    confidence: float,
+) -> tuple[BotStats, ...]:
+    """Points per result with a board-clustered interval, placings, moons and faults per bot."""
+    n, seats = len(names), players.shape[1]
+    who = players.ravel()
+    pts = arrays.points.ravel()
+    where = np.repeat(board, seats)
+    tables = np.bincount(who, minlength=n)
+    mean = np.bincount(who, pts, n) / tables
+    per_board = sparse.coo_matrix((pts - mean[who], (where, who)), shape=(n_boards, n)).tocsc()
+    squares = np.asarray(per_board.multiply(per_board).sum(axis=0), dtype=np.float64).ravel()
+    boards = sparse.coo_matrix((np.ones_like(pts), (where, who)), shape=(n_boards, n)).tocsc()
+    boards.sum_duplicates()
+    played = np.diff(boards.indptr)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se = np.sqrt(played / (played - 1.0) * squares) / tables
+        t = stats.t.ppf(0.5 + confidence / 2.0, played - 1.0)
+    place = arrays.placings.ravel()
+    full_game = place != NO_PLACING
+    placings = np.bincount(
+        who[full_game] * seats + place[full_game] - 1, minlength=n * seats
+    ).reshape(n, seats)
+    games = placings.sum(axis=1)
+    shot = arrays.moon != NO_MOON
+    moons = np.bincount(players[np.nonzero(shot)[0], arrays.moon[shot]], minlength=n)
+    faults = np.bincount(who, arrays.faults.ravel().astype(np.float64), n)
+    pair_total = count.sum(axis=1)
+    pair_points = score.sum(axis=1)
+    rows = []
+    for k, name in enumerate(names):
+        ok = played[k] > 1
+        rows.append(
+            BotStats(
+                name=name,
+                tables=int(tables[k]),
+                boards=int(played[k]),
+                pairs=int(pair_total[k]),
+                score=float(pair_points[k] / pair_total[k]) if pair_total[k] else math.nan,
+                points_mean=float(mean[k]),
+                points_se=float(se[k]) if ok else math.nan,
+                points_low=float(mean[k] - t[k] * se[k]) if ok else math.nan,
+                points_high=float(mean[k] + t[k] * se[k]) if ok else math.nan,
+                games=int(games[k]),
+                placings=tuple(int(c) for c in placings[k]),
+                mean_placing=(
+                    float(placings[k] @ np.arange(1, seats + 1) / games[k]) if games[k] else None
+                ),
+                moons=int(moons[k]),
+                faults=int(faults[k]),
+            )
+        )
+    return tuple(rows)
+
+
+def _json_float(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else float(x)

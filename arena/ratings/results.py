@@ -1,0 +1,217 @@
+"""The input of the rating maths: table results, and the same results as columns of numbers.
+
+A :class:`TableResult` is one hand (or one whole game) at one table: who sat where, and the points
+each seat took. :class:`TableArrays` holds many results of one table size as numpy arrays, so that
+the fit never loops in Python over results; :meth:`TableArrays.from_results` converts once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import chain
+
+import numpy as np
+from numpy.typing import NDArray
+
+from arena.errors import ArenaError
+from arena.rules import MAX_PLAYERS, MIN_PLAYERS
+
+__all__ = ["NO_MOON", "RatingsError", "TableArrays", "TableResult", "table_sizes"]
+
+NO_MOON = -1
+"""The value of :attr:`TableArrays.moon` for a result where nobody shot the moon."""
+NO_PLACING = 0
+"""The value of :attr:`TableArrays.placings` for a result that is not a full game."""
+
+
+class RatingsError(ArenaError, ValueError):
+    """Results that cannot be rated as asked: none, a disconnected graph, a bad anchor."""
+
+
+@dataclass(frozen=True, slots=True)
+class TableResult:
+    """One hand or one game at one table, as the ratings see it."""
+
+    board: str
+    """Identity of the deal; every seat rotation of one deal shares it (the cluster key)."""
+    players: tuple[str, ...]
+    """Bot name per seat (3 to 6 seats)."""
+    points: tuple[float, ...]
+    """Points per seat for the hand or game; lower is better."""
+    placings: tuple[int, ...] | None = None
+    """For full games: place per seat, 1 = winner, ties share a place; None for a single hand."""
+    moon: int | None = None
+    """The seat that shot the moon, if any."""
+    faults: tuple[int, ...] | None = None
+    """Faults (timeouts, illegal answers) per seat, if recorded."""
+
+    def __post_init__(self) -> None:
+        seats = len(self.players)
+        if not MIN_PLAYERS <= seats <= MAX_PLAYERS:
+            raise RatingsError(
+                f"board {self.board!r}: {seats} seats {self.players!r}; "
+                f"a table has {MIN_PLAYERS} to {MAX_PLAYERS}"
+            )
+        if len(self.points) != seats:
+            raise RatingsError(
+                f"board {self.board!r}: {len(self.points)} points {self.points!r} "
+                f"for {seats} seats {self.players!r}"
+            )
+        if not all(math.isfinite(p) for p in self.points):
+            raise RatingsError(f"board {self.board!r}: points {self.points!r} are not all finite")
+        if self.placings is not None and (
+            len(self.placings) != seats or not all(1 <= p <= seats for p in self.placings)
+        ):
+            raise RatingsError(
+                f"board {self.board!r}: placings {self.placings!r} must be {seats} places "
+                f"between 1 and {seats}"
+            )
+        if self.moon is not None and not 0 <= self.moon < seats:
+            raise RatingsError(
+                f"board {self.board!r}: moon seat {self.moon} is not a seat of {seats}"
+            )
+        if self.faults is not None and (
+            len(self.faults) != seats or not all(f >= 0 for f in self.faults)
+        ):
+            raise RatingsError(
+                f"board {self.board!r}: faults {self.faults!r} must be {seats} counts >= 0"
+            )
+
+
+def table_sizes(results: Iterable[TableResult]) -> tuple[int, ...]:
+    """The distinct table sizes among ``results``, ascending."""
+    return tuple(sorted({len(r.players) for r in results}))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class TableArrays:
+    """Results of one table size as arrays; row ``t`` is the ``t``-th result in the given order."""
+
+    names: tuple[str, ...]
+    """Bot names, sorted; a bot's code is its index here."""
+    board_names: tuple[str, ...]
+    """Board names; a board's code is its index here."""
+    board: NDArray[np.int64]
+    """Board code per result, shape (results,)."""
+    players: NDArray[np.int64]
+    """Bot code per seat, shape (results, seats)."""
+    points: NDArray[np.float64]
+    """Points per seat, shape (results, seats); lower is better."""
+    placings: NDArray[np.int64]
+    """Place per seat for full games, :data:`NO_PLACING` where the result is a single hand."""
+    moon: NDArray[np.int64]
+    """Seat that shot the moon per result, :data:`NO_MOON` for none."""
+    faults: NDArray[np.int64]
+    """Faults per seat, 0 where not recorded."""
+
+    def __post_init__(self) -> None:
+        rows, seats = self.players.shape
+        for field, array in (
+            ("points", self.points),
+            ("placings", self.placings),
+            ("faults", self.faults),
+        ):
+            if array.shape != (rows, seats):
+                raise RatingsError(f"{field} has shape {array.shape}, players {(rows, seats)}")
+        for field, array in (("board", self.board), ("moon", self.moon)):
+            if array.shape != (rows,):
+                raise RatingsError(f"{field} has shape {array.shape}, expected {(rows,)}")
+        if not MIN_PLAYERS <= seats <= MAX_PLAYERS:
+            raise RatingsError(f"{seats} seats; a table has {MIN_PLAYERS} to {MAX_PLAYERS}")
+
+    def __len__(self) -> int:
+        return int(self.players.shape[0])
+
+    @property
+    def table_size(self) -> int:
+        """Seats per table."""
+        return int(self.players.shape[1])
+
+    def prefix(self, count: int) -> TableArrays:
+        """The first ``count`` results (views, not copies); names and boards keep their codes."""
+        return TableArrays(
+            names=self.names,
+            board_names=self.board_names,
+            board=self.board[:count],
+            players=self.players[:count],
+            points=self.points[:count],
+            placings=self.placings[:count],
+            moon=self.moon[:count],
+            faults=self.faults[:count],
+        )
+
+    @classmethod
+    def from_results(
+        cls, results: Sequence[TableResult], table_size: int | None = None
+    ) -> TableArrays:
+        """Convert results to arrays, keeping only ``table_size`` seats (all, if only one size)."""
+        if table_size is None:
+            sizes = table_sizes(results)
+            if len(sizes) > 1:
+                raise RatingsError(
+                    f"results mix table sizes {sizes}; ratings are kept apart per table size: "
+                    "choose one (table_size=N) or use fit_by_table_size"
+                )
+            table_size = sizes[0] if sizes else MIN_PLAYERS
+        else:
+            results = [r for r in results if len(r.players) == table_size]
+        seats = table_size
+        rows = len(results)
+        cells = rows * seats
+        flat_players = [p for r in results for p in r.players]
+        names = tuple(sorted(set(flat_players)))
+        code = {name: i for i, name in enumerate(names)}
+        boards: dict[str, int] = {}
+        board = np.fromiter(
+            (boards.setdefault(r.board, len(boards)) for r in results), np.int64, rows
+        )
+        no_seats = (0,) * seats
+        return cls(
+            names=names,
+            board_names=tuple(boards),
+            board=board,
+            players=np.fromiter(map(code.__getitem__, flat_players), np.int64, cells).reshape(
+                rows, seats
+            ),
+            points=np.fromiter(
+                chain.from_iterable(r.points for r in results), np.float64, cells
+            ).reshape(rows, seats),
+            placings=np.fromiter(
+                chain.from_iterable(r.placings or no_seats for r in results), np.int64, cells
+            ).reshape(rows, seats),
+            moon=np.fromiter(
+                (NO_MOON if r.moon is None else r.moon for r in results), np.int64, rows
+            ),
+            faults=np.fromiter(
+                chain.from_iterable(r.faults or no_seats for r in results), np.int64, cells
+            ).reshape(rows, seats),
+        )
+
+    def to_results(self) -> list[TableResult]:
+        """The results as :class:`TableResult` values (the inverse of :meth:`from_results`)."""
+        names, boards = self.names, self.board_names
+        full_game: list[bool] = (self.placings != NO_PLACING).all(axis=1).tolist()
+        faulted: list[bool] = np.any(self.faults != 0, axis=1).tolist()
+        return [
+            TableResult(
+                board=boards[board],
+                players=tuple(names[p] for p in players),
+                points=tuple(points),
+                placings=tuple(placings) if game else None,
+                moon=None if moon == NO_MOON else moon,
+                faults=tuple(faults) if fault else None,
+            )
+            for board, players, points, placings, moon, faults, game, fault in zip(
+                self.board.tolist(),
+                self.players.tolist(),
+                self.points.tolist(),
+                self.placings.tolist(),
+                self.moon.tolist(),
+                self.faults.tolist(),
+                full_game,
+                faulted,
+                strict=True,
+            )
+        ]

@@ -1,0 +1,110 @@
+"""Seeded simulated tournaments with known strengths, for tests, benchmarks and demonstrations.
+
+The model makes the truth exact. In every table a seat's *utility* is the bot's strength plus a
+standard Gumbel draw, and the seats are ranked by utility (fewest points = highest utility): a
+Plackett-Luce ranking, whose head-to-head pairs follow Bradley-Terry exactly,
+P(a beats b) = 1 / (1 + exp(-(t_a - t_b))). So the true Elo differences are the ones put in.
+
+Deal luck makes the pairs of one board dependent, as in duplicate Hearts: a board is played in
+every seat rotation, and a seat's Gumbel draw comes from a normal variable that shares a part
+(``deal_luck``, a correlation) with the same seat in the other rotations, through the Gumbel
+quantile function. Within one table the seats stay independent, so the margins above still hold.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Final
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import special
+
+from arena.ratings.elo import ELO_PER_NAT
+from arena.ratings.results import NO_MOON, RatingsError, TableArrays
+
+__all__ = ["DEFAULT_DEAL_LUCK", "POINTS_SCALE", "simulate_board_scores", "simulate_tables"]
+
+DEFAULT_DEAL_LUCK: Final = 0.5
+"""Correlation of one seat's luck across the rotations of a board."""
+POINTS_SCALE: Final = 6.5
+"""Points per unit of utility: simulated points then spread roughly like a hand's 0 to 26."""
+POINTS_OFFSET: Final = POINTS_SCALE * (1.0 + float(np.euler_gamma))
+"""Centres an average bot's points on 6.5, a quarter of a hand's 26 (a Gumbel's mean is gamma)."""
+
+
+def _gumbel_luck(
+    rng: np.random.Generator, boards: int, seats: int, rotations: int, deal_luck: float
+) -> NDArray[np.float64]:
+    """``[board, rotation, seat]`` standard Gumbel draws, correlated across rotations."""
+    if not 0.0 <= deal_luck < 1.0:
+        raise RatingsError(f"deal_luck must lie in [0, 1), not {deal_luck}")
+    shared = rng.standard_normal((boards, 1, seats))
+    own = rng.standard_normal((boards, rotations, seats))
+    z = math.sqrt(deal_luck) * shared + math.sqrt(1.0 - deal_luck) * own
+    # Gumbel quantile of the normal's probability, computed in log space to stay finite.
+    gumbel: NDArray[np.float64] = -np.log(-special.log_ndtr(z))
+    return gumbel
+
+
+def simulate_tables(
+    elo: Sequence[float],
+    boards: int,
+    *,
+    seed: int | np.random.Generator = 0,
+    table_size: int = 4,
+    deal_luck: float = DEFAULT_DEAL_LUCK,
+    names: Sequence[str] | None = None,
+) -> TableArrays:
+    """``boards`` boards, each played in every rotation by ``table_size`` bots drawn at random."""
+    rng = np.random.default_rng(seed)
+    n = len(elo)
+    if n < table_size:
+        raise RatingsError(f"{n} bots cannot fill a {table_size}-seat table")
+    names = tuple(names) if names is not None else tuple(f"bot{i:02d}" for i in range(n))
+    if list(names) != sorted(names) or len(set(names)) != n:
+        raise RatingsError(f"names must be distinct and sorted: {names}")
+    strength = np.asarray(elo, dtype=np.float64) / ELO_PER_NAT
+    seats = rotations = table_size
+    lineup = np.argsort(rng.random((boards, n)), axis=1)[:, :seats]  # distinct bots per board
+    shift = (np.arange(seats)[None, :] + np.arange(rotations)[:, None]) % seats
+    players = lineup[:, shift]  # [board, rotation, seat]
+    utility = strength[players] + _gumbel_luck(rng, boards, seats, rotations, deal_luck)
+    points = POINTS_OFFSET - POINTS_SCALE * utility
+    rows = boards * rotations
+    return TableArrays(
+        names=names,
+        board_names=tuple(f"deal{b}" for b in range(boards)),
+        board=np.repeat(np.arange(boards, dtype=np.int64), rotations),
+        players=players.reshape(rows, seats).astype(np.int64),
+        points=points.reshape(rows, seats),
+        placings=np.zeros((rows, seats), dtype=np.int64),
+        moon=np.full(rows, NO_MOON, dtype=np.int64),
+        faults=np.zeros((rows, seats), dtype=np.int64),
+    )
+
+
+def simulate_board_scores(
+    elo_difference: float,
+    boards: int,
+    *,
+    seed: int | np.random.Generator = 0,
+    table_size: int = 4,
+    deal_luck: float = DEFAULT_DEAL_LUCK,
+) -> NDArray[np.float64]:
+    """Board scores of B against A (B stronger by ``elo_difference``) at tables with equal fillers:
+    B's head-to-head share against A over every rotation, whose expectation is the logistic of
+    the difference."""
+    rng = np.random.default_rng(seed)
+    seats = rotations = table_size
+    strength = np.zeros(seats)
+    strength[1] = elo_difference / ELO_PER_NAT  # seat 0 starts as A, seat 1 as B, fillers at 0
+    shift = (np.arange(seats)[None, :] + np.arange(rotations)[:, None]) % seats
+    who = np.argsort(shift, axis=1)  # who[r, bot] = the seat that bot takes in rotation r
+    utility = strength[None, None, :] + np.take_along_axis(
+        _gumbel_luck(rng, boards, seats, rotations, deal_luck), who[None, :, :], axis=2
+    )
+    b_wins = utility[:, :, 1] > utility[:, :, 0]
+    scores: NDArray[np.float64] = b_wins.mean(axis=1)
+    return scores

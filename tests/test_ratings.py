@@ -1,0 +1,345 @@
+"""The rating fit: known answers, anchoring, refusals, and the covariance against a plain loop."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import arena.ratings.elo as elo_module
+from arena.errors import ArenaError
+from arena.ratings import (
+    ELO_PER_NAT,
+    IntervalMethod,
+    RatingFit,
+    RatingsError,
+    TableArrays,
+    TableResult,
+    fit,
+    fit_by_table_size,
+    rating_history,
+)
+from arena.ratings.simulate import simulate_tables
+
+SEAT_POINTS = (0.0, 5.0, 8.0, 13.0)
+
+
+def rotations(board: str, bots: Sequence[str], seat_points: Sequence[float]) -> list[TableResult]:
+    """Every seat rotation of one deal whose points depend only on the seat."""
+    k = len(bots)
+    return [
+        TableResult(board, tuple(bots[(s + r) % k] for s in range(k)), tuple(seat_points))
+        for r in range(k)
+    ]
+
+
+def two_bot_results(wins: int, losses: int) -> list[TableResult]:
+    """3-seat tables A, B, B: A beats both B seats ``wins`` times and loses to both ``losses``."""
+    won = [TableResult(f"w{i}", ("A", "B", "B"), (0.0, 5.0, 5.0)) for i in range(wins)]
+    lost = [TableResult(f"l{i}", ("A", "B", "B"), (9.0, 5.0, 5.0)) for i in range(losses)]
+    return won + lost
+
+
+def test_two_bots_at_75_percent_are_191_elo_apart() -> None:
+    results = two_bot_results(wins=300, losses=100)
+    exact = fit(results, prior_draws=1e-9, anchor="B")
+    assert exact.elo[exact.index("A")] == pytest.approx(400 * math.log10(3), abs=1e-3)
+    # With the prior, the closed form of two bots: p = (wins + d/2) / (pairs + d).
+    p = (600 + 0.5) / (800 + 1)
+    shrunk = fit(results, anchor="B")
+    assert shrunk.diff_interval("A", "B").estimate == pytest.approx(
+        400 * math.log10(p / (1 - p)), abs=1e-4
+    )
+    assert shrunk.diff_interval("A", "B").estimate == pytest.approx(190.6, abs=0.1)
+
+
+def test_two_bots_naive_variance_is_the_binomial_one() -> None:
+    results = two_bot_results(wins=300, losses=100)
+    f = fit(results, prior_draws=1e-9)
+    p = 0.75
+    naive = math.sqrt(1.0 / (800 * p * (1 - p))) * ELO_PER_NAT
+    i, j = f.index("A"), f.index("B")
+    assert math.sqrt(
+        f.naive_cov[i, i] + f.naive_cov[j, j] - 2 * f.naive_cov[i, j]
+    ) == pytest.approx(naive, rel=1e-6)
+    # Both pairs of a table always go the same way: the clustered variance counts 400 outcomes.
+    assert f.diff_interval("A", "B").se == pytest.approx(naive * math.sqrt(2 * 400 / 399), rel=1e-5)
+
+
+def test_symmetric_results_rate_everyone_zero() -> None:
+    bots = ("north", "east", "south", "west")
+    results = [r for b in range(10) for r in rotations(f"d{b}", bots, SEAT_POINTS)]
+    results += rotations("tied", bots, (3.0, 3.0, 3.0, 3.0))
+    f = fit(results)
+    assert np.allclose(f.elo, 0.0, atol=1e-6)
+    assert np.allclose(f.los()[~np.eye(4, dtype=bool)], 0.5, atol=1e-6)
+    # Seat luck cancels exactly within each board, so the clustered variance is zero.
+    assert np.allclose(f.cov, 0.0, atol=1e-9)
+    assert (f.naive_se() > 10.0).all()
+
+
+def test_anchor_holds_the_named_bot_at_zero_and_moves_nothing_else() -> None:
+    arrays = simulate_tables([0.0, 60.0, 120.0, 180.0, 240.0], 60, seed=3)
+    mean = fit(arrays)
+    anchored = fit(arrays, anchor="bot02")
+    k = anchored.index("bot02")
+    assert anchored.elo[k] == 0.0
+    assert anchored.se()[k] == 0.0
+    assert np.allclose(anchored.elo, mean.elo - mean.elo[k])
+    assert mean.elo.sum() == pytest.approx(0.0, abs=1e-9)
+    for a, b in (("bot00", "bot04"), ("bot01", "bot03")):
+        assert anchored.diff_interval(a, b).se == pytest.approx(mean.diff_interval(a, b).se)
+    assert np.allclose(anchored.los(), mean.los(), equal_nan=True)
+
+
+def test_an_anchor_that_did_not_play_is_refused() -> None:
+    with pytest.raises(RatingsError, match="'nobody'"):
+        fit(simulate_tables([0.0] * 4, 5, seed=1), anchor="nobody")
+
+
+def test_a_disconnected_graph_is_refused_naming_the_groups() -> None:
+    results = [r for b in range(3) for r in rotations(f"x{b}", ("a", "b", "c"), (1, 2, 3))]
+    results += [r for b in range(3) for r in rotations(f"y{b}", ("d", "e", "f"), (1, 2, 3))]
+    with pytest.raises(RatingsError, match=r"not connected.*\{a, b, c\} \| \{d, e, f\}") as err:
+        fit(results)
+    assert isinstance(err.value, ArenaError)
+
+
+def test_no_results_and_no_pairs_are_refused() -> None:
+    with pytest.raises(RatingsError, match="no results"):
+        fit([])
+    with pytest.raises(RatingsError, match="no head-to-head pairs"):
+        fit([TableResult("solo", ("me", "me", "me"), (1.0, 2.0, 3.0))])
+
+
+def test_an_unbeaten_bot_stays_finite_and_without_prior_is_refused() -> None:
+    results = [r for b in range(20) for r in rotations(f"d{b}", ("a", "b", "c"), (5, 6, 7))]
+    results += [TableResult(f"e{i}", ("champ", "a", "b"), (0.0, 4.0, 9.0)) for i in range(30)]
+    f = fit(results)
+    champ = f.interval("champ")
+    assert math.isfinite(champ.estimate) and math.isfinite(champ.se)
+    assert champ.estimate > 300.0
+    with pytest.raises(RatingsError, match="infinite"):
+        fit(results, prior_draws=0.0)
+
+
+def test_table_sizes_are_kept_apart() -> None:
+    three = [r for b in range(4) for r in rotations(f"t{b}", ("a", "b", "c"), (1, 2, 3))]
+    four = [r for b in range(4) for r in rotations(f"f{b}", ("a", "b", "c", "d"), SEAT_POINTS)]
+    with pytest.raises(RatingsError, match=r"mix table sizes \(3, 4\)"):
+        fit(three + four)
+    by_size = fit_by_table_size(three + four)
+    assert sorted(by_size) == [3, 4]
+    assert by_size[3].names == ("a", "b", "c")
+    assert by_size[4].names == ("a", "b", "c", "d")
+    assert fit(three + four, table_size=3).results == len(three)
+
+
+def test_bad_results_are_refused_with_the_input() -> None:
+    with pytest.raises(RatingsError, match="2 seats"):
+        TableResult("b", ("a", "b"), (1.0, 2.0))
+    with pytest.raises(RatingsError, match="3 points"):
+        TableResult("b", ("a", "b", "c", "d"), (1.0, 2.0, 3.0))
+    with pytest.raises(RatingsError, match="placings"):
+        TableResult("b", ("a", "b", "c"), (1.0, 2.0, 3.0), placings=(1, 2, 4))
+    with pytest.raises(RatingsError, match="moon seat 3"):
+        TableResult("b", ("a", "b", "c"), (1.0, 2.0, 3.0), moon=3)
+    with pytest.raises(RatingsError, match="not all finite"):
+        TableResult("b", ("a", "b", "c"), (1.0, math.nan, 3.0))
+    with pytest.raises(RatingsError, match="prior_draws"):
+        fit(two_bot_results(3, 1), prior_draws=-1.0)
+
+
+def test_arrays_round_trip_through_table_results() -> None:
+    arrays = simulate_tables([0.0, 50.0, 100.0, 150.0, 200.0], 30, seed=5)
+    results = arrays.to_results()
+    again = TableArrays.from_results(results)
+    assert again.to_results() == results
+    assert np.array_equal(fit(again).cov, fit(arrays).cov)
+
+
+def reference_fit_cov(
+    results: Sequence[TableResult], f: RatingFit
+) -> tuple[np.ndarray, np.ndarray]:
+    """The sandwich and naive covariances written as plain loops over every pair of every table."""
+    n = len(f.names)
+    code = {name: i for i, name in enumerate(f.names)}
+    theta = f.elo / ELO_PER_NAT
+    per_board: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(n))
+    count = np.zeros((n, n))
+    for r in results:
+        for i in range(len(r.players)):
+            for j in range(i + 1, len(r.players)):
+                a, b = code[r.players[i]], code[r.players[j]]
+                if a == b:
+                    continue
+                s = 1.0 if r.points[i] < r.points[j] else 0.5 if r.points[i] == r.points[j] else 0.0
+                p = 1.0 / (1.0 + math.exp(-(theta[a] - theta[b])))
+                per_board[r.board][a] += s - p
+                per_board[r.board][b] -= s - p
+                count[a, b] += 1
+                count[b, a] += 1
+    hessian = np.zeros((n, n))
+    for a in range(n):
+        for b in range(n):
+            if a != b and count[a, b]:
+                p = 1.0 / (1.0 + math.exp(-(theta[a] - theta[b])))
+                h = (count[a, b] + f.prior_draws) * p * (1 - p)
+                hessian[a, a] += h
+                hessian[a, b] -= h
+    boards = len(per_board)
+    meat = np.zeros((n, n))
+    for g in per_board.values():
+        meat += np.outer(g, g) * boards / (boards - 1)
+    bread = np.linalg.inv(hessian[1:, 1:])
+    centre = np.eye(n) - 1.0 / n
+    sandwich, naive = np.zeros((n, n)), np.zeros((n, n))
+    sandwich[1:, 1:] = bread @ meat[1:, 1:] @ bread
+    naive[1:, 1:] = bread
+    scale = ELO_PER_NAT**2
+    return scale * centre @ sandwich @ centre.T, scale * centre @ naive @ centre.T
+
+
+def test_covariances_match_a_plain_loop() -> None:
+    results = simulate_tables([0.0, 40.0, 80.0, 120.0, 160.0, 200.0], 40, seed=11).to_results()
+    # Some ties and a bot at two seats, which must be skipped as a pair.
+    results += [TableResult("odd", ("bot00", "bot01", "bot01", "bot05"), (3.0, 3.0, 1.0, 3.0))]
+    f = fit(results)
+    sandwich, naive = reference_fit_cov(results, f)
+    assert np.allclose(f.cov, sandwich, rtol=1e-7, atol=1e-9)
+    assert np.allclose(f.naive_cov, naive, rtol=1e-7, atol=1e-9)
+
+
+def test_chunked_expansion_matches_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    arrays = simulate_tables([0.0, 40.0, 80.0, 120.0, 160.0], 25, seed=2)
+    whole = fit(arrays, method="bootstrap", bootstrap_samples=20)
+    monkeypatch.setattr(elo_module, "CHUNK_ROWS", 7)
+    chunked = fit(arrays, method="bootstrap", bootstrap_samples=20)
+    assert np.allclose(whole.elo, chunked.elo)
+    assert np.allclose(whole.cov, chunked.cov)
+
+
+def test_sandwich_and_board_bootstrap_agree() -> None:
+    arrays = simulate_tables([-100.0, -40.0, 0.0, 30.0, 60.0, 120.0], 300, seed=8)
+    sandwich = fit(arrays)
+    bootstrap = fit(arrays, method=IntervalMethod.BOOTSTRAP, bootstrap_samples=400, seed=1)
+    assert np.array_equal(sandwich.elo, bootstrap.elo)
+    ratio = bootstrap.se() / sandwich.se()
+    assert ((ratio > 0.85) & (ratio < 1.15)).all(), ratio
+    again = fit(arrays, method="bootstrap", bootstrap_samples=400, seed=1)
+    assert np.array_equal(again.cov, bootstrap.cov)
+    assert bootstrap.bootstrap_samples == 400 and sandwich.bootstrap_samples == 0
+
+
+def test_bot_statistics() -> None:
+    results = [
+        TableResult("d1", ("a", "b", "c"), (0.0, 10.0, 16.0), placings=(1, 2, 3), faults=(0, 2, 0)),
+        TableResult("d1", ("b", "c", "a"), (26.0, 0.0, 0.0), placings=(3, 1, 1), moon=None),
+        TableResult("d2", ("c", "a", "b"), (0.0, 26.0, 26.0), moon=0),
+        TableResult("d3", ("a", "b", "c"), (4.0, 4.0, 18.0)),
+    ]
+    f = fit(results)
+    a, b, c = (f.bots[f.index(x)] for x in "abc")
+    assert (a.tables, a.boards, a.games, a.placings, a.mean_placing) == (4, 3, 2, (2, 0, 0), 1.0)
+    assert (b.placings, b.mean_placing, b.faults, c.moons, a.moons) == ((0, 1, 1), 2.5, 2, 1, 0)
+    assert c.mean_placing == 2.0 and c.games == 2
+    assert a.points_mean == pytest.approx(30.0 / 4)
+    # Clustered by board: a's deviations summed per board are -15 (d1, two hands), 18.5, -3.5.
+    se = math.sqrt(3 / 2 * (15.0**2 + 18.5**2 + 3.5**2)) / 4
+    assert a.points_se == pytest.approx(se)
+    assert a.pairs == 8 and a.score == pytest.approx((2 + 1.5 + 0.5 + 1.5) / 8)
+    row = {r.name: r for r in f.rows()}["a"].to_dict()
+    assert row["placings"] == [2, 0, 0] and row["moons"] == 0 and row["tables"] == 4
+
+
+def test_rows_are_ranked_with_los_to_the_next() -> None:
+    f = fit(simulate_tables([0.0, 100.0, 200.0, 300.0], 80, seed=4))
+    rows = f.rows()
+    assert [r.name for r in rows] == ["bot03", "bot02", "bot01", "bot00"]
+    assert [r.rank for r in rows] == [1, 2, 3, 4]
+    assert rows[0].los_next == pytest.approx(f.los_between("bot03", "bot02"))
+    assert rows[-1].los_next is None
+    assert all(r.low < r.elo < r.high for r in rows)
+
+
+def test_history_ends_at_the_full_fit() -> None:
+    arrays = simulate_tables([0.0, 100.0, 200.0, 300.0, 400.0], 50, seed=6)
+    history = rating_history(arrays, checkpoints=10)
+    assert history.results[-1] == len(arrays)
+    assert list(history.results) == sorted(set(history.results))
+    assert np.allclose(history.elo[-1], fit(arrays).elo)
+    assert (history.low[-1] < history.elo[-1]).all()
+
+
+@st.composite
+def tournaments(draw: st.DrawFn) -> list[TableResult]:
+    seats = draw(st.integers(3, 5))
+    bots = [f"b{i}" for i in range(seats + draw(st.integers(0, 2)))]
+    boards = draw(st.integers(4, 12))
+    results = []
+    for board in range(boards):
+        lineup = draw(st.permutations(bots))[:seats]
+        for rotation in range(draw(st.integers(1, seats))):
+            points = tuple(
+                float(x) for x in draw(st.lists(st.integers(0, 3), min_size=seats, max_size=seats))
+            )
+            players = tuple(lineup[(s + rotation) % seats] for s in range(seats))
+            results.append(TableResult(f"d{board}", players, points))
+    return results
+
+
+def fit_or_reject(results: list[TableResult], **options: object) -> RatingFit:
+    try:
+        return fit(results, **options)  # type: ignore[arg-type]
+    except RatingsError as err:
+        assume("not connected" not in str(err))
+        raise
+
+
+PROPERTY_SETTINGS = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+@PROPERTY_SETTINGS
+@given(tournaments())
+def test_reversed_points_reverse_the_ratings(results: list[TableResult]) -> None:
+    f = fit_or_reject(results)
+    flipped = [TableResult(r.board, r.players, tuple(-p for p in r.points)) for r in results]
+    g = fit(flipped)
+    assert np.allclose(g.elo, -f.elo, atol=1e-6)
+    assert np.allclose(g.cov, f.cov, atol=1e-6)
+
+
+@PROPERTY_SETTINGS
+@given(tournaments(), st.randoms(use_true_random=False))
+def test_order_and_names_do_not_matter(results: list[TableResult], rnd: object) -> None:
+    f = fit_or_reject(results)
+    shuffled = list(results)
+    rnd.shuffle(shuffled)  # type: ignore[attr-defined]
+    renamed = [TableResult(r.board, tuple("z" + p for p in r.players), r.points) for r in shuffled]
+    g = fit(renamed)
+    for name in f.names:
+        assert g.interval("z" + name).estimate == pytest.approx(f.interval(name).estimate, abs=1e-6)
+        assert g.interval("z" + name).se == pytest.approx(f.interval(name).se, abs=1e-6)
+
+
+@PROPERTY_SETTINGS
+@given(tournaments())
+def test_los_is_complementary_and_anchors_agree(results: list[TableResult]) -> None:
+    f = fit_or_reject(results)
+    los = f.los()
+    off = ~np.eye(len(f.names), dtype=bool)
+    assert np.allclose((los + los.T)[off], 1.0)
+    anchored = fit(results, anchor=f.names[-1])
+    a, b = f.names[0], f.names[1]
+    assert anchored.diff_interval(a, b).estimate == pytest.approx(
+        f.diff_interval(a, b).estimate, abs=1e-6
+    )
+    assert anchored.diff_interval(a, b).se == pytest.approx(f.diff_interval(a, b).se, abs=1e-6)
+    assert anchored.elo[-1] == 0.0
