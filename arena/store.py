@@ -1,0 +1,554 @@
+"""The store: every finished game in one SQLite file, committed whole, so that a run can resume.
+
+One database holds one run (a batch or a sequential test); its identity is the hash of its
+configuration (:attr:`arena.config.RunConfig.run_id`). A finished game goes in with one
+transaction: the whole :class:`~arena.table.GameRecord` as JSON, and beside it the rows that
+queries and the ratings want (seats, hands, faults). The file is in WAL mode with
+``synchronous=FULL``: a game whose commit returned survives a crash or a power cut, and a game
+whose commit did not return is not there at all. The schema is :data:`SCHEMA` (documented in the
+README); :data:`SCHEMA_VERSION` is kept in the ``meta`` table.
+
+Replays are written beside the database, one JSON-lines file per game (:func:`write_replay`),
+atomically (a temporary file renamed), so that a replay is either whole or absent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arena.errors import ArenaError, ConfigError
+from arena.ratings.results import TableResult
+from arena.table import GameRecord
+
+__all__ = [
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "BotFaults",
+    "RunRow",
+    "Store",
+    "StoreError",
+    "check_writable",
+    "load_results",
+    "replay_lines",
+    "write_replay",
+]
+
+SCHEMA_VERSION = 1
+_BUSY_TIMEOUT_MS = 10_000
+
+SCHEMA = """\
+-- Hearts Arena store, schema version 1. One database holds one run.
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,          -- 'schema_version'
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id     TEXT PRIMARY KEY,     -- hash of the configuration that decides the games
+    kind       TEXT NOT NULL,        -- 'batch' (arena run) or 'sprt' (arena sprt)
+    config     TEXT NOT NULL,        -- that configuration as JSON (bots, rules, boards, seed, ...)
+    total      INTEGER,              -- tables scheduled; NULL when open-ended (sprt)
+    created_at REAL NOT NULL,        -- wall clock, seconds since the epoch
+    updated_at REAL NOT NULL         -- last game committed
+);
+CREATE TABLE IF NOT EXISTS games (
+    run_id      TEXT NOT NULL REFERENCES runs(run_id),
+    game        INTEGER NOT NULL,    -- position in the run's schedule (0, 1, ...)
+    table_id    TEXT NOT NULL,       -- e.g. 'b3-g2-r1': board 3, group 2, rotation 1
+    board       TEXT NOT NULL,       -- the deal's cluster key, shared by every rotation
+    seed        INTEGER NOT NULL,    -- the deal's seed
+    hands       INTEGER NOT NULL,    -- hands played
+    full_game   INTEGER NOT NULL,    -- 1 when played to a target (--game-to), 0 for single hands
+    termination TEXT NOT NULL,       -- 'normal', or how the game stopped early
+    reason      TEXT NOT NULL,       -- one human-readable line
+    started_at  REAL NOT NULL,
+    finished_at REAL NOT NULL,
+    record      TEXT NOT NULL,       -- the whole GameRecord as JSON: spec, hands, decisions, faults
+    PRIMARY KEY (run_id, game),
+    UNIQUE (run_id, table_id)
+);
+CREATE TABLE IF NOT EXISTS seats (
+    run_id  TEXT NOT NULL,
+    game    INTEGER NOT NULL,
+    seat    INTEGER NOT NULL,        -- 0 .. players-1
+    bot     TEXT NOT NULL,
+    points  INTEGER NOT NULL,        -- total over the game's hands; lower is better
+    placing INTEGER NOT NULL,        -- 1 = best; equal totals share the better place
+    status  TEXT NOT NULL,           -- 'normal', or the forfeit: 'timeout', 'illegal', ...
+    faults  INTEGER NOT NULL,        -- faults this seat committed
+    crashed INTEGER NOT NULL,        -- 1 when the bot's process died during this game
+    PRIMARY KEY (run_id, game, seat),
+    FOREIGN KEY (run_id, game) REFERENCES games(run_id, game)
+);
+CREATE INDEX IF NOT EXISTS seats_by_bot ON seats(run_id, bot);
+CREATE TABLE IF NOT EXISTS hands (
+    run_id         TEXT NOT NULL,
+    game           INTEGER NOT NULL,
+    number         INTEGER NOT NULL, -- hand number within the game (from 0)
+    dealer         INTEGER NOT NULL,
+    pass_direction TEXT NOT NULL,    -- 'left', 'right', 'across', 'hold', ...
+    points         TEXT NOT NULL,    -- JSON list: points per seat for this hand, after the moon
+    moon           INTEGER,          -- seat that shot the moon, or NULL
+    sun            INTEGER NOT NULL, -- 1 if the moon shot took every trick (and the rules count it)
+    complete       INTEGER NOT NULL, -- 0 if the hand stopped before its last trick
+    PRIMARY KEY (run_id, game, number),
+    FOREIGN KEY (run_id, game) REFERENCES games(run_id, game)
+);
+CREATE TABLE IF NOT EXISTS faults (
+    run_id     TEXT NOT NULL,
+    game       INTEGER NOT NULL,
+    seq        INTEGER NOT NULL,     -- order within the game
+    hand       INTEGER NOT NULL,
+    trick      INTEGER NOT NULL,     -- -1 during the pass
+    seat       INTEGER NOT NULL,
+    bot        TEXT NOT NULL,
+    kind       TEXT NOT NULL,        -- 'timeout', 'illegal-card', 'card-not-held', 'malformed', ...
+    detail     TEXT NOT NULL,        -- one human sentence
+    sent       TEXT NOT NULL,        -- what the bot sent ('' if nothing)
+    substitute TEXT NOT NULL,        -- the card(s) played instead, space-separated
+    at_ms      REAL NOT NULL,        -- since the table started
+    PRIMARY KEY (run_id, game, seq),
+    FOREIGN KEY (run_id, game) REFERENCES games(run_id, game)
+);
+CREATE TABLE IF NOT EXISTS crashes (
+    run_id    TEXT NOT NULL,
+    bot       TEXT NOT NULL,
+    at        REAL NOT NULL,         -- wall clock when the process was seen to exit
+    exit_code INTEGER NOT NULL,      -- negative: killed by that signal
+    stderr    TEXT NOT NULL          -- the last lines the process wrote to stderr
+);
+"""
+"""The database schema (SQLite)."""
+
+
+class StoreError(ArenaError):
+    """A database that cannot be used: unreadable, of another schema, or holding another run."""
+
+
+@dataclass(frozen=True)
+class BotFaults:
+    """One bot's misbehaviour over a run."""
+
+    bot: str
+    """The bot's name."""
+    games: int
+    """Games it sat in."""
+    hands: int
+    """Hands it played."""
+    faults: tuple[tuple[str, int], ...]
+    """Faults by kind ('timeout', 'illegal-card', ...), most frequent first."""
+    forfeits: int
+    """Games it lost by forfeit."""
+    crashed_games: int
+    """Games during which its process died."""
+    exits: int
+    """Times one of its processes died unexpectedly (restarts)."""
+
+    @property
+    def total_faults(self) -> int:
+        """Faults of every kind."""
+        return sum(n for _, n in self.faults)
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One run as stored."""
+
+    run_id: str
+    """The hash of the run's configuration."""
+    kind: str
+    """'batch' or 'sprt'."""
+    config: dict[str, Any]
+    """The configuration (the run's identity) as plain data."""
+    total: int | None
+    """Tables scheduled, or None when open-ended."""
+    created_at: float
+    """When the run was first started."""
+    updated_at: float
+    """When its last game was committed."""
+
+
+def check_writable(path: Path) -> None:
+    """Raise :class:`ConfigError` (one line) unless a database can be created or written at
+    ``path``; creates nothing."""
+    if path.is_dir():
+        raise ConfigError(f"--db {path}: is a folder, not a database file")
+    if path.exists():
+        if not os.access(path, os.R_OK | os.W_OK):
+            raise ConfigError(f"--db {path}: the database is not writable (check its permissions)")
+        return
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise ConfigError(f"--db {path}: folder {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ConfigError(f"--db {path}: cannot create a database in {parent} (not writable)")
+
+
+class Store:
+    """An open database. Not thread-safe: one task at a time (the director has one writer)."""
+
+    def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
+        self._db = connection
+        self.path = path
+        """Where the database lives."""
+
+    @classmethod
+    def open(cls, path: Path | str, *, create: bool = True) -> Store:
+        """Open (and with ``create``, create) the database at ``path``; a bad file is a
+        :class:`StoreError` with one line."""
+        path = Path(path)
+        if not create and not path.exists():
+            raise StoreError(f"{path}: no such database")
+        try:
+            # check_same_thread is off because the director commits from a worker thread; the
+            # single writer task guarantees one user at a time.
+            db = sqlite3.connect(
+                path, timeout=_BUSY_TIMEOUT_MS / 1000, check_same_thread=False, isolation_level=None
+            )
+        except sqlite3.Error as e:
+            raise StoreError(f"{path}: cannot open the database: {e}") from None
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")
+            db.execute("PRAGMA foreign_keys=ON")
+            if create:
+                # executescript commits whatever is open first, so the script brings its own
+                # transaction: the schema goes in whole or not at all.
+                db.executescript(
+                    f"BEGIN IMMEDIATE;\n{SCHEMA}\nINSERT OR IGNORE INTO meta(key, value) "
+                    f"VALUES ('schema_version', '{SCHEMA_VERSION}');\nCOMMIT;"
+                )
+            row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        except sqlite3.DatabaseError as e:
+            db.close()
+            raise StoreError(f"{path}: not a Hearts Arena database ({e})") from None
+        if row is None or int(row[0]) != SCHEMA_VERSION:
+            db.close()
+            found = "none" if row is None else row[0]
+            raise StoreError(
+                f"{path}: schema version {found}, this arena reads version {SCHEMA_VERSION}"
+            )
+        return cls(db, path)
+
+    def close(self) -> None:
+        """Close the database."""
+        self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- runs -----------------------------------------------------------------------------
+
+    def runs(self) -> list[RunRow]:
+        """Every run in the database, oldest first."""
+        rows = self._db.execute(
+            "SELECT run_id, kind, config, total, created_at, updated_at FROM runs "
+            "ORDER BY created_at"
+        ).fetchall()
+        return [RunRow(r[0], r[1], json.loads(r[2]), r[3], r[4], r[5]) for r in rows]
+
+    def claim(self, run_id: str, kind: str, config: Mapping[str, Any], total: int | None) -> bool:
+        """Record the run (or find it, to resume); refuse a database that holds another run.
+
+        Returns True when the run is new. Raises :class:`ConfigError` naming what differs.
+        """
+        for other in self.runs():
+            if other.run_id == run_id:
+                return False
+            raise ConfigError(
+                f"{self.path} holds another run ({_differences(other.config, config)}); "
+                f"use another --db, or delete {self.path} to start again"
+            )
+        now = time.time()
+        with _transaction(self._db):
+            self._db.execute(
+                "INSERT INTO runs(run_id, kind, config, total, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (run_id, kind, json.dumps(dict(config), sort_keys=True), total, now, now),
+            )
+        return True
+
+    # ---- games ----------------------------------------------------------------------------
+
+    def finished(self, run_id: str) -> set[int]:
+        """The schedule indexes of the games already stored for the run."""
+        rows = self._db.execute("SELECT game FROM games WHERE run_id = ?", (run_id,))
+        return {r[0] for r in rows}
+
+    def save_game(
+        self, run_id: str, game: int, record: GameRecord, crashed: Sequence[int] = ()
+    ) -> None:
+        """Commit one finished game, whole, in one transaction (``crashed``: seats whose bot
+        process died during it)."""
+        spec = record.spec
+        rid = run_id
+        with _transaction(self._db):
+            self._db.execute(
+                "INSERT INTO games(run_id, game, table_id, board, seed, hands, full_game, "
+                "termination, reason, started_at, finished_at, record) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    rid,
+                    game,
+                    spec.table_id,
+                    spec.board,
+                    spec.seed,
+                    len(record.hands),
+                    int(spec.hands is None),
+                    record.termination.value,
+                    record.reason,
+                    record.started_at,
+                    record.finished_at,
+                    json.dumps(record.to_dict(), separators=(",", ":")),
+                ),
+            )
+            fault_counts = [0] * len(spec.seats)
+            for f in record.faults:
+                fault_counts[f.seat] += 1
+            self._db.executemany(
+                "INSERT INTO seats(run_id, game, seat, bot, points, placing, status, faults, "
+                "crashed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        rid,
+                        game,
+                        s,
+                        bot,
+                        record.totals[s],
+                        record.placings[s],
+                        record.seat_status[s].value,
+                        fault_counts[s],
+                        int(s in crashed),
+                    )
+                    for s, bot in enumerate(spec.seats)
+                ],
+            )
+            self._db.executemany(
+                "INSERT INTO hands(run_id, game, number, dealer, pass_direction, points, moon, "
+                "sun, complete) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        rid,
+                        game,
+                        h.number,
+                        h.dealer,
+                        h.pass_direction,
+                        json.dumps(list(h.points)),
+                        h.moon,
+                        int(h.sun),
+                        int(h.complete),
+                    )
+                    for h in record.hands
+                ],
+            )
+            self._db.executemany(
+                "INSERT INTO faults(run_id, game, seq, hand, trick, seat, bot, kind, detail, "
+                "sent, substitute, at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        rid,
+                        game,
+                        i,
+                        f.hand,
+                        f.trick,
+                        f.seat,
+                        f.bot,
+                        f.kind.value,
+                        f.detail,
+                        f.sent,
+                        " ".join(f.substitute),
+                        f.at_ms,
+                    )
+                    for i, f in enumerate(record.faults)
+                ],
+            )
+            self._db.execute(
+                "UPDATE runs SET updated_at = ? WHERE run_id = ?", (record.finished_at, rid)
+            )
+
+    def save_crash(self, run_id: str, bot: str, at: float, exit_code: int, stderr: str) -> None:
+        """Record that a bot's process died unexpectedly."""
+        with _transaction(self._db):
+            self._db.execute(
+                "INSERT INTO crashes(run_id, bot, at, exit_code, stderr) VALUES (?, ?, ?, ?, ?)",
+                (run_id, bot, at, exit_code, stderr),
+            )
+
+    def records(self, run_id: str | None = None) -> Iterator[tuple[int, GameRecord]]:
+        """The stored games (schedule index, record), in schedule order."""
+        sql = "SELECT game, record FROM games"
+        args: tuple[str, ...] = ()
+        if run_id is not None:
+            sql += " WHERE run_id = ?"
+            args = (run_id,)
+        for game, text in self._db.execute(sql + " ORDER BY run_id, game", args):
+            yield game, GameRecord.from_dict(json.loads(text))
+
+    def find_game(self, key: str) -> tuple[str, int, GameRecord]:
+        """The game named by its table id (``b3-g2-r1``) or its number in the schedule."""
+        rows = self._db.execute(
+            "SELECT run_id, game, record FROM games WHERE table_id = ?", (key,)
+        ).fetchall()
+        if not rows and key.strip().isdigit():
+            rows = self._db.execute(
+                "SELECT run_id, game, record FROM games WHERE game = ?", (int(key),)
+            ).fetchall()
+        if not rows:
+            raise StoreError(
+                f"{self.path}: no game {key!r} (give a table id such as b0-g0-r0, or a game number)"
+            )
+        row = rows[0]
+        return row[0], row[1], GameRecord.from_dict(json.loads(row[2]))
+
+    def bot_faults(self, run_id: str) -> list[BotFaults]:
+        """Per bot, faults by kind, forfeits and crashes over the run, by name."""
+        seats = self._db.execute(
+            "SELECT s.bot, COUNT(*), SUM(g.hands), SUM(s.status != 'normal'), SUM(s.crashed) "
+            "FROM seats s JOIN games g ON g.run_id = s.run_id AND g.game = s.game "
+            "WHERE s.run_id = ? GROUP BY s.bot",
+            (run_id,),
+        ).fetchall()
+        kinds: dict[str, list[tuple[str, int]]] = {}
+        for bot, kind, count in self._db.execute(
+            "SELECT bot, kind, COUNT(*) FROM faults WHERE run_id = ? GROUP BY bot, kind "
+            "ORDER BY COUNT(*) DESC, kind",
+            (run_id,),
+        ):
+            kinds.setdefault(bot, []).append((kind, count))
+        exits = dict(
+            self._db.execute(
+                "SELECT bot, COUNT(*) FROM crashes WHERE run_id = ? GROUP BY bot", (run_id,)
+            ).fetchall()
+        )
+        return [
+            BotFaults(
+                bot, games, hands, tuple(kinds.get(bot, ())), forfeits, crashed, exits.get(bot, 0)
+            )
+            for bot, games, hands, forfeits, crashed in sorted(seats)
+        ]
+
+    def crashes(self, run_id: str) -> list[tuple[str, float, int, str]]:
+        """The bot process crashes of a run: (bot, when, exit code, last stderr lines)."""
+        return list(
+            self._db.execute(
+                "SELECT bot, at, exit_code, stderr FROM crashes WHERE run_id = ? ORDER BY at",
+                (run_id,),
+            )
+        )
+
+
+@contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+    # Explicit BEGIN IMMEDIATE: the connection is in autocommit mode, so that nothing is ever
+    # left open between games.
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _differences(stored: Mapping[str, Any], wanted: Mapping[str, Any]) -> str:
+    keys = sorted(set(stored) | set(wanted))
+    parts = []
+    for k in keys:
+        a, b = stored.get(k), wanted.get(k)
+        if a == b:
+            continue
+        if isinstance(a, dict | list) or isinstance(b, dict | list):
+            parts.append(f"{k} differ")
+        else:
+            parts.append(f"{k} {a!r}, not {b!r}")
+    return "; ".join(parts) if parts else "another configuration"
+
+
+def load_results(db_path: Path | str, run: str | None = None) -> list[TableResult]:
+    """Every stored game of the database (or of one run) as rating input, in schedule order.
+
+    A single-hand table gives one result with its moon; a full game gives one result with the
+    game's totals and placings.
+    """
+    with Store.open(db_path, create=False) as store:
+        sql = "SELECT run_id, game, board, full_game FROM games"
+        args: tuple[str, ...] = ()
+        if run is not None:
+            sql += " WHERE run_id = ?"
+            args = (run,)
+        games = store._db.execute(sql + " ORDER BY run_id, game", args).fetchall()
+        seats: dict[tuple[str, int], list[tuple[str, int, int, int]]] = {}
+        seat_sql = "SELECT run_id, game, bot, points, placing, faults FROM seats"
+        for rid, game, bot, points, placing, faults in store._db.execute(
+            seat_sql + (" WHERE run_id = ?" if run is not None else "") + " ORDER BY seat", args
+        ):
+            seats.setdefault((rid, game), []).append((bot, points, placing, faults))
+        moons: dict[tuple[str, int], int] = {}
+        moon_sql = "SELECT run_id, game, moon FROM hands WHERE moon IS NOT NULL AND number = 0"
+        for rid, game, moon in store._db.execute(
+            moon_sql + (" AND run_id = ?" if run is not None else ""), args
+        ):
+            moons[(rid, game)] = moon
+    results = []
+    for rid, game, board, full_game in games:
+        rows = seats[(rid, game)]
+        results.append(
+            TableResult(
+                board=board,
+                players=tuple(r[0] for r in rows),
+                points=tuple(float(r[1]) for r in rows),
+                placings=tuple(r[2] for r in rows) if full_game else None,
+                moon=None if full_game else moons.get((rid, game)),
+                faults=tuple(r[3] for r in rows),
+            )
+        )
+    return results
+
+
+def replay_lines(record: GameRecord) -> list[dict[str, Any]]:
+    """A game as JSON-lines events: the table, each hand, each decision, each fault, the result."""
+    lines: list[dict[str, Any]] = [{"event": "table", **record.spec.to_dict()}]
+    lines += [{"event": "hand", **h.to_dict()} for h in record.hands]
+    lines += [{"event": "decision", **d.to_dict()} for d in record.decisions]
+    lines += [{"event": "fault", **f.to_dict()} for f in record.faults]
+    lines.append(
+        {
+            "event": "result",
+            "totals": list(record.totals),
+            "placings": list(record.placings),
+            "termination": record.termination.value,
+            "seat_status": [t.value for t in record.seat_status],
+            "reason": record.reason,
+            "started_at": record.started_at,
+            "finished_at": record.finished_at,
+        }
+    )
+    return lines
+
+
+def replay_path(out: Path, game: int, record: GameRecord) -> Path:
+    """Where the replay of schedule entry ``game`` goes under the output folder."""
+    return out / "replays" / f"{game:06d}-{record.spec.table_id}.jsonl"
+
+
+def write_replay(out: Path, game: int, record: GameRecord) -> Path:
+    """Write the game's JSON-lines replay under ``out/replays`` atomically; returns its path."""
+    path = replay_path(out, game, record)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".jsonl.tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        for line in replay_lines(record):
+            f.write(json.dumps(line, separators=(",", ":")))
+            f.write("\n")
+    tmp.replace(path)
+    return path

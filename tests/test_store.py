@@ -1,0 +1,248 @@
+"""The SQLite store: whole games in, the same games and rating input out, one run per database."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from arena.config import build_config
+from arena.director.schedule import schedule
+from arena.engine import Game
+from arena.errors import ConfigError
+from arena.store import (
+    SCHEMA_VERSION,
+    Store,
+    StoreError,
+    check_writable,
+    load_results,
+    write_replay,
+)
+from arena.table import (
+    Decision,
+    Fault,
+    FaultKind,
+    GameRecord,
+    HandRecord,
+    TableSpec,
+    Termination,
+    TrickRecord,
+)
+
+BOTS = ["a=true", "b=true", "c=true", "d=true", "e=true"]
+
+
+def play_record(spec: TableSpec, fault_seat: int | None = None) -> GameRecord:
+    """Play a table with the engine alone (every seat plays its lowest legal card)."""
+    game = Game(spec.rules, spec.seed)
+    hands: list[HandRecord] = []
+    decisions: list[Decision] = []
+    faults: list[Fault] = []
+    while True:
+        hand = game.hand
+        number = game.hand_number
+        dealt = tuple(tuple(str(c) for c in hand.dealt(s)) for s in range(spec.rules.players))
+        passes: list[tuple[str, ...]] = [()] * spec.rules.players
+        for seat in hand.seats_to_pass:
+            cards = sorted(hand.hand(seat))[: spec.rules.pass_count]
+            hand.pass_cards(seat, cards)
+            passes[seat] = tuple(str(c) for c in cards)
+            decisions.append(Decision(number, seat, "pass", 1, passes[seat], 0.1, False))
+        tricks: list[TrickRecord] = []
+        while hand.to_move is not None:
+            seat = hand.to_move
+            card = min(hand.legal_plays())
+            fault = FaultKind.TIMEOUT if seat == fault_seat and not faults else None
+            if fault is not None:
+                faults.append(
+                    Fault(
+                        number,
+                        len(tricks),
+                        seat,
+                        spec.seats[seat],
+                        fault,
+                        "too slow",
+                        "",
+                        (str(card),),
+                        12.5,
+                    )
+                )
+            decisions.append(Decision(number, seat, "play", 2, (str(card),), 0.2, False, fault))
+            trick = hand.play(card)
+            if trick is not None:
+                assert trick.winner is not None
+                tricks.append(
+                    TrickRecord(trick.leader, tuple(str(c) for c in trick.cards), trick.winner)
+                )
+        result = game.finish_hand()
+        hands.append(
+            HandRecord(
+                number,
+                hand.dealer,
+                hand.pass_direction.value,
+                dealt,
+                tuple(passes),
+                tuple(tricks),
+                result.points,
+                result.moon,
+                result.sun,
+            )
+        )
+        if spec.hands is not None and len(hands) >= spec.hands:
+            break
+        if spec.hands is None and game.is_over:
+            break
+    totals = tuple(game.totals)
+    return GameRecord(
+        spec=spec,
+        hands=tuple(hands),
+        decisions=tuple(decisions),
+        faults=tuple(faults),
+        totals=totals,
+        placings=tuple(1 + sum(1 for o in totals if o < t) for t in totals),
+        termination=Termination.NORMAL,
+        seat_status=(Termination.NORMAL,) * len(totals),
+        reason="played to the end",
+        started_at=time.time(),
+        finished_at=time.time(),
+    )
+
+
+def test_a_game_goes_in_whole_and_comes_back_equal(tmp_path: Path) -> None:
+    config = build_config(bots=BOTS, boards=2, db=tmp_path / "a.db")
+    tables = schedule(config)
+    with Store.open(config.db) as store:
+        assert store.claim(config.run_id, "batch", config.identity(), len(tables))
+        records = {t.index: play_record(t.spec, fault_seat=1) for t in tables[:7]}
+        for index, record in records.items():
+            store.save_game(config.run_id, index, record, crashed=(2,) if index == 3 else ())
+        assert store.finished(config.run_id) == set(records)
+        assert dict(store.records(config.run_id)) == records
+        run_id, game, record = store.find_game(tables[3].spec.table_id)
+        assert (run_id, game, record) == (config.run_id, 3, records[3])
+        assert store.find_game("5")[2] == records[5]
+        with pytest.raises(StoreError, match="no game 'b9-g9-r9'"):
+            store.find_game("b9-g9-r9")
+    db = sqlite3.connect(config.db)
+    crashed = db.execute("SELECT game, seat FROM seats WHERE crashed = 1").fetchall()
+    assert crashed == [(3, 2)]
+    kinds = db.execute("SELECT DISTINCT kind, seat FROM faults").fetchall()
+    assert kinds == [("timeout", 1)]
+    assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    db.close()
+
+    results = load_results(config.db)
+    assert len(results) == len(records)
+    for result, (index, record) in zip(results, sorted(records.items()), strict=True):
+        assert result.board == record.spec.board
+        assert result.players == record.spec.seats
+        assert result.points == tuple(float(t) for t in record.totals)
+        assert result.placings is None  # single hands
+        assert result.moon == record.hands[0].moon
+        assert result.faults == (0, 1, 0, 0), index
+    assert load_results(config.db, run="other") == []
+
+
+def test_full_games_load_with_placings(tmp_path: Path) -> None:
+    config = build_config(bots=BOTS[:4], boards=1, game_to=30, db=tmp_path / "g.db")
+    table = schedule(config)[0]
+    record = play_record(table.spec)
+    assert len(record.hands) > 1
+    with Store.open(config.db) as store:
+        store.claim(config.run_id, "batch", config.identity(), 4)
+        store.save_game(config.run_id, 0, record)
+    [result] = load_results(config.db)
+    assert result.placings == record.placings
+    assert result.points == tuple(float(t) for t in record.totals)
+    assert result.moon is None
+
+
+def test_a_failed_commit_leaves_nothing(tmp_path: Path) -> None:
+    config = build_config(bots=BOTS[:4], boards=1, db=tmp_path / "f.db")
+    table = schedule(config)[0]
+    record = play_record(table.spec)
+    with Store.open(config.db) as store:
+        store.claim(config.run_id, "batch", config.identity(), 4)
+        store.save_game(config.run_id, 0, record)
+        # The same table again under another index breaks UNIQUE(run_id, table_id) after the
+        # games row would have gone in: the whole game must roll back.
+        with pytest.raises(sqlite3.IntegrityError):
+            store.save_game(config.run_id, 1, record)
+        assert store.finished(config.run_id) == {0}
+    db = sqlite3.connect(config.db)
+    assert db.execute("SELECT COUNT(*) FROM seats").fetchone() == (4,)
+    assert db.execute("SELECT COUNT(*) FROM hands").fetchone() == (1,)
+    db.close()
+
+
+def test_another_configuration_is_refused_with_what_differs(tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    first = build_config(bots=BOTS[:4], boards=2, db=db)
+    second = build_config(bots=BOTS[:4], boards=3, db=db)
+    same_but_faster = build_config(bots=BOTS[:4], boards=2, db=db, concurrency=7)
+    with Store.open(db) as store:
+        assert store.claim(first.run_id, "batch", first.identity(), 8)
+        assert not store.claim(same_but_faster.run_id, "batch", same_but_faster.identity(), 8)
+        with pytest.raises(ConfigError, match=r"holds another run \(boards 2, not 3\)"):
+            store.claim(second.run_id, "batch", second.identity(), 12)
+        assert [r.run_id for r in store.runs()] == [first.run_id]
+
+
+def test_unusable_databases_are_one_line_errors(tmp_path: Path) -> None:
+    check_writable(tmp_path / "new.db")
+    assert not (tmp_path / "new.db").exists()
+    with pytest.raises(ConfigError, match="does not exist"):
+        check_writable(tmp_path / "nowhere" / "x.db")
+    with pytest.raises(ConfigError, match="is a folder"):
+        check_writable(tmp_path)
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="not a Hearts Arena database"):
+        Store.open(garbage)
+    other = tmp_path / "other.db"
+    db = sqlite3.connect(other)
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.execute("INSERT INTO meta VALUES ('schema_version', '99')")
+    db.commit()
+    db.close()
+    with pytest.raises(
+        StoreError, match=f"schema version 99, this arena reads version {SCHEMA_VERSION}"
+    ):
+        Store.open(other)
+    with pytest.raises(StoreError, match="no such database"):
+        Store.open(tmp_path / "absent.db", create=False)
+    if os.geteuid() != 0:  # root writes anywhere
+        locked = tmp_path / "locked"
+        locked.mkdir()
+        locked.chmod(0o500)
+        try:
+            with pytest.raises(ConfigError, match="not writable"):
+                check_writable(locked / "x.db")
+        finally:
+            locked.chmod(0o700)
+
+
+def test_replay_is_json_lines_that_rebuild_the_record(tmp_path: Path) -> None:
+    config = build_config(bots=BOTS[:4], boards=1, db=tmp_path / "x.db")
+    record = play_record(schedule(config)[2].spec, fault_seat=0)
+    path = write_replay(tmp_path / "out", 2, record)
+    assert path.name == "000002-b0-g0-r2.jsonl"
+    assert not list(path.parent.glob("*.tmp"))
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    events = [x.pop("event") for x in lines]
+    assert events[0] == "table" and events[-1] == "result"
+    assert events.count("hand") == 1 and events.count("fault") == 1
+    rebuilt = GameRecord.from_dict(
+        {
+            "spec": lines[0],
+            "hands": [x for x, e in zip(lines, events, strict=True) if e == "hand"],
+            "decisions": [x for x, e in zip(lines, events, strict=True) if e == "decision"],
+            "faults": [x for x, e in zip(lines, events, strict=True) if e == "fault"],
+            **lines[-1],
+        }
+    )
+    assert rebuilt == record
