@@ -1,0 +1,85 @@
+"""The Python client SDK: write a Hearts bot as one small class, run it with one call.
+
+::
+
+    from arena.client import Bot, run
+
+    class LowBot(Bot):
+        \"\"\"Plays its lowest legal card.\"\"\"
+
+        def choose_play(self, view):
+            return min(view.legal, key=lambda c: c.rank)
+
+    if __name__ == "__main__":
+        run(LowBot())  # address, token and name from ARENA_ADDRESS, ARENA_TOKEN, ARENA_BOT_NAME
+
+:func:`play_local` plays the same classes against each other in-process, with no network.
+:func:`sample_world` and :func:`playout` help a bot search with the rules engine.
+"""
+
+from arena.client.bot import Bot, default_pass, default_play
+from arena.client.events import (
+    CardPlayed,
+    CardsDealt,
+    CardsReceived,
+    Event,
+    FaultKind,
+    FaultNotice,
+    GameEnded,
+    GameStarted,
+    HandEnded,
+    HandStarted,
+    SeatFaulted,
+    Termination,
+    TimeWarning,
+    TrickWon,
+)
+from arena.client.local import LocalResult, play_local, view_of
+from arena.client.remote import (
+    ClientSettings,
+    GaveUp,
+    Refused,
+    SessionEnd,
+    run,
+    serve,
+)
+from arena.client.simulate import playout, sample_world
+from arena.client.view import DecisionKind, DecisionView, highest, lowest, voids_shown
+from arena.client.wire import PROTOCOL_VERSION
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "Bot",
+    "CardPlayed",
+    "CardsDealt",
+    "CardsReceived",
+    "ClientSettings",
+    "DecisionKind",
+    "DecisionView",
+    "Event",
+    "FaultKind",
+    "FaultNotice",
+    "GameEnded",
+    "GameStarted",
+    "GaveUp",
+    "HandEnded",
+    "HandStarted",
+    "LocalResult",
+    "Refused",
+    "SeatFaulted",
+    "SessionEnd",
+    "Termination",
+    "TimeWarning",
+    "TrickWon",
+    "default_pass",
+    "default_play",
+    "highest",
+    "lowest",
+    "play_local",
+    "playout",
+    "run",
+    "sample_world",
+    "serve",
+    "view_of",
+    "voids_shown",
+]

@@ -1,0 +1,283 @@
+"""Play :class:`~arena.client.Bot` objects against each other in-process, with no network.
+
+:func:`play_local` runs the rules engine directly and shows each bot the same
+:class:`~arena.client.DecisionView` and the same events a referee would, so a bot can be tried
+and tuned in a loop of thousands of hands before it ever connects. An illegal answer raises the
+engine's :class:`~arena.errors.IllegalMoveError` (with a note naming the bot), because a local
+experiment should stop at the first bug rather than hide it behind a substitute card.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from arena.cards import Card
+from arena.client.bot import Bot, dispatch_event
+from arena.client.events import (
+    CardPlayed,
+    CardsDealt,
+    CardsReceived,
+    Event,
+    GameEnded,
+    GameStarted,
+    HandEnded,
+    HandStarted,
+    TrickWon,
+)
+from arena.client.view import DecisionKind, DecisionView
+from arena.engine import Game, Hand, HandResult
+from arena.errors import ConfigError, IllegalMoveError
+from arena.rules import PassDirection, Rules
+from arena.table import Termination
+
+__all__ = ["LOCAL_GAME_ID", "LocalResult", "play_local", "view_of"]
+
+LOCAL_GAME_ID = "local"
+"""The game id that local play reports in events."""
+
+
+@dataclass(frozen=True)
+class LocalResult:
+    """The outcome of a local game: per-hand points and totals, per seat."""
+
+    names: tuple[str, ...]
+    """The bots' names, per seat."""
+    rules: Rules
+    """The rules played."""
+    seed: int
+    """The game's seed."""
+    hands: tuple[HandResult, ...]
+    """Every hand's result, in order."""
+    totals: tuple[int, ...]
+    """Final totals, per seat."""
+    placings: tuple[int, ...]
+    """Place per seat, 1 for the winner (ties share a place)."""
+
+    @property
+    def hand_points(self) -> tuple[tuple[int, ...], ...]:
+        """Points per hand, per seat (what each hand added to the totals)."""
+        return tuple(h.points for h in self.hands)
+
+    @property
+    def mean_points(self) -> tuple[float, ...]:
+        """Mean points per hand, per seat."""
+        count = max(1, len(self.hands))
+        return tuple(t / count for t in self.totals)
+
+
+def play_local(
+    bots: Sequence[Bot],
+    rules: Rules | None = None,
+    seed: int = 0,
+    hands: int | None = None,
+    *,
+    first_dealer: int = 0,
+    names: Sequence[str] | None = None,
+    move_ms: int | None = None,
+    bank_ms: int | None = None,
+    decide_forced_moves: bool = False,
+) -> LocalResult:
+    """Play one game (or its first ``hands`` hands) of ``bots``, seat 0 first, with the engine.
+
+    ``rules`` defaults to ``Rules()`` sized to the number of bots. Hand k is dealt exactly as a
+    referee deals hand k of a table with this seed. ``move_ms``/``bank_ms`` are only shown to the
+    bots (local play enforces no clock). Like the referee, a seat with one legal card plays it
+    without being asked unless ``decide_forced_moves``.
+    """
+    if rules is None:
+        rules = Rules(players=len(bots))
+    if len(bots) != rules.players:
+        raise ConfigError(f"{len(bots)} bots for a {rules.players}-player game")
+    if hands is not None and hands < 1:
+        raise ConfigError(f"hands must be 1 or more (or None for a whole game), got {hands}")
+    seat_names = tuple(names) if names is not None else _default_names(bots)
+    if len(seat_names) != len(bots):
+        raise ConfigError(f"{len(seat_names)} names for {len(bots)} bots")
+    table = _LocalTable(bots, rules, seat_names, move_ms, bank_ms, decide_forced_moves)
+    game = Game(rules, seed, first_dealer=first_dealer)
+    for seat in range(rules.players):
+        table.tell(
+            seat,
+            GameStarted(LOCAL_GAME_ID, seat, seat_names, rules, move_ms, bank_ms),
+        )
+    while True:
+        table.play_hand(game)
+        if game.is_over or (hands is not None and len(game.results) >= hands):
+            break
+    placings = game.placings
+    ended = GameEnded(
+        game_id=LOCAL_GAME_ID,
+        termination=Termination.NORMAL,
+        seat_status=(Termination.NORMAL,) * rules.players,
+        totals=tuple(game.totals),
+        placings=placings,
+        hands_played=len(game.results),
+        message=f"{len(game.results)} hand(s) played",
+    )
+    table.tell_all(ended)
+    return LocalResult(
+        names=seat_names,
+        rules=rules,
+        seed=seed,
+        hands=tuple(game.results),
+        totals=tuple(game.totals),
+        placings=placings,
+    )
+
+
+def _default_names(bots: Sequence[Bot]) -> tuple[str, ...]:
+    # Two copies of one class get distinct names, as a referee requires.
+    names: list[str] = []
+    for bot in bots:
+        base = type(bot).__name__
+        name, k = base, 1
+        while name in names:
+            k += 1
+            name = f"{base}-{k}"
+        names.append(name)
+    return tuple(names)
+
+
+class _LocalTable:
+    """The bots at one local table, and the delivery of requests and events to them."""
+
+    def __init__(
+        self,
+        bots: Sequence[Bot],
+        rules: Rules,
+        names: tuple[str, ...],
+        move_ms: int | None,
+        bank_ms: int | None,
+        decide_forced_moves: bool,
+    ) -> None:
+        self.bots = bots
+        self.rules = rules
+        self.names = names
+        self.move_ms = move_ms
+        self.bank_ms = bank_ms
+        self.decide_forced_moves = decide_forced_moves
+
+    def tell(self, seat: int, event: Event) -> None:
+        dispatch_event(self.bots[seat], event)
+
+    def tell_all(self, event: Event) -> None:
+        for bot in self.bots:
+            dispatch_event(bot, event)
+
+    def _blame(self, error: IllegalMoveError, seat: int, hand_number: int) -> None:
+        error.add_note(f"answered by bot {self.names[seat]!r} in seat {seat}, hand {hand_number}")
+
+    def play_hand(self, game: Game) -> None:
+        hand = game.hand
+        number = game.hand_number
+        n = self.rules.players
+        passing = hand.pass_direction is not PassDirection.HOLD
+        self.tell_all(
+            HandStarted(
+                number, hand.dealer, hand.pass_direction, self.rules.pass_count if passing else 0
+            )
+        )
+        for seat in range(n):
+            self.tell(seat, CardsDealt(number, tuple(hand.dealt(seat))))
+        if passing:
+            for seat in range(n):
+                view = view_of(hand, seat, game, self.names, self.move_ms, self.bank_ms)
+                cards = list(self.bots[seat].choose_pass(view))
+                try:
+                    hand.pass_cards(seat, cards)
+                except IllegalMoveError as e:
+                    self._blame(e, seat, number)
+                    raise
+            for seat in range(n):
+                giver = (seat - hand.pass_direction.offset(n)) % n
+                self.tell(
+                    seat,
+                    CardsReceived(
+                        number,
+                        giver,
+                        tuple(hand.received(seat) or ()),
+                        hand.pass_target(seat),
+                        tuple(hand.passed(seat) or ()),
+                    ),
+                )
+        while not hand.is_over:
+            mover = hand.to_move
+            assert mover is not None
+            legal = hand.legal_plays()
+            if len(legal) == 1 and not self.decide_forced_moves:
+                card = legal[0]
+            else:
+                view = view_of(hand, mover, game, self.names, self.move_ms, self.bank_ms)
+                card = _as_card(self.bots[mover].choose_play(view))
+            trick_number = hand.trick_number
+            try:
+                done = hand.play(card, seat=mover)
+            except IllegalMoveError as e:
+                self._blame(e, mover, number)
+                raise
+            self.tell_all(CardPlayed(number, trick_number, mover, card))
+            if done is not None:
+                kitty = tuple(hand.kitty) if done.number == 0 else ()
+                points = sum(self.rules.card_points(c) for c in (*done.cards, *kitty))
+                self.tell_all(TrickWon(number, done, points, kitty))
+        result = game.finish_hand()
+        self.tell_all(
+            HandEnded(
+                hand_number=number,
+                points_taken=result.taken_points,
+                scores=result.points,
+                totals=tuple(game.totals),
+                moon=result.moon,
+                sun=result.sun,
+            )
+        )
+
+
+def _as_card(card: Card | str) -> Card:
+    return card if isinstance(card, Card) else Card.parse(card)
+
+
+def view_of(
+    hand: Hand,
+    seat: int,
+    game: Game | None = None,
+    names: Sequence[str] | None = None,
+    move_ms: int | None = None,
+    bank_ms: int | None = None,
+) -> DecisionView:
+    """The :class:`DecisionView` of ``seat`` in an engine hand that awaits its pass or play."""
+    sv = hand.view(seat)
+    rules = hand.rules
+    n = rules.players
+    kind = DecisionKind.PASS if sv.current is None else DecisionKind.PLAY
+    offset = hand.pass_direction.offset(n)
+    return DecisionView(
+        kind=kind,
+        seat=seat,
+        hand=sv.hand,
+        legal=sv.hand if kind is DecisionKind.PASS else sv.legal,
+        rules=rules,
+        players=n,
+        dealer=hand.dealer,
+        hand_number=game.hand_number if game is not None else 0,
+        seat_names=tuple(names) if names is not None else tuple(f"seat{s}" for s in range(n)),
+        pass_direction=hand.pass_direction,
+        pass_count=sv.pass_count if kind is DecisionKind.PASS else 0,
+        pass_to=(seat + offset) % n,
+        passed=sv.passed or (),
+        received=sv.received or (),
+        received_from=(seat - offset) % n,
+        trick=sv.current,
+        tricks=sv.tricks,
+        points_taken=sv.points_taken,
+        totals=tuple(game.totals) if game is not None else (0,) * n,
+        cards_in_hand=tuple(hand.hand_mask(s).bit_count() for s in range(n)),
+        hearts_broken=sv.hearts_broken,
+        voids=sv.voids,
+        forfeited=(False,) * n,
+        move_ms=move_ms,
+        bank_ms=bank_ms,
+        received_at=time.monotonic(),
+    )

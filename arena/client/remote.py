@@ -1,0 +1,522 @@
+"""Run a :class:`~arena.client.Bot` against a referee over gRPC: :func:`run` and :func:`serve`.
+
+One session is one ``BotService.Play`` stream (see ``proto/hearts/v1/bot_service.proto``). The
+runner says Hello, then for every referee message handles, in the protocol's order, the welcome,
+the events (each to its hook), the decision request (the bot's answer goes straight back) and
+the shutdown. Everything runs on the caller's thread; gRPC's own thread only drains the outbox.
+
+What happens when things go wrong:
+
+* The referee refuses the bot (``UNAUTHENTICATED``, ``PERMISSION_DENIED``, ``FAILED_PRECONDITION``
+  for a protocol version it does not speak, ``INVALID_ARGUMENT``, ``UNIMPLEMENTED``):
+  :func:`serve` raises :class:`Refused`; :func:`run` prints one line and exits with code 2.
+* The connection fails or breaks (``UNAVAILABLE``, ``INTERNAL``, a reset...): reconnect with
+  exponential backoff, forever or until ``give_up_after`` seconds pass without a welcome
+  (:class:`GaveUp`, exit code 1). A referee that restarts within the reconnection grace gives the
+  seat back.
+* The referee reports a fault of the bot (a late, illegal or malformed answer): a warning line on
+  stderr, then the bot's :meth:`~arena.client.Bot.on_fault` hook. Nothing is hidden.
+* The bot's own ``choose_pass``/``choose_play`` raises: the traceback goes to stderr and the SDK
+  answers at once with the base class's choice (lowest legal card; highest cards to pass). Why not
+  stay silent and let the referee's clock expire: that would stall the whole table for the full
+  move deadline and the time bank, and end in a TIMEOUT fault that says nothing of the bug, while
+  the referee's substitute would be just as arbitrary. The author sees the bug; the table goes on.
+  An exception in an event hook is logged the same way and the event skipped.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import random
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+
+from arena import __version__
+from arena.client.bot import Bot, default_pass, default_play, dispatch_event
+from arena.client.events import FaultNotice
+from arena.client.view import DecisionKind
+from arena.client.wire import (
+    PROTOCOL_VERSION,
+    decision_kind,
+    event_of,
+    pass_decision,
+    play_decision,
+    view_of_request,
+)
+from arena.errors import ArenaError, ConfigError
+from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
+from arena.proto.hearts.v1 import bot_service_pb2_grpc as bot_grpc
+from arena.proto.hearts.v1 import events_pb2 as ev_pb
+
+__all__ = [
+    "ENV_ADDRESS",
+    "ENV_BOT_NAME",
+    "ENV_TLS_CA",
+    "ENV_TOKEN",
+    "EXIT_GAVE_UP",
+    "EXIT_REFUSED",
+    "ClientSettings",
+    "GaveUp",
+    "Refused",
+    "SessionEnd",
+    "run",
+    "serve",
+]
+
+ENV_ADDRESS = "ARENA_ADDRESS"
+"""The referee's ``host:port``."""
+ENV_TOKEN = "ARENA_TOKEN"
+"""The bot's secret token."""
+ENV_BOT_NAME = "ARENA_BOT_NAME"
+"""The bot's display name."""
+ENV_TLS_CA = "ARENA_TLS_CA"
+"""Path of a PEM CA certificate: connect with TLS and trust this CA."""
+ENV_TLS_CERT = "ARENA_TLS_CERT"
+"""Path of a PEM client certificate, for referees that ask for one (with ENV_TLS_KEY)."""
+ENV_TLS_KEY = "ARENA_TLS_KEY"
+"""Path of the client certificate's PEM private key."""
+ENV_TLS = "ARENA_TLS"
+"""Set to 1 to connect with TLS trusting the system's CAs (no ARENA_TLS_CA needed)."""
+
+EXIT_REFUSED = 2
+"""Exit code of :func:`run` when the referee refuses the bot (token, version, handshake)."""
+EXIT_GAVE_UP = 1
+"""Exit code of :func:`run` when the referee stays unreachable past ``give_up_after``."""
+EXIT_INTERRUPTED = 130
+"""Exit code of :func:`run` after Ctrl-C (128 + SIGINT, as shells report it)."""
+
+BACKOFF_FIRST_S = 0.1
+"""First wait before reconnecting; it doubles with each failure in a row."""
+BACKOFF_MAX_S = 5.0
+"""Longest wait between two connection attempts."""
+BACKOFF_JITTER = 0.2
+"""Random spread of each wait (a fraction), so that many bots do not reconnect in lockstep."""
+DEFAULT_GIVE_UP_S = 600.0
+"""How long :func:`run` keeps trying to reach an unreachable referee before it exits."""
+
+REFUSALS = {
+    grpc.StatusCode.UNAUTHENTICATED: "refused the token",
+    grpc.StatusCode.PERMISSION_DENIED: "does not let this bot play now",
+    grpc.StatusCode.FAILED_PRECONDITION: "does not speak this protocol version",
+    grpc.StatusCode.INVALID_ARGUMENT: "could not understand the handshake",
+    grpc.StatusCode.UNIMPLEMENTED: "is not a Hearts Arena referee (no BotService)",
+}
+"""Statuses that retrying cannot fix, and what they mean for the author."""
+
+CLIENT_LIBRARY = f"arena-python/{__version__}"
+
+log = logging.getLogger("arena.client")
+
+
+class Refused(ArenaError):
+    """The referee refused this bot; retrying with the same settings gets the same answer."""
+
+    def __init__(self, address: str, name: str, code: grpc.StatusCode, detail: str) -> None:
+        meaning = REFUSALS.get(code, "refused the session")
+        detail = " ".join(detail.split()) or "no details"
+        super().__init__(
+            f"the referee at {address} {meaning} of bot {name!r} ({code.name}): {detail}"
+        )
+        self.code = code
+        """The gRPC status code."""
+
+
+class GaveUp(ArenaError):
+    """The referee could not be reached for longer than the runner was told to keep trying."""
+
+
+@dataclass(frozen=True)
+class SessionEnd:
+    """How :func:`serve` ended: the referee's shutdown notice, or a plain close of the stream."""
+
+    reason: str
+    """The ShutdownReason without its prefix (``"NO_MORE_GAMES"``...) or ``"CLOSED"``."""
+    message: str
+    """The referee's explanation (empty for a plain close)."""
+
+
+@dataclass(frozen=True)
+class ClientSettings:
+    """Where and how to connect: from arguments, else from the environment."""
+
+    address: str
+    """The referee's ``host:port``."""
+    token: str
+    """The bot's secret token."""
+    name: str
+    """The bot's display name."""
+    tls: bool = False
+    """Whether to connect with TLS."""
+    tls_ca: bytes | None = None
+    """PEM CA certificate(s) to trust (None with ``tls``: the system's)."""
+    tls_cert: bytes | None = None
+    """PEM client certificate, for referees that ask for one."""
+    tls_key: bytes | None = None
+    """The client certificate's PEM private key."""
+    bot_version: str = ""
+    """The bot's own version, recorded with each game."""
+    decide_forced_moves: bool = False
+    """Ask the bot even when it holds a single legal card (slower; off by default)."""
+
+    @classmethod
+    def resolve(
+        cls,
+        address: str | None = None,
+        token: str | None = None,
+        name: str | None = None,
+        *,
+        tls_ca: str | Path | None = None,
+        bot_version: str = "",
+        decide_forced_moves: bool = False,
+    ) -> ClientSettings:
+        """Settings from the arguments given, the rest from ``ARENA_*`` variables."""
+        env = os.environ
+        address = address or env.get(ENV_ADDRESS, "")
+        token = token or env.get(ENV_TOKEN, "")
+        name = name or env.get(ENV_BOT_NAME, "")
+        missing = [
+            var
+            for var, value in ((ENV_ADDRESS, address), (ENV_TOKEN, token), (ENV_BOT_NAME, name))
+            if not value
+        ]
+        if missing:
+            raise ConfigError(
+                f"set {' and '.join(missing)} (or pass them to run()): the referee's host:port, "
+                "the bot's token and its name"
+            )
+        ca_path = tls_ca or env.get(ENV_TLS_CA) or None
+        cert_path, key_path = env.get(ENV_TLS_CERT) or None, env.get(ENV_TLS_KEY) or None
+        if (cert_path is None) != (key_path is None):
+            raise ConfigError(f"set both {ENV_TLS_CERT} and {ENV_TLS_KEY}, or neither")
+        tls = bool(ca_path or cert_path or env.get(ENV_TLS, "") not in ("", "0"))
+        return cls(
+            address=address,
+            token=token,
+            name=name,
+            tls=tls,
+            tls_ca=_read(ca_path, "CA certificate") if ca_path else None,
+            tls_cert=_read(cert_path, "client certificate") if cert_path else None,
+            tls_key=_read(key_path, "client key") if key_path else None,
+            bot_version=bot_version,
+            decide_forced_moves=decide_forced_moves,
+        )
+
+
+def _read(path: str | Path, what: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as e:
+        raise ConfigError(f"cannot read the TLS {what} {str(path)!r}: {e.strerror}") from None
+
+
+def run(
+    bot: Bot,
+    address: str | None = None,
+    token: str | None = None,
+    name: str | None = None,
+    *,
+    tls_ca: str | Path | None = None,
+    bot_version: str = "",
+    decide_forced_moves: bool = False,
+    give_up_after: float | None = DEFAULT_GIVE_UP_S,
+) -> None:
+    """Connect ``bot`` to the referee and play until told to stop; for a bot's ``__main__``.
+
+    The address, token and name come from the arguments or from ``ARENA_ADDRESS``,
+    ``ARENA_TOKEN`` and ``ARENA_BOT_NAME``; ``ARENA_TLS_CA`` (a PEM file) turns on TLS. Returns
+    when the referee ends the session. A refusal (bad token, protocol version...) or a bad setting
+    prints one line on stderr and exits with code 2; a referee unreachable for ``give_up_after``
+    seconds, one line and code 1.
+    """
+    _default_logging()
+    try:
+        settings = ClientSettings.resolve(
+            address,
+            token,
+            name,
+            tls_ca=tls_ca,
+            bot_version=bot_version,
+            decide_forced_moves=decide_forced_moves,
+        )
+        serve(bot, settings, give_up_after=give_up_after)
+    except (ConfigError, Refused) as e:
+        _fatal(str(e), EXIT_REFUSED)
+    except GaveUp as e:
+        _fatal(str(e), EXIT_GAVE_UP)
+    except KeyboardInterrupt:
+        _fatal("interrupted", EXIT_INTERRUPTED)
+
+
+def _fatal(message: str, code: int) -> None:
+    print(f"arena.client: {message}", file=sys.stderr, flush=True)
+    raise SystemExit(code)
+
+
+def _default_logging() -> None:
+    # Only when the author has not set logging up: warnings and game summaries to stderr.
+    if logging.getLogger().handlers or log.handlers:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+
+
+def serve(
+    bot: Bot, settings: ClientSettings, *, give_up_after: float | None = DEFAULT_GIVE_UP_S
+) -> SessionEnd:
+    """Play sessions with the referee until it ends one for good; reconnect after failures.
+
+    Raises :class:`Refused` when the referee refuses the bot, :class:`GaveUp` when it stays
+    unreachable (no welcome) for ``give_up_after`` seconds (None: keep trying forever).
+    """
+    runner = _Runner(bot, settings)
+    failing_since: float | None = None
+    delay = BACKOFF_FIRST_S
+    jitter = random.Random()
+    while True:
+        runner.welcomed = False
+        pause: float | None = None  # the referee's own suggestion, when it gives one
+        try:
+            end = runner.session()
+        except grpc.RpcError as e:
+            code = e.code() if isinstance(e, grpc.Call) else grpc.StatusCode.UNKNOWN
+            detail = " ".join(((e.details() if isinstance(e, grpc.Call) else None) or "").split())
+            if code in REFUSALS:
+                raise Refused(settings.address, settings.name, code, detail) from None
+        else:
+            if end.reason != "SERVER_SHUTDOWN" or not runner.may_reconnect:
+                return end
+            code, detail = grpc.StatusCode.UNAVAILABLE, end.message
+            pause = max(runner.reconnect_after_s, BACKOFF_FIRST_S)
+        now = time.monotonic()
+        if runner.welcomed:  # that session got going: this is a fresh failure
+            failing_since, delay = now, BACKOFF_FIRST_S
+        elif failing_since is None:
+            failing_since = now
+        if give_up_after is not None and now - failing_since > give_up_after:
+            raise GaveUp(
+                f"the referee at {settings.address} has been unreachable for "
+                f"{now - failing_since:.0f} s ({code.name}: {detail or 'no details'})"
+            )
+        wait = (pause if pause is not None else delay) * (
+            1 + BACKOFF_JITTER * (2 * jitter.random() - 1)
+        )
+        log.warning(
+            "connection to %s lost (%s: %s); reconnecting in %.1f s",
+            settings.address,
+            code.name,
+            detail or "no details",
+            wait,
+        )
+        time.sleep(wait)
+        if pause is None:
+            delay = min(delay * 2, BACKOFF_MAX_S)
+
+
+class _Runner:
+    """One bot's sessions: the channel, the handshake, and the handling of each message."""
+
+    def __init__(self, bot: Bot, settings: ClientSettings) -> None:
+        self.bot = bot
+        self.settings = settings
+        self.seat = 0
+        self.welcomed = False
+        self.may_reconnect = False
+        self.reconnect_after_s = 0.0
+        self.warned_kinds: set[int] = set()
+        # Events are only translated for the hooks a bot overrides (most override none).
+        self.hooked = {
+            kind
+            for kind, hook in _HOOKS.items()
+            if getattr(type(bot), hook) is not getattr(Bot, hook)
+        }
+
+    def _channel(self) -> grpc.Channel:
+        s = self.settings
+        if not s.tls:
+            return grpc.insecure_channel(s.address)
+        credentials = grpc.ssl_channel_credentials(
+            root_certificates=s.tls_ca, private_key=s.tls_key, certificate_chain=s.tls_cert
+        )
+        return grpc.secure_channel(s.address, credentials)
+
+    def _hello(self) -> bot_pb.PlayRequest:
+        s = self.settings
+        return bot_pb.PlayRequest(
+            hello=bot_pb.Hello(
+                bot_name=s.name,
+                token=s.token,
+                protocol_version=PROTOCOL_VERSION,
+                bot_version=s.bot_version,
+                decide_forced_moves=s.decide_forced_moves,
+                client_library=CLIENT_LIBRARY,
+            )
+        )
+
+    def session(self) -> SessionEnd:
+        """One stream, from Hello to its end; a broken stream raises grpc.RpcError."""
+        outbox: queue.SimpleQueue[bot_pb.PlayRequest | None] = queue.SimpleQueue()
+        outbox.put(self._hello())
+        end = SessionEnd("CLOSED", "")
+        self.may_reconnect = False
+        with self._channel() as channel:
+            responses = bot_grpc.BotServiceStub(channel).Play(_drain(outbox))
+            try:
+                for response in responses:
+                    received_at = time.monotonic()
+                    if response.HasField("welcome"):
+                        self._welcome(response.welcome)
+                    for event in response.events:
+                        self._event(event)
+                    if response.HasField("request"):
+                        answer = self._decide(response.request, received_at)
+                        if answer is not None:
+                            outbox.put(answer)
+                    if response.HasField("shutdown"):
+                        end = self._shutdown(response.shutdown)
+                        outbox.put(None)
+            except KeyboardInterrupt:
+                outbox.put(bot_pb.PlayRequest(goodbye=bot_pb.Goodbye(reason="interrupted")))
+                raise
+            finally:
+                outbox.put(None)
+        return end
+
+    def _welcome(self, welcome: bot_pb.Welcome) -> None:
+        self.welcomed = True
+        log.info(
+            "connected to %s as %r (session %s%s)%s",
+            self.settings.address,
+            self.settings.name,
+            welcome.session_id,
+            ", seat resumed" if welcome.resumed else "",
+            f": {welcome.message}" if welcome.message else "",
+        )
+
+    def _shutdown(self, shutdown: bot_pb.Shutdown) -> SessionEnd:
+        reason = bot_pb.ShutdownReason.Name(shutdown.reason).removeprefix("SHUTDOWN_REASON_")
+        self.may_reconnect = shutdown.may_reconnect
+        self.reconnect_after_s = shutdown.reconnect_after_ms / 1000
+        log.info("the referee ends the session (%s): %s", reason, shutdown.message or "-")
+        return SessionEnd(reason, shutdown.message)
+
+    def _event(self, message: ev_pb.Event) -> None:
+        which = message.WhichOneof("kind")
+        if which not in self.hooked and which not in _ALWAYS:
+            return
+        event = event_of(message, self.seat)
+        if event is None:
+            return
+        if isinstance(event, FaultNotice):
+            _log_fault(event)
+        elif which == "game_started":
+            self.seat = message.game_started.your_seat
+        elif which == "game_ended":
+            e = message.game_ended
+            log.info(
+                "game %s over: totals %s, places %s",
+                e.game_id,
+                list(e.game_totals),
+                list(e.placings),
+            )
+        if which in self.hooked:
+            try:
+                dispatch_event(self.bot, event)
+            except Exception:
+                log.exception("the bot's %s hook raised; event skipped", _HOOKS[which])
+
+    def _decide(
+        self, request: bot_pb.DecisionRequest, received_at: float
+    ) -> bot_pb.PlayRequest | None:
+        kind = decision_kind(request)
+        if kind is None:
+            # The protocol asks an SDK to let an unknown kind time out rather than guess.
+            if request.kind not in self.warned_kinds:
+                self.warned_kinds.add(request.kind)
+                log.warning(
+                    "the referee asks for a decision of kind %d, unknown to this SDK; "
+                    "not answering it (update the arena package)",
+                    request.kind,
+                )
+            return None
+        view = view_of_request(request, kind, received_at)
+        rid = request.request_id
+        if kind is DecisionKind.PLAY:
+            try:
+                return play_decision(rid, self.bot.choose_play(view))
+            except Exception:
+                fallback = default_play(view)
+                log.exception(
+                    "choose_play raised (hand %d, trick %d); playing %s instead",
+                    view.hand_number,
+                    view.trick_number,
+                    fallback,
+                )
+                return play_decision(rid, fallback)
+        try:
+            return pass_decision(rid, list(self.bot.choose_pass(view)))
+        except Exception:
+            chosen = default_pass(view)
+            log.exception(
+                "choose_pass raised (hand %d); passing %s instead",
+                view.hand_number,
+                " ".join(map(str, chosen)),
+            )
+            return pass_decision(rid, chosen)
+
+
+_HOOKS = {
+    "game_started": "on_game_start",
+    "hand_started": "on_hand_start",
+    "cards_dealt": "on_cards_dealt",
+    "cards_received": "on_cards_received",
+    "card_played": "on_card_played",
+    "trick_won": "on_trick",
+    "hand_ended": "on_hand_end",
+    "game_ended": "on_game_end",
+    "fault_notice": "on_fault",
+    "seat_faulted": "on_seat_fault",
+    "time_warning": "on_time_warning",
+}
+"""Event field name -> the Bot hook that receives it."""
+_ALWAYS = frozenset({"fault_notice", "game_started", "game_ended"})
+"""Events the runner reads itself, hooked or not (to log them, or to learn its seat)."""
+
+
+def _log_fault(event: FaultNotice) -> None:
+    kind = event.kind.name if event.kind is not None else "UNKNOWN"
+    sent = f"; you sent {event.answer!r}" if event.answer else ""
+    instead = f"; played {' '.join(map(str, event.substitute))} instead" if event.substitute else ""
+    limit = f"/{event.faults_allowed} allowed" if event.faults_allowed else ""
+    forfeited = "; the seat is FORFEITED for the rest of the game" if event.forfeited else ""
+    log.warning(
+        "FAULT %s in game %s hand %d (request %d): %s%s%s [faults %d%s]%s",
+        kind,
+        event.game_id,
+        event.hand_number,
+        event.request_id,
+        event.message,
+        sent,
+        instead,
+        event.faults,
+        limit,
+        forfeited,
+    )
+
+
+def _drain(outbox: queue.SimpleQueue[bot_pb.PlayRequest | None]) -> Iterator[bot_pb.PlayRequest]:
+    """The request stream gRPC sends from: the outbox's messages until a None."""
+    while True:
+        item = outbox.get()
+        if item is None:
+            return
+        yield item

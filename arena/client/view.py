@@ -1,0 +1,182 @@
+"""What a bot is shown when it must decide: one self-contained, frozen :class:`DecisionView`.
+
+The same view is built from a referee's ``DecisionRequest`` (over the network) and from the rules
+engine (:func:`arena.client.play_local`), so a bot cannot tell the two apart. Everything in it is
+public knowledge or this seat's own, so a bot that remembers nothing between calls plays well.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from arena.cards import Card, Suit, cards_from_mask, mask_of
+from arena.engine import Trick
+from arena.rules import PassDirection, Rules
+
+__all__ = ["DecisionKind", "DecisionView", "highest", "lowest", "voids_shown"]
+
+
+class DecisionKind(Enum):
+    """What the bot must decide."""
+
+    PASS = "pass"
+    """Choose :attr:`DecisionView.pass_count` cards to pass."""
+    PLAY = "play"
+    """Choose one of :attr:`DecisionView.legal` to play to the current trick."""
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionView:
+    """Everything a seat may know at the moment it must decide (hand, legal cards, public state)."""
+
+    kind: DecisionKind
+    """What to decide."""
+    seat: int
+    """The seat this bot plays (0..players-1; play moves from seat s to seat s+1)."""
+    hand: tuple[Card, ...]
+    """The cards this seat holds now, in index order (clubs, diamonds, hearts, spades; by rank)."""
+    legal: tuple[Card, ...]
+    """The legal choices, in index order: the legal plays, or for a pass the whole hand."""
+    rules: Rules
+    """The rules of the game."""
+    players: int
+    """Seats at the table."""
+    dealer: int
+    """The dealer of this hand."""
+    hand_number: int
+    """The hand's number within the game, from 0."""
+    seat_names: tuple[str, ...]
+    """The bots' names, indexed by seat."""
+    pass_direction: PassDirection
+    """This hand's pass direction (HOLD when no cards are passed)."""
+    pass_count: int
+    """For a pass: how many cards to pass. 0 for a play."""
+    pass_to: int
+    """The seat that receives (or received) this seat's pass; this seat on a hold hand."""
+    passed: tuple[Card, ...]
+    """The cards this seat passed this hand (empty while passing and on a hold hand)."""
+    received: tuple[Card, ...]
+    """The cards this seat received in the pass (empty while passing and on a hold hand)."""
+    received_from: int
+    """The seat that passed to this seat; this seat on a hold hand."""
+    trick: Trick | None
+    """The trick being played (no winner yet; no cards when this seat leads); None for a pass."""
+    tricks: tuple[Trick, ...]
+    """The completed tricks of this hand, in order, each with its winner."""
+    points_taken: tuple[int, ...]
+    """Points taken so far this hand, per seat, before any moon adjustment."""
+    totals: tuple[int, ...]
+    """Game totals before this hand, per seat."""
+    cards_in_hand: tuple[int, ...]
+    """Cards still held, per seat."""
+    hearts_broken: bool
+    """Whether hearts may now be led (a penalty card that breaks them has been played)."""
+    voids: tuple[frozenset[Suit], ...]
+    """Per seat, the suits it has shown it lacks by not following them this hand."""
+    forfeited: tuple[bool, ...]
+    """Per seat, whether the referee's fallback now plays it (always False in local play)."""
+    move_ms: int | None
+    """Time allowed for this answer in milliseconds (None: no clock, e.g. local play)."""
+    bank_ms: int | None
+    """This seat's time bank left for the game in milliseconds (None: no clock)."""
+    received_at: float
+    """When the request arrived, on :func:`time.monotonic`; see :meth:`time_left`."""
+
+    # ---- the current trick --------------------------------------------------------------------
+
+    @property
+    def trick_number(self) -> int:
+        """The number of the trick being played (0 for the first; 0 for a pass)."""
+        return len(self.tricks)
+
+    @property
+    def trick_cards(self) -> tuple[Card, ...]:
+        """The cards played to the current trick so far, the leader's first (empty for a pass)."""
+        return self.trick.cards if self.trick is not None else ()
+
+    @property
+    def leading(self) -> bool:
+        """Whether this seat leads the current trick."""
+        return self.kind is DecisionKind.PLAY and not self.trick_cards
+
+    @property
+    def last_to_play(self) -> bool:
+        """Whether this seat plays the last card of the current trick."""
+        return self.kind is DecisionKind.PLAY and len(self.trick_cards) == self.players - 1
+
+    @property
+    def lead_suit(self) -> Suit | None:
+        """The suit led to the current trick, or None if nothing has been led."""
+        cards = self.trick_cards
+        return cards[0].suit if cards else None
+
+    @property
+    def first_trick(self) -> bool:
+        """Whether the current trick is the hand's first (penalty cards are usually barred)."""
+        return self.kind is DecisionKind.PLAY and not self.tricks
+
+    def winning(self) -> tuple[int, Card] | None:
+        """The seat winning the current trick so far and its card, or None if nothing is led."""
+        trick = self.trick
+        if trick is None or not trick.cards:
+            return None
+        lead = trick.cards[0].suit
+        best = 0
+        for pos, card in enumerate(trick.cards):
+            if card.suit is lead and card.rank > trick.cards[best].rank:
+                best = pos
+        return trick.seat_of(best, self.players), trick.cards[best]
+
+    def trick_points(self) -> int:
+        """The points in the current trick so far."""
+        return sum(self.rules.card_points(c) for c in self.trick_cards)
+
+    # ---- what has been seen -------------------------------------------------------------------
+
+    @property
+    def played(self) -> tuple[Card, ...]:
+        """Every card played this hand (completed tricks and the current one), in index order."""
+        mask = 0
+        for t in self.tricks:
+            mask |= mask_of(t.cards)
+        mask |= mask_of(self.trick_cards)
+        return tuple(cards_from_mask(mask))
+
+    @property
+    def unseen(self) -> tuple[Card, ...]:
+        """Cards in play that this seat has not seen played and does not hold (others' or kitty)."""
+        seen = mask_of(self.hand) | mask_of(self.played)
+        deck = mask_of(self.rules.cards_in_deck)
+        return tuple(cards_from_mask(deck & ~seen))
+
+    def time_left(self) -> float | None:
+        """Seconds left to answer, on :func:`time.monotonic` (None when there is no clock)."""
+        if self.move_ms is None:
+            return None
+        return self.received_at + self.move_ms / 1000 - time.monotonic()
+
+
+def voids_shown(tricks: Iterable[Trick], players: int) -> tuple[frozenset[Suit], ...]:
+    """Per seat, the suits it has shown it lacks: it played another suit to a trick of that suit."""
+    voids: list[set[Suit]] = [set() for _ in range(players)]
+    for trick in tricks:
+        if not trick.cards:
+            continue
+        lead = trick.cards[0].suit
+        for pos, card in enumerate(trick.cards):
+            if card.suit is not lead:
+                voids[trick.seat_of(pos, players)].add(lead)
+    return tuple(frozenset(v) for v in voids)
+
+
+def lowest(cards: Sequence[Card]) -> Card:
+    """The lowest-ranked card (ties broken by suit order clubs, diamonds, hearts, spades)."""
+    return min(cards, key=lambda c: (c.rank, c.suit))
+
+
+def highest(cards: Sequence[Card]) -> Card:
+    """The highest-ranked card (ties broken by suit order: spades before hearts before ...)."""
+    return max(cards, key=lambda c: (c.rank, c.suit))

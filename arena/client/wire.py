@@ -1,0 +1,267 @@
+"""Translation between the hearts.v1 messages and the SDK's Python values.
+
+Only the client's direction of each message is handled: requests and events in, decisions out.
+Unknown enum values (from a newer referee) become None rather than errors, as the protocol asks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+
+from arena.cards import CARDS, Card
+from arena.client.events import (
+    CardPlayed,
+    CardsDealt,
+    CardsReceived,
+    Event,
+    FaultNotice,
+    GameEnded,
+    GameStarted,
+    HandEnded,
+    HandStarted,
+    SeatFaulted,
+    TimeWarning,
+    TrickWon,
+)
+from arena.client.view import DecisionKind, DecisionView, voids_shown
+from arena.engine import Trick
+from arena.errors import CardParseError
+from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
+from arena.proto.hearts.v1 import events_pb2 as ev_pb
+from arena.proto.hearts.v1 import game_pb2 as game_pb
+from arena.rules import PassDirection, Rules
+from arena.table import FaultKind, Termination
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "decision_kind",
+    "event_of",
+    "pass_decision",
+    "play_decision",
+    "view_of_request",
+]
+
+PROTOCOL_VERSION = int(bot_pb.DESCRIPTOR.package.rpartition(".v")[2])
+"""The protocol version this SDK speaks: the N of the generated package hearts.vN."""
+
+_CARD_OF = {str(c): c for c in CARDS}
+RULES_CACHE_SIZE = 16
+"""Distinct rule sets remembered (a session rarely sees more than one)."""
+
+
+def cards(codes: Iterable[str]) -> tuple[Card, ...]:
+    """Cards from the referee's upper-case codes (any other spelling is parsed the slow way)."""
+    out = []
+    for code in codes:
+        card = _CARD_OF.get(code)
+        out.append(card if card is not None else Card.parse(code))
+    return tuple(out)
+
+
+@lru_cache(maxsize=RULES_CACHE_SIZE)
+def rules_of_json(text: str) -> Rules:
+    """The engine's rules from ``Rules.rules_json`` (cached: it is the same all game)."""
+    return Rules.from_dict(json.loads(text))
+
+
+def rules_of(message: game_pb.Rules) -> Rules:
+    """The engine's rules from a Rules message (its ``rules_json`` is the authority)."""
+    if not message.rules_json:
+        raise CardParseError("the referee sent rules without rules_json")
+    return rules_of_json(message.rules_json)
+
+
+def _direction(value: int) -> PassDirection:
+    name = game_pb.PassDirection.Name(value).removeprefix("PASS_DIRECTION_")  # type: ignore[arg-type]
+    return PassDirection[name]
+
+
+def _fault_kind(value: int) -> FaultKind | None:
+    try:
+        name = ev_pb.FaultKind.Name(value)  # type: ignore[arg-type]
+        return FaultKind[name.removeprefix("FAULT_KIND_")]
+    except (ValueError, KeyError):
+        return None
+
+
+def _termination(value: int) -> Termination | None:
+    try:
+        name = ev_pb.Termination.Name(value)  # type: ignore[arg-type]
+        return Termination[name.removeprefix("TERMINATION_")]
+    except (ValueError, KeyError):
+        return None
+
+
+def _trick(message: game_pb.Trick, completed: bool) -> Trick:
+    return Trick(
+        number=message.trick_number,
+        leader=message.leader,
+        cards=cards(message.cards),
+        winner=message.winner if completed and message.HasField("winner") else None,
+    )
+
+
+def decision_kind(request: bot_pb.DecisionRequest) -> DecisionKind | None:
+    """The kind of a request, or None for a kind this SDK does not know."""
+    if request.kind == bot_pb.DECISION_KIND_PLAY:
+        return DecisionKind.PLAY
+    if request.kind == bot_pb.DECISION_KIND_PASS:
+        return DecisionKind.PASS
+    return None
+
+
+def view_of_request(
+    request: bot_pb.DecisionRequest, kind: DecisionKind, received_at: float
+) -> DecisionView:
+    """The view of a PASS or PLAY request; it needs nothing but the request itself."""
+    state = request.state
+    players = state.players
+    tricks = tuple(_trick(t, True) for t in state.completed_tricks)
+    current = _trick(state.current_trick, False) if state.HasField("current_trick") else None
+    if kind is DecisionKind.PASS:
+        current = None
+        direction = _direction(request.pass_direction)
+        pass_to = request.pass_to_seat
+    else:
+        direction = _direction(state.pass_direction)
+        pass_to = state.passed_to_seat
+    hand = cards(request.hand)
+    return DecisionView(
+        kind=kind,
+        seat=request.your_seat,
+        hand=hand,
+        legal=cards(request.legal_cards) if request.legal_cards else hand,
+        rules=rules_of(state.rules),
+        players=players,
+        dealer=state.dealer,
+        hand_number=request.hand_number,
+        seat_names=tuple(state.seat_names),
+        pass_direction=direction,
+        pass_count=request.pass_count if kind is DecisionKind.PASS else 0,
+        pass_to=pass_to,
+        passed=cards(state.passed_cards),
+        received=cards(state.received_cards),
+        received_from=state.received_from_seat,
+        trick=current,
+        tricks=tricks,
+        points_taken=tuple(state.hand_points),
+        totals=tuple(state.game_totals),
+        cards_in_hand=tuple(state.cards_in_hand),
+        hearts_broken=state.hearts_broken,
+        voids=voids_shown((*tricks, *((current,) if current is not None else ())), players),
+        forfeited=tuple(state.forfeited) or (False,) * players,
+        move_ms=request.move_deadline_ms,
+        bank_ms=request.time_bank_ms,
+        received_at=received_at,
+    )
+
+
+def play_decision(request_id: int, card: Card | str) -> bot_pb.PlayRequest:
+    """The answer to a PLAY request."""
+    return bot_pb.PlayRequest(
+        decision=bot_pb.Decision(request_id=request_id, play_card=bot_pb.PlayCard(card=str(card)))
+    )
+
+
+def pass_decision(request_id: int, chosen: Sequence[Card | str]) -> bot_pb.PlayRequest:
+    """The answer to a PASS request."""
+    return bot_pb.PlayRequest(
+        decision=bot_pb.Decision(
+            request_id=request_id, pass_cards=bot_pb.PassCards(cards=[str(c) for c in chosen])
+        )
+    )
+
+
+def event_of(message: ev_pb.Event, seat: int) -> Event | None:
+    """The SDK value of one event (None for a kind this SDK does not know or a bot never gets)."""
+    which = message.WhichOneof("kind")
+    if which == "card_played":
+        e = message.card_played
+        return CardPlayed(e.hand_number, e.trick_number, e.seat, cards((e.card,))[0])
+    if which == "trick_won":
+        t = message.trick_won
+        trick = Trick(t.trick_number, t.leader, cards(t.cards), t.winner)
+        return TrickWon(t.hand_number, trick, t.points, cards(t.kitty_cards))
+    if which == "game_started":
+        g = message.game_started
+        return GameStarted(
+            game_id=g.game_id,
+            seat=g.your_seat if g.HasField("your_seat") else seat,
+            seat_names=tuple(g.seat_names),
+            rules=rules_of(g.rules),
+            move_ms=g.clock.move_time_ms,
+            bank_ms=g.clock.time_bank_ms,
+        )
+    if which == "hand_started":
+        h = message.hand_started
+        return HandStarted(h.hand_number, h.dealer, _direction(h.pass_direction), h.pass_count)
+    if which == "cards_dealt":
+        d = message.cards_dealt
+        return CardsDealt(d.hand_number, cards(d.cards))
+    if which == "cards_received":
+        r = message.cards_received
+        return CardsReceived(
+            r.hand_number, r.from_seat, cards(r.cards), r.passed_to_seat, cards(r.passed_cards)
+        )
+    if which == "hand_ended":
+        h2 = message.hand_ended
+        return HandEnded(
+            hand_number=h2.hand_number,
+            points_taken=tuple(h2.points_taken),
+            scores=tuple(h2.hand_scores),
+            totals=tuple(h2.game_totals),
+            moon=h2.moon_shooter if h2.HasField("moon_shooter") else None,
+            sun=h2.sun,
+        )
+    if which == "game_ended":
+        g2 = message.game_ended
+        return GameEnded(
+            game_id=g2.game_id,
+            termination=_termination(g2.termination),
+            seat_status=tuple(_termination(s) for s in g2.seat_status),
+            totals=tuple(g2.game_totals),
+            placings=tuple(g2.placings),
+            hands_played=g2.hands_played,
+            message=g2.message,
+        )
+    if which == "fault_notice":
+        f = message.fault_notice
+        return FaultNotice(
+            kind=_fault_kind(f.kind),
+            game_id=f.game_id,
+            hand_number=f.hand_number,
+            request_id=f.request_id,
+            answer=f.your_answer,
+            substitute=_lenient_cards(f.substitute_cards),
+            message=f.message,
+            faults=f.faults,
+            faults_allowed=f.faults_allowed,
+            forfeited=f.forfeited,
+        )
+    if which == "seat_faulted":
+        s = message.seat_faulted
+        return SeatFaulted(
+            seat=s.seat,
+            kind=_fault_kind(s.kind),
+            hand_number=s.hand_number,
+            faults=s.faults,
+            faults_allowed=s.faults_allowed,
+            forfeited=s.forfeited,
+        )
+    if which == "time_warning":
+        w = message.time_warning
+        return TimeWarning(w.time_bank_ms, w.message)
+    return None
+
+
+def _lenient_cards(codes: Iterable[str]) -> tuple[Card, ...]:
+    # A fault notice must reach the author even if a card in it cannot be read.
+    out = []
+    for code in codes:
+        try:
+            out.append(cards((code,))[0])
+        except CardParseError:
+            continue
+    return tuple(out)

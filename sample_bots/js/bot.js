@@ -1,0 +1,359 @@
+#!/usr/bin/env node
+// A Hearts Arena bot in Node.js: proof that a bot needs nothing of our Python, only the
+// protocol in ../../proto/hearts/v1 (see the README.md there).
+//
+// Run it against a referee with
+//   ARENA_ADDRESS=host:port ARENA_TOKEN=secret ARENA_BOT_NAME=js node sample_bots/js/bot.js
+// (after `npm ci` in this folder). Optional: ARENA_TLS=1 to use TLS with the system roots, or
+// ARENA_TLS_CA=path/to/ca.pem to trust a private CA.
+//
+// It plays like a careful beginner: passes the queen of spades, her guards and high hearts;
+// ducks under the card winning the trick; when void, sheds the queen, then high spades, then
+// high hearts; otherwise plays low. It reads everything from each DecisionRequest, so it keeps
+// no state between decisions; the events are only logged.
+//
+// Exit codes: 0 when the referee says there are no more games (or on SIGTERM/SIGINT); 1 when
+// the referee stays unreachable or removes the bot; 2 when the referee refuses the bot
+// (bad token, protocol version, ...): retrying would get the same answer.
+
+"use strict";
+
+const path = require("path");
+const fs = require("fs");
+const grpc = require("@grpc/grpc-js");
+const protoLoader = require("@grpc/proto-loader");
+
+const PROTOCOL_VERSION = 1;
+const BOT_VERSION = "0.1.0";
+const PROTO_DIR = path.resolve(__dirname, "..", "..", "proto");
+const DEFAULT_ADDRESS = "localhost:50051";
+const DEFAULT_NAME = "js-bot";
+
+// Reconnection: exponential backoff, and give up after this long without a successful Hello.
+const BACKOFF_FIRST_MS = 100;
+const BACKOFF_MAX_MS = 5000;
+const GIVE_UP_AFTER_MS = 60000;
+// How long to wait for the referee to confirm a Goodbye before exiting anyway.
+const GOODBYE_WAIT_MS = 500;
+
+const EXIT_OK = 0;
+const EXIT_GAVE_UP = 1;
+const EXIT_REFUSED = 2;
+
+// Statuses that mean "this bot, as it is, will never be let in": retrying cannot help.
+const REFUSALS = new Set([
+  grpc.status.UNAUTHENTICATED,
+  grpc.status.PERMISSION_DENIED,
+  grpc.status.FAILED_PRECONDITION,
+  grpc.status.INVALID_ARGUMENT,
+]);
+
+const RANKS = "23456789TJQKA";
+const QUEEN_OF_SPADES = "QS";
+const QUEEN = RANKS.indexOf("Q");
+const SAFE_SPADES = 4; // spades below the queen that make keeping her safe
+
+// ---- cards ------------------------------------------------------------------------------
+
+function rank(card) {
+  return RANKS.indexOf(card[0]);
+}
+
+function suit(card) {
+  return card[1];
+}
+
+function lowest(cards) {
+  return cards.reduce((a, b) => (rank(b) < rank(a) ? b : a));
+}
+
+function highest(cards) {
+  return cards.reduce((a, b) => (rank(b) > rank(a) ? b : a));
+}
+
+// Points a card is worth under the game's rules (hearts may be spot hearts, the jack of
+// diamonds may be a bonus), so that the same bot plays the variants sensibly.
+function cardPoints(card, rules) {
+  if (suit(card) === "H") return rules && rules.spot_hearts ? rank(card) + 2 : 1;
+  if (card === QUEEN_OF_SPADES) return rules ? rules.queen_penalty : 13;
+  if (card === "JD" && rules) return rules.jack_of_diamonds;
+  return 0;
+}
+
+// ---- strategy: pure functions of one DecisionRequest --------------------------------------
+
+// The cards to pass: the most dangerous first. The queen and her top guards go unless enough
+// low spades protect them; high hearts and high cards follow; a short minor suit is voided.
+function choosePass(request) {
+  const hand = request.hand;
+  const rules = request.state && request.state.rules;
+  const count = request.pass_count;
+  const queenCounts = !rules || rules.queen_penalty > 0;
+  const lowSpades = hand.filter((c) => suit(c) === "S" && rank(c) < QUEEN).length;
+  const spadesSafe = lowSpades >= SAFE_SPADES;
+  const length = (s) => hand.filter((c) => suit(c) === s).length;
+  const minors = ["C", "D"].filter((s) => length(s) > 0);
+  const short = minors.sort((a, b) => length(a) - length(b))[0];
+  const urgency = (card) => {
+    let score = rank(card);
+    if (suit(card) === "H") score += 2;
+    if (suit(card) === "S" && queenCounts) {
+      if (rank(card) >= QUEEN) score += spadesSafe ? -10 : 30;
+      else score -= 10; // low spades guard against the queen: keep them
+    }
+    if (short !== undefined && suit(card) === short && length(short) <= count) score += 15;
+    if (cardPoints(card, rules) < 0) score -= 40; // a bonus card is worth keeping
+    return score;
+  };
+  return [...hand].sort((a, b) => urgency(b) - urgency(a)).slice(0, count);
+}
+
+// The card to play: one of request.legal_cards.
+function choosePlay(request) {
+  const legal = request.legal_cards;
+  if (legal.length === 1) return legal[0];
+  const state = request.state || {};
+  const rules = state.rules;
+  const trick = state.current_trick || { cards: [] };
+  const played = new Set();
+  for (const t of state.completed_tricks || []) for (const c of t.cards) played.add(c);
+  for (const c of trick.cards) played.add(c);
+  // The queen is still out there, in someone else's hand: high spades are dangerous.
+  const queenOut = !played.has(QUEEN_OF_SPADES) && !request.hand.includes(QUEEN_OF_SPADES);
+
+  if (trick.cards.length === 0) {
+    // Leading: low, in a quiet suit; not hearts, and no spade that could catch the queen.
+    const quiet = legal.filter(
+      (c) => suit(c) !== "H" && !(suit(c) === "S" && (rank(c) >= QUEEN || !queenOut)),
+    );
+    return lowest(quiet.length ? quiet : legal);
+  }
+
+  const leadSuit = suit(trick.cards[0]);
+  const following = suit(legal[0]) === leadSuit;
+  if (!following) {
+    // Void: shed what would hurt us later.
+    if (legal.includes(QUEEN_OF_SPADES) && cardPoints(QUEEN_OF_SPADES, rules) > 0) {
+      return QUEEN_OF_SPADES;
+    }
+    const guards = legal.filter((c) => suit(c) === "S" && rank(c) > QUEEN);
+    if (queenOut && guards.length) return highest(guards);
+    const hearts = legal.filter((c) => suit(c) === "H");
+    return highest(hearts.length ? hearts : legal);
+  }
+
+  const top = highest(trick.cards.filter((c) => suit(c) === leadSuit));
+  const under = legal.filter((c) => rank(c) < rank(top));
+  if (under.length) return highest(under); // duck as high as we safely can
+  const noQueen = legal.filter((c) => c !== QUEEN_OF_SPADES);
+  const options = noQueen.length ? noQueen : legal;
+  const players = state.players || (rules && rules.players) || 4;
+  const last = trick.cards.length === players - 1;
+  // Forced to win: if last, win with the highest (it rids us of a winner); else hope to be
+  // overtaken.
+  return last ? highest(options) : lowest(options);
+}
+
+// ---- the session ------------------------------------------------------------------------
+
+function log(message) {
+  process.stderr.write(`${botName()}: ${message}\n`);
+}
+
+function botName() {
+  return process.env.ARENA_BOT_NAME || DEFAULT_NAME;
+}
+
+function describeEvent(event) {
+  if (event.fault_notice) {
+    const f = event.fault_notice;
+    const sent = f.your_answer ? ` (sent ${f.your_answer})` : "";
+    const sub = f.substitute_cards.length ? `; played ${f.substitute_cards.join(" ")} instead` : "";
+    const forfeit = f.forfeited ? "; the seat is FORFEITED" : "";
+    return (
+      `FAULT ${f.kind} in hand ${f.hand_number}, request ${f.request_id}${sent}${sub}: ` +
+      `${f.message} [fault ${f.faults} of ${f.faults_allowed} allowed${forfeit}]`
+    );
+  }
+  if (event.time_warning) {
+    const w = event.time_warning;
+    return `time warning: ${w.time_bank_ms} ms of bank left. ${w.message}`;
+  }
+  if (event.game_ended) {
+    const g = event.game_ended;
+    return `game ${g.game_id} over after ${g.hands_played} hands: totals ${g.game_totals.join(
+      " ",
+    )}, places ${g.placings.join(" ")}. ${g.message}`;
+  }
+  return null;
+}
+
+function loadService() {
+  const definition = protoLoader.loadSync("hearts/v1/bot_service.proto", {
+    includeDirs: [PROTO_DIR],
+    keepCase: true,
+    longs: String, // request ids are uint64: keep them exact, echo them unchanged
+    enums: String,
+    defaults: true,
+    oneofs: true,
+  });
+  return grpc.loadPackageDefinition(definition).hearts.v1.BotService;
+}
+
+function credentials() {
+  const ca = process.env.ARENA_TLS_CA;
+  if (ca) return grpc.credentials.createSsl(fs.readFileSync(ca));
+  if (process.env.ARENA_TLS === "1") return grpc.credentials.createSsl();
+  return grpc.credentials.createInsecure();
+}
+
+class Session {
+  constructor() {
+    this.address = process.env.ARENA_ADDRESS || DEFAULT_ADDRESS;
+    this.token = process.env.ARENA_TOKEN || "";
+    const BotService = loadService();
+    this.client = new BotService(this.address, credentials());
+    this.call = null;
+    this.backoffMs = BACKOFF_FIRST_MS;
+    this.unreachableSince = null;
+    this.shutdown = null;
+    this.stopping = false;
+  }
+
+  connect() {
+    const call = this.client.Play();
+    this.call = call;
+    let finished = false;
+    call.on("data", (response) => this.onResponse(call, response));
+    // Errors also arrive as a 'status'; without this listener they would crash the process.
+    call.on("error", () => {});
+    call.on("status", (status) => {
+      if (finished) return;
+      finished = true;
+      this.onStatus(status);
+    });
+    call.write({
+      hello: {
+        bot_name: botName(),
+        token: this.token,
+        protocol_version: PROTOCOL_VERSION,
+        bot_version: BOT_VERSION,
+        decide_forced_moves: false,
+        client_library: `grpc-js/${grpcVersion()}`,
+      },
+    });
+  }
+
+  onResponse(call, response) {
+    if (response.welcome) {
+      const w = response.welcome;
+      this.backoffMs = BACKOFF_FIRST_MS;
+      this.unreachableSince = null;
+      log(
+        `${w.resumed ? "reconnected; seat taken back" : "connected"} to ${this.address} ` +
+          `(session ${w.session_id}, ${w.server_version})${w.message ? ": " + w.message : ""}`,
+      );
+    }
+    for (const event of response.events) {
+      const line = describeEvent(event);
+      if (line) log(line);
+    }
+    if (response.request) this.answer(call, response.request);
+    if (response.shutdown) {
+      this.shutdown = response.shutdown;
+      log(`the referee ends the session: ${response.shutdown.reason} ${response.shutdown.message}`);
+    }
+  }
+
+  answer(call, request) {
+    let decision;
+    if (request.kind === "DECISION_KIND_PASS") {
+      decision = { request_id: request.request_id, pass_cards: { cards: choosePass(request) } };
+    } else if (request.kind === "DECISION_KIND_PLAY") {
+      decision = { request_id: request.request_id, play_card: { card: choosePlay(request) } };
+    } else {
+      // The protocol says: let an unknown kind time out rather than guess.
+      log(`unknown decision kind ${request.kind}; not answering (update this bot)`);
+      return;
+    }
+    call.write({ decision });
+  }
+
+  onStatus(status) {
+    this.call = null;
+    if (this.stopping) process.exit(EXIT_OK);
+    if (this.shutdown) {
+      const s = this.shutdown;
+      this.shutdown = null;
+      if (s.reason === "SHUTDOWN_REASON_SERVER_SHUTDOWN" && s.may_reconnect) {
+        this.retryAfter(Math.max(s.reconnect_after_ms, BACKOFF_FIRST_MS), "the referee restarts");
+        return;
+      }
+      process.exit(s.reason === "SHUTDOWN_REASON_KICKED" ? EXIT_GAVE_UP : EXIT_OK);
+    }
+    if (REFUSALS.has(status.code)) {
+      const name = grpcStatusName(status.code);
+      process.stderr.write(`${botName()}: refused by the referee at ${this.address} (${name}): ${status.details}\n`);
+      process.exit(EXIT_REFUSED);
+    }
+    // Anything else (UNAVAILABLE above all: a broken stream, a restarting referee) is worth
+    // another try: the referee holds the seat for Welcome.reconnect_grace_ms.
+    const why = `${grpcStatusName(status.code)}: ${status.details || "stream closed"}`;
+    this.retryAfter(this.backoffMs, why);
+    this.backoffMs = Math.min(this.backoffMs * 2, BACKOFF_MAX_MS);
+  }
+
+  retryAfter(delayMs, why) {
+    const now = Date.now();
+    if (this.unreachableSince === null) this.unreachableSince = now;
+    if (now - this.unreachableSince > GIVE_UP_AFTER_MS) {
+      process.stderr.write(
+        `${botName()}: giving up: no session with the referee at ${this.address} for ` +
+          `${GIVE_UP_AFTER_MS / 1000} s (last: ${why})\n`,
+      );
+      process.exit(EXIT_GAVE_UP);
+    }
+    log(`connection lost (${why}); reconnecting in ${delayMs} ms`);
+    setTimeout(() => this.connect(), delayMs);
+  }
+
+  stop(signal) {
+    this.stopping = true;
+    if (this.call === null) process.exit(EXIT_OK);
+    try {
+      this.call.write({ goodbye: { reason: `received ${signal}` } });
+      this.call.end();
+    } catch (e) {
+      process.exit(EXIT_OK);
+    }
+    setTimeout(() => process.exit(EXIT_OK), GOODBYE_WAIT_MS).unref();
+  }
+}
+
+function grpcVersion() {
+  try {
+    return require("@grpc/grpc-js/package.json").version;
+  } catch (e) {
+    return "unknown";
+  }
+}
+
+function grpcStatusName(code) {
+  for (const [name, value] of Object.entries(grpc.status)) if (value === code) return name;
+  return `status ${code}`;
+}
+
+function main() {
+  if (!process.env.ARENA_TOKEN) {
+    process.stderr.write(`${botName()}: set ARENA_TOKEN to the token the organiser gave you\n`);
+    process.exit(EXIT_REFUSED);
+  }
+  const session = new Session();
+  process.on("SIGTERM", () => session.stop("SIGTERM"));
+  process.on("SIGINT", () => session.stop("SIGINT"));
+  session.connect();
+}
+
+module.exports = { choosePass, choosePlay, cardPoints };
+
+if (require.main === module) main();

@@ -1,0 +1,70 @@
+"""A bot that searches: it guesses the hidden cards many times and plays each guess out.
+
+For each legal card it deals the cards it has not seen to the other seats at random, but
+consistently with what it has seen (how many cards each holds, the suits each has shown it lacks,
+the cards it passed), plays the card, finishes the hand with the engine and a fast greedy policy,
+and keeps the card with the best average score (its own points minus the others' mean, so that a
+moon counts). The number of playouts is fixed by its budget and scaled down when the move
+deadline is short; nothing depends on the wall clock, so it is deterministic given its seed.
+
+Run it against a referee with ``python sample_bots/montecarlo.py`` and the environment variables
+``ARENA_ADDRESS``, ``ARENA_TOKEN`` and ``ARENA_BOT_NAME`` (``ARENA_BOT_SEED`` sets its seed).
+"""
+
+import os
+import random
+from collections.abc import Sequence
+
+from arena.cards import QUEEN_OF_SPADES, Card, Rank, Suit
+from arena.client import Bot, DecisionView, playout, run, sample_world
+
+PLAYOUTS = 400
+"""Playouts per decision when the deadline allows (a few milliseconds each on a laptop core)."""
+PLAYOUTS_PER_SECOND_ALLOWED = 2000
+"""Playouts per second of move deadline: a quarter of what one slow core manages."""
+
+
+class MonteCarloBot(Bot):
+    """Samples the unseen cards consistently, rolls out each legal card, keeps the best."""
+
+    def __init__(self, seed: str | None = None, playouts: int = PLAYOUTS) -> None:
+        self.seed = seed if seed is not None else os.environ.get("ARENA_BOT_SEED", "montecarlo")
+        self.playouts = playouts
+
+    def choose_pass(self, view: DecisionView) -> Sequence[Card]:
+        # Passing is judged by rule of thumb: the queen and her guards, then high cards.
+        spades_low = sum(1 for c in view.hand if c.suit is Suit.SPADES and c.rank < Rank.QUEEN)
+
+        def urgency(card: Card) -> float:
+            danger = card.suit is Suit.SPADES and card.rank >= Rank.QUEEN and spades_low < 4
+            return card.rank + 20 * danger + 2 * (card.suit is Suit.HEARTS)
+
+        return sorted(view.hand, key=urgency, reverse=True)[: view.pass_count]
+
+    def choose_play(self, view: DecisionView) -> Card:
+        legal = view.legal
+        if len(legal) == 1:
+            return legal[0]
+        budget = self.playouts
+        if view.move_ms is not None:
+            budget = min(budget, view.move_ms * PLAYOUTS_PER_SECOND_ALLOWED // 1000)
+        samples = max(1, budget // len(legal))
+        # One generator per decision, keyed by the position: the same view gets the same answer.
+        key = f"{self.seed}/{view.hand_number}/{view.seat}/{view.hand}/{view.played}"
+        rng = random.Random(key)
+        totals = view.totals
+        score = dict.fromkeys(legal, 0.0)
+        for _ in range(samples):
+            world = sample_world(view, rng)
+            for card in legal:
+                hand = world.copy()
+                hand.play(card)
+                points = playout(hand, totals).points
+                others = (sum(points) - points[view.seat]) / (view.players - 1)
+                score[card] += points[view.seat] - others
+        # Ties (common when the choice cannot matter) go to the lowest card, never the queen.
+        return min(legal, key=lambda c: (score[c], c == QUEEN_OF_SPADES, c.rank))
+
+
+if __name__ == "__main__":
+    run(MonteCarloBot())

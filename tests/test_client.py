@@ -1,0 +1,322 @@
+"""The client SDK without a network: the Bot API, local play, the view, the search helpers.
+
+Everything here runs the real rules engine; the bots are small real subclasses of Bot.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+import pytest
+
+from arena.cards import CARDS, Card, Suit, mask_of
+from arena.client import (
+    Bot,
+    CardPlayed,
+    CardsDealt,
+    CardsReceived,
+    DecisionKind,
+    DecisionView,
+    Event,
+    GameEnded,
+    GameStarted,
+    HandEnded,
+    HandStarted,
+    TrickWon,
+    highest,
+    lowest,
+    play_local,
+    playout,
+    sample_world,
+    view_of,
+    voids_shown,
+)
+from arena.engine import Hand, Phase
+from arena.errors import ConfigError, IllegalMoveError, Violation
+from arena.rules import FirstLead, Rules
+from arena.table import Termination
+
+
+class Recorder(Bot):
+    """Plays like the base class and records every event and view it is given."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self.views: list[DecisionView] = []
+
+    def choose_pass(self, view: DecisionView) -> Sequence[Card]:
+        self.views.append(view)
+        return super().choose_pass(view)
+
+    def choose_play(self, view: DecisionView) -> Card:
+        self.views.append(view)
+        return super().choose_play(view)
+
+    def on_game_start(self, event: GameStarted) -> None:
+        self.events.append(event)
+
+    def on_hand_start(self, event: HandStarted) -> None:
+        self.events.append(event)
+
+    def on_cards_dealt(self, event: CardsDealt) -> None:
+        self.events.append(event)
+
+    def on_cards_received(self, event: CardsReceived) -> None:
+        self.events.append(event)
+
+    def on_card_played(self, event: CardPlayed) -> None:
+        self.events.append(event)
+
+    def on_trick(self, event: TrickWon) -> None:
+        self.events.append(event)
+
+    def on_hand_end(self, event: HandEnded) -> None:
+        self.events.append(event)
+
+    def on_game_end(self, event: GameEnded) -> None:
+        self.events.append(event)
+
+
+class RandomLegal(Bot):
+    """Random legal choices from a seeded generator (for reaching varied positions)."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+
+    def choose_pass(self, view: DecisionView) -> Sequence[Card]:
+        return self.rng.sample(view.hand, view.pass_count)
+
+    def choose_play(self, view: DecisionView) -> Card:
+        return self.rng.choice(view.legal)
+
+
+# ---- the Bot base class and play_local ------------------------------------------------------
+
+
+def test_a_bot_that_overrides_nothing_plays_a_whole_game_legally() -> None:
+    result = play_local([Bot(), Bot(), Bot(), Bot()], seed=3)
+    assert max(result.totals) >= Rules().target
+    assert len(result.hands) >= 2
+    assert tuple(map(sum, zip(*result.hand_points, strict=True))) == result.totals
+    assert sorted(result.placings)[0] == 1
+    assert result.names == ("Bot", "Bot-2", "Bot-3", "Bot-4")
+
+
+def test_base_class_defaults_are_the_lowest_legal_card_and_the_highest_cards() -> None:
+    hand = Hand.deal(Rules(), seed=11, hand_number=0)
+    view = view_of(hand, 0)
+    assert view.kind is DecisionKind.PASS
+    passed = Bot().choose_pass(view)
+    ranks = sorted((c.rank for c in view.hand), reverse=True)
+    assert sorted((c.rank for c in passed), reverse=True) == ranks[: view.pass_count]
+    for seat in range(4):
+        hand.pass_cards(seat, Bot().choose_pass(view_of(hand, seat)))
+    mover = hand.to_move
+    assert mover is not None
+    play_view = view_of(hand, mover)
+    assert Bot().choose_play(play_view) == lowest(play_view.legal)
+
+
+def test_local_play_is_deterministic_and_follows_the_deal_of_the_seed() -> None:
+    first = play_local([RandomLegal(1), RandomLegal(2), RandomLegal(3)], seed=5, hands=4)
+    again = play_local([RandomLegal(1), RandomLegal(2), RandomLegal(3)], seed=5, hands=4)
+    assert first == again
+    other = play_local([RandomLegal(1), RandomLegal(2), RandomLegal(3)], seed=6, hands=4)
+    assert other.hand_points != first.hand_points
+    assert first.rules.players == 3
+
+
+def test_hands_limits_the_game_and_validates() -> None:
+    assert len(play_local([Bot()] * 4, seed=1, hands=2).hands) == 2
+    with pytest.raises(ConfigError, match="hands must be"):
+        play_local([Bot()] * 4, hands=0)
+    with pytest.raises(ConfigError, match="3 bots for a 4-player game"):
+        play_local([Bot()] * 3, rules=Rules())
+
+
+class Cheater(Bot):
+    """Plays a card it does not hold."""
+
+    def choose_play(self, view: DecisionView) -> Card:
+        held = mask_of(view.hand)
+        return next(c for c in CARDS if not held & c.bit)
+
+
+def test_an_illegal_answer_stops_local_play_naming_the_bot() -> None:
+    with pytest.raises(IllegalMoveError) as caught:
+        play_local([Bot(), Cheater(), Bot(), Bot()], seed=2, names=["a", "cheat", "c", "d"])
+    assert caught.value.violation is Violation.CARD_NOT_HELD
+    assert caught.value.seat == 1
+    assert any("'cheat' in seat 1" in note for note in caught.value.__notes__)
+
+
+def test_events_arrive_in_the_referees_order_and_add_up() -> None:
+    bots = [Recorder() for _ in range(4)]
+    result = play_local(bots, seed=9, hands=2)
+    for seat, bot in enumerate(bots):
+        events = bot.events
+        assert isinstance(events[0], GameStarted) and events[0].seat == seat
+        assert isinstance(events[-1], GameEnded)
+        assert events[-1].termination is Termination.NORMAL
+        assert events[-1].totals == result.totals
+        hands_started = [e for e in events if isinstance(e, HandStarted)]
+        assert [h.hand_number for h in hands_started] == [0, 1]
+        played = [e for e in events if isinstance(e, CardPlayed)]
+        assert len(played) == 2 * 52
+        assert len({(e.hand_number, e.card) for e in played}) == 2 * 52
+        tricks = [e for e in events if isinstance(e, TrickWon)]
+        assert len(tricks) == 26
+        ended = [e for e in events if isinstance(e, HandEnded)]
+        for h in ended:
+            taken = [0] * 4
+            for t in tricks:
+                if t.hand_number == h.hand_number:
+                    assert t.trick.winner is not None
+                    taken[t.trick.winner] += t.points
+            assert tuple(taken) == h.points_taken
+        dealt = [e for e in events if isinstance(e, CardsDealt)]
+        received = [e for e in events if isinstance(e, CardsReceived)]
+        assert len(dealt) == 2 and all(len(d.cards) == 13 for d in dealt)
+        assert len(received) == 2 and all(len(r.cards) == 3 for r in received)
+        # Hand 0 passes left: seat s gives to s+1 and gets from s-1.
+        assert received[0].passed_to == (seat + 1) % 4
+        assert received[0].from_seat == (seat - 1) % 4
+
+
+def test_every_view_agrees_with_what_the_bot_has_been_told() -> None:
+    bots = [Recorder() for _ in range(4)]
+    play_local(bots, seed=21, hands=3, decide_forced_moves=True)
+    deck = mask_of(Rules().cards_in_deck)
+    for seat, bot in enumerate(bots):
+        assert bot.views
+        for view in bot.views:
+            assert view.seat == seat
+            hand = mask_of(view.hand)
+            assert mask_of(view.legal) & ~hand == 0
+            assert mask_of(view.unseen) & hand == 0
+            assert mask_of(view.unseen) | hand | mask_of(view.played) == deck
+            assert sum(view.cards_in_hand) == 52 - len(view.played)
+            assert view.cards_in_hand[seat] == len(view.hand)
+            assert view.voids == voids_shown(
+                (*view.tricks, *([view.trick] if view.trick else [])), 4
+            )
+            if view.kind is DecisionKind.PLAY:
+                assert view.trick is not None
+                assert view.trick.seat_of(len(view.trick.cards), 4) == seat
+                assert view.leading == (not view.trick.cards)
+            else:
+                assert view.pass_count == 3 and view.trick is None and not view.passed
+
+
+def test_winning_and_trick_points_read_the_current_trick() -> None:
+    hands = [
+        "2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC AC",
+        "2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD AD",
+        "2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH AH",
+        "2S 3S 4S 5S 6S 7S 8S 9S TS JS QS KS AS",
+    ]
+    hand = Hand.from_hands(Rules(penalty_on_first_trick=True), hands)
+    hand.play("2C")
+    hand.play("2D")
+    hand.play("AH")
+    view = view_of(hand, 3)
+    assert view.winning() == (0, Card.parse("2C"))
+    assert view.trick_points() == 1
+    assert view.last_to_play and not view.leading
+    assert view.lead_suit is Suit.CLUBS
+    assert view.voids[1] == {Suit.CLUBS} and view.voids[2] == {Suit.CLUBS}
+    assert highest(view.legal) == Card.parse("AS") and lowest(view.legal) == Card.parse("2S")
+
+
+def test_time_left_counts_down_from_the_move_deadline() -> None:
+    hand = Hand.deal(Rules(), seed=1)
+    assert view_of(hand, 0).time_left() is None
+    left = view_of(hand, 0, move_ms=5000).time_left()
+    assert left is not None and 0 < left <= 5
+
+
+# ---- sample_world and playout ---------------------------------------------------------------
+
+
+def _positions(rules: Rules, seeds: range) -> list[tuple[Hand, DecisionView]]:
+    """Engine positions at random points of random hands, with the view of the seat to move."""
+    out = []
+    for seed in seeds:
+        rng = random.Random(seed)
+        hand = Hand.deal(rules, seed, hand_number=seed % 4)
+        for seat in hand.seats_to_pass:
+            hand.pass_cards(seat, rng.sample(hand.hand(seat), rules.pass_count))
+        stop = rng.randrange(rules.hand_size * rules.players)
+        for _ in range(stop):
+            hand.play(rng.choice(hand.legal_plays()))
+        mover = hand.to_move
+        assert mover is not None
+        out.append((hand, view_of(hand, mover)))
+    return out
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        Rules(),
+        Rules(players=3),
+        Rules(players=5, kitty=True),
+        Rules(players=6, first_lead=FirstLead.ANY_CLUB),
+    ],
+    ids=["standard", "three", "five-kitty", "six-any-club"],
+)
+def test_sampled_worlds_are_consistent_with_the_view(rules: Rules) -> None:
+    rng = random.Random(7)
+    for truth, view in _positions(rules, range(40)):
+        me = view.seat
+        for _ in range(3):
+            world = sample_world(view, rng)
+            assert world.phase is Phase.PLAY
+            assert world.to_move == me
+            assert world.hand(me) == list(view.hand)
+            mine = world.view(me)
+            assert mine.tricks == view.tricks
+            assert mine.current == view.trick
+            assert mine.legal == view.legal
+            assert mine.hearts_broken == view.hearts_broken
+            assert mine.voids == view.voids
+            for seat in range(rules.players):
+                held = world.hand(seat)
+                assert len(held) == view.cards_in_hand[seat]
+                assert not {c.suit for c in held} & view.voids[seat]
+            target = view.pass_to
+            if target != me:
+                unplayed = set(view.passed) - set(view.played)
+                assert unplayed <= set(world.hand(target))
+            if not rules.kitty:
+                assert mine.points_taken == view.points_taken
+            # The world hides nothing that the truth does not also have somewhere.
+            hidden = {c for s in range(rules.players) if s != me for c in world.hand(s)}
+            assert hidden <= set(view.unseen)
+        assert truth.hand(me) == list(view.hand)
+
+
+def test_sampled_worlds_vary_and_repeat_with_the_seed() -> None:
+    _, view = _positions(Rules(), range(3, 4))[0]
+    worlds = [sample_world(view, random.Random(s)) for s in range(6)]
+    assert len({tuple(tuple(w.hand(s)) for s in range(4)) for w in worlds}) > 1
+    again = sample_world(view, random.Random(0))
+    assert [again.hand(s) for s in range(4)] == [worlds[0].hand(s) for s in range(4)]
+
+
+def test_a_pass_view_samples_a_whole_deal() -> None:
+    hand = Hand.deal(Rules(), seed=4, hand_number=0)
+    view = view_of(hand, 2)
+    world = sample_world(view, random.Random(1))
+    assert world.phase is Phase.PASS
+    assert world.hand(2) == list(view.hand)
+    assert all(len(world.hand(s)) == 13 for s in range(4))
+
+
+def test_playout_finishes_any_position_with_every_point_scored() -> None:
+    for hand, _ in _positions(Rules(), range(30)):
+        result = playout(hand.copy())
+        points = sum(result.taken_points)
+        assert points == 26
+        assert sum(result.tricks_won) == 13
