@@ -49,7 +49,7 @@ def _gumbel_luck(
 
 
 def simulate_tables(
-    elo: Sequence[float],
+    elo: Sequence[float] | NDArray[np.float64],
     boards: int,
     *,
     seed: int | np.random.Generator = 0,

@@ -1,0 +1,175 @@
+"""A sequential probability ratio test on board scores: "is B stronger than A by elo1, or by elo0?".
+
+Each board is one deal played in every seat rotation with A, B and fillers at the table; its score
+in [0, 1] is B's share of the head-to-head points against A over those rotations. Under the
+Bradley-Terry model of :mod:`arena.ratings.elo` its expectation is the logistic score
+s(elo) = 1 / (1 + 10^(-elo / 400)) of B's advantage.
+
+The test is a generalized SPRT with the normal approximation, as fishtest, cutechess and fastchess
+use for paired (pentanomial) results: after n boards with mean score m and variance v,
+
+    LLR = n (s1 - s0) (2 m - s0 - s1) / (2 v),        s0 = s(elo0), s1 = s(elo1),
+
+the log-likelihood ratio of two normals with means s1 and s0 and the empirical variance. The test
+stops at Wald's bounds: log(beta / (1 - alpha)) accepts H0, log((1 - beta) / alpha) accepts H1.
+Board scores take few values, so a short run can show no spread at all; the variance is therefore
+shrunk towards the largest a score can have (1/4), with the weight of one board, which only makes
+the first few boards more cautious and fades as boards accumulate.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import Enum
+from typing import Final
+
+from scipy import stats
+
+from arena.ratings.results import RatingsError
+
+__all__ = ["Sprt", "SprtBounds", "SprtDecision", "SprtError", "elo_to_score", "score_to_elo"]
+
+PRIOR_VARIANCE: Final = 0.25
+"""The largest variance of a score in [0, 1]: the cautious guess before boards show the spread."""
+PRIOR_VARIANCE_BOARDS: Final = 1.0
+"""How many boards the guess weighs."""
+ELO_INTERVAL_CONFIDENCE: Final = 0.95
+
+
+class SprtError(RatingsError):
+    """A test set up with impossible parameters, or given a score outside [0, 1]."""
+
+
+class SprtDecision(Enum):
+    """Where the test stands; the value is how a report says it."""
+
+    CONTINUE = "continue"
+    ACCEPT_H0 = "H0 accepted"
+    ACCEPT_H1 = "H1 accepted"
+
+
+@dataclass(frozen=True, slots=True)
+class SprtBounds:
+    """Wald's stopping bounds on the log-likelihood ratio."""
+
+    lower: float
+    """At or below: accept H0 (B is not stronger by elo1)."""
+    upper: float
+    """At or above: accept H1 (B is stronger by elo1, not elo0)."""
+
+
+def elo_to_score(elo: float) -> float:
+    """Expected head-to-head score of a bot ``elo`` points stronger (logistic)."""
+    return float(1.0 / (1.0 + 10.0 ** (-elo / 400.0)))
+
+
+def score_to_elo(score: float) -> float:
+    """Elo advantage whose expected score is ``score`` (infinite at 0 and 1)."""
+    if score <= 0.0:
+        return -math.inf
+    if score >= 1.0:
+        return math.inf
+    return -400.0 * math.log10(1.0 / score - 1.0)
+
+
+class Sprt:
+    """The test's state: feed it board scores with :meth:`update`; stop at the first decision."""
+
+    def __init__(
+        self, elo0: float = 0.0, elo1: float = 20.0, alpha: float = 0.05, beta: float = 0.05
+    ) -> None:
+        if not elo0 < elo1:
+            raise SprtError(f"elo0 ({elo0}) must be less than elo1 ({elo1})")
+        if not (0.0 < alpha < 1.0 and 0.0 < beta < 1.0 and alpha + beta < 1.0):
+            raise SprtError(
+                f"alpha ({alpha}) and beta ({beta}) must lie in (0, 1) with a sum below 1"
+            )
+        self.elo0 = elo0
+        """Elo advantage of B under H0."""
+        self.elo1 = elo1
+        """Elo advantage of B under H1."""
+        self.alpha = alpha
+        """Probability of accepting H1 when H0 is true."""
+        self.beta = beta
+        """Probability of accepting H0 when H1 is true."""
+        self._s0 = elo_to_score(elo0)
+        self._s1 = elo_to_score(elo1)
+        self._bounds = SprtBounds(math.log(beta / (1.0 - alpha)), math.log((1.0 - beta) / alpha))
+        self._n = 0
+        self._mean = 0.0
+        self._squares = 0.0  # sum of squared deviations from the running mean (Welford)
+
+    def update(self, score: float) -> SprtDecision:
+        """Add one board's score (B's head-to-head share against A) and return the decision."""
+        if not 0.0 <= score <= 1.0:
+            raise SprtError(f"a board score lies in [0, 1], not {score}")
+        self._n += 1
+        delta = score - self._mean
+        self._mean += delta / self._n
+        self._squares += delta * (score - self._mean)
+        return self.decision
+
+    @property
+    def boards(self) -> int:
+        """Board scores seen."""
+        return self._n
+
+    @property
+    def mean(self) -> float:
+        """Mean board score (0.5 before any board)."""
+        return self._mean if self._n else 0.5
+
+    @property
+    def variance(self) -> float:
+        """The variance of one board score used by the test (shrunk towards 1/4, see above)."""
+        return (self._squares + PRIOR_VARIANCE_BOARDS * PRIOR_VARIANCE) / (
+            self._n + PRIOR_VARIANCE_BOARDS
+        )
+
+    @property
+    def llr(self) -> float:
+        """The log-likelihood ratio of H1 against H0."""
+        s0, s1 = self._s0, self._s1
+        return self._n * (s1 - s0) * (2.0 * self.mean - s0 - s1) / (2.0 * self.variance)
+
+    @property
+    def bounds(self) -> SprtBounds:
+        """Wald's bounds for alpha and beta."""
+        return self._bounds
+
+    @property
+    def decision(self) -> SprtDecision:
+        """ACCEPT_H1 at or above the upper bound, ACCEPT_H0 at or below the lower, else CONTINUE."""
+        llr = self.llr
+        if llr >= self._bounds.upper:
+            return SprtDecision.ACCEPT_H1
+        if llr <= self._bounds.lower:
+            return SprtDecision.ACCEPT_H0
+        return SprtDecision.CONTINUE
+
+    def elo(self) -> tuple[float, float, float]:
+        """B's Elo advantage from the mean score, with a 95% interval: (estimate, low, high)."""
+        z = float(stats.norm.ppf(0.5 + ELO_INTERVAL_CONFIDENCE / 2.0))
+        half = z * math.sqrt(self.variance / max(self._n, 1))
+        return (
+            score_to_elo(self.mean),
+            score_to_elo(self.mean - half),
+            score_to_elo(self.mean + half),
+        )
+
+    @property
+    def status(self) -> str:
+        """One line for a progress display: boards, score, Elo, LLR against its bounds, decision."""
+        elo, low, high = self.elo()
+        return (
+            f"boards {self._n}  score {self.mean:.3f}  elo {elo:+.1f} [{low:+.1f}, {high:+.1f}]  "
+            f"LLR {self.llr:+.2f} ({self._bounds.lower:+.2f}, {self._bounds.upper:+.2f})  "
+            f"[{self.elo0:g}, {self.elo1:g}]  {self.decision.value}"
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"Sprt(elo0={self.elo0}, elo1={self.elo1}, alpha={self.alpha}, beta={self.beta}, "
+            f"boards={self._n}, llr={self.llr:.3f})"
+        )

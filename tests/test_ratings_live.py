@@ -1,0 +1,36 @@
+"""The live ladder rating: ranks from points, deterministic, the right bots move the right way."""
+
+from __future__ import annotations
+
+import pytest
+
+from arena.ratings import RatingsError, TableResult
+from arena.ratings.live import LiveRatings
+from arena.ratings.simulate import simulate_tables
+
+
+def test_the_winner_rises_and_tied_seats_move_together() -> None:
+    live = LiveRatings()
+    start = live.rating("a")
+    live.update(TableResult("d1", ("a", "b", "c", "d"), (0.0, 13.0, 13.0, 0.0)))
+    a, b, c, d = (live.rating(x) for x in "abcd")
+    assert a.mu > start.mu > b.mu
+    assert b.mu == pytest.approx(c.mu) and a.mu == pytest.approx(d.mu)
+    assert a.sigma < start.sigma and a.tables == 1
+    assert live.rating("new").tables == 0
+
+
+def test_ladder_is_deterministic_and_finds_the_order() -> None:
+    results = simulate_tables([0.0, 100.0, 200.0, 300.0, 400.0], 150, seed=9).to_results()
+    first, second = LiveRatings(), LiveRatings()
+    first.update_many(results)
+    second.update_many(results)
+    assert first.to_dict() == second.to_dict()
+    board = first.leaderboard()
+    assert [r.name for r in board] == ["bot04", "bot03", "bot02", "bot01", "bot00"]
+    assert all(r.ordinal == pytest.approx(r.mu - 3 * r.sigma) for r in board)
+
+
+def test_a_bot_in_two_seats_is_refused() -> None:
+    with pytest.raises(RatingsError, match="distinct bots"):
+        LiveRatings().update(TableResult("d", ("a", "a", "b"), (0.0, 1.0, 2.0)))

@@ -1,0 +1,96 @@
+"""The SPRT's arithmetic: bounds, the log-likelihood ratio, decisions, and refused set-ups."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from arena.ratings.simulate import simulate_board_scores
+from arena.ratings.sprt import Sprt, SprtDecision, SprtError, elo_to_score, score_to_elo
+
+
+def test_bounds_are_walds() -> None:
+    test = Sprt(elo0=0.0, elo1=10.0, alpha=0.05, beta=0.1)
+    assert test.bounds.lower == pytest.approx(math.log(0.1 / 0.95))
+    assert test.bounds.upper == pytest.approx(math.log(0.9 / 0.05))
+    assert test.decision is SprtDecision.CONTINUE and test.llr == 0.0
+
+
+def test_llr_is_the_normal_approximation_with_the_shrunk_variance() -> None:
+    test = Sprt(elo0=0.0, elo1=20.0)
+    scores = [0.75, 0.5, 0.25, 1.0, 0.625, 0.5, 0.875, 0.375]
+    for score in scores:
+        test.update(score)
+    n = len(scores)
+    mean = sum(scores) / n
+    squares = sum((x - mean) ** 2 for x in scores)
+    variance = (squares + 0.25) / (n + 1)
+    s0, s1 = 0.5, 1 / (1 + 10 ** (-20 / 400))
+    assert test.mean == pytest.approx(mean)
+    assert test.variance == pytest.approx(variance)
+    assert test.llr == pytest.approx(n * (s1 - s0) * (2 * mean - s0 - s1) / (2 * variance))
+
+
+def test_a_clearly_stronger_b_is_accepted_and_a_weaker_one_rejected() -> None:
+    strong = Sprt(0.0, 20.0)
+    decisions = [strong.update(s) for s in simulate_board_scores(150.0, 500, seed=1).tolist()]
+    assert SprtDecision.ACCEPT_H1 in decisions
+    first = decisions.index(SprtDecision.ACCEPT_H1)
+    assert set(decisions[:first]) == {SprtDecision.CONTINUE}
+    assert strong.llr >= strong.bounds.upper or first < len(decisions) - 1
+    weak = Sprt(0.0, 20.0)
+    for score in simulate_board_scores(-150.0, 500, seed=2).tolist():
+        if weak.update(score) is not SprtDecision.CONTINUE:
+            break
+    assert weak.decision is SprtDecision.ACCEPT_H0
+    assert weak.boards < 500
+
+
+def test_a_short_run_of_identical_scores_does_not_end_the_test() -> None:
+    test = Sprt(0.0, 20.0)
+    for _ in range(3):
+        assert test.update(1.0) is SprtDecision.CONTINUE
+    for _ in range(60):
+        test.update(1.0)
+    assert test.decision is SprtDecision.ACCEPT_H1
+
+
+def test_status_shows_llr_bounds_and_decision() -> None:
+    test = Sprt(0.0, 20.0)
+    for score in (0.75, 0.5, 0.625):
+        test.update(score)
+    status = test.status
+    assert "boards 3" in status
+    assert f"LLR {test.llr:+.2f} (-2.94, +2.94)" in status
+    assert status.endswith("continue")
+    elo, low, high = test.elo()
+    assert low < elo < high
+    assert elo == pytest.approx(score_to_elo(test.mean))
+
+
+def test_elo_and_score_are_inverse() -> None:
+    for elo in (-400.0, -20.0, 0.0, 35.0, 191.0):
+        assert score_to_elo(elo_to_score(elo)) == pytest.approx(elo)
+    assert elo_to_score(400 * math.log10(3)) == pytest.approx(0.75)
+    assert score_to_elo(1.0) == math.inf and score_to_elo(0.0) == -math.inf
+
+
+@pytest.mark.parametrize(
+    ("elo0", "elo1", "alpha", "beta", "match"),
+    [
+        (10.0, 0.0, 0.05, 0.05, "elo0"),
+        (0.0, 10.0, 0.0, 0.05, "alpha"),
+        (0.0, 10.0, 0.6, 0.5, "sum below 1"),
+    ],
+)
+def test_impossible_set_ups_are_refused(
+    elo0: float, elo1: float, alpha: float, beta: float, match: str
+) -> None:
+    with pytest.raises(SprtError, match=match):
+        Sprt(elo0, elo1, alpha, beta)
+
+
+def test_a_score_outside_the_unit_interval_is_refused() -> None:
+    with pytest.raises(SprtError, match=r"1\.5"):
+        Sprt().update(1.5)
