@@ -1,0 +1,738 @@
+"""The competition: lobby -> ladder (or event) -> referee tables -> ledger -> standings.
+
+One :class:`Competition` lives in the referee's asyncio loop and owns the coarse work there: it
+decides which tables start (pure functions of :mod:`arena.server.matchmaking`), hands each to the
+referee as one call (``play_table(spec) -> GameRecord``), commits the record through the ledger's
+writer thread, updates the live rating that matchmaking uses, and republishes the full fit with
+intervals (computed in a worker thread) at most every ``fit_interval``. It never touches a single
+decision's path, and nothing it does blocks the loop: SQLite and the fit run in threads.
+
+The referee is reached through :class:`TableHost`, the few calls the competition needs; the lobby
+itself (who is connected, sessions waiting) is the referee's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Protocol
+
+from arena.ratings import RatingsError, fit
+from arena.ratings.results import TableResult
+from arena.server.accounts import AccountError, AccountStatus, AccountStore
+from arena.server.config import ServerConfig
+from arena.server.ledger import (
+    BotTally,
+    Ledger,
+    LedgerDB,
+    LedgerReader,
+    interrupted_record,
+    is_rated,
+    table_result,
+)
+from arena.server.matchmaking import (
+    Candidate,
+    OwedBoard,
+    PlannedTable,
+    event_schedule,
+    plan_event,
+    plan_ladder,
+)
+from arena.server.webapp import AdminError
+from arena.table import GameRecord, TableSpec, Termination
+
+__all__ = [
+    "Competition",
+    "LadderState",
+    "LiveRatings",
+    "SessionInfo",
+    "TableHost",
+]
+
+log = logging.getLogger("arena.server")
+
+RECENT_FINISHED = 50
+"""Finished tables remembered in memory for the health figures."""
+CRASH_REASON = "the referee failed while hosting this table ({error}); it is not rated"
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """One connected session, as the lobby lists it."""
+
+    session_id: str
+    """The referee's id for it (kick takes this)."""
+    bot: str
+    """Its bot."""
+    playing: bool
+    """Seated at a table now (else waiting in the lobby)."""
+    peer: str = ""
+    """The client's address."""
+
+
+class TableHost(Protocol):
+    """What the competition needs from the referee."""
+
+    def sessions(self) -> Sequence[SessionInfo]:
+        """Every authenticated session now."""
+        ...
+
+    async def play_table(self, spec: TableSpec) -> GameRecord:
+        """Play one table with the bots' idle sessions and return its record."""
+        ...
+
+    def kick(self, session_id: str, reason: str) -> bool:
+        """End one session (False if there is none with that id)."""
+        ...
+
+    def kick_bot(self, bot: str, reason: str) -> int:
+        """End every session of a bot; returns how many."""
+        ...
+
+
+class LadderState(Enum):
+    """What the ladder (or event) is doing."""
+
+    RUNNING = "running"
+    PAUSED = "paused"
+    WAITING = "waiting for the event's start"
+    OVER = "over"
+    DRAINING = "draining"
+
+
+class LiveRatings:
+    """The live rating for matchmaking: OpenSkill Plackett-Luce, updated game by game."""
+
+    def __init__(self, saved: Mapping[str, tuple[float, float]] | None = None) -> None:
+        from openskill.models import PlackettLuce
+
+        self._model = PlackettLuce()
+        self._ratings: dict[str, Any] = {}
+        for name, (mu, sigma) in (saved or {}).items():
+            self._ratings[name] = self._model.rating(mu=mu, sigma=sigma, name=name)
+
+    def update(self, result: TableResult) -> dict[str, tuple[float, float]]:
+        """Apply one table (fewer points is better); returns the changed bots' (mu, sigma)."""
+        teams = [[self._get(name)] for name in result.players]
+        # OpenSkill ranks by score, higher better; points are better low.
+        new = self._model.rate(teams, scores=[-p for p in result.points])
+        changed = {}
+        for name, (rating,) in zip(result.players, new, strict=True):
+            self._ratings[name] = rating
+            changed[name] = (float(rating.mu), float(rating.sigma))
+        return changed
+
+    def _get(self, name: str) -> Any:
+        if name not in self._ratings:
+            self._ratings[name] = self._model.rating(name=name)
+        return self._ratings[name]
+
+    def get(self, name: str) -> tuple[float, float] | None:
+        """A bot's (mu, sigma), or None before its first game."""
+        rating = self._ratings.get(name)
+        return None if rating is None else (float(rating.mu), float(rating.sigma))
+
+    def mu(self, name: str) -> float:
+        """A bot's mu (the model's starting mu before its first game)."""
+        rating = self._ratings.get(name)
+        return float(rating.mu if rating is not None else self._model.mu)
+
+
+@dataclass
+class _Running:
+    game: int
+    spec: TableSpec
+    started_at: float
+    task: asyncio.Task[None] | None = None
+
+
+@dataclass
+class _Published:
+    status: str = "waiting"
+    message: str = "no rated games yet"
+    rows: dict[str, dict[str, Any]] = field(default_factory=dict)
+    results: int = 0
+    boards: int = 0
+    at: float = 0.0
+
+
+def compute_fit(results: Sequence[TableResult], seed: int) -> _Published:
+    """The published ratings from rated results (run in a worker thread)."""
+    now = time.time()
+    if not results:
+        return _Published(at=now)
+    try:
+        rating = fit(results, seed=seed)
+    except RatingsError as e:
+        return _Published("error", f"no fit yet: {e}", {}, len(results), 0, now)
+    rows = {}
+    for row in rating.rows():
+        rows[row.name] = {
+            "rank": row.rank,
+            "elo": row.elo,
+            "se": row.se,
+            "low": row.low,
+            "high": row.high,
+            "los_next": row.los_next,
+            "score": row.stats.score,
+        }
+    message = (
+        f"Elo with {round(rating.confidence * 100)}% intervals ({rating.method.value}, "
+        f"clustered by board), mean at 0, from {rating.results} results on {rating.boards} "
+        f"boards; refitted {time.strftime('%H:%M:%S', time.gmtime(now))}Z"
+    )
+    return _Published("ok", message, rows, rating.results, rating.boards, now)
+
+
+class EventAccounts:
+    """The account lookup during a fixed event: only entrants may play."""
+
+    def __init__(self, accounts: AccountStore, entrants: Sequence[str]) -> None:
+        self._accounts = accounts
+        self._entrants = frozenset(entrants)
+
+    def lookup(self, token: str) -> Any:
+        """The identity, refused (not entered) for a bot outside the event."""
+        identity = self._accounts.lookup(token)
+        if identity is None or identity.name in self._entrants:
+            return identity
+        return _NotEntered(identity.name)
+
+
+class _NotEnteredStatus(Enum):
+    NOT_ENTERED = "not-entered"
+
+
+@dataclass(frozen=True)
+class _NotEntered:
+    name: str
+    status: _NotEnteredStatus = _NotEnteredStatus.NOT_ENTERED
+    note: str = "this bot is not entered in the event; ask the organiser"
+
+
+class Competition:
+    """The ladder or event of one server; create with :meth:`open`, then :meth:`start`."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        ledger: Ledger,
+        accounts: AccountStore,
+        *,
+        clock: Callable[[], float] = time.time,
+        seed: int | None = None,
+    ) -> None:
+        self.config = config
+        self.ledger = ledger
+        self.accounts = accounts
+        self.host: TableHost | None = None
+        self._clock = clock
+        self._rng = random.Random(seed)
+        self._started = clock()
+        self.paused = False
+        self.draining = False
+        self._wake = asyncio.Event()
+        self._fit_dirty = asyncio.Event()
+        self._running: dict[int, _Running] = {}
+        self._tallies: dict[str, BotTally] = {}
+        self._results: list[TableResult] = []
+        self._live = LiveRatings()
+        self._published = _Published()
+        self._owed: list[OwedBoard] = []
+        self._next_board = 0
+        self._next_game = 0
+        self._games = 0
+        self._schedule: tuple[PlannedTable, ...] = ()
+        self._done_slots: set[int] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._finished_recent: deque[float] = deque(maxlen=RECENT_FINISHED)
+        self._recorded = asyncio.Event()
+        self._listeners: list[Callable[[int, GameRecord], Awaitable[None] | None]] = []
+
+    # ---- start-up ---------------------------------------------------------------------------
+
+    async def load(self) -> list[tuple[int, GameRecord]]:
+        """Recover from a crash and load the standings; returns the tables marked interrupted."""
+        now = self._clock()
+        interrupted, committed = await self.ledger.write(LedgerDB.recover, now)
+        self._live = LiveRatings(await self.ledger.write(LedgerDB.live))
+        for game, record in committed:
+            # Committed just before a crash, its live update was not: apply it now.
+            changed = self._live.update(table_result(record)) if is_rated(record) else {}
+            await self.ledger.write(LedgerDB.finish, game, record, changed)
+        state, tallies, results, next_game, tables = await self.ledger.write(_load)
+        for game, record in interrupted:
+            log.warning(
+                "table interrupted by a crash recorded",
+                extra={"game": game, "table": record.spec.table_id, "seats": record.spec.seats},
+            )
+        self._tallies = tallies
+        self._results = [r for _, r in results]
+        self._next_game = next_game
+        self._games = len(tables)
+        self._next_board = int(state.get("next_board", 0))
+        self._owed = [
+            OwedBoard(o["board"], o["seed"], tuple(o["group"]), tuple(o["rotations"]), o["created"])
+            for o in state.get("owed", [])
+        ]
+        if self.config.event is not None:
+            event = self.config.event
+            self._schedule = event_schedule(
+                event.entrants,
+                players=self.config.players,
+                boards=event.boards,
+                seed=self.config.seed,
+                format=event.format,
+                candidate=event.candidate,
+            )
+            for _, table_id, termination in tables:
+                slot = _slot_of(table_id)
+                if slot is not None and termination == Termination.NORMAL.value:
+                    self._done_slots.add(slot)
+        if self._results:
+            self._fit_dirty.set()
+        return interrupted
+
+    def attach(self, host: TableHost) -> None:
+        """Connect the referee that plays the tables."""
+        self.host = host
+
+    def start(self) -> None:
+        """Start the ladder and the fitter as tasks of the running loop."""
+        self._spawn(self._ladder())
+        self._spawn(self._fitter())
+        if self.config.event is not None:
+            self._spawn(self._event_clock())
+        self.poke()
+
+    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def poke(self) -> None:
+        """Something changed in the lobby: look for tables to start."""
+        self._wake.set()
+
+    def on_record(self, listener: Callable[[int, GameRecord], Awaitable[None] | None]) -> None:
+        """Call ``listener(game, record)`` after each record is committed (tests, benchmarks)."""
+        self._listeners.append(listener)
+
+    # ---- the ladder -------------------------------------------------------------------------
+
+    @property
+    def state(self) -> LadderState:
+        """What the ladder is doing."""
+        if self.draining:
+            return LadderState.DRAINING
+        if self.paused:
+            return LadderState.PAUSED
+        event = self.config.event
+        if event is not None:
+            now = self._clock()
+            if event.start is not None and now < event.start:
+                return LadderState.WAITING
+            if (event.end is not None and now >= event.end) or len(self._done_slots) == len(
+                self._schedule
+            ):
+                return LadderState.OVER
+        return LadderState.RUNNING
+
+    async def _ladder(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            if self.host is None or self.state is not LadderState.RUNNING:
+                continue
+            try:
+                await self._form_tables()
+            except Exception:
+                log.exception("forming tables failed")
+
+    def _available(self) -> dict[str, int]:
+        """Sessions per bot that no table of ours holds or is about to take."""
+        assert self.host is not None
+        connected: dict[str, int] = {}
+        for session in self.host.sessions():
+            connected[session.bot] = connected.get(session.bot, 0) + 1
+        for running in self._running.values():
+            for bot in running.spec.seats:
+                connected[bot] = connected.get(bot, 0) - 1
+        return {bot: n for bot, n in connected.items() if n > 0 and self._may_play(bot)}
+
+    def _may_play(self, bot: str) -> bool:
+        try:
+            return self.accounts.get(bot).status is AccountStatus.ACTIVE
+        except AccountError:
+            return False
+
+    async def _form_tables(self) -> None:
+        available = self._available()
+        room = None
+        if self.config.max_tables is not None:
+            room = max(0, self.config.max_tables - len(self._running))
+            if room == 0:
+                return
+        planned: list[tuple[PlannedTable, int | None]] = []
+        if self.config.event is None:
+            plan = plan_ladder(
+                [
+                    Candidate(bot, n, self._games_of(bot), self._live.mu(bot))
+                    for bot, n in sorted(available.items())
+                ],
+                self._owed,
+                players=self.config.players,
+                ladder_seed=self.config.seed,
+                next_board=self._next_board,
+                seed=self._rng.getrandbits(63),
+                max_tables=room,
+                duplicate=self.config.duplicate,
+            )
+            planned = [(t, None) for t in plan.tables]
+            self._owed = list(plan.owed)
+            self._next_board = plan.next_board
+        else:
+            busy = {_slot_of(r.spec.table_id) for r in self._running.values()}
+            slots = {
+                t: i
+                for i, t in enumerate(self._schedule)
+                if i not in self._done_slots and i not in busy
+            }
+            chosen = plan_event(list(slots), available, max_tables=room)
+            planned = [(t, slots[t]) for t in chosen]
+        if not planned:
+            return
+        now = self._clock()
+        batch = []
+        for table, slot in planned:
+            game = self._next_game
+            self._next_game += 1
+            table_id = f"g{game}" if slot is None else f"g{game}-e{slot}"
+            spec = TableSpec(
+                table_id=table_id,
+                rules=self.config.rules,
+                seed=table.seed,
+                seats=table.seats,
+                board=table.board,
+                hands=self.config.hands,
+                clocks=self.config.clocks,
+                faults=self.config.faults,
+            )
+            running = _Running(game, spec, now)
+            self._running[game] = running  # counted as busy before the commit below yields
+            batch.append((game, spec))
+        state = {
+            "next_board": self._next_board,
+            "owed": [
+                {
+                    "board": o.board,
+                    "seed": o.seed,
+                    "group": list(o.group),
+                    "rotations": list(o.rotations),
+                    "created": o.created,
+                }
+                for o in self._owed
+            ],
+        }
+        await self.ledger.write(LedgerDB.begin, batch, state, now)
+        for game, spec in batch:
+            log.info(
+                "table started",
+                extra={
+                    "game": game,
+                    "table": spec.table_id,
+                    "seats": spec.seats,
+                    "board": spec.board,
+                },
+            )
+            self._running[game].task = self._spawn(self._play(game, spec))
+
+    def _games_of(self, bot: str) -> int:
+        tally = self._tallies.get(bot)
+        played = tally.games + tally.interrupted if tally is not None else 0
+        return played + sum(bot in r.spec.seats for r in self._running.values())
+
+    async def _play(self, game: int, spec: TableSpec) -> None:
+        assert self.host is not None
+        started = self._clock()
+        try:
+            record = await self.host.play_table(spec)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            log.exception("table failed", extra={"game": game, "table": spec.table_id})
+            record = interrupted_record(
+                spec, started, self._clock(), CRASH_REASON.format(error=repr(e))
+            )
+            record = _with_termination(record, Termination.CRASH)
+        await self._record(game, record)
+
+    async def _record(self, game: int, record: GameRecord) -> None:
+        changed: dict[str, tuple[float, float]] = {}
+        result = None
+        if is_rated(record):
+            result = table_result(record)
+            changed = self._live.update(result)
+        try:
+            await self.ledger.write(LedgerDB.finish, game, record, changed)
+        except Exception:
+            # The table stays marked running in the database, so a restart records it as
+            # interrupted; nothing is counted here that the database does not hold.
+            log.exception("committing a game failed", extra={"game": game})
+            self._running.pop(game, None)
+            self.poke()
+            return
+        self._running.pop(game, None)
+        self._games += 1
+        for seat, bot in enumerate(record.spec.seats):
+            self._tallies.setdefault(bot, BotTally()).add(record, seat, game)
+        if result is not None:
+            self._results.append(result)
+            self._fit_dirty.set()
+        if self.config.event is not None and is_rated(record):
+            slot = _slot_of(record.spec.table_id)
+            if slot is not None:
+                self._done_slots.add(slot)
+        self._finished_recent.append(self._clock())
+        log.info(
+            "table finished",
+            extra={
+                "game": game,
+                "table": record.spec.table_id,
+                "seats": record.spec.seats,
+                "totals": record.totals,
+                "termination": record.termination.value,
+                "faults": len(record.faults),
+                "rated": result is not None,
+            },
+        )
+        for listener in self._listeners:
+            outcome = listener(game, record)
+            if outcome is not None:
+                await outcome
+        self._recorded.set()
+        self.poke()
+
+    async def _fitter(self) -> None:
+        interval = self.config.fit_interval_ms / 1000
+        while True:
+            await self._fit_dirty.wait()
+            self._fit_dirty.clear()
+            snapshot = list(self._results)
+            try:
+                self._published = await asyncio.to_thread(compute_fit, snapshot, self.config.seed)
+            except Exception:
+                log.exception("the rating fit failed")
+            # Rate-limits refits: results arriving meanwhile set the flag again.
+            await asyncio.sleep(interval)
+
+    async def _event_clock(self) -> None:
+        event = self.config.event
+        assert event is not None
+        for moment in (event.start, event.end):
+            if moment is not None:
+                delay = moment - self._clock()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                log.info("event clock", extra={"state": self.state.value})
+                self.poke()
+
+    # ---- stopping ---------------------------------------------------------------------------
+
+    async def drain(self, timeout_s: float) -> int:
+        """Start no more tables; wait up to ``timeout_s`` for the running ones; returns how many
+        are still running."""
+        self.draining = True
+        log.info("draining", extra={"running": len(self._running), "timeout_s": timeout_s})
+        tasks = [r.task for r in self._running.values() if r.task is not None]
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout_s)
+        return len(self._running)
+
+    async def wait_recorded(self) -> None:
+        """Wait until every running table's record is committed."""
+        tasks = [r.task for r in self._running.values() if r.task is not None]
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def close(self) -> None:
+        """Cancel the background tasks (call after the tables are recorded)."""
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    # ---- what the page shows ----------------------------------------------------------------
+
+    def health(self) -> dict[str, Any]:
+        """Liveness and load."""
+        sessions = self.host.sessions() if self.host is not None else ()
+        return {
+            "status": "draining" if self.draining else "ok",
+            "name": self.config.name,
+            "ladder": self.state.value,
+            "mode": self.config.kind,
+            "sessions": len(sessions),
+            "tables": len(self._running),
+            "games": self._games,
+            "rated": len(self._results),
+            "uptime_s": round(self._clock() - self._started, 3),
+        }
+
+    def standings(self) -> dict[str, Any]:
+        """The leaderboard: the published fit beside each bot's tally and live rating."""
+        sessions: dict[str, list[SessionInfo]] = {}
+        if self.host is not None:
+            for s in self.host.sessions():
+                sessions.setdefault(s.bot, []).append(s)
+        accounts = {a.name: a for a in self.accounts.accounts()}
+        names = set(self._tallies) | set(accounts) | set(self._published.rows)
+        pub = self._published
+        rows = []
+        for name in names:
+            tally = self._tallies.get(name, BotTally())
+            fitted = pub.rows.get(name, {})
+            live = self._live.get(name)
+            account = accounts.get(name)
+            mine = sessions.get(name, [])
+            rows.append(
+                {
+                    "name": name,
+                    "rank": fitted.get("rank"),
+                    "elo": fitted.get("elo"),
+                    "se": fitted.get("se"),
+                    "low": fitted.get("low"),
+                    "high": fitted.get("high"),
+                    "los_next": fitted.get("los_next"),
+                    **tally.to_dict(),
+                    "live_mu": None if live is None else live[0],
+                    "live_sigma": None if live is None else live[1],
+                    "status": account.status.value if account is not None else "unknown",
+                    "sessions": len(mine),
+                    "playing": sum(s.playing for s in mine),
+                }
+            )
+        rows.sort(
+            key=lambda r: (
+                r["rank"] is None,
+                r["rank"] or 0,
+                -(r["live_mu"] or 0.0),
+                r["name"],
+            )
+        )
+        return {
+            "name": self.config.name,
+            "updated_at": pub.at,
+            "fit": {
+                "status": pub.status,
+                "message": pub.message,
+                "results": pub.results,
+                "boards": pub.boards,
+                "pending": len(self._results) - pub.results,
+            },
+            "bots": _finite(rows),
+        }
+
+    def lobby(self) -> dict[str, Any]:
+        """Sessions and running tables."""
+        sessions = self.host.sessions() if self.host is not None else ()
+        return {
+            "ladder": self.state.value,
+            "sessions": [
+                {"id": s.session_id, "bot": s.bot, "playing": s.playing, "peer": s.peer}
+                for s in sessions
+            ],
+            "tables": [
+                {
+                    "game": r.game,
+                    "table_id": r.spec.table_id,
+                    "board": r.spec.board,
+                    "seats": list(r.spec.seats),
+                    "started_at": r.started_at,
+                }
+                for r in sorted(self._running.values(), key=lambda r: r.game)
+            ],
+            "owed_boards": len(self._owed),
+            "event": None
+            if self.config.event is None
+            else {"tables": len(self._schedule), "done": len(self._done_slots)},
+        }
+
+    async def recent(self, limit: int, before: int | None, bot: str | None) -> list[dict[str, Any]]:
+        """Recent games, from the database."""
+        return await self.ledger.read(LedgerReader.recent, limit, before, bot)
+
+    async def game(self, number: int) -> str | None:
+        """One game's stored record as JSON text."""
+        return await self.ledger.read(LedgerReader.record_json, number)
+
+    def check_admin(self, token: str) -> bool:
+        """Whether ``token`` is the admin token."""
+        return self.accounts.check_admin(token)
+
+    async def admin(self, action: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Pause, resume, kick a session, ban or unban a bot."""
+        log.warning("admin action", extra={"action": action, "arguments": dict(args)})
+        if action == "pause":
+            self.paused = True
+            return {"ladder": self.state.value}
+        if action == "resume":
+            self.paused = False
+            self.poke()
+            return {"ladder": self.state.value}
+        if action == "kick":
+            session = str(args.get("session", ""))
+            if self.host is None or not self.host.kick(session, str(args.get("reason", ""))):
+                raise AdminError(f"no session {session!r}; GET /api/lobby lists them")
+            return {"kicked": session}
+        bot = str(args.get("bot", ""))
+        try:
+            if action == "ban":
+                reason = str(args.get("reason", "")) or "banned by the organiser"
+                self.accounts.ban(bot, reason)
+                kicked = self.host.kick_bot(bot, reason) if self.host is not None else 0
+                return {"banned": bot, "sessions_ended": kicked}
+            if action == "unban":
+                self.accounts.unban(bot)
+                return {"unbanned": bot}
+        except AccountError as e:
+            raise AdminError(str(e)) from None
+        raise AdminError(f"no admin action {action!r}")
+
+
+def _slot_of(table_id: str) -> int | None:
+    _, sep, slot = table_id.partition("-e")
+    return int(slot) if sep and slot.isdigit() else None
+
+
+def _with_termination(record: GameRecord, termination: Termination) -> GameRecord:
+    from dataclasses import replace
+
+    return replace(
+        record, termination=termination, seat_status=(termination,) * len(record.spec.seats)
+    )
+
+
+def _finite(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """NaN and infinities (an interval before enough boards) become None for JSON."""
+    import math
+
+    for row in rows:
+        for key, value in row.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                row[key] = None
+    return rows
+
+
+def _load(db: LedgerDB) -> tuple[Any, ...]:
+    """Everything start-up needs, read in the writer thread."""
+    return db.state(), db.tallies(), db.rated_results(), db.next_game(), db.finished_tables()

@@ -1,0 +1,342 @@
+"""The competition server's configuration: one frozen value from a TOML file and the flags.
+
+The TOML file (``arena serve --config comp.toml``); every key is optional::
+
+    name = "Spring Hearts Ladder"   # shown on the leaderboard page and in Welcome.message
+    players = 4
+    rules = "standard"              # a preset; [rule] tweaks it
+    hands = 1                       # hands per table; or game_to = 100 for whole games
+    seed = 1                        # the ladder's boards derive from it
+    move_time = "1s"
+    time_bank = "10s"
+    handshake = "5s"
+    max_faults = 3
+    strict = false
+    grace = "5s"                    # reconnection grace during a game
+    max_sessions = 4                # sessions at once per bot (per token)
+    max_message_bytes = 65536
+    max_tables = 0                  # tables at once; 0 is no bound
+    duplicate = true                # deal each board in every seat rotation
+    drain = "30s"                   # on SIGTERM, running tables get this long to finish
+    fit_interval = "5s"             # the published fit is recomputed at most this often
+
+    [rule]
+    moon = "best"
+
+    [event]                         # a fixed event instead of the continuous ladder
+    entrants = ["alpha", "beta", "gamma", "delta"]
+    format = "round-robin"          # or "gauntlet" with candidate = "alpha"
+    boards = 4
+    start = 2025-06-01T18:00:00Z    # TOML date-times; without an offset, UTC
+    end = 2025-06-01T22:00:00Z
+
+The competition's identity (:meth:`ServerConfig.identity`) is what decides the meaning of its
+results: table size, rules, hands per table, the ladder seed and the event. A database made with
+one identity refuses another (the store says what differs); clocks, limits and ports may change
+between restarts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arena.config import load_toml, parse_duration_ms
+from arena.errors import ConfigError, RulesError
+from arena.rules import MAX_PLAYERS, MIN_PLAYERS, STANDARD_PLAYERS, Rules, preset
+from arena.server.matchmaking import EventFormat, event_schedule
+from arena.table import Clocks, FaultPolicy
+
+__all__ = ["EventConfig", "ServerConfig", "load_server_config"]
+
+DEFAULT_MAX_SESSIONS = 4
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024
+DEFAULT_DRAIN_MS = 30_000
+DEFAULT_FIT_INTERVAL_MS = 5_000
+DEFAULT_NAME = "Hearts Arena ladder"
+
+_KEYS = (
+    "name",
+    "players",
+    "rules",
+    "rule",
+    "hands",
+    "game_to",
+    "seed",
+    "move_time",
+    "time_bank",
+    "handshake",
+    "max_faults",
+    "strict",
+    "grace",
+    "max_sessions",
+    "max_message_bytes",
+    "max_tables",
+    "duplicate",
+    "drain",
+    "fit_interval",
+    "event",
+)
+_EVENT_KEYS = ("entrants", "format", "candidate", "boards", "start", "end")
+
+
+@dataclass(frozen=True)
+class EventConfig:
+    """A fixed event: who plays, in what format, and when."""
+
+    entrants: tuple[str, ...]
+    """The bots entered; no other bot may play."""
+    format: EventFormat = EventFormat.ROUND_ROBIN
+    """Round robin or gauntlet."""
+    candidate: str | None = None
+    """The gauntlet's candidate."""
+    boards: int = 1
+    """Deals per combination of entrants, each in every rotation."""
+    start: float | None = None
+    """When play begins (seconds since the epoch); None: at once."""
+    end: float | None = None
+    """When no new table starts any more; None: when the schedule is done."""
+
+    def identity(self) -> dict[str, Any]:
+        """What decides the event's games."""
+        return {
+            "entrants": list(self.entrants),
+            "format": self.format.value,
+            "candidate": self.candidate,
+            "boards": self.boards,
+        }
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """Everything ``arena serve`` needs beside the database and the ports."""
+
+    name: str = DEFAULT_NAME
+    """Shown on the page and to bots."""
+    rules: Rules = field(default_factory=Rules)
+    """The rules of every table (``rules.players`` is the table size)."""
+    hands: int | None = 1
+    """Hands per table; None plays whole games to ``rules.target``."""
+    seed: int = 1
+    """Seed from which every board's deal derives."""
+    clocks: Clocks = field(default_factory=Clocks)
+    """Per-move time, time bank, handshake."""
+    faults: FaultPolicy = field(default_factory=FaultPolicy)
+    """The failure policy."""
+    max_sessions: int = DEFAULT_MAX_SESSIONS
+    """Sessions at once per bot."""
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    """Largest message a bot may send."""
+    max_tables: int | None = None
+    """Tables running at once; None is no bound."""
+    duplicate: bool = True
+    """Deal each ladder board in every seat rotation."""
+    drain_ms: int = DEFAULT_DRAIN_MS
+    """On SIGTERM, how long running tables get to finish before they are interrupted."""
+    fit_interval_ms: int = DEFAULT_FIT_INTERVAL_MS
+    """Least time between two published fits."""
+    event: EventConfig | None = None
+    """A fixed event instead of the ladder."""
+
+    @property
+    def players(self) -> int:
+        """Seats per table."""
+        return self.rules.players
+
+    @property
+    def kind(self) -> str:
+        """'ladder' or 'event'."""
+        return "ladder" if self.event is None else "event"
+
+    def identity(self) -> dict[str, Any]:
+        """What gives the stored results their meaning (a database keeps one)."""
+        return {
+            "kind": self.kind,
+            "rules": self.rules.to_dict(),
+            "hands": self.hands,
+            "seed": self.seed,
+            "event": None if self.event is None else self.event.identity(),
+        }
+
+    @property
+    def run_id(self) -> str:
+        """A short hash of :meth:`identity`."""
+        text = json.dumps(self.identity(), sort_keys=True, separators=(",", ":"))
+        return "serve-" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def load_server_config(path: Path | None) -> ServerConfig:
+    """The configuration in a TOML file (the defaults when ``path`` is None)."""
+    data = load_toml(path) if path is not None else {}
+    return server_config_from_dict(data)
+
+
+def server_config_from_dict(data: Mapping[str, Any]) -> ServerConfig:
+    """The configuration from plain data (a parsed TOML file); one-line errors."""
+    data = {str(k).replace("-", "_"): v for k, v in data.items()}
+    unknown = sorted(set(data) - set(_KEYS))
+    if unknown:
+        raise ConfigError(
+            f"server config: unknown key(s) {', '.join(unknown)}; known: {', '.join(_KEYS)}"
+        )
+    players = _int(data, "players", STANDARD_PLAYERS)
+    if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise ConfigError(
+            f"server config: players = {players}; a table has {MIN_PLAYERS} to {MAX_PLAYERS}"
+        )
+    rules = _rules(data.get("rules"), data.get("rule"), players)
+    if "hands" in data and "game_to" in data:
+        raise ConfigError("server config: give hands = N or game_to = POINTS, not both")
+    hands: int | None = _int(data, "hands", 1)
+    if "game_to" in data:
+        rules = rules.replace(target=_int(data, "game_to", rules.target))
+        hands = None
+    if hands is not None and hands < 1:
+        raise ConfigError(f"server config: hands = {hands}; play at least 1 hand per table")
+    clocks = Clocks(
+        move_ms=_ms(data, "move_time", Clocks.move_ms),
+        bank_ms=_ms(data, "time_bank", Clocks.bank_ms),
+        handshake_ms=_ms(data, "handshake", Clocks.handshake_ms),
+    )
+    strict = data.get("strict", False)
+    if not isinstance(strict, bool):
+        raise ConfigError(f"server config: strict = {strict!r}; write true or false")
+    faults = FaultPolicy(
+        max_faults=_int(data, "max_faults", FaultPolicy.max_faults),
+        strict=strict,
+        grace_ms=_ms(data, "grace", FaultPolicy.grace_ms),
+    )
+    max_sessions = _int(data, "max_sessions", DEFAULT_MAX_SESSIONS)
+    if max_sessions < 1:
+        raise ConfigError(f"server config: max_sessions = {max_sessions}; allow at least 1")
+    max_bytes = _int(data, "max_message_bytes", DEFAULT_MAX_MESSAGE_BYTES)
+    if max_bytes < 1024:
+        raise ConfigError(f"server config: max_message_bytes = {max_bytes}; allow at least 1024")
+    max_tables = _int(data, "max_tables", 0)
+    if max_tables < 0:
+        raise ConfigError(f"server config: max_tables = {max_tables}; use 0 for no bound")
+    duplicate = data.get("duplicate", True)
+    if not isinstance(duplicate, bool):
+        raise ConfigError(f"server config: duplicate = {duplicate!r}; write true or false")
+    name = data.get("name", DEFAULT_NAME)
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigError(f"server config: name = {name!r}; give the competition a name")
+    event = _event(data["event"], players) if "event" in data else None
+    return ServerConfig(
+        name=name.strip(),
+        rules=rules,
+        hands=hands,
+        seed=_int(data, "seed", 1),
+        clocks=clocks,
+        faults=faults,
+        max_sessions=max_sessions,
+        max_message_bytes=max_bytes,
+        max_tables=max_tables or None,
+        duplicate=duplicate,
+        drain_ms=_ms(data, "drain", DEFAULT_DRAIN_MS),
+        fit_interval_ms=_ms(data, "fit_interval", DEFAULT_FIT_INTERVAL_MS),
+        event=event,
+    )
+
+
+def _int(data: Mapping[str, Any], key: str, default: int) -> int:
+    value = data.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"server config: {key} = {value!r}; expected a whole number")
+    return value
+
+
+def _ms(data: Mapping[str, Any], key: str, default: int) -> int:
+    if key not in data:
+        return default
+    return parse_duration_ms(data[key], f"server config: {key} =")
+
+
+def _rules(preset_name: Any, options: Any, players: int) -> Rules:
+    try:
+        base = preset(str(preset_name)) if preset_name is not None else Rules()
+        base = base.replace(players=players)
+        if options is None:
+            return base
+        if not isinstance(options, Mapping):
+            raise ConfigError("server config: [rule] must be a table of NAME = VALUE")
+        texts = {str(k).replace("-", "_"): _rule_text(v) for k, v in options.items()}
+        if "players" in texts:
+            raise ConfigError("server config: set the table size with players = K, not [rule]")
+        return base.with_options(texts)
+    except RulesError as e:
+        raise ConfigError(f"server config: {e}") from None
+
+
+def _rule_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return " ".join(str(v) for v in value)
+    return str(value)
+
+
+def _when(value: Any, key: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):
+        moment = value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+        return moment.timestamp()
+    if isinstance(value, str):
+        try:
+            return _when(dt.datetime.fromisoformat(value), key)
+        except ValueError:
+            pass
+    raise ConfigError(
+        f"server config: event.{key} = {value!r}; write a date-time like 2025-06-01T18:00:00Z"
+    )
+
+
+def _event(data: Any, players: int) -> EventConfig:
+    if not isinstance(data, Mapping):
+        raise ConfigError("server config: [event] must be a table")
+    data = {str(k).replace("-", "_"): v for k, v in data.items()}
+    unknown = sorted(set(data) - set(_EVENT_KEYS))
+    if unknown:
+        raise ConfigError(
+            f"server config: unknown [event] key(s) {', '.join(unknown)}; "
+            f"known: {', '.join(_EVENT_KEYS)}"
+        )
+    entrants = data.get("entrants")
+    if not isinstance(entrants, list) or not all(isinstance(e, str) for e in entrants):
+        raise ConfigError("server config: event.entrants must be a list of bot names")
+    try:
+        fmt = EventFormat(data.get("format", EventFormat.ROUND_ROBIN.value))
+    except ValueError:
+        raise ConfigError(
+            f"server config: event.format = {data.get('format')!r}; "
+            f"choose {' or '.join(f.value for f in EventFormat)}"
+        ) from None
+    candidate = data.get("candidate")
+    if candidate is not None and not isinstance(candidate, str):
+        raise ConfigError(f"server config: event.candidate = {candidate!r}; give a bot name")
+    event = EventConfig(
+        entrants=tuple(entrants),
+        format=fmt,
+        candidate=candidate,
+        boards=_int(data, "boards", 1),
+        start=_when(data.get("start"), "start"),
+        end=_when(data.get("end"), "end"),
+    )
+    if event.start is not None and event.end is not None and event.end <= event.start:
+        raise ConfigError("server config: event.end must come after event.start")
+    # Validate the schedule now so that a bad event fails at start-up, not at its start time.
+    event_schedule(
+        event.entrants,
+        players=players,
+        boards=event.boards,
+        seed=0,
+        format=event.format,
+        candidate=event.candidate,
+    )
+    return event

@@ -1,0 +1,259 @@
+"""A small HTTP/1.1 server on asyncio streams, for the leaderboard page and its JSON API.
+
+Why not :mod:`http.server`: it wants a thread per connection, and the competition server's state
+lives in the referee's asyncio loop, which must never block. Why not a framework: the page needs
+GET of a few resources and POST of a few admin actions, and this file is all of that (about two
+hundred lines) with no new dependency. It runs in whatever asyncio loop starts it.
+
+What it does: HTTP/1.1 with keep-alive, ``Content-Length`` bodies (chunked uploads are refused),
+bounded header and body sizes, an idle timeout per connection, a cap on open connections, and a
+graceful close. A handler is an ``async`` function from :class:`Request` to :class:`Response`; an
+exception in a handler becomes a 500 with a JSON body, logged, and the server goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import ssl
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+__all__ = [
+    "DEFAULT_MAX_BODY",
+    "DEFAULT_MAX_HEADER",
+    "Handler",
+    "HttpServer",
+    "Request",
+    "Response",
+    "json_response",
+]
+
+DEFAULT_MAX_HEADER = 16 * 1024
+"""Largest request line plus headers, in bytes."""
+DEFAULT_MAX_BODY = 64 * 1024
+"""Largest request body, in bytes (admin actions are a few dozen)."""
+DEFAULT_IDLE_S = 15.0
+"""A connection that sends no complete request for this long is closed."""
+DEFAULT_MAX_CONNECTIONS = 512
+"""Open connections beyond this are answered 503 and closed."""
+
+log = logging.getLogger("arena.server.http")
+
+
+@dataclass(frozen=True)
+class Request:
+    """One parsed HTTP request."""
+
+    method: str
+    """Upper-case method, e.g. ``GET``."""
+    path: str
+    """The decoded path, without the query (``/api/games/12``)."""
+    query: Mapping[str, str]
+    """Query parameters (the last value of a repeated name)."""
+    headers: Mapping[str, str]
+    """Header values by lower-case name."""
+    body: bytes = b""
+    """The body (empty for GET)."""
+    peer: str = ""
+    """The client's address, for logs."""
+
+    def json(self) -> Any:
+        """The body parsed as JSON (an empty body is an empty object)."""
+        return json.loads(self.body) if self.body else {}
+
+
+@dataclass(frozen=True)
+class Response:
+    """One HTTP response."""
+
+    status: int
+    """Status code."""
+    body: bytes = b""
+    """The body."""
+    content_type: str = "text/plain; charset=utf-8"
+    """The Content-Type header."""
+    headers: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    """Other headers."""
+
+
+Handler = Callable[[Request], Awaitable[Response]]
+"""What serves a request."""
+
+
+def json_response(data: Any, status: int = HTTPStatus.OK) -> Response:
+    """A JSON response that no cache keeps (standings change as results arrive)."""
+    return Response(
+        status,
+        json.dumps(data, separators=(",", ":"), allow_nan=False).encode("utf-8"),
+        "application/json",
+        (("Cache-Control", "no-store"),),
+    )
+
+
+class _BadRequest(Exception):
+    def __init__(self, status: HTTPStatus, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class HttpServer:
+    """Serves one handler on one port until closed."""
+
+    def __init__(
+        self,
+        handler: Handler,
+        *,
+        max_header: int = DEFAULT_MAX_HEADER,
+        max_body: int = DEFAULT_MAX_BODY,
+        idle_s: float = DEFAULT_IDLE_S,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    ) -> None:
+        self._handler = handler
+        self._max_header = max_header
+        self._max_body = max_body
+        self._idle_s = idle_s
+        self._max_connections = max_connections
+        self._server: asyncio.Server | None = None
+        self._connections: set[asyncio.Task[None]] = set()
+
+    async def start(
+        self, host: str = "127.0.0.1", port: int = 0, tls: ssl.SSLContext | None = None
+    ) -> int:
+        """Listen, and return the port (useful with port 0)."""
+        self._server = await asyncio.start_server(
+            self._serve, host, port, ssl=tls, limit=self._max_header
+        )
+        return int(self._server.sockets[0].getsockname()[1])
+
+    async def close(self) -> None:
+        """Stop listening and close every connection (a request being answered is cut short)."""
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._connections):
+            task.cancel()
+        for task in list(self._connections):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if self._server is not None:
+            await self._server.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
+        peername = writer.get_extra_info("peername")
+        peer = f"{peername[0]}:{peername[1]}" if isinstance(peername, tuple) else str(peername)
+        try:
+            if len(self._connections) > self._max_connections:
+                await self._send(
+                    writer,
+                    json_response(
+                        {"error": "too many connections"}, HTTPStatus.SERVICE_UNAVAILABLE
+                    ),
+                    keep_alive=False,
+                )
+                return
+            keep_alive = True
+            while keep_alive:
+                try:
+                    async with asyncio.timeout(self._idle_s):
+                        request = await self._read(reader, peer)
+                except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
+                    return
+                except _BadRequest as e:
+                    await self._send(
+                        writer, json_response({"error": str(e)}, e.status), keep_alive=False
+                    )
+                    return
+                if request is None:
+                    return
+                keep_alive = request.headers.get("connection", "").lower() != "close"
+                try:
+                    response = await self._handler(request)
+                except Exception:
+                    log.exception("http handler failed", extra={"path": request.path, "peer": peer})
+                    response = json_response(
+                        {"error": "internal error"}, HTTPStatus.INTERNAL_SERVER_ERROR
+                    )
+                await self._send(writer, response, keep_alive, head=request.method == "HEAD")
+        except ConnectionError:
+            pass
+        finally:
+            self._connections.discard(task)
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    async def _read(self, reader: asyncio.StreamReader, peer: str) -> Request | None:
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+        except asyncio.IncompleteReadError as e:
+            if not e.partial.strip():
+                return None  # the client closed a kept-alive connection: normal
+            raise
+        except asyncio.LimitOverrunError:
+            raise _BadRequest(
+                HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE,
+                f"request headers over {self._max_header} bytes",
+            ) from None
+        lines = head.decode("latin-1").split("\r\n")
+        parts = lines[0].split(" ")
+        if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
+            raise _BadRequest(HTTPStatus.BAD_REQUEST, f"bad request line {lines[0][:80]!r}")
+        method, target, _version = parts
+        headers: dict[str, str] = {}
+        for line in lines[1:]:
+            if not line:
+                continue
+            name, sep, value = line.partition(":")
+            if not sep:
+                raise _BadRequest(HTTPStatus.BAD_REQUEST, f"bad header line {line[:80]!r}")
+            headers[name.strip().lower()] = value.strip()
+        if "transfer-encoding" in headers:
+            raise _BadRequest(HTTPStatus.LENGTH_REQUIRED, "send a Content-Length, not chunks")
+        try:
+            length = int(headers.get("content-length", "0"))
+        except ValueError:
+            raise _BadRequest(HTTPStatus.BAD_REQUEST, "Content-Length is not a number") from None
+        if length < 0 or length > self._max_body:
+            raise _BadRequest(
+                HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                f"body of {length} bytes; the limit is {self._max_body}",
+            )
+        body = await reader.readexactly(length) if length else b""
+        url = urlsplit(target)
+        return Request(
+            method=method.upper(),
+            path=unquote(url.path),
+            query=dict(parse_qsl(url.query)),
+            headers=headers,
+            body=body,
+            peer=peer,
+        )
+
+    @staticmethod
+    async def _send(
+        writer: asyncio.StreamWriter, response: Response, keep_alive: bool, head: bool = False
+    ) -> None:
+        try:
+            reason = HTTPStatus(response.status).phrase
+        except ValueError:
+            reason = ""
+        lines = [
+            f"HTTP/1.1 {response.status} {reason}",
+            f"Content-Type: {response.content_type}",
+            f"Content-Length: {len(response.body)}",
+            "Connection: " + ("keep-alive" if keep_alive else "close"),
+            "X-Content-Type-Options: nosniff",
+        ]
+        lines += [f"{name}: {value}" for name, value in response.headers]
+        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        if not head:
+            writer.write(response.body)
+        await writer.drain()

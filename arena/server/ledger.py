@@ -1,0 +1,462 @@
+"""The competition's persistence: finished games in the arena store, running tables on the side.
+
+Crash safety comes from the order of writes, each one a transaction of SQLite in WAL mode with
+``synchronous=FULL``:
+
+1. before a table starts, its spec goes into ``server_running`` (with the ladder's state: the next
+   board and the boards still owed, so that duplicate play survives a restart);
+2. when it ends, :meth:`arena.store.Store.save_game` commits the whole record;
+3. then, in one transaction, its ``server_running`` row goes and the live ratings it changed are
+   written (so a game's live update is applied exactly when its mark is cleared).
+
+After a crash, :meth:`LedgerDB.recover` finds every table still marked running: one whose record
+was committed gets its live update applied and loses its mark; any other is committed as
+INTERRUPTED (not rated) with the reason. Nothing finished is lost, nothing is counted twice.
+
+All methods of :class:`LedgerDB` run in one worker thread (SQLite blocks); :class:`Ledger` is the
+asyncio face that sends them there, so the referee's loop never waits on the disk. Reads for the
+web page use a second connection in a second thread, so that a page never waits behind a commit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from arena.ratings.results import TableResult
+from arena.server.config import ServerConfig
+from arena.store import Store
+from arena.table import GameRecord, TableSpec, Termination
+
+__all__ = [
+    "INTERRUPTED_REASON",
+    "BotTally",
+    "Ledger",
+    "LedgerDB",
+    "interrupted_record",
+    "is_rated",
+    "table_result",
+]
+
+INTERRUPTED_REASON = (
+    "the server stopped (a crash or a kill) before this game ended; it is not rated"
+)
+_BUSY_TIMEOUT_S = 10.0
+_T = TypeVar("_T")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS server_running (
+    game       INTEGER PRIMARY KEY,  -- the game number the table will be stored under
+    spec       TEXT NOT NULL,        -- its TableSpec as JSON
+    started_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS server_state (
+    key   TEXT PRIMARY KEY,          -- 'next_board', 'owed'
+    value TEXT NOT NULL              -- JSON
+);
+CREATE TABLE IF NOT EXISTS server_live (
+    bot   TEXT PRIMARY KEY,          -- the live (matchmaking) rating, OpenSkill mu and sigma
+    mu    REAL NOT NULL,
+    sigma REAL NOT NULL
+);
+"""
+
+
+def is_rated(record: GameRecord) -> bool:
+    """Whether a game counts in the ratings: it was played to its end (forfeits included)."""
+    return record.termination is Termination.NORMAL
+
+
+def table_result(record: GameRecord) -> TableResult:
+    """A finished game as the ratings see it."""
+    spec = record.spec
+    faults = [0] * len(spec.seats)
+    for fault in record.faults:
+        faults[fault.seat] += 1
+    single = len(record.hands) == 1
+    return TableResult(
+        board=spec.board,
+        players=spec.seats,
+        points=tuple(float(t) for t in record.totals),
+        placings=record.placings if spec.hands is None else None,
+        moon=record.hands[0].moon if single else None,
+        faults=tuple(faults),
+    )
+
+
+def interrupted_record(spec: TableSpec, started_at: float, now: float, reason: str) -> GameRecord:
+    """The record of a table that never reported: no hands, no points, not rated."""
+    seats = len(spec.seats)
+    return GameRecord(
+        spec=spec,
+        hands=(),
+        decisions=(),
+        faults=(),
+        totals=(0,) * seats,
+        placings=(1,) * seats,
+        termination=Termination.INTERRUPTED,
+        seat_status=(Termination.INTERRUPTED,) * seats,
+        reason=reason,
+        started_at=started_at,
+        finished_at=now,
+    )
+
+
+@dataclass
+class BotTally:
+    """What a bot has done so far (mutable: updated as games arrive)."""
+
+    games: int = 0
+    """Rated games."""
+    hands: int = 0
+    """Hands in those games."""
+    points: int = 0
+    """Points taken in them."""
+    faults: int = 0
+    """Faults committed in any game."""
+    forfeits: int = 0
+    """Rated games it lost by forfeit."""
+    interrupted: int = 0
+    """Games it sat in that were interrupted (not rated)."""
+    last_game: int = -1
+    """Its latest game's number."""
+
+    def add(self, record: GameRecord, seat: int, game: int) -> None:
+        """Count one game of this bot's."""
+        self.faults += sum(1 for f in record.faults if f.seat == seat)
+        self.last_game = max(self.last_game, game)
+        if not is_rated(record):
+            self.interrupted += 1
+            return
+        self.games += 1
+        self.hands += len(record.hands)
+        self.points += record.totals[seat]
+        self.forfeits += int(record.seat_status[seat].is_forfeit)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {
+            "games": self.games,
+            "hands": self.hands,
+            "points": self.points,
+            "points_per_hand": self.points / self.hands if self.hands else None,
+            "faults": self.faults,
+            "forfeits": self.forfeits,
+            "interrupted": self.interrupted,
+            "last_game": self.last_game,
+        }
+
+
+class LedgerDB:
+    """The database side; every method runs in the one writer thread."""
+
+    def __init__(self, path: Path, config: ServerConfig, total: int | None = None) -> None:
+        self.path = path
+        self.run_id = config.run_id
+        self.store = Store.open(path)
+        self.store.claim(self.run_id, config.kind, config.identity(), total)
+        self._db = sqlite3.connect(
+            path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+        )
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        """Close both connections."""
+        self._db.close()
+        self.store.close()
+
+    # ---- start-up ---------------------------------------------------------------------------
+
+    def recover(
+        self, now: float
+    ) -> tuple[list[tuple[int, GameRecord]], list[tuple[int, GameRecord]]]:
+        """Deal with the tables a crash left marked running.
+
+        Returns (interrupted, committed): the tables now committed as interrupted (their marks
+        cleared), and the tables whose record had been committed but whose mark, and with it the
+        live-rating update, had not; pass each of those to :meth:`finish` with its update.
+        """
+        rows = self._db.execute(
+            "SELECT game, spec, started_at FROM server_running ORDER BY game"
+        ).fetchall()
+        stored = self.store.finished(self.run_id)
+        interrupted = []
+        committed = []
+        for game, spec_text, started_at in rows:
+            if game in stored:
+                text = self._db.execute(
+                    "SELECT record FROM games WHERE run_id = ? AND game = ?", (self.run_id, game)
+                ).fetchone()[0]
+                committed.append((game, GameRecord.from_dict(json.loads(text))))
+                continue
+            spec = TableSpec.from_dict(json.loads(spec_text))
+            record = interrupted_record(spec, started_at, now, INTERRUPTED_REASON)
+            self.store.save_game(self.run_id, game, record)
+            self._db.execute("DELETE FROM server_running WHERE game = ?", (game,))
+            interrupted.append((game, record))
+        return interrupted, committed
+
+    def next_game(self) -> int:
+        """The number the next table gets."""
+        row = self._db.execute(
+            "SELECT MAX(m) FROM (SELECT MAX(game) AS m FROM games WHERE run_id = ?"
+            " UNION ALL SELECT MAX(game) FROM server_running)",
+            (self.run_id,),
+        ).fetchone()
+        return 0 if row[0] is None else int(row[0]) + 1
+
+    def state(self) -> dict[str, Any]:
+        """The saved ladder state (key -> JSON value)."""
+        return {
+            k: json.loads(v) for k, v in self._db.execute("SELECT key, value FROM server_state")
+        }
+
+    def live(self) -> dict[str, tuple[float, float]]:
+        """The saved live ratings."""
+        return {
+            b: (mu, s) for b, mu, s in self._db.execute("SELECT bot, mu, sigma FROM server_live")
+        }
+
+    def rated_results(self, after: int = -1) -> list[tuple[int, TableResult]]:
+        """Every rated game numbered above ``after``, as rating input, in game order."""
+        games = self._db.execute(
+            "SELECT game, board, full_game, hands FROM games"
+            " WHERE run_id = ? AND termination = 'normal' AND game > ? ORDER BY game",
+            (self.run_id, after),
+        ).fetchall()
+        seats: dict[int, list[tuple[str, int, int, int]]] = {}
+        for game, bot, points, placing, faults in self._db.execute(
+            "SELECT game, bot, points, placing, faults FROM seats WHERE run_id = ? AND game > ?"
+            " ORDER BY game, seat",
+            (self.run_id, after),
+        ):
+            seats.setdefault(game, []).append((bot, points, placing, faults))
+        moons = dict(
+            self._db.execute(
+                "SELECT game, moon FROM hands WHERE run_id = ? AND game > ? AND number = 0"
+                " AND moon IS NOT NULL",
+                (self.run_id, after),
+            ).fetchall()
+        )
+        out = []
+        for game, board, full_game, hands in games:
+            rows = seats[game]
+            out.append(
+                (
+                    game,
+                    TableResult(
+                        board=board,
+                        players=tuple(r[0] for r in rows),
+                        points=tuple(float(r[1]) for r in rows),
+                        placings=tuple(r[2] for r in rows) if full_game else None,
+                        moon=moons.get(game) if hands == 1 else None,
+                        faults=tuple(r[3] for r in rows),
+                    ),
+                )
+            )
+        return out
+
+    def tallies(self) -> dict[str, BotTally]:
+        """Every bot's tally, from the stored games."""
+        tallies: dict[str, BotTally] = {}
+        for bot, termination, hands, points, status, faults, game in self._db.execute(
+            "SELECT s.bot, g.termination, g.hands, s.points, s.status, s.faults, g.game"
+            " FROM seats s JOIN games g ON g.run_id = s.run_id AND g.game = s.game"
+            " WHERE s.run_id = ?",
+            (self.run_id,),
+        ):
+            t = tallies.setdefault(bot, BotTally())
+            t.faults += faults
+            t.last_game = max(t.last_game, game)
+            if termination != Termination.NORMAL.value:
+                t.interrupted += 1
+                continue
+            t.games += 1
+            t.hands += hands
+            t.points += points
+            t.forfeits += int(Termination(status).is_forfeit)
+        return tallies
+
+    def finished_tables(self) -> list[tuple[int, str, str]]:
+        """(game, table id, termination) of every stored game."""
+        return list(
+            self._db.execute(
+                "SELECT game, table_id, termination FROM games WHERE run_id = ? ORDER BY game",
+                (self.run_id,),
+            )
+        )
+
+    # ---- while serving ----------------------------------------------------------------------
+
+    def begin(
+        self, tables: Sequence[tuple[int, TableSpec]], state: Mapping[str, Any], now: float
+    ) -> None:
+        """Mark tables as running, with the ladder state that goes with them, in one commit."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.executemany(
+                "INSERT INTO server_running (game, spec, started_at) VALUES (?, ?, ?)",
+                [(g, json.dumps(s.to_dict(), separators=(",", ":")), now) for g, s in tables],
+            )
+            self._put_state(state)
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def finish(
+        self,
+        game: int,
+        record: GameRecord,
+        live: Mapping[str, tuple[float, float]],
+    ) -> None:
+        """Commit a table's record, then clear its running mark and save the live ratings."""
+        if game not in self.store.finished(self.run_id):
+            self.store.save_game(self.run_id, game, record)
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.execute("DELETE FROM server_running WHERE game = ?", (game,))
+            self._db.executemany(
+                "INSERT OR REPLACE INTO server_live (bot, mu, sigma) VALUES (?, ?, ?)",
+                [(bot, mu, sigma) for bot, (mu, sigma) in live.items()],
+            )
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def _put_state(self, state: Mapping[str, Any]) -> None:
+        self._db.executemany(
+            "INSERT OR REPLACE INTO server_state (key, value) VALUES (?, ?)",
+            [(k, json.dumps(v, separators=(",", ":"))) for k, v in state.items()],
+        )
+
+
+class LedgerReader:
+    """Read-only queries for the page; every method runs in the one reader thread."""
+
+    def __init__(self, path: Path, run_id: str) -> None:
+        self.run_id = run_id
+        self._db = sqlite3.connect(
+            f"file:{path}?mode=ro", uri=True, timeout=_BUSY_TIMEOUT_S, check_same_thread=False
+        )
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._db.close()
+
+    def recent(
+        self, limit: int, before: int | None = None, bot: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The latest games (newest first), optionally before a game number or of one bot."""
+        sql = (
+            "SELECT g.game, g.table_id, g.board, g.seed, g.hands, g.termination, g.reason,"
+            " g.started_at, g.finished_at FROM games g WHERE g.run_id = ?"
+        )
+        args: list[Any] = [self.run_id]
+        if before is not None:
+            sql += " AND g.game < ?"
+            args.append(before)
+        if bot is not None:
+            sql += (
+                " AND EXISTS (SELECT 1 FROM seats s WHERE s.run_id = g.run_id"
+                " AND s.game = g.game AND s.bot = ?)"
+            )
+            args.append(bot)
+        sql += " ORDER BY g.game DESC LIMIT ?"
+        args.append(limit)
+        games = self._db.execute(sql, args).fetchall()
+        if not games:
+            return []
+        numbers = [g[0] for g in games]
+        seats: dict[int, list[dict[str, Any]]] = {n: [] for n in numbers}
+        marks = ",".join("?" * len(numbers))
+        for game, bot_name, points, placing, status, faults in self._db.execute(
+            "SELECT game, bot, points, placing, status, faults FROM seats"
+            f" WHERE run_id = ? AND game IN ({marks}) ORDER BY game, seat",
+            [self.run_id, *numbers],
+        ):
+            seats[game].append(
+                {
+                    "bot": bot_name,
+                    "points": points,
+                    "placing": placing,
+                    "status": status,
+                    "faults": faults,
+                }
+            )
+        return [
+            {
+                "game": g[0],
+                "table_id": g[1],
+                "board": g[2],
+                "seed": g[3],
+                "hands": g[4],
+                "termination": g[5],
+                "reason": g[6],
+                "started_at": g[7],
+                "finished_at": g[8],
+                "rated": g[5] == Termination.NORMAL.value,
+                "seats": seats[g[0]],
+            }
+            for g in games
+        ]
+
+    def record_json(self, game: int) -> str | None:
+        """The stored record of one game as its JSON text, or None."""
+        row = self._db.execute(
+            "SELECT record FROM games WHERE run_id = ? AND game = ?", (self.run_id, game)
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def count(self) -> int:
+        """Games stored."""
+        row = self._db.execute("SELECT COUNT(*) FROM games WHERE run_id = ?", (self.run_id,))
+        return int(row.fetchone()[0])
+
+
+class Ledger:
+    """The asyncio face of the ledger: writes in one thread, reads in another."""
+
+    def __init__(self, db: LedgerDB, reader: LedgerReader) -> None:
+        self.db = db
+        self.reader = reader
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="ledger-write")
+        self._reads = ThreadPoolExecutor(1, thread_name_prefix="ledger-read")
+
+    @classmethod
+    def open(cls, path: Path, config: ServerConfig, total: int | None = None) -> Ledger:
+        """Open (creating) the competition database; synchronous, for start-up."""
+        db = LedgerDB(path, config, total)
+        return cls(db, LedgerReader(path, db.run_id))
+
+    async def write(self, call: Callable[..., _T], *args: Any) -> _T:
+        """Run ``call(db, *args)`` in the writer thread."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._writer, call, self.db, *args)
+
+    async def read(self, call: Callable[..., _T], *args: Any) -> _T:
+        """Run ``call(reader, *args)`` in the reader thread."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._reads, call, self.reader, *args)
+
+    def close(self) -> None:
+        """Finish pending writes, then close."""
+        self._writer.shutdown(wait=True)
+        self._reads.shutdown(wait=True)
+        self.db.close()
+        self.reader.close()
+
+
+def now() -> float:
+    """Wall-clock seconds (for records' display times)."""
+    return time.time()

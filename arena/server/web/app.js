@@ -1,0 +1,325 @@
+// The leaderboard page: polls the JSON API and draws standings, recent games and replays.
+// Plain DOM code, no framework and nothing fetched from elsewhere; every text goes in through
+// textContent, so that nothing a bot author chooses can inject markup.
+"use strict";
+
+const REFRESH_MS = 3000;
+const SUITS = { C: "♣", D: "♦", H: "♥", S: "♠" };
+const SUIT_ORDER = "CDHS";
+const RANK_ORDER = "23456789TJQKA";
+
+const state = { replay: null, hand: 0, step: 0 };
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (key === "class") node.className = value;
+    else if (key === "dataset") Object.assign(node.dataset, value);
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) {
+    if (child === null || child === undefined) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+async function getJSON(url) {
+  const response = await fetch(url, { cache: "no-store" });
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  return response.json();
+}
+
+function fmt(x, digits) {
+  return x === null || x === undefined || Number.isNaN(x) ? "–" : Number(x).toFixed(digits);
+}
+
+function when(seconds) {
+  if (!seconds) return "";
+  const d = new Date(seconds * 1000);
+  return d.toISOString().replace("T", " ").slice(0, 19) + "Z";
+}
+
+function cardNode(code, extra) {
+  const rank = code[0] === "T" ? "10" : code[0];
+  const suit = code[code.length - 1];
+  const red = suit === "H" || suit === "D";
+  return el("span", { class: `card${red ? " red" : ""}${extra ? " " + extra : ""}`, title: code },
+    rank + (SUITS[suit] || suit));
+}
+
+function sortCards(cards) {
+  return [...cards].sort((a, b) => {
+    const s = SUIT_ORDER.indexOf(a[a.length - 1]) - SUIT_ORDER.indexOf(b[b.length - 1]);
+    return s !== 0 ? s : RANK_ORDER.indexOf(a[0]) - RANK_ORDER.indexOf(b[0]);
+  });
+}
+
+// ---- status, standings and games -------------------------------------------------------------
+
+async function refreshHealth() {
+  const pill = document.getElementById("state");
+  try {
+    const h = await getJSON("/api/health");
+    document.getElementById("title").textContent = h.name || "Hearts Arena";
+    document.title = h.name || "Hearts Arena";
+    const label = h.status === "draining" ? "draining" : h.ladder;
+    pill.textContent = label;
+    pill.className = `pill ${label.split(" ")[0]}`;
+    document.getElementById("counts").textContent =
+      `${h.sessions} sessions · ${h.tables} tables playing · ${h.games} games`;
+  } catch (e) {
+    pill.textContent = "unreachable";
+    pill.className = "pill down";
+  }
+}
+
+function intervalBar(row, lo, hi) {
+  const bar = el("span", { class: "bar" });
+  if (row.low === null || row.high === null || hi <= lo) return bar;
+  const pos = (x) => `${(100 * (x - lo)) / (hi - lo)}%`;
+  const span = el("span");
+  span.style.left = pos(row.low);
+  span.style.width = `${(100 * (row.high - row.low)) / (hi - lo)}%`;
+  const mark = el("i");
+  mark.style.left = pos(row.elo);
+  bar.append(span, mark);
+  return bar;
+}
+
+async function refreshStandings() {
+  const data = await getJSON("/api/standings");
+  document.getElementById("fit-note").textContent = data.fit.message;
+  const rows = data.bots;
+  const rated = rows.filter((r) => r.low !== null && r.high !== null);
+  const lo = Math.min(...rated.map((r) => r.low), 0);
+  const hi = Math.max(...rated.map((r) => r.high), 0);
+  const body = document.querySelector("#standings tbody");
+  body.replaceChildren(
+    ...rows.map((r) => {
+      const online = r.status === "banned"
+        ? el("span", { class: "banned" }, "banned")
+        : r.sessions > 0
+          ? el("span", { class: "online" }, `● ${r.sessions} (${r.playing} playing)`)
+          : el("span", { class: "offline" }, "○ offline");
+      return el("tr", { dataset: { bot: r.name } },
+        el("td", { class: "num" }, r.rank ?? ""),
+        el("td", {}, r.name),
+        el("td", { class: "num" }, fmt(r.elo, 0)),
+        el("td", {}, intervalBar(r, lo, hi),
+          el("span", { class: "interval" }, r.low === null ? "" : `${fmt(r.low, 0)} … ${fmt(r.high, 0)}`)),
+        el("td", { class: "num" }, r.games),
+        el("td", { class: "num" }, r.hands),
+        el("td", { class: "num" }, fmt(r.points_per_hand, 2)),
+        el("td", { class: "num" }, r.faults),
+        el("td", { class: "num" }, r.forfeits),
+        el("td", { class: "num" }, r.live_mu === null ? "–" : `${fmt(r.live_mu, 1)}±${fmt(r.live_sigma, 1)}`),
+        el("td", {}, online));
+    }));
+}
+
+function seatList(game) {
+  const best = Math.min(...game.seats.map((s) => s.placing));
+  return game.seats.map((s) =>
+    el("span", { class: `seat${game.rated && s.placing === best ? " win" : ""}` },
+      `${s.bot} (${s.points})`, s.faults ? el("sup", {}, ` ${s.faults}⚠`) : null));
+}
+
+function endBadge(game) {
+  if (!game.rated) return el("span", { class: `badge ${game.termination}` }, game.termination);
+  if (game.seats.some((s) => s.status !== "normal")) return el("span", { class: "badge forfeit" }, "forfeit");
+  return el("span", { class: "badge" }, "normal");
+}
+
+async function refreshGames() {
+  const data = await getJSON("/api/games?limit=25");
+  const body = document.querySelector("#games tbody");
+  body.replaceChildren(
+    ...data.games.map((g) => {
+      const row = el("tr", { dataset: { game: g.game }, title: g.reason },
+        el("td", { class: "num" }, g.game),
+        el("td", {}, when(g.finished_at)),
+        el("td", {}, g.board),
+        el("td", {}, ...seatList(g)),
+        el("td", {}, endBadge(g)));
+      row.addEventListener("click", () => { location.hash = `#game/${g.game}`; });
+      return row;
+    }));
+}
+
+async function refresh() {
+  await Promise.allSettled([refreshHealth(), refreshStandings(), refreshGames()]);
+}
+
+// ---- replay ----------------------------------------------------------------------------------
+
+function penalty(card, rules) {
+  const suit = card[card.length - 1];
+  if (suit === "H") return rules.spot_hearts ? RANK_ORDER.indexOf(card[0]) + 2 : 1;
+  if (card === "QS") return rules.queen_penalty;
+  if (card === "JD") return rules.jack_of_diamonds || 0;
+  return 0;
+}
+
+function stepsOf(hand) {
+  // Step 0: the deal; step 1: after the pass (if any); then one step per trick; then the result.
+  const passing = hand.passes.some((p) => p.length > 0);
+  return (passing ? 2 : 1) + hand.tricks.length + 1;
+}
+
+function renderReplay() {
+  const record = state.replay;
+  if (!record) return;
+  const seats = record.spec.seats;
+  const hand = record.hands[state.hand];
+  const body = document.querySelector("#replay-table tbody");
+  const faultsList = document.getElementById("replay-faults");
+  if (!hand) {
+    body.replaceChildren();
+    document.getElementById("step-label").textContent = "no hand was played";
+    document.getElementById("replay-trick").textContent = record.reason;
+    faultsList.replaceChildren();
+    return;
+  }
+  const passing = hand.passes.some((p) => p.length > 0);
+  const total = stepsOf(hand);
+  state.step = Math.max(0, Math.min(state.step, total - 1));
+  const firstTrickStep = passing ? 2 : 1;
+  const tricksShown = Math.max(0, Math.min(hand.tricks.length, state.step - firstTrickStep + 1));
+  const isResult = state.step === total - 1;
+  let label;
+  if (state.step === 0) label = "Deal";
+  else if (passing && state.step === 1) label = `Pass ${hand.pass_direction}`;
+  else if (isResult) label = "Hand result";
+  else label = `Trick ${tricksShown} of ${hand.tricks.length}`;
+  document.getElementById("step-label").textContent = label;
+
+  // Each seat's cards at this step.
+  const held = seats.map((_, s) => new Set(hand.dealt[s]));
+  if (state.step >= 1 && passing) {
+    seats.forEach((_, s) => hand.passes[s].forEach((c) => held[s].delete(c)));
+    seats.forEach((_, s) => hand.passes[s].forEach((c) => held[hand.pass_to[s]].add(c)));
+  }
+  const taken = seats.map(() => 0);
+  for (let t = 0; t < tricksShown; t++) {
+    const trick = hand.tricks[t];
+    trick.cards.forEach((c, i) => {
+      held[(trick.leader + i) % seats.length].delete(c);
+      taken[trick.winner] += penalty(c, record.spec.rules);
+    });
+  }
+  const current = !isResult && tricksShown > 0 && state.step >= firstTrickStep ? hand.tricks[tricksShown - 1] : null;
+  body.replaceChildren(
+    ...seats.map((name, s) => {
+      let trickCell = "";
+      if (current) {
+        const i = (s - current.leader + seats.length) % seats.length;
+        const code = current.cards[i];
+        if (code) trickCell = cardNode(code, s === current.winner ? "took" : s === current.leader ? "led" : "");
+      }
+      const cards = sortCards([...held[s]]).map((c) =>
+        cardNode(c, state.step === 0 && hand.passes[s].includes(c) ? "passed" : ""));
+      const points = isResult ? hand.points[s] : taken[s];
+      return el("tr", {},
+        el("td", {}, s === hand.dealer ? `${s} (dealer)` : s),
+        el("td", {}, name),
+        el("td", {}, trickCell),
+        el("td", {}, ...cards),
+        el("td", { class: "num" }, points));
+    }));
+  let text = "";
+  if (state.step === 0 && passing) text = `Highlighted: the cards each seat passes ${hand.pass_direction}.`;
+  else if (current) text = `${seats[current.leader]} led; ${seats[current.winner]} took the trick.`;
+  else if (isResult) {
+    text = `Points after the moon rule: ${hand.points.join(", ")}.`;
+    if (hand.moon !== null) text += ` ${seats[hand.moon]} shot the ${hand.sun ? "sun" : "moon"}!`;
+    if (!hand.complete) text += " The hand was interrupted.";
+    if (state.hand === record.hands.length - 1) text += ` Game: ${record.reason}`;
+  }
+  document.getElementById("replay-trick").textContent = text;
+  faultsList.replaceChildren(
+    ...record.faults.filter((f) => f.hand === state.hand).map((f) =>
+      el("li", {}, `${f.bot} (seat ${f.seat}), trick ${f.trick + 1}: ${f.kind}: ${f.detail}` +
+        (f.substitute.length ? `; played ${f.substitute.join(" ")} instead` : ""))));
+}
+
+async function openReplay(number, hand, step) {
+  const section = document.getElementById("replay-section");
+  if (state.replay && state.replay.game === number) {
+    state.hand = Math.max(0, Math.min(hand, state.replay.hands.length - 1));
+    state.step = step;
+    document.getElementById("hand-select").value = String(state.hand);
+    renderReplay();
+    return;
+  }
+  try {
+    state.replay = await getJSON(`/api/games/${number}`);
+  } catch (e) {
+    section.hidden = false;
+    document.getElementById("replay-title").textContent = `Game ${number}: not found`;
+    return;
+  }
+  const r = state.replay;
+  state.hand = Math.max(0, Math.min(hand, r.hands.length - 1));
+  state.step = step;
+  section.hidden = false;
+  document.getElementById("replay-title").textContent = `Replay of game ${number} (${r.spec.table_id})`;
+  document.getElementById("replay-meta").textContent =
+    `Board ${r.spec.board} · ${r.spec.seats.join(", ")} · totals ${r.totals.join(", ")} · ${r.termination} · ${r.reason}`;
+  const select = document.getElementById("hand-select");
+  select.replaceChildren(...r.hands.map((h, i) => el("option", { value: i }, `${i + 1} (${h.pass_direction})`)));
+  select.value = String(state.hand);
+  renderReplay();
+  section.scrollIntoView({ block: "start" });
+}
+
+function move(delta) {
+  if (!state.replay) return;
+  const hand = state.replay.hands[state.hand];
+  if (!hand) return;
+  const total = stepsOf(hand);
+  if (delta === Infinity) state.step = total - 1;
+  else if (delta === -Infinity) state.step = 0;
+  else state.step = Math.max(0, Math.min(total - 1, state.step + delta));
+  remember();
+  renderReplay();
+}
+
+function remember() {
+  // Keep the address shareable (game/hand/step) without triggering a reload of the replay.
+  history.replaceState(null, "", `#game/${state.replay.game}/${state.hand}/${state.step}`);
+}
+
+function route() {
+  const match = location.hash.match(/^#game\/(\d+)(?:\/(\d+)\/(\d+))?$/);
+  if (match) openReplay(Number(match[1]), Number(match[2] || 0), Number(match[3] || 0));
+  else {
+    document.getElementById("replay-section").hidden = true;
+    state.replay = null;
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  document.getElementById("first").addEventListener("click", () => move(-Infinity));
+  document.getElementById("prev").addEventListener("click", () => move(-1));
+  document.getElementById("next").addEventListener("click", () => move(1));
+  document.getElementById("last").addEventListener("click", () => move(Infinity));
+  document.getElementById("close-replay").addEventListener("click", () => { location.hash = ""; });
+  document.getElementById("hand-select").addEventListener("change", (e) => {
+    state.hand = Number(e.target.value);
+    state.step = 0;
+    remember();
+    renderReplay();
+  });
+  document.addEventListener("keydown", (e) => {
+    if (!state.replay) return;
+    if (e.key === "ArrowRight") move(1);
+    else if (e.key === "ArrowLeft") move(-1);
+    else if (e.key === "Home") move(-Infinity);
+    else if (e.key === "End") move(Infinity);
+  });
+  window.addEventListener("hashchange", route);
+  route();
+  refresh();
+  setInterval(refresh, REFRESH_MS);
+});

@@ -1,0 +1,219 @@
+"""The leaderboard's routes: the static page, the JSON API behind it, and the admin API.
+
+Public, read-only (GET)::
+
+    /                       the page (web/index.html; it fetches the rest)
+    /static/NAME            web/NAME (app.js, style.css)
+    /healthz                200 "ok" while serving, 503 "draining" during a drain
+    /api/health             {"status", "ladder", "sessions", "tables", "games", "uptime_s", ...}
+    /api/standings          the published fit with intervals, and per bot: games, faults, ...
+    /api/lobby              sessions waiting or playing, tables running
+    /api/games?limit=&before=&bot=   recent games, newest first
+    /api/games/N            one game's whole record (the replay), with each hand's pass targets
+
+Admin (POST, ``Authorization: Bearer ADMIN_TOKEN``; the token comes from ``arena admin token``)::
+
+    /api/admin/pause        stop forming new tables (running ones finish)
+    /api/admin/resume
+    /api/admin/kick         {"session": ID}       end one session
+    /api/admin/ban          {"bot": NAME, "reason": TEXT}   refuse its token, end its sessions
+    /api/admin/unban        {"bot": NAME}
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from http import HTTPStatus
+from importlib import resources
+from typing import Any, Protocol
+
+from arena.errors import ArenaError
+from arena.rules import PassDirection
+from arena.server.http import Handler, Request, Response, json_response
+
+__all__ = ["ADMIN_ACTIONS", "AdminError", "Site", "load_static", "make_handler"]
+
+ADMIN_ACTIONS = ("pause", "resume", "kick", "ban", "unban")
+"""The admin API's actions."""
+DEFAULT_GAMES = 30
+MAX_GAMES = 500
+_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".ico": "image/x-icon",
+}
+# The page loads nothing from elsewhere; say so to the browser, so that an injected script could
+# not either.
+_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+)
+
+
+class AdminError(ArenaError, ValueError):
+    """An admin action that cannot be done (unknown session or bot, bad arguments)."""
+
+
+class Site(Protocol):
+    """What the routes need from the competition."""
+
+    def health(self) -> dict[str, Any]:
+        """Liveness and load."""
+        ...
+
+    def standings(self) -> dict[str, Any]:
+        """The leaderboard."""
+        ...
+
+    def lobby(self) -> dict[str, Any]:
+        """Sessions and running tables."""
+        ...
+
+    async def recent(self, limit: int, before: int | None, bot: str | None) -> list[dict[str, Any]]:
+        """Recent games."""
+        ...
+
+    async def game(self, number: int) -> str | None:
+        """One stored record as JSON text."""
+        ...
+
+    def check_admin(self, token: str) -> bool:
+        """Whether the token is the admin's."""
+        ...
+
+    async def admin(self, action: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Do an admin action; raises :class:`AdminError`."""
+        ...
+
+
+def load_static() -> dict[str, bytes]:
+    """The page's files, read once (name -> bytes)."""
+    files: dict[str, bytes] = {}
+    folder = resources.files("arena.server").joinpath("web")
+    for entry in folder.iterdir():
+        if entry.is_file() and not entry.name.startswith("."):
+            files[entry.name] = entry.read_bytes()
+    return files
+
+
+def _static(name: str, files: Mapping[str, bytes]) -> Response:
+    body = files.get(name)
+    if body is None:
+        return json_response({"error": f"no file {name!r}"}, HTTPStatus.NOT_FOUND)
+    suffix = name[name.rfind(".") :] if "." in name else ""
+    return Response(
+        HTTPStatus.OK,
+        body,
+        _TYPES.get(suffix, "application/octet-stream"),
+        (("Content-Security-Policy", _CSP), ("Cache-Control", "no-cache")),
+    )
+
+
+def with_pass_targets(record_text: str, number: int) -> dict[str, Any]:
+    """A stored record made ready for the page: the game number and each hand's pass targets."""
+    record: dict[str, Any] = json.loads(record_text)
+    players = len(record["spec"]["seats"])
+    for hand in record["hands"]:
+        try:
+            offset = PassDirection(hand["pass_direction"]).offset(players)
+        except ValueError:
+            offset = 0
+        hand["pass_to"] = [(seat + offset) % players for seat in range(players)]
+    record["game"] = number
+    return record
+
+
+def _int_arg(query: Mapping[str, str], name: str, default: int | None) -> int | None:
+    text = query.get(name)
+    if text is None or text == "":
+        return default
+    try:
+        return int(text)
+    except ValueError:
+        raise AdminError(f"{name}={text!r} is not a whole number") from None
+
+
+def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handler:
+    """The request handler for the leaderboard and its APIs."""
+    static = dict(load_static() if files is None else files)
+
+    async def handle(request: Request) -> Response:
+        path = request.path.rstrip("/") or "/"
+        if request.method in ("GET", "HEAD"):
+            return await _get(path, request)
+        if request.method == "POST" and path.startswith("/api/admin/"):
+            return await _admin(path.removeprefix("/api/admin/"), request)
+        return json_response(
+            {"error": f"{request.method} {path} is not served"}, HTTPStatus.METHOD_NOT_ALLOWED
+        )
+
+    async def _get(path: str, request: Request) -> Response:
+        if path == "/":
+            return _static("index.html", static)
+        if path.startswith("/static/"):
+            return _static(path.removeprefix("/static/"), static)
+        if path == "/healthz":
+            health = site.health()
+            ok = health.get("status") == "ok"
+            return Response(
+                HTTPStatus.OK if ok else HTTPStatus.SERVICE_UNAVAILABLE,
+                str(health["status"]).encode(),
+            )
+        if path == "/api/health":
+            return json_response(site.health())
+        if path == "/api/standings":
+            return json_response(site.standings())
+        if path == "/api/lobby":
+            return json_response(site.lobby())
+        if path == "/api/games":
+            try:
+                limit = _int_arg(request.query, "limit", DEFAULT_GAMES) or DEFAULT_GAMES
+                before = _int_arg(request.query, "before", None)
+            except AdminError as e:
+                return json_response({"error": str(e)}, HTTPStatus.BAD_REQUEST)
+            bot = request.query.get("bot") or None
+            games = await site.recent(max(1, min(limit, MAX_GAMES)), before, bot)
+            return json_response({"games": games})
+        if path.startswith("/api/games/"):
+            key = path.removeprefix("/api/games/")
+            if not key.isdigit():
+                return json_response(
+                    {"error": f"game {key!r}: give a game number"}, HTTPStatus.BAD_REQUEST
+                )
+            text = await site.game(int(key))
+            if text is None:
+                return json_response({"error": f"no game {key}"}, HTTPStatus.NOT_FOUND)
+            return json_response(with_pass_targets(text, int(key)))
+        return json_response({"error": f"nothing at {path}"}, HTTPStatus.NOT_FOUND)
+
+    async def _admin(action: str, request: Request) -> Response:
+        auth = request.headers.get("authorization", "")
+        token = auth.removeprefix("Bearer ").strip() if auth.startswith("Bearer ") else ""
+        if not site.check_admin(token):
+            return json_response(
+                {"error": "admin actions need 'Authorization: Bearer TOKEN' with the admin token"},
+                HTTPStatus.UNAUTHORIZED,
+            )
+        if action not in ADMIN_ACTIONS:
+            return json_response(
+                {"error": f"no admin action {action!r}; known: {', '.join(ADMIN_ACTIONS)}"},
+                HTTPStatus.NOT_FOUND,
+            )
+        try:
+            args = request.json()
+        except ValueError:
+            return json_response({"error": "the body must be JSON"}, HTTPStatus.BAD_REQUEST)
+        if not isinstance(args, dict):
+            return json_response(
+                {"error": "the body must be a JSON object"}, HTTPStatus.BAD_REQUEST
+            )
+        try:
+            return json_response(await site.admin(action, args))
+        except AdminError as e:
+            return json_response({"error": str(e)}, HTTPStatus.BAD_REQUEST)
+
+    return handle

@@ -1,0 +1,195 @@
+"""The competition's own logic over a real ledger: the ladder forms fair duplicate tables,
+standings follow the results, a crash loses nothing finished, an event plays its schedule.
+
+The tables here are played in-process by the engine (test_server_support.EngineHost) so that the
+ladder, the ledger and the standings are tested apart from the network; the end-to-end tests
+(test_server_e2e.py) run the same code with the real referee and bot processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from test_server_support import EngineHost, play_record
+
+from arena.server.accounts import AccountStore
+from arena.server.competition import Competition, LadderState
+from arena.server.config import ServerConfig, server_config_from_dict
+from arena.server.ledger import INTERRUPTED_REASON, Ledger, LedgerDB
+from arena.table import GameRecord, Termination
+
+
+async def run_ladder(
+    db: Path, config: ServerConfig, sessions: dict[str, int], games: int, seed: int = 1
+) -> tuple[dict[str, Any], EngineHost]:
+    """Play until ``games`` games are recorded, then stop starting tables and wait for the rest;
+    returns the standings at the end and the host (with every table it played)."""
+    ledger = Ledger.open(db, config)
+    accounts = AccountStore(db)
+    for bot in sessions:
+        if bot not in {a.name for a in accounts.accounts()}:
+            accounts.add(bot)
+    competition = Competition(config, ledger, accounts, seed=seed)
+    await competition.load()
+    host = EngineHost(sessions)
+    competition.attach(host)
+    enough = asyncio.Event()
+
+    def count(game: int, record: GameRecord) -> None:
+        if competition.health()["games"] >= games:
+            competition.paused = True
+            enough.set()
+
+    competition.on_record(count)
+    competition.start()
+    await asyncio.wait_for(enough.wait(), 60)
+    await competition.wait_recorded()
+    standings = competition.standings()
+    await competition.close()
+    ledger.close()
+    accounts.close()
+    return standings, host
+
+
+def test_ladder_plays_every_rotation_of_each_board_and_records_it(tmp_path: Path) -> None:
+    config = server_config_from_dict({"seed": 3, "fit_interval": 0})
+    standings, host = asyncio.run(
+        run_ladder(tmp_path / "c.db", config, {n: 1 for n in "abcd"}, games=8)
+    )
+    boards: dict[str, set[tuple[str, ...]]] = {}
+    for spec in host.played:
+        boards.setdefault(spec.board, set()).add(spec.seats)
+    # One session each: the four rotations of a board come one after another.
+    assert [len(s) for s in boards.values()] == [4, 4]
+    with sqlite3.connect(tmp_path / "c.db") as conn:
+        stored = conn.execute("SELECT COUNT(*) FROM games WHERE termination='normal'").fetchone()
+        running = conn.execute("SELECT COUNT(*) FROM server_running").fetchone()
+    assert stored[0] == len(host.played) and running[0] == 0
+    assert {r["name"] for r in standings["bots"]} == set("abcd")
+    assert all(r["games"] == len(host.played) for r in standings["bots"])
+
+
+def test_many_sessions_play_rotations_at_once_and_never_overbook(tmp_path: Path) -> None:
+    config = server_config_from_dict({"fit_interval": 0})
+    sessions = {"a": 4, "b": 4, "c": 4, "d": 4, "e": 2, "f": 1}
+    _, host = asyncio.run(run_ladder(tmp_path / "c.db", config, sessions, games=40))
+    # EngineHost asserts that no bot ever sits at more tables than it has sessions.
+    per_bot = Counter(b for spec in host.played for b in spec.seats)
+    assert set(per_bot) == set(sessions)
+    # Fairness: the bots with fewer sessions still play, within a factor of their sessions.
+    assert per_bot["f"] >= 5
+
+
+def test_standings_publish_a_fit_with_intervals(tmp_path: Path) -> None:
+    config = server_config_from_dict({"fit_interval": 0})
+
+    asyncio.run(run_ladder(tmp_path / "c.db", config, {n: 2 for n in "abcde"}, games=60))
+    # The fitter runs in a thread as results arrive; reopen to see the fit of all of them.
+
+    async def reopen() -> dict[str, Any]:
+        ledger = Ledger.open(tmp_path / "c.db", config)
+        accounts = AccountStore(tmp_path / "c.db")
+        competition = Competition(config, ledger, accounts)
+        await competition.load()
+        competition.start()
+        for _ in range(200):
+            if competition.standings()["fit"]["status"] == "ok":
+                break
+            await asyncio.sleep(0.05)
+        standings = competition.standings()
+        await competition.close()
+        ledger.close()
+        return standings
+
+    standings = asyncio.run(reopen())
+    assert standings["fit"]["status"] == "ok", standings["fit"]
+    rows = standings["bots"]
+    assert isinstance(rows, list) and len(rows) == 5
+    for row in rows:
+        assert row["low"] <= row["elo"] <= row["high"]
+        assert row["games"] > 0 and row["hands"] == row["games"]
+    assert [r["rank"] for r in rows] == [1, 2, 3, 4, 5]
+
+
+def test_crash_loses_nothing_finished_and_marks_running_tables_interrupted(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "c.db"
+    config = server_config_from_dict({})
+    ledger = LedgerDB(db, config)
+    finished = play_record("g0", ("a", "b", "c", "d"), 11)
+    running = play_record("g1", ("a", "b", "c", "d"), 12)
+    committed = play_record("g2", ("a", "b", "c", "d"), 13)
+    ledger.begin(
+        [(0, finished.spec), (1, running.spec), (2, committed.spec)], {"next_board": 3}, 1.0
+    )
+    ledger.finish(0, finished, {"a": (30.0, 5.0)})
+    # A crash right after the store committed game 2 but before its mark was cleared.
+    ledger.store.save_game(ledger.run_id, 2, committed)
+    ledger.close()  # what a kill -9 leaves is the same file; nothing else is flushed on close
+
+    again = LedgerDB(db, config)
+    interrupted, late = again.recover(now=2.0)
+    assert [g for g, _ in interrupted] == [1]
+    (_, record) = interrupted[0]
+    assert record.termination is Termination.INTERRUPTED and record.reason == INTERRUPTED_REASON
+    assert [g for g, _ in late] == [2] and late[0][1] == committed
+    again.finish(2, committed, {})
+    assert [g for g, _ in again.rated_results()] == [0, 2]
+    assert again.next_game() == 3
+    assert again.state() == {"next_board": 3}
+    tallies = again.tallies()
+    assert tallies["a"].games == 2 and tallies["a"].interrupted == 1
+    # Recovering twice changes nothing.
+    assert again.recover(now=3.0) == ([], [])
+    again.close()
+
+
+def test_restart_continues_numbering_and_owed_boards(tmp_path: Path) -> None:
+    db = tmp_path / "c.db"
+    config = server_config_from_dict({"seed": 9})
+    _, first = asyncio.run(run_ladder(db, config, {n: 1 for n in "abcd"}, games=2))
+    _, second = asyncio.run(run_ladder(db, config, {n: 1 for n in "abcd"}, games=6))
+    ids = [s.table_id for s in first.played + second.played]
+    assert len(ids) == len(set(ids))
+    # The board begun before the restart is finished after it, in its remaining rotations.
+    board = first.played[0].board
+    seatings = {s.seats for s in first.played + second.played if s.board == board}
+    assert len(seatings) == 4
+
+
+def test_fixed_event_plays_its_schedule_once_and_is_over(tmp_path: Path) -> None:
+    config = server_config_from_dict(
+        {"event": {"entrants": list("abcde"), "boards": 1}, "fit_interval": 0}
+    )
+    db = tmp_path / "c.db"
+
+    async def go() -> tuple[Competition, EngineHost]:
+        ledger = Ledger.open(db, config)
+        accounts = AccountStore(db)
+        for bot in "abcdef":
+            accounts.add(bot)
+        competition = Competition(config, ledger, accounts, seed=2)
+        await competition.load()
+        host = EngineHost({n: 2 for n in "abcdef"})
+        competition.attach(host)
+        competition.start()
+        for _ in range(500):
+            if competition.state is LadderState.OVER:
+                break
+            await asyncio.sleep(0.01)
+        await competition.wait_recorded()
+        await competition.close()
+        ledger.close()
+        return competition, host
+
+    competition, host = asyncio.run(go())
+    assert competition.state is LadderState.OVER
+    # 5 groups of 4 from 5 entrants, one board each, 4 rotations: 20 tables, never bot f.
+    assert len(host.played) == 20
+    assert all("f" not in spec.seats for spec in host.played)
+    assert len({(s.board, s.seats) for s in host.played}) == 20

@@ -1,0 +1,237 @@
+"""The leaderboard's HTTP server and JSON API, over real loopback sockets.
+
+Tables are played in-process by the engine (EngineHost) so that the API is tested apart from the
+referee; test_server_e2e.py covers the whole path with real bot processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import urllib.error
+import urllib.request
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from test_server_support import EngineHost
+
+from arena.server.accounts import AccountStore
+from arena.server.competition import Competition
+from arena.server.config import server_config_from_dict
+from arena.server.http import HttpServer
+from arena.server.ledger import Ledger
+from arena.server.webapp import make_handler
+from arena.table import GameRecord
+
+
+@dataclass
+class Site:
+    competition: Competition
+    host: EngineHost
+    base: str
+    admin_token: str
+
+
+@asynccontextmanager
+async def serving(tmp_path: Path, games: int = 12) -> AsyncIterator[Site]:
+    """A competition that has played ``games`` games (then paused), served on a free port."""
+    db = tmp_path / "c.db"
+    config = server_config_from_dict({"fit_interval": 0, "name": "Test Ladder"})
+    ledger = Ledger.open(db, config)
+    accounts = AccountStore(db)
+    for bot in ("alpha", "beta", "gamma", "delta", "eps"):
+        accounts.add(bot)
+    admin = accounts.new_admin_token()
+    competition = Competition(config, ledger, accounts, seed=4)
+    await competition.load()
+    host = EngineHost({"alpha": 2, "beta": 2, "gamma": 1, "delta": 1, "eps": 1})
+    competition.attach(host)
+    enough = asyncio.Event()
+
+    def count(game: int, record: GameRecord) -> None:
+        if competition.health()["games"] >= games:
+            competition.paused = True
+            enough.set()
+
+    competition.on_record(count)
+    competition.start()
+    await asyncio.wait_for(enough.wait(), 60)
+    await competition.wait_recorded()
+    server = HttpServer(make_handler(competition), max_body=1024)
+    port = await server.start("127.0.0.1", 0)
+    try:
+        yield Site(competition, host, f"http://127.0.0.1:{port}", admin)
+    finally:
+        await server.close()
+        await competition.close()
+        ledger.close()
+        accounts.close()
+
+
+def fetch(
+    url: str, method: str = "GET", body: Any = None, token: str | None = None
+) -> tuple[int, Any]:
+    """(status, parsed JSON or text) of one request."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method=method)
+    if token is not None:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            status, raw, kind = response.status, response.read(), response.headers["Content-Type"]
+    except urllib.error.HTTPError as e:
+        status, raw, kind = e.code, e.read(), e.headers["Content-Type"]
+    return status, json.loads(raw) if kind == "application/json" else raw.decode()
+
+
+def run(test: Callable[[Site], Awaitable[None]], tmp_path: Path) -> None:
+    async def main() -> None:
+        async with serving(tmp_path) as site:
+            await test(site)
+
+    asyncio.run(main())
+
+
+async def get(url: str, **kw: Any) -> tuple[int, Any]:
+    return await asyncio.to_thread(fetch, url, **kw)
+
+
+def test_health_standings_games_and_replay(tmp_path: Path) -> None:
+    async def check(site: Site) -> None:
+        status, health = await get(site.base + "/api/health")
+        assert status == 200 and health["status"] == "ok" and health["games"] >= 12
+        assert health["ladder"] == "paused" and health["name"] == "Test Ladder"
+        assert await get(site.base + "/healthz") == (200, "ok")
+        status, standings = await get(site.base + "/api/standings")
+        assert status == 200
+        names = {r["name"] for r in standings["bots"]}
+        assert names == {"alpha", "beta", "gamma", "delta", "eps"}
+        for row in standings["bots"]:
+            assert row["games"] > 0 and row["faults"] == 0 and row["status"] == "active"
+        status, games = await get(site.base + "/api/games?limit=5")
+        assert status == 200 and len(games["games"]) == 5
+        numbers = [g["game"] for g in games["games"]]
+        assert numbers == sorted(numbers, reverse=True)
+        newest = games["games"][0]
+        assert newest["rated"] and len(newest["seats"]) == 4
+        status, older = await get(site.base + f"/api/games?limit=100&before={numbers[-1]}")
+        assert [g["game"] for g in older["games"]] == list(range(numbers[-1] - 1, -1, -1))
+        status, mine = await get(site.base + "/api/games?bot=gamma&limit=100")
+        assert mine["games"] and all(
+            "gamma" in [s["bot"] for s in g["seats"]] for g in mine["games"]
+        )
+        status, record = await get(site.base + f"/api/games/{newest['game']}")
+        assert status == 200 and record["game"] == newest["game"]
+        (hand,) = record["hands"]
+        assert len(hand["tricks"]) == 13 and sum(hand["points"]) in (26, 78)
+        assert hand["pass_to"] == [1, 2, 3, 0]  # hand 0 passes left
+        status, lobby = await get(site.base + "/api/lobby")
+        assert status == 200 and len(lobby["sessions"]) == 7 and lobby["tables"] == []
+
+    run(check, tmp_path)
+
+
+def test_missing_things_and_bad_arguments_are_clear(tmp_path: Path) -> None:
+    async def check(site: Site) -> None:
+        assert (await get(site.base + "/api/games/99999"))[0] == 404
+        assert (await get(site.base + "/api/games/abc"))[0] == 400
+        assert (await get(site.base + "/api/games?limit=x"))[0] == 400
+        status, body = await get(site.base + "/nothing-here")
+        assert status == 404 and "nothing at /nothing-here" in body["error"]
+        assert (await get(site.base + "/static/nope.js"))[0] == 404
+        assert (await get(site.base + "/api/standings", method="DELETE"))[0] == 405
+
+    run(check, tmp_path)
+
+
+def test_page_and_its_files_are_served_with_a_strict_policy(tmp_path: Path) -> None:
+    async def check(site: Site) -> None:
+        def page(path: str) -> tuple[str, str, str]:
+            with urllib.request.urlopen(site.base + path, timeout=10) as r:
+                return (
+                    r.headers["Content-Type"],
+                    r.headers["Content-Security-Policy"],
+                    r.read().decode(),
+                )
+
+        kind, csp, html = await asyncio.to_thread(page, "/")
+        assert kind.startswith("text/html") and "default-src 'self'" in csp
+        assert '<script src="/static/app.js"' in html and "http" not in html.split("<body>")[0]
+        kind, _, js = await asyncio.to_thread(page, "/static/app.js")
+        assert kind.startswith("text/javascript") and "/api/standings" in js
+        kind, _, css = await asyncio.to_thread(page, "/static/style.css")
+        assert kind.startswith("text/css")
+
+    run(check, tmp_path)
+
+
+def test_admin_needs_the_token_and_can_pause_kick_and_ban(tmp_path: Path) -> None:
+    async def check(site: Site) -> None:
+        url = site.base + "/api/admin/"
+        status, body = await get(url + "pause", method="POST", body={})
+        assert status == 401 and "Bearer" in body["error"]
+        assert (await get(url + "pause", method="POST", body={}, token="wrong"))[0] == 401
+        token = site.admin_token
+        status, body = await get(url + "resume", method="POST", body={}, token=token)
+        assert status == 200 and body["ladder"] == "running"
+        status, body = await get(url + "pause", method="POST", body={}, token=token)
+        assert status == 200 and body["ladder"] == "paused"
+        await site.competition.wait_recorded()
+        status, body = await get(url + "kick", method="POST", body={"session": "x#9"}, token=token)
+        assert status == 400 and "no session 'x#9'" in body["error"]
+        status, body = await get(
+            url + "kick", method="POST", body={"session": "alpha#1"}, token=token
+        )
+        assert status == 200 and site.host.kicked == ["alpha#1"]
+        status, body = await get(
+            url + "ban", method="POST", body={"bot": "beta", "reason": "flooding"}, token=token
+        )
+        assert status == 200 and body == {"banned": "beta", "sessions_ended": 2}
+        _, standings = await get(site.base + "/api/standings")
+        beta = next(r for r in standings["bots"] if r["name"] == "beta")
+        assert beta["status"] == "banned"
+        status, body = await get(url + "ban", method="POST", body={"bot": "nobody"}, token=token)
+        assert status == 400 and "no bot named 'nobody'" in body["error"]
+        status, body = await get(url + "unban", method="POST", body={"bot": "beta"}, token=token)
+        assert status == 200
+        status, body = await get(url + "explode", method="POST", body={}, token=token)
+        assert status == 404
+
+    run(check, tmp_path)
+
+
+def test_oversized_or_malformed_requests_are_refused_and_the_server_goes_on(
+    tmp_path: Path,
+) -> None:
+    async def check(site: Site) -> None:
+        port = int(site.base.rsplit(":", 1)[1])
+
+        def raw(data: bytes) -> bytes:
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+                s.sendall(data)
+                chunks = []
+                while chunk := s.recv(65536):
+                    chunks.append(chunk)
+                return b"".join(chunks)
+
+        big = b"POST /api/admin/pause HTTP/1.1\r\nContent-Length: 5000\r\n\r\n" + b"x" * 5000
+        assert (await asyncio.to_thread(raw, big)).startswith(b"HTTP/1.1 413")
+        assert (await asyncio.to_thread(raw, b"GARBAGE\r\n\r\n")).startswith(b"HTTP/1.1 400")
+        headers = b"GET / HTTP/1.1\r\n" + b"X-Filler: " + b"y" * 70000 + b"\r\n\r\n"
+        assert (await asyncio.to_thread(raw, headers)).startswith(b"HTTP/1.1 431")
+        chunked = b"POST /api/admin/pause HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+        assert (await asyncio.to_thread(raw, chunked)).startswith(b"HTTP/1.1 411")
+        # Two requests on one kept-alive connection, the second closing it.
+        two = (
+            b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+            b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        answer = await asyncio.to_thread(raw, two)
+        assert answer.count(b"HTTP/1.1 200 OK") == 2
+        assert (await get(site.base + "/healthz"))[0] == 200
+
+    run(check, tmp_path)
