@@ -164,7 +164,7 @@ def test_page_and_its_files_are_served_with_a_strict_policy(tmp_path: Path) -> N
         kind, _, js = await asyncio.to_thread(page, "/static/app.js")
         assert kind.startswith("text/javascript") and "/api/standings" in js
         kind, _, css = await asyncio.to_thread(page, "/static/style.css")
-        assert kind.startswith("text/css")
+        assert kind.startswith("text/css") and ".card" in css
 
     run(check, tmp_path)
 
