@@ -29,6 +29,7 @@ __all__ = [
     "FaultPolicy",
     "GameRecord",
     "HandRecord",
+    "LateReply",
     "TableSpec",
     "Termination",
     "TrickRecord",
@@ -313,6 +314,8 @@ class Decision:
     """A single legal card played without asking the bot."""
     fault: FaultKind | None = None
     """The fault committed at this decision, if any."""
+    fallback: bool = False
+    """The cards came from the referee's fallback player (a substitute or a forfeited seat)."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data."""
@@ -325,6 +328,7 @@ class Decision:
             "elapsed_ms": self.elapsed_ms,
             "forced": self.forced,
             "fault": None if self.fault is None else self.fault.value,
+            "fallback": self.fallback,
         }
 
     @classmethod
@@ -340,6 +344,48 @@ class Decision:
             elapsed_ms=float(data["elapsed_ms"]),
             forced=bool(data["forced"]),
             fault=None if fault is None else FaultKind(fault),
+            fallback=bool(data.get("fallback", False)),
+        )
+
+
+@dataclass(frozen=True)
+class LateReply:
+    """An answer that arrived after its request had timed out: dropped, and noted here."""
+
+    hand: int
+    """The hand number (from 0)."""
+    seat: int
+    """The seat whose bot sent it."""
+    bot: str
+    """That bot."""
+    request_id: int
+    """The request it answered."""
+    sent: str
+    """What it said."""
+    late_ms: float
+    """How long after the request's deadline it arrived (referee's clock)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data."""
+        return {
+            "hand": self.hand,
+            "seat": self.seat,
+            "bot": self.bot,
+            "request_id": self.request_id,
+            "sent": self.sent,
+            "late_ms": self.late_ms,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LateReply:
+        """The late reply from :meth:`to_dict` output."""
+        return cls(
+            hand=int(data["hand"]),
+            seat=int(data["seat"]),
+            bot=str(data["bot"]),
+            request_id=int(data["request_id"]),
+            sent=str(data["sent"]),
+            late_ms=float(data["late_ms"]),
         )
 
 
@@ -440,7 +486,8 @@ class GameRecord:
     totals: tuple[int, ...]
     """Points per seat over the hands played."""
     placings: tuple[int, ...]
-    """Place per seat, 1 = best (equal totals share the better place)."""
+    """Place per seat, 1 = best (equal results share the better place); a forfeited seat is placed
+    below every seat that was not forfeited, whatever its points."""
     termination: Termination
     """How the game ended: NORMAL, or INTERRUPTED, or CRASH."""
     seat_status: tuple[Termination, ...]
@@ -451,6 +498,8 @@ class GameRecord:
     """Wall-clock start (seconds since the epoch; for display only)."""
     finished_at: float
     """Wall-clock end (seconds since the epoch; for display only)."""
+    late: tuple[LateReply, ...] = ()
+    """Answers that arrived after their deadline and were dropped."""
 
     @property
     def forfeits(self) -> tuple[int, ...]:
@@ -475,6 +524,7 @@ class GameRecord:
             "reason": self.reason,
             "started_at": self.started_at,
             "finished_at": self.finished_at,
+            "late": [x.to_dict() for x in self.late],
         }
 
     @classmethod
@@ -492,4 +542,5 @@ class GameRecord:
             reason=str(data["reason"]),
             started_at=float(data["started_at"]),
             finished_at=float(data["finished_at"]),
+            late=tuple(LateReply.from_dict(x) for x in data.get("late", ())),
         )

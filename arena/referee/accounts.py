@@ -1,0 +1,142 @@
+"""Who a token belongs to: the referee's view of bot accounts.
+
+The referee needs one question answered at each handshake: whose is this token, and may that bot
+play now? :class:`Accounts` is that question as a protocol, so that the competition server can
+plug in its hashed-token store (``arena.server.accounts.AccountStore`` fits it as it stands) and
+the arena director can use :class:`TokenAccounts`, an in-memory table it fills with a fresh token
+per bot process.
+
+Tokens are never kept in the clear here: :class:`TokenAccounts` stores their SHA-256 digests and
+compares digests with :func:`hmac.compare_digest`, against every entry, so that neither the
+comparison nor the number of comparisons depends on the secret.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Protocol
+
+__all__ = [
+    "Accounts",
+    "BotIdentity",
+    "Identity",
+    "Standing",
+    "TokenAccounts",
+    "token_key",
+]
+
+TOKEN_BYTES = 32
+"""Random bytes in a token made by :meth:`TokenAccounts.issue` (256 bits)."""
+MAY_PLAY = "active"
+"""The ``status.value`` of an identity that may play; any other value is refused."""
+
+
+class Identity(Protocol):
+    """What a token says: whose it is and whether that bot may play now."""
+
+    @property
+    def name(self) -> str:
+        """The bot's name, the key tables use for seats."""
+        ...
+
+    @property
+    def status(self) -> Enum:
+        """Whether it may play: a status whose value is ``"active"`` may; any other is refused."""
+        ...
+
+    @property
+    def note(self) -> str:
+        """Why it may not play ("" if it may), shown to the bot in the refusal."""
+        ...
+
+
+class Accounts(Protocol):
+    """The referee's account lookup; it must be quick, it runs on the referee's event loop."""
+
+    def lookup(self, token: str) -> Identity | None:
+        """Who owns ``token``, or None when nobody does (a missing or unknown token)."""
+        ...
+
+
+class Standing(Enum):
+    """Whether a bot of a :class:`TokenAccounts` table may play."""
+
+    ACTIVE = MAY_PLAY
+    """May connect and play."""
+    BANNED = "banned"
+    """Refused with PERMISSION_DENIED."""
+
+
+@dataclass(frozen=True)
+class BotIdentity:
+    """The :class:`Identity` a :class:`TokenAccounts` table answers with."""
+
+    name: str
+    """The bot's name."""
+    status: Standing = Standing.ACTIVE
+    """Whether it may play."""
+    note: str = ""
+    """Why not, when it may not."""
+
+
+def token_key(token: str) -> bytes:
+    """The digest a token is stored and compared as (SHA-256 of its UTF-8 bytes)."""
+    return hashlib.sha256(token.encode("utf-8")).digest()
+
+
+class TokenAccounts:
+    """An in-memory account table: token digests to bot names. Several tokens may share a name."""
+
+    def __init__(self, tokens: Mapping[str, str] | None = None) -> None:
+        """Start from a mapping of token to bot name."""
+        self._entries: list[tuple[bytes, BotIdentity]] = []
+        for token, name in (tokens or {}).items():
+            self.add(token, name)
+
+    def add(self, token: str, name: str) -> None:
+        """Let ``token`` identify bot ``name`` (replacing what it identified before)."""
+        if not token:
+            raise ValueError(f"an empty token cannot identify bot {name!r}")
+        key = token_key(token)
+        self._entries = [e for e in self._entries if e[0] != key]
+        self._entries.append((key, BotIdentity(name)))
+
+    def issue(self, name: str) -> str:
+        """A fresh random token for bot ``name``, added to the table and returned (shown once)."""
+        token = secrets.token_urlsafe(TOKEN_BYTES)
+        self.add(token, name)
+        return token
+
+    def ban(self, name: str, note: str) -> None:
+        """Refuse every token of bot ``name`` from now on (PERMISSION_DENIED, with ``note``)."""
+        self._entries = [
+            (k, BotIdentity(i.name, Standing.BANNED, note) if i.name == name else i)
+            for k, i in self._entries
+        ]
+
+    def lookup(self, token: str) -> BotIdentity | None:
+        """Who owns ``token`` (every entry is compared, in constant time), or None."""
+        if not token:
+            return None
+        key = token_key(token)
+        found: BotIdentity | None = None
+        for stored, identity in self._entries:
+            if hmac.compare_digest(stored, key):
+                found = identity
+        return found
+
+    @property
+    def names(self) -> frozenset[str]:
+        """The bot names that have a token."""
+        return frozenset(i.name for _, i in self._entries)
+
+    @classmethod
+    def issue_for(cls, names: Iterable[str]) -> tuple[TokenAccounts, dict[str, str]]:
+        """A table with one fresh token per name, and the tokens by name (to hand to the bots)."""
+        accounts = cls()
+        return accounts, {name: accounts.issue(name) for name in names}

@@ -1,0 +1,118 @@
+"""The referee's own settings (per server, not per table; a table's clocks are in its TableSpec)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arena.errors import ConfigError
+
+__all__ = ["PROTOCOL_VERSIONS", "RefereeConfig", "TlsConfig"]
+
+PROTOCOL_VERSIONS: tuple[int, ...] = (1,)
+"""The protocol versions this referee speaks (package hearts.v1)."""
+SERVER_NAME = "hearts-arena-referee/0.1"
+
+
+@dataclass(frozen=True)
+class TlsConfig:
+    """A certificate and key for TLS, and optionally the CA client certificates must chain to."""
+
+    cert_chain: bytes
+    """The server's PEM certificate chain."""
+    private_key: bytes
+    """The server's PEM private key."""
+    client_ca: bytes | None = None
+    """PEM root certificates that client certificates are checked against, if any."""
+    require_client_cert: bool = False
+    """Refuse clients without a certificate signed by ``client_ca``."""
+
+    def __post_init__(self) -> None:
+        if self.require_client_cert and self.client_ca is None:
+            raise ConfigError("TLS: requiring client certificates needs a client CA (client_ca)")
+
+    @classmethod
+    def from_files(
+        cls,
+        cert: Path | str,
+        key: Path | str,
+        client_ca: Path | str | None = None,
+        *,
+        require_client_cert: bool = False,
+    ) -> TlsConfig:
+        """Read the PEM files; a missing file is a :class:`ConfigError` naming it."""
+
+        def read(path: Path | str) -> bytes:
+            try:
+                return Path(path).read_bytes()
+            except OSError as e:
+                raise ConfigError(f"TLS: cannot read {path}: {e.strerror}") from None
+
+        return cls(
+            cert_chain=read(cert),
+            private_key=read(key),
+            client_ca=None if client_ca is None else read(client_ca),
+            require_client_cert=require_client_cert,
+        )
+
+
+@dataclass(frozen=True)
+class RefereeConfig:
+    """How a referee serves: limits, security, shutdown."""
+
+    max_message_bytes: int = 64 * 1024
+    """Largest message accepted from a bot (gRPC's max_receive_message_length)."""
+    inbox_limit: int = 64
+    """Messages a session may have waiting unread; one more is a flood (RESOURCE_EXHAUSTED)."""
+    handshake_ms: int = 5000
+    """Time a new stream has to send its Hello."""
+    grace_ms: int = 5000
+    """Reconnection grace announced in Welcome (each table applies its own FaultPolicy.grace_ms)."""
+    shutdown_grace_ms: int = 5000
+    """On stop, how long running games get to finish before they are recorded INTERRUPTED."""
+    write_timeout_ms: int = 2000
+    """How long a message to a bot may wait to be sent outside a decision (a bot not reading)."""
+    time_warning_ms: int = 1000
+    """A seat whose time bank falls below this gets a TimeWarning (once per game)."""
+    reconnect_after_ms: int = 1000
+    """Suggested wait before reconnecting, sent in a server-shutdown notice."""
+    keep_finished: int = 64
+    """Finished tables remembered for spectators (ListTables include_finished, late Watch)."""
+    spectator_queue: int = 4096
+    """Events a spectator may fall behind by before its stream is ended."""
+    max_spectators: int = 256
+    """Spectator streams open at once."""
+    tls: TlsConfig | None = None
+    """Serve TLS with this certificate; None serves plain TCP (loopback and tests)."""
+    server_version: str = SERVER_NAME
+    """Sent in Welcome."""
+    welcome_message: str = ""
+    """A note for bot authors, sent in Welcome."""
+    keepalive_ms: int = 20_000
+    """HTTP/2 keepalive ping interval, to notice dead peers between games."""
+    options: tuple[tuple[str, int | str], ...] = field(default=())
+    """Extra gRPC server options."""
+
+    def __post_init__(self) -> None:
+        for name in (
+            "max_message_bytes",
+            "inbox_limit",
+            "handshake_ms",
+            "grace_ms",
+            "shutdown_grace_ms",
+            "write_timeout_ms",
+            "time_warning_ms",
+            "reconnect_after_ms",
+            "keep_finished",
+            "spectator_queue",
+            "max_spectators",
+            "keepalive_ms",
+        ):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ConfigError(f"referee.{name} must be a whole number >= 0, got {value!r}")
+        if self.inbox_limit < 1 or self.max_message_bytes < 1024:
+            raise ConfigError(
+                "referee: inbox_limit must be >= 1 and max_message_bytes >= 1024 "
+                f"(got {self.inbox_limit}, {self.max_message_bytes})"
+            )

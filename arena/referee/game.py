@@ -1,0 +1,924 @@
+"""One table's game, from the first deal to the record: clocks, faults, fallback, reconnection.
+
+A :class:`TableRun` owns a :class:`~arena.engine.Game` and one :class:`Seat` per player. It asks
+each seat's bot for its decisions over the bot's session, judges every answer with the engine,
+and writes down everything: the deal, each decision with its timing, each fault with what was
+played instead, and the result. It never trusts a bot: an answer is a message to be checked, and
+every way it can be wrong has a :class:`~arena.table.FaultKind` and one place below that handles
+it (:meth:`TableRun._judge`).
+
+Clocks run on the event loop's monotonic clock. A decision falls due when the referee needs it;
+the bot then has ``move_ms`` plus whatever is left of its bank, counted from that moment, and
+the part of a decision beyond ``move_ms`` is drawn from the bank. If the seat's bot is away (its
+stream broke), its clock runs all the same while the referee waits for it to come back; it comes
+back by opening a new session with the same token within the grace period.
+
+Events for a bot are queued per seat and ride with the next message the bot gets (its next
+request, or the end of the game), so a decision costs one message each way. A seat with a
+single legal card plays it without a round trip unless its bot asked to decide forced moves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from enum import Enum
+
+from arena.cards import Card
+from arena.engine import Game, Hand, Phase
+from arena.errors import CardParseError, Violation
+from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
+from arena.proto.hearts.v1 import events_pb2 as ev_pb
+from arena.proto.hearts.v1 import game_pb2 as game_pb
+from arena.proto.hearts.v1 import spectator_service_pb2 as spec_pb
+from arena.referee import wire
+from arena.referee.config import RefereeConfig
+from arena.referee.fallback import fallback_pass, fallback_play
+from arena.referee.session import Closed, Inbound, Session, SessionLostError
+from arena.referee.spectators import TableFeed
+from arena.rules import PassDirection
+from arena.table import (
+    Decision,
+    Fault,
+    FaultKind,
+    GameRecord,
+    HandRecord,
+    LateReply,
+    TableSpec,
+    Termination,
+    TrickRecord,
+)
+
+__all__ = ["Seat", "TableRun"]
+
+log = logging.getLogger("arena.referee")
+
+EXPIRED_REMEMBERED = 16
+"""Timed-out request ids a seat remembers, to tell a late answer from a wrong one."""
+MS = 1000.0
+
+_PASS = "pass"
+_PLAY = "play"
+
+
+class _Outcome(Enum):
+    """Why waiting for an answer stopped without a usable answer."""
+
+    TIMEOUT = "timeout"
+    LOST = "lost"
+    FORFEITED = "forfeited"
+
+
+class _Refused:
+    """An answer that was read and refused: a fault, and a substitute is played."""
+
+    __slots__ = ("detail", "kind", "sent")
+
+    def __init__(self, kind: FaultKind, detail: str, sent: str) -> None:
+        self.kind = kind
+        self.detail = detail
+        self.sent = sent
+
+
+class _Accepted:
+    """A legal answer."""
+
+    __slots__ = ("at", "cards")
+
+    def __init__(self, cards: tuple[Card, ...], at: float) -> None:
+        self.cards = cards
+        self.at = at
+
+
+class Seat:
+    """One seat's part in the game: who plays it, over which session, its clock and faults."""
+
+    def __init__(self, index: int, bot: str, bank_ms: int) -> None:
+        """A seat for bot ``bot`` with a full time bank and no session yet."""
+        self.index = index
+        self.bot = bot
+        self.session: Session | None = None
+        """The session playing the seat now; None while away."""
+        self.key: bytes | None = None
+        """The token digest of the seat's bot: only a session with this key may take it back."""
+        self.away_since: float | None = None
+        """When the seat lost its session (loop clock), or None while connected."""
+        self.forfeit: Termination | None = None
+        """Set once the seat is forfeited; the fallback plays it from then on."""
+        self.forfeit_reason = ""
+        self.faults: list[FaultKind] = []
+        self.bank_ms = float(bank_ms)
+        self.pending: list[ev_pb.Event] = []
+        """Events not yet sent to the seat's bot."""
+        self.expired: dict[int, float] = {}
+        """Request ids that timed out, with their deadlines (late answers are dropped, not
+        faults); the oldest are forgotten past :data:`EXPIRED_REMEMBERED`."""
+        self.returned: asyncio.Event | None = None
+        """Set when a session takes the seat back while a decision waits for it."""
+        self.warned = False
+        """Whether the seat got its TimeWarning."""
+
+
+class TableRun:
+    """Plays one :class:`~arena.table.TableSpec` with the given sessions and records it."""
+
+    def __init__(
+        self,
+        spec: TableSpec,
+        sessions: Sequence[Session | None],
+        *,
+        game_id: str,
+        config: RefereeConfig,
+        request_ids: Iterator[int],
+        feed: TableFeed,
+    ) -> None:
+        """Seat the sessions (None for a bot that is not there) for the spec's game."""
+        self.spec = spec
+        self.rules = spec.rules
+        self.game_id = game_id
+        self.config = config
+        self.feed = feed
+        self._ids = request_ids
+        self._loop = asyncio.get_running_loop()
+        self.seats = [Seat(i, name, spec.clocks.bank_ms) for i, name in enumerate(spec.seats)]
+        self._t0 = self._loop.time()
+        for seat, session in zip(self.seats, sessions, strict=True):
+            if session is None:
+                seat.away_since = self._t0
+                continue
+            seat.session = session
+            seat.key = session.key
+            session.owner = self
+            _clear(session)
+        self.game = Game(spec.rules, spec.seed)
+        self._rules_msg = wire.rules_message(spec.rules)
+        self._trick_msgs: list[game_pb.Trick] = []
+        self.hands: list[HandRecord] = []
+        self.decisions: list[Decision] = []
+        self.faults: list[Fault] = []
+        self.late: list[LateReply] = []
+        self._interrupting = False
+        self._interrupt_reason = ""
+        self.task: asyncio.Task[GameRecord] | None = None
+        """The task running :meth:`run` (set by whoever starts it)."""
+
+    # ---- the game ---------------------------------------------------------------------------
+
+    async def run(self) -> GameRecord:
+        """Play the game to its end (or until interrupted) and return its record."""
+        started_at = time.time()
+        termination = Termination.NORMAL
+        failure = ""
+        self.feed.game_id = self.game_id
+        self.feed.status = spec_pb.TABLE_STATUS_PLAYING
+        try:
+            self._announce_game()
+            while True:
+                await self._play_hand()
+                if self.game.is_over:
+                    break
+                if self.spec.hands is not None and len(self.hands) >= self.spec.hands:
+                    break
+        except asyncio.CancelledError:
+            if not self._interrupting:
+                self._release()
+                raise
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            termination = Termination.INTERRUPTED
+            self._record_partial_hand()
+        except Exception as e:
+            log.exception("table %s failed", self.spec.table_id)
+            termination = Termination.CRASH
+            failure = f"{type(e).__name__}: {e}"
+            self._record_partial_hand()
+        record = self._record(termination, failure, started_at)
+        await self._announce_end(record)
+        return record
+
+    def interrupt(self, reason: str) -> None:
+        """Stop the game now; it is recorded INTERRUPTED (used when the referee stops)."""
+        if self.task is None or self.task.done():
+            return
+        self._interrupting = True
+        self._interrupt_reason = reason
+        self.task.cancel()
+
+    def live_sessions(self) -> list[Session]:
+        """The sessions still open at the table (to return to the lobby after the game)."""
+        return [s.session for s in self.seats if s.session is not None and not s.session.closed]
+
+    def _release(self) -> None:
+        for seat in self.seats:
+            if seat.session is not None and seat.session.owner is self:
+                seat.session.owner = None
+
+    def _announce_game(self) -> None:
+        settings = wire.clock_settings(self.spec.clocks)
+        public = ev_pb.GameStarted(
+            game_id=self.game_id,
+            seat_names=list(self.spec.seats),
+            rules=self._rules_msg,
+            clock=settings,
+        )
+        for seat in self.seats:
+            seat.pending.append(self._game_started(seat.index))
+        self.feed.publish(ev_pb.Event(game_started=public))
+
+    def _game_started(self, seat: int) -> ev_pb.Event:
+        return ev_pb.Event(
+            game_started=ev_pb.GameStarted(
+                game_id=self.game_id,
+                seat_names=list(self.spec.seats),
+                your_seat=seat,
+                rules=self._rules_msg,
+                clock=wire.clock_settings(self.spec.clocks),
+            )
+        )
+
+    async def _play_hand(self) -> None:
+        game = self.game
+        hand = game.hand
+        number = game.hand_number
+        self._trick_msgs = []
+        self.feed.hand_number = number
+        self._broadcast(wire.hand_started(hand, number))
+        for seat in self.seats:
+            seat.pending.append(wire.cards_dealt(hand, number, seat.index))
+        if hand.phase is Phase.PASS:
+            async with asyncio.TaskGroup() as tg:
+                for s in hand.seats_to_pass:
+                    tg.create_task(self._pass_seat(hand, number, s))
+            for seat in self.seats:
+                seat.pending.append(wire.cards_received(hand, number, seat.index))
+        while hand.phase is Phase.PLAY:
+            await self._play_turn(hand, number)
+        result = game.finish_hand()
+        self.hands.append(self._hand_record(hand, number, result.points, result.moon, result.sun))
+        self.feed.totals = list(game.totals)
+        self._broadcast(wire.hand_ended(number, result, game.totals))
+        self.feed.publish(wire.hand_revealed(hand, number))
+
+    async def _pass_seat(self, hand: Hand, number: int, seat: int) -> None:
+        cards = await self._decide(hand, number, seat, _PASS)
+        hand.pass_cards(seat, cards)
+
+    async def _play_turn(self, hand: Hand, number: int) -> None:
+        seat_index = hand.to_move
+        assert seat_index is not None
+        seat = self.seats[seat_index]
+        legal = hand.legal_plays()
+        asks_forced = seat.session is not None and seat.session.decide_forced
+        if len(legal) == 1 and not (asks_forced and seat.forfeit is None):
+            card = legal[0]
+            self.decisions.append(
+                Decision(number, seat_index, _PLAY, 0, (str(card),), 0.0, forced=True)
+            )
+        else:
+            (card,) = await self._decide(hand, number, seat_index, _PLAY)
+        trick_number = hand.trick_number
+        done = hand.play(card, seat_index)
+        self._broadcast(wire.card_played(number, trick_number, seat_index, card))
+        if done is not None:
+            kitty = hand.kitty if trick_number == 0 else []
+            self._trick_msgs.append(wire.trick_message(self.rules, done, kitty))
+            self._broadcast(wire.trick_won(self.rules, number, done, kitty))
+
+    # ---- one decision -----------------------------------------------------------------------
+
+    async def _decide(self, hand: Hand, number: int, index: int, kind: str) -> tuple[Card, ...]:
+        """Get a decision from the seat's bot, or a substitute; record it either way."""
+        seat = self.seats[index]
+        clocks = self.spec.clocks
+        due = self._loop.time()
+        allowed_ms = clocks.move_ms + seat.bank_ms
+        deadline = due + allowed_ms / MS
+        request_id = 0
+        fault: FaultKind | None = None
+        while True:
+            if seat.forfeit is not None:
+                cards = self._fallback(hand, index, kind)
+                self._decided(hand, number, index, kind, request_id, cards, due, fault, True)
+                return cards
+            session = seat.session
+            if session is None:
+                fault = await self._await_return(hand, number, index, kind, deadline)
+                if fault is None:
+                    continue
+                cards = self._fallback(hand, index, kind)
+                self._decided(hand, number, index, kind, request_id, cards, due, fault, True)
+                return cards
+            self._drain(seat, session, number, hand)
+            if seat.forfeit is not None or seat.session is not session:
+                continue
+            request_id = next(self._ids)
+            request = self._request(hand, number, index, kind, request_id, deadline)
+            outcome = await self._exchange(seat, session, request, request_id, deadline, hand, kind)
+            if outcome is _Outcome.LOST or outcome is _Outcome.FORFEITED:
+                continue
+            if isinstance(outcome, _Accepted):
+                self._charge(seat, (outcome.at - due) * MS)
+                self._decided(hand, number, index, kind, request_id, outcome.cards, due, fault)
+                return outcome.cards
+            cards = self._fallback(hand, index, kind)
+            if outcome is _Outcome.TIMEOUT:
+                bank = seat.bank_ms
+                seat.bank_ms = 0.0
+                fault = FaultKind.TIMEOUT
+                detail = (
+                    f"no answer to request {request_id} within {allowed_ms:.0f} ms "
+                    f"({clocks.move_ms} ms move time + {bank:.0f} ms time bank left)"
+                )
+                self._fault(hand, number, index, fault, detail, "", cards, request_id)
+            else:
+                self._charge(seat, (self._loop.time() - due) * MS)
+                fault = outcome.kind
+                self._fault(
+                    hand, number, index, fault, outcome.detail, outcome.sent, cards, request_id
+                )
+            self._decided(hand, number, index, kind, request_id, cards, due, fault, True)
+            return cards
+
+    async def _await_return(
+        self, hand: Hand, number: int, index: int, kind: str, deadline: float
+    ) -> FaultKind | None:
+        """Wait for an away seat's bot to come back; None if it did, else the fault recorded."""
+        seat = self.seats[index]
+        assert seat.away_since is not None
+        grace_end = seat.away_since + self.spec.faults.grace_ms / MS
+        until = min(deadline, grace_end)
+        if self._loop.time() < until:
+            seat.returned = asyncio.Event()
+            try:
+                async with asyncio.timeout_at(until):
+                    await seat.returned.wait()
+            except TimeoutError:
+                pass
+            finally:
+                seat.returned = None
+        if seat.session is not None or seat.forfeit is not None:
+            return None
+        cards = self._fallback(hand, index, kind)
+        if self._loop.time() >= grace_end:
+            away_ms = (self._loop.time() - seat.away_since) * MS
+            detail = (
+                f"not connected for {away_ms:.0f} ms, past the grace period of "
+                f"{self.spec.faults.grace_ms} ms: the seat is forfeited"
+            )
+            self._fault(hand, number, index, FaultKind.DISCONNECT, detail, "", cards, 0)
+            self._forfeit(seat, Termination.DISCONNECT, detail)
+        else:
+            detail = "not connected when the seat had to decide, and not back before the deadline"
+            self._charge(seat, self.spec.clocks.move_ms + seat.bank_ms)
+            self._fault(hand, number, index, FaultKind.DISCONNECT, detail, "", cards, 0)
+        return FaultKind.DISCONNECT
+
+    async def _exchange(
+        self,
+        seat: Seat,
+        session: Session,
+        request: bot_pb.DecisionRequest,
+        request_id: int,
+        deadline: float,
+        hand: Hand,
+        kind: str,
+    ) -> _Accepted | _Refused | _Outcome:
+        """Send the request with the seat's pending events and wait for the answer."""
+        events, seat.pending = seat.pending, []
+        message = bot_pb.PlayResponse(events=events, request=request)
+        try:
+            async with asyncio.timeout_at(deadline):
+                await session.send(message)
+                while True:
+                    verdict = self._judge(seat, await session.inbox.get(), request_id, hand, kind)
+                    if verdict is not None:
+                        return verdict
+        except TimeoutError:
+            seat.expired[request_id] = deadline
+            while len(seat.expired) > EXPIRED_REMEMBERED:
+                del seat.expired[next(iter(seat.expired))]
+            # An answer that arrived in time but was not yet read still counts.
+            while not session.inbox.empty():
+                item = session.inbox.get_nowait()
+                if item[0] > deadline:
+                    self._stale(seat, item, hand)
+                    continue
+                verdict = self._judge(seat, item, request_id, hand, kind)
+                if verdict is not None:
+                    return verdict
+            return _Outcome.TIMEOUT
+        except SessionLostError:
+            return _Outcome.LOST
+
+    def _judge(
+        self, seat: Seat, item: Inbound, request_id: int, hand: Hand, kind: str
+    ) -> _Accepted | _Refused | _Outcome | None:
+        """What one message from the bot means for the open request (None: keep waiting)."""
+        at, message = item
+        if isinstance(message, Closed):
+            return _Outcome.LOST
+        if isinstance(message, wire.Malformed):
+            return _Refused(
+                FaultKind.MALFORMED,
+                f"the message ({message.size} bytes) is not a PlayRequest: {message.error}",
+                f"{message.size} undecodable bytes",
+            )
+        which = message.WhichOneof("kind")
+        if which != "decision":
+            what = "a second Hello" if which == "hello" else "an empty PlayRequest"
+            return self._stray(seat, hand, f"{what} arrived while request {request_id} was open")
+        decision = message.decision
+        if decision.request_id != request_id:
+            if decision.request_id in seat.expired:
+                self._note_late(seat, hand, decision, at)
+                return None
+            return self._stray(
+                seat,
+                hand,
+                f"an answer to request {decision.request_id}, but the open request is "
+                f"{request_id}: echo DecisionRequest.request_id",
+                FaultKind.WRONG_REQUEST_ID,
+                _describe(decision),
+            )
+        choice = decision.WhichOneof("choice")
+        sent = _describe(decision)
+        if choice is None:
+            return _Refused(FaultKind.MALFORMED, "the Decision sets no choice", sent)
+        if (choice == "pass_cards") != (kind == _PASS):
+            wanted = "pass_cards" if kind == _PASS else "play_card"
+            return _Refused(
+                FaultKind.PROTOCOL,
+                f"the Decision sets {choice} but request {request_id} asked for {wanted}",
+                sent,
+            )
+        index = seat.index
+        if kind == _PLAY:
+            text = decision.play_card.card
+            try:
+                card = Card.parse(text)
+            except CardParseError:
+                return _Refused(FaultKind.MALFORMED, f"{text!r} is not a card", sent)
+            why = hand.check_play(index, card)
+            if why is None:
+                return _Accepted((card,), at)
+            if why is Violation.CARD_NOT_HELD:
+                return _Refused(FaultKind.CARD_NOT_HELD, f"{card} is not in the seat's hand", sent)
+            return _Refused(FaultKind.ILLEGAL_CARD, f"{card} may not be played: {why.value}", sent)
+        texts = list(decision.pass_cards.cards)
+        try:
+            cards = tuple(Card.parse(t) for t in texts)
+        except CardParseError as e:
+            return _Refused(FaultKind.MALFORMED, f"the pass names something not a card: {e}", sent)
+        why = hand.check_pass(index, cards)
+        if why is None:
+            return _Accepted(cards, at)
+        shown = " ".join(str(c) for c in cards) or "nothing"
+        if why is Violation.CARD_NOT_HELD:
+            return _Refused(
+                FaultKind.CARD_NOT_HELD, f"the pass {shown} names a card not in the hand", sent
+            )
+        if why in (Violation.DUPLICATE_CARD, Violation.WRONG_PASS_COUNT):
+            return _Refused(
+                FaultKind.WRONG_PASS,
+                f"the pass {shown} is wrong: {why.value} ({self.rules.pass_count} distinct cards)",
+                sent,
+            )
+        return _Refused(FaultKind.ILLEGAL_CARD, f"the pass {shown} is refused: {why.value}", sent)
+
+    def _stray(
+        self,
+        seat: Seat,
+        hand: Hand,
+        detail: str,
+        kind: FaultKind = FaultKind.PROTOCOL,
+        sent: str = "",
+    ) -> _Outcome | None:
+        """A message that answers nothing: a fault, the request stays open (unless forfeited)."""
+        number = self.game.hand_number
+        self._fault(hand, number, seat.index, kind, detail, sent, (), 0)
+        return _Outcome.FORFEITED if seat.forfeit is not None else None
+
+    def _note_late(self, seat: Seat, hand: Hand, decision: bot_pb.Decision, at: float) -> None:
+        self.late.append(
+            LateReply(
+                hand=self.game.hand_number,
+                seat=seat.index,
+                bot=seat.bot,
+                request_id=decision.request_id,
+                sent=_describe(decision),
+                late_ms=max(0.0, (at - seat.expired.get(decision.request_id, at)) * MS),
+            )
+        )
+
+    def _stale(self, seat: Seat, item: Inbound, hand: Hand) -> str | None:
+        """Judge a message that answers no open request: a late answer is noted and dropped;
+        anything else is returned, described, to be counted as a fault."""
+        at, message = item
+        if isinstance(message, Closed):
+            return None
+        if isinstance(message, bot_pb.PlayRequest) and message.HasField("decision"):
+            if message.decision.request_id in seat.expired:
+                self._note_late(seat, hand, message.decision, at)
+                return None
+            return _describe(message.decision)
+        return "a message"
+
+    def _drain(self, seat: Seat, session: Session, number: int, hand: Hand) -> None:
+        """Before a new request: drop what arrived with no request open (late answers, extras)."""
+        strays: list[str] = []
+        while not session.inbox.empty():
+            stray = self._stale(seat, session.inbox.get_nowait(), hand)
+            if stray is not None:
+                strays.append(stray)
+        if strays:
+            detail = (
+                f"{len(strays)} message(s) arrived with no request open "
+                "(e.g. a second answer to one request); send one Decision per request"
+            )
+            self._fault(hand, number, seat.index, FaultKind.PROTOCOL, detail, strays[0], (), 0)
+
+    def _request(
+        self, hand: Hand, number: int, index: int, kind: str, request_id: int, deadline: float
+    ) -> bot_pb.DecisionRequest:
+        """The self-contained request: hand, legal choices, public state, clocks."""
+        seat = self.seats[index]
+        left_ms = max(0, int((deadline - self._loop.time()) * MS))
+        held = hand.hand(index)
+        request = bot_pb.DecisionRequest(
+            request_id=request_id,
+            game_id=self.game_id,
+            hand_number=number,
+            your_seat=index,
+            hand=wire.cards_of(held),
+            move_deadline_ms=left_ms,
+            time_bank_ms=int(seat.bank_ms),
+            state=self._state(hand, number, index),
+        )
+        if kind == _PASS:
+            request.kind = bot_pb.DECISION_KIND_PASS
+            request.legal_cards.extend(request.hand)
+            request.pass_count = self.rules.pass_count
+            request.pass_direction = wire.pass_direction(hand.pass_direction)
+            request.pass_to_seat = hand.pass_target(index)
+        else:
+            request.kind = bot_pb.DECISION_KIND_PLAY
+            request.trick_number = hand.trick_number
+            request.legal_cards.extend(wire.cards_of(hand.legal_plays()))
+        return request
+
+    def _state(self, hand: Hand, number: int, index: int) -> game_pb.PublicState:
+        """Everything public about the hand and the game, plus this seat's own pass."""
+        n = hand.players
+        passing_done = hand.phase is not Phase.PASS
+        hold = hand.pass_direction is PassDirection.HOLD
+        state = game_pb.PublicState(
+            players=n,
+            dealer=hand.dealer,
+            seat_names=self.spec.seats,
+            hand_number=number,
+            completed_tricks=self._trick_msgs,
+            hand_points=hand.points_taken(),
+            game_totals=self.game.totals,
+            cards_in_hand=[hand.hand_mask(s).bit_count() for s in range(n)],
+            hearts_broken=hand.hearts_broken,
+            first_trick=hand.phase is Phase.PLAY and hand.trick_number == 0,
+            pass_direction=wire.pass_direction(hand.pass_direction),
+            passed_to_seat=hand.pass_target(index),
+            received_from_seat=wire.source_of_pass(hand, index),
+            forfeited=[s.forfeit is not None for s in self.seats],
+            rules=self._rules_msg,
+        )
+        if passing_done and not hold:
+            state.passed_cards.extend(wire.cards_of(hand.passed(index) or ()))
+            state.received_cards.extend(wire.cards_of(hand.received(index) or ()))
+        current = hand.current_trick
+        if current is not None:
+            state.current_trick.CopyFrom(wire.trick_message(self.rules, current))
+        return state
+
+    # ---- clocks, faults, forfeits -----------------------------------------------------------
+
+    def _charge(self, seat: Seat, elapsed_ms: float) -> None:
+        """Draw the part of a decision beyond the move time from the seat's bank."""
+        over = elapsed_ms - self.spec.clocks.move_ms
+        if over > 0:
+            seat.bank_ms = max(0.0, seat.bank_ms - over)
+        if (
+            not seat.warned
+            and seat.bank_ms < self.config.time_warning_ms < self.spec.clocks.bank_ms
+        ):
+            seat.warned = True
+            seat.pending.append(
+                ev_pb.Event(
+                    time_warning=ev_pb.TimeWarning(
+                        time_bank_ms=int(seat.bank_ms),
+                        message=f"{seat.bank_ms:.0f} ms of time bank left for this game",
+                    )
+                )
+            )
+
+    def _fallback(self, hand: Hand, index: int, kind: str) -> tuple[Card, ...]:
+        if kind == _PASS:
+            return fallback_pass(hand.hand(index), self.rules.pass_count)
+        return (fallback_play(hand.legal_plays()),)
+
+    def _decided(
+        self,
+        hand: Hand,
+        number: int,
+        index: int,
+        kind: str,
+        request_id: int,
+        cards: tuple[Card, ...],
+        due: float,
+        fault: FaultKind | None,
+        fallback: bool = False,
+    ) -> None:
+        self.decisions.append(
+            Decision(
+                hand=number,
+                seat=index,
+                kind=kind,
+                request_id=request_id,
+                cards=tuple(str(c) for c in cards),
+                elapsed_ms=(self._loop.time() - due) * MS,
+                forced=False,
+                fault=fault,
+                fallback=fallback,
+            )
+        )
+
+    def _fault(
+        self,
+        hand: Hand,
+        number: int,
+        index: int,
+        kind: FaultKind,
+        detail: str,
+        sent: str,
+        substitute: Sequence[Card],
+        request_id: int,
+    ) -> None:
+        """Record a fault, tell the seat and the table, and forfeit past the allowance."""
+        seat = self.seats[index]
+        seat.faults.append(kind)
+        trick = hand.trick_number if hand.phase is Phase.PLAY else -1
+        codes = tuple(str(c) for c in substitute)
+        self.faults.append(
+            Fault(
+                hand=number,
+                trick=trick,
+                seat=index,
+                bot=seat.bot,
+                kind=kind,
+                detail=detail,
+                sent=sent,
+                substitute=codes,
+                at_ms=(self._loop.time() - self._t0) * MS,
+            )
+        )
+        policy = self.spec.faults
+        allowed = policy.faults_allowed
+        if seat.forfeit is None and len(seat.faults) > allowed:
+            kinds = Counter(f.value for f in seat.faults)
+            why = ", ".join(f"{k} x{v}" for k, v in kinds.items())
+            self._forfeit(
+                seat,
+                kind.termination if len(kinds) == 1 else Termination.FORFEIT,
+                f"{len(seat.faults)} faults ({why}) with {allowed} allowed"
+                + (" (strict mode)" if policy.strict else ""),
+            )
+        if substitute:
+            detail = f"{detail}; played instead: {' '.join(codes)}"
+        log.info(
+            "table %s seat %d (%s) fault %s: %s",
+            self.spec.table_id,
+            index,
+            seat.bot,
+            kind.value,
+            detail,
+        )
+        seat.pending.append(
+            ev_pb.Event(
+                fault_notice=ev_pb.FaultNotice(
+                    kind=wire.fault_kind(kind),
+                    game_id=self.game_id,
+                    hand_number=number,
+                    request_id=request_id,
+                    your_answer=sent,
+                    substitute_cards=codes,
+                    message=detail,
+                    faults=len(seat.faults),
+                    faults_allowed=allowed,
+                    forfeited=seat.forfeit is not None,
+                )
+            )
+        )
+        public = ev_pb.Event(
+            seat_faulted=ev_pb.SeatFaulted(
+                seat=index,
+                kind=wire.fault_kind(kind),
+                hand_number=number,
+                faults=len(seat.faults),
+                faults_allowed=allowed,
+                forfeited=seat.forfeit is not None,
+            )
+        )
+        for other in self.seats:
+            if other is not seat:
+                other.pending.append(public)
+        self.feed.publish(public)
+
+    def _forfeit(self, seat: Seat, termination: Termination, reason: str) -> None:
+        if seat.forfeit is not None:
+            return
+        seat.forfeit = termination
+        seat.forfeit_reason = reason
+        log.info(
+            "table %s seat %d (%s) forfeited: %s", self.spec.table_id, seat.index, seat.bot, reason
+        )
+
+    # ---- sessions coming and going ----------------------------------------------------------
+
+    def session_lost(self, session: Session) -> None:
+        """A seated session ended: its seat is away (at once past grace, after a Goodbye)."""
+        for seat in self.seats:
+            if seat.session is session:
+                seat.session = None
+                now = self._loop.time()
+                goodbye = session.said_goodbye
+                seat.away_since = now - (self.spec.faults.grace_ms / MS if goodbye else 0.0)
+
+    def claimable(self, key: bytes, bot: str) -> Seat | None:
+        """The seat a new session with this token may take back, if any."""
+        now = self._loop.time()
+        grace = self.spec.faults.grace_ms / MS
+        for seat in self.seats:
+            if seat.session is not None or seat.forfeit is not None or seat.away_since is None:
+                continue
+            if now - seat.away_since > grace:
+                continue
+            if seat.key == key or (seat.key is None and seat.bot == bot):
+                return seat
+        return None
+
+    def seat_of(self, session: Session) -> Seat | None:
+        """The seat a session plays, if any."""
+        return next((s for s in self.seats if s.session is session), None)
+
+    def resume(self, seat: Seat, session: Session) -> bool:
+        """Give a seat back to its bot's new session, with the state replayed; False if too late."""
+        if seat.session is not None or seat.forfeit is not None:
+            return False
+        _clear(session)
+        seat.session = session
+        seat.key = session.key
+        seat.away_since = None
+        session.owner = self
+        hand = self.game.hand
+        number = self.game.hand_number
+        replay = [
+            self._game_started(seat.index),
+            wire.hand_started(hand, number),
+            wire.cards_dealt(hand, number, seat.index),
+        ]
+        if hand.phase is not Phase.PASS and hand.pass_direction is not PassDirection.HOLD:
+            replay.append(wire.cards_received(hand, number, seat.index))
+        seat.pending = replay + seat.pending
+        if seat.returned is not None:
+            seat.returned.set()
+        return True
+
+    # ---- events -----------------------------------------------------------------------------
+
+    def _broadcast(self, event: ev_pb.Event) -> None:
+        """A public event: every seat gets it with its next message, spectators now."""
+        for seat in self.seats:
+            seat.pending.append(event)
+        self.feed.publish(event)
+
+    async def _announce_end(self, record: GameRecord) -> None:
+        ended = ev_pb.Event(
+            game_ended=ev_pb.GameEnded(
+                game_id=self.game_id,
+                termination=wire.termination(record.termination),
+                seat_status=[wire.termination(t) for t in record.seat_status],
+                game_totals=list(record.totals),
+                placings=list(record.placings),
+                hands_played=len(record.hands),
+                message=record.reason,
+            )
+        )
+        self.feed.publish(ended)
+        self.feed.totals = list(record.totals)
+        self.feed.close()
+        timeout = self.config.write_timeout_ms / MS
+
+        async def flush(seat: Seat, session: Session) -> None:
+            events, seat.pending = [*seat.pending, ended], []
+            try:
+                async with asyncio.timeout(timeout):
+                    await session.send(bot_pb.PlayResponse(events=events))
+            except (TimeoutError, SessionLostError):
+                pass
+
+        async with asyncio.TaskGroup() as tg:
+            for seat in self.seats:
+                if seat.session is not None and not seat.session.closed:
+                    tg.create_task(flush(seat, seat.session))
+        self._release()
+
+    # ---- the record -------------------------------------------------------------------------
+
+    def _hand_record(
+        self,
+        hand: Hand,
+        number: int,
+        points: Sequence[int],
+        moon: int | None,
+        sun: bool,
+        complete: bool = True,
+    ) -> HandRecord:
+        n = hand.players
+        return HandRecord(
+            number=number,
+            dealer=hand.dealer,
+            pass_direction=hand.pass_direction.value,
+            dealt=tuple(tuple(str(c) for c in hand.dealt(s)) for s in range(n)),
+            passes=tuple(tuple(str(c) for c in hand.passed(s) or ()) for s in range(n)),
+            tricks=tuple(
+                TrickRecord(t.leader, tuple(str(c) for c in t.cards), t.winner or 0)
+                for t in hand.tricks
+                if t.winner is not None
+            ),
+            points=tuple(points),
+            moon=moon,
+            sun=sun,
+            complete=complete,
+        )
+
+    def _record_partial_hand(self) -> None:
+        """Record the hand cut short by an interruption or a failure (it has always started)."""
+        number = self.game.hand_number
+        if any(h.number == number for h in self.hands):
+            return
+        hand = self.game.hand
+        self.hands.append(
+            self._hand_record(hand, number, [0] * hand.players, None, False, complete=False)
+        )
+
+    def _record(self, termination: Termination, failure: str, started_at: float) -> GameRecord:
+        totals = tuple(self.game.totals)
+        base = self.game.placings
+        forfeited = [s.forfeit is not None for s in self.seats]
+        keys = [(forfeited[s], base[s]) for s in range(len(self.seats))]
+        placings = tuple(1 + sum(1 for k in keys if k < keys[s]) for s in range(len(keys)))
+        status = tuple(s.forfeit or Termination.NORMAL for s in self.seats)
+        played = sum(1 for h in self.hands if h.complete)
+        words = f"{played} hand{'s' if played != 1 else ''} played"
+        if termination is Termination.NORMAL:
+            reason = words + (f" to {self.rules.target}" if self.spec.hands is None else "")
+        elif termination is Termination.INTERRUPTED:
+            reason = f"interrupted ({self._interrupt_reason}) after {words}"
+        else:
+            reason = f"the referee failed after {words}: {failure}"
+        for s in self.seats:
+            if s.forfeit is not None:
+                reason += f"; seat {s.index} ({s.bot}) forfeited: {s.forfeit_reason}"
+        return GameRecord(
+            spec=self.spec,
+            hands=tuple(self.hands),
+            decisions=tuple(self.decisions),
+            faults=tuple(self.faults),
+            totals=totals,
+            placings=placings,
+            termination=termination,
+            seat_status=status,
+            reason=reason,
+            started_at=started_at,
+            finished_at=time.time(),
+            late=tuple(self.late),
+        )
+
+
+def _clear(session: Session) -> None:
+    """Drop what a session sent before it sat down (nothing was asked of it yet)."""
+    while not session.inbox.empty():
+        item = session.inbox.get_nowait()
+        if isinstance(item[1], Closed):
+            session.inbox.put_nowait(item)
+            return
+
+
+def _describe(decision: bot_pb.Decision) -> str:
+    """What a Decision said, as text for the record."""
+    choice = decision.WhichOneof("choice")
+    if choice == "play_card":
+        return f"play {decision.play_card.card!r} (request {decision.request_id})"
+    if choice == "pass_cards":
+        return f"pass {list(decision.pass_cards.cards)} (request {decision.request_id})"
+    return f"no choice (request {decision.request_id})"

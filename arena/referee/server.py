@@ -1,0 +1,531 @@
+"""The referee: a grpc.aio server hosting bot sessions, tables and spectators on one event loop.
+
+Every gRPC object lives on the one asyncio loop that runs :class:`Referee`; nothing here blocks
+it. A bot's stream is handled by :meth:`Referee._play`: a reader task (the only one that ever
+reads the stream), the handshake, then the session waits in the lobby or at a table until it ends,
+and the handler closes the stream with the status the ending asks for.
+
+Tables are coarse calls: :meth:`Referee.play_table` takes a :class:`~arena.table.TableSpec` and
+returns a :class:`~arena.table.GameRecord`. :func:`serve_forever` runs a standalone referee that
+stops cleanly on SIGINT/SIGTERM; :class:`~arena.referee.thread.RefereeThread` runs one on its own
+thread for callers that live on another event loop (the trio director).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import signal
+import time
+from collections import Counter, deque
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from arena.errors import ConfigError
+from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
+from arena.proto.hearts.v1 import spectator_service_pb2 as spec_pb
+from arena.proto.hearts.v1 import spectator_service_pb2_grpc as spec_grpc
+from arena.referee import wire
+from arena.referee.accounts import MAY_PLAY, Accounts, TokenAccounts, token_key
+from arena.referee.config import PROTOCOL_VERSIONS, RefereeConfig
+from arena.referee.game import TableRun
+from arena.referee.lobby import Lobby
+from arena.referee.session import Closed, Ending, Session
+from arena.referee.spectators import TableFeed
+from arena.table import GameRecord, TableSpec, Termination
+
+__all__ = ["BOT_SERVICE", "SPECTATOR_SERVICE", "Referee", "serve", "serve_forever"]
+
+log = logging.getLogger("arena.referee")
+
+BOT_SERVICE = bot_pb.DESCRIPTOR.services_by_name["BotService"].full_name
+SPECTATOR_SERVICE = spec_pb.DESCRIPTOR.services_by_name["SpectatorService"].full_name
+MS = 1000.0
+FINAL_WRITE_S = 1.0
+"""How long the last message of a session (a Shutdown) may take to go out."""
+SERVER_STOP_GRACE_S = 1.0
+"""After every session was told to stop, how long gRPC waits for streams to close."""
+
+
+def _as_accounts(accounts: Accounts | Mapping[str, str]) -> Accounts:
+    if isinstance(accounts, Mapping):
+        return TokenAccounts(accounts)
+    return accounts
+
+
+class Referee:
+    """A referee server: sessions, lobby, tables, spectators, health and reflection."""
+
+    def __init__(
+        self,
+        config: RefereeConfig | None = None,
+        accounts: Accounts | Mapping[str, str] | None = None,
+    ) -> None:
+        """A referee; ``accounts`` maps tokens to bot names (a mapping, or a hashed store)."""
+        self.config = config or RefereeConfig()
+        self.accounts: Accounts = _as_accounts(accounts if accounts is not None else {})
+        self._server: grpc.aio.Server | None = None
+        self._health = health.aio.HealthServicer()  # type: ignore[attr-defined]
+        self._lobby = Lobby()
+        self._sessions: dict[bytes, Session] = {}
+        self._session_ids = itertools.count(1)
+        self._request_ids = itertools.count(1)
+        self._game_ids = itertools.count(1)
+        self._running: dict[str, TableRun] = {}
+        self._feeds: dict[str, TableFeed] = {}
+        self._finished: deque[str] = deque()
+        self._spectators = 0
+        self._stopping = False
+        self._stopped = asyncio.Event()
+        self._readers: set[asyncio.Task[None]] = set()
+        self.closed_sessions: Counter[str] = Counter()
+        """Sessions ended so far, by the status their stream closed with ("OK", "UNAUTHENTICATED",
+        "RESOURCE_EXHAUSTED", ...): a cheap health signal for operators and tests."""
+        self.port = 0
+        """The port the server listens on, once started."""
+
+    # ---- life cycle -------------------------------------------------------------------------
+
+    async def start(self, address: str = "127.0.0.1:0") -> int:
+        """Listen on ``address`` (port 0 picks a free port) and return the port."""
+        cfg = self.config
+        options: list[tuple[str, Any]] = [
+            ("grpc.max_receive_message_length", cfg.max_message_bytes),
+            ("grpc.so_reuseport", 0),
+            ("grpc.keepalive_time_ms", cfg.keepalive_ms),
+            ("grpc.keepalive_timeout_ms", max(1000, cfg.keepalive_ms // 2)),
+            ("grpc.http2.min_recv_ping_interval_without_data_ms", 5000),
+            ("grpc.keepalive_permit_without_calls", 1),
+            *cfg.options,
+        ]
+        server = grpc.aio.server(options=options)
+        play = grpc.stream_stream_rpc_method_handler(
+            self._play,
+            request_deserializer=wire.decode_request,
+            response_serializer=wire.encode_response,
+        )
+        server.add_generic_rpc_handlers(
+            (grpc.method_handlers_generic_handler(BOT_SERVICE, {"Play": play}),)
+        )
+        spec_grpc.add_SpectatorServiceServicer_to_server(_Spectators(self), server)
+        health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
+        reflection.enable_server_reflection(
+            (BOT_SERVICE, SPECTATOR_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+        )
+        if cfg.tls is not None:
+            credentials = grpc.ssl_server_credentials(
+                [(cfg.tls.private_key, cfg.tls.cert_chain)],
+                root_certificates=cfg.tls.client_ca,
+                require_client_auth=cfg.tls.require_client_cert,
+            )
+            port = server.add_secure_port(address, credentials)
+        else:
+            port = server.add_insecure_port(address)
+        if port == 0:
+            raise ConfigError(f"referee: cannot listen on {address!r} (address in use?)")
+        await server.start()
+        self._server = server
+        self.port = port
+        for name in ("", BOT_SERVICE, SPECTATOR_SERVICE):
+            await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        log.info("referee listening on port %d%s", port, " (TLS)" if cfg.tls else "")
+        return port
+
+    async def stop(self, grace_ms: int | None = None) -> None:
+        """Stop: running games get ``grace_ms`` to finish, then are recorded INTERRUPTED;
+        every session is told the server is shutting down and its stream closes with OK."""
+        if self._stopping:
+            await self._stopped.wait()
+            return
+        self._stopping = True
+        for name in ("", BOT_SERVICE, SPECTATOR_SERVICE):
+            await self._health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
+        grace = self.config.shutdown_grace_ms if grace_ms is None else grace_ms
+        tasks = [r.task for r in self._running.values() if r.task is not None]
+        if tasks:
+            await asyncio.wait(tasks, timeout=grace / MS)
+        for run in list(self._running.values()):
+            run.interrupt("the referee is stopping")
+        tasks = [r.task for r in self._running.values() if r.task is not None]
+        if tasks:
+            await asyncio.wait(tasks)
+        shutdown = bot_pb.Shutdown(
+            reason=bot_pb.SHUTDOWN_REASON_SERVER_SHUTDOWN,
+            message="the referee is shutting down",
+            may_reconnect=True,
+            reconnect_after_ms=self.config.reconnect_after_ms,
+        )
+        for session in list(self._sessions.values()):
+            session.end(Ending(None, "the referee is shutting down", shutdown))
+        for feed in self._feeds.values():
+            feed.close()
+        if self._server is not None:
+            await self._server.stop(SERVER_STOP_GRACE_S)
+        for reader in list(self._readers):
+            reader.cancel()  # the server has stopped: no stream is left to ruin
+        if self._readers:
+            await asyncio.wait(list(self._readers))
+        self._stopped.set()
+
+    async def __aenter__(self) -> Referee:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop(0)
+
+    @property
+    def stopping(self) -> bool:
+        """Whether :meth:`stop` has been called."""
+        return self._stopping
+
+    # ---- tables -----------------------------------------------------------------------------
+
+    def idle(self) -> dict[str, int]:
+        """Sessions waiting in the lobby, per bot name."""
+        return self._lobby.counts()
+
+    async def wait_for_bots(self, bots: Mapping[str, int] | Iterable[str], timeout_ms: int) -> bool:
+        """Wait until the lobby holds these bots (names, or name to session count)."""
+        needed = dict(bots) if isinstance(bots, Mapping) else dict(Counter(bots))
+        return await self._lobby.wait_for(needed, timeout_ms / MS)
+
+    async def play_table(self, spec: TableSpec, *, wait_ms: int | None = None) -> GameRecord:
+        """Play one table with idle sessions of its bots and return the game's record.
+
+        Waits up to ``wait_ms`` (default: the spec's handshake clock) for every seat's bot to be
+        in the lobby at once; a bot still missing then has its seat played by the fallback after
+        the grace period (a forfeit), so this always returns. The sessions go back to the lobby.
+        """
+        if spec.table_id in self._running:
+            raise ConfigError(f"table {spec.table_id!r} is already being played")
+        if self._stopping:
+            return _unplayed(spec, "the referee is stopping")
+        wait = spec.clocks.handshake_ms if wait_ms is None else wait_ms
+        feed = TableFeed(
+            spec.table_id,
+            spec.seats,
+            wire.rules_message(spec.rules),
+            self.config.spectator_queue,
+        )
+        self._remember(feed)
+        sessions = await self._lobby.take(spec.seats, wait / MS)
+        if self._stopping:
+            for s in sessions:
+                if s is not None:
+                    self._lobby.add(s)
+            return _unplayed(spec, "the referee is stopping")
+        run = TableRun(
+            spec,
+            sessions,
+            game_id=f"g{next(self._game_ids)}-{spec.table_id}",
+            config=self.config,
+            request_ids=self._request_ids,
+            feed=feed,
+        )
+        task = asyncio.create_task(run.run(), name=f"table {spec.table_id}")
+        run.task = task
+        self._running[spec.table_id] = run
+        try:
+            return await task
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.wait([task])
+            del self._running[spec.table_id]
+            for session in run.live_sessions():
+                if session.owner is None:
+                    self._lobby.add(session)
+
+    def _remember(self, feed: TableFeed) -> None:
+        self._feeds[feed.table_id] = feed
+        self._finished.append(feed.table_id)
+        while len(self._finished) > self.config.keep_finished:
+            old = self._finished.popleft()
+            if old not in self._running and self._feeds.get(old) is not feed:
+                self._feeds.pop(old, None)
+
+    def _feed(self, table_id: str) -> TableFeed | None:
+        return self._feeds.get(table_id)
+
+    def _table_summaries(self, include_finished: bool) -> list[spec_pb.TableSummary]:
+        return [
+            f.summary()
+            for f in self._feeds.values()
+            if include_finished or f.status != spec_pb.TABLE_STATUS_FINISHED
+        ]
+
+    # ---- one bot stream ---------------------------------------------------------------------
+
+    async def _play(self, _requests: object, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        """The BotService.Play handler: read, authenticate, hold the session, close with status."""
+        session = Session(context, f"s{next(self._session_ids)}", self.config.inbox_limit)
+        # The reader outlives this handler by a moment: it must not be cancelled while its read
+        # is pending (that ruins the stream's status), and the read ends by itself once the
+        # handler has closed the stream. The set owns it until then; stop() sweeps stragglers.
+        reader = asyncio.create_task(session.read_loop(), name=f"reader {session.id}")
+        self._readers.add(reader)
+        reader.add_done_callback(self._readers.discard)
+        ending: Ending | None = None
+        try:
+            ending = await self._handshake(session)
+            if ending is None:
+                ending = await session.ending
+        except asyncio.CancelledError:
+            session.end(Ending(None, "the stream was cancelled"))
+            raise
+        finally:
+            if self._sessions.get(session.key) is session:
+                del self._sessions[session.key]
+            if not session.closed:
+                session.end(ending or Ending(None, "the handler finished"))
+            self.closed_sessions[session.ending.result().code_name] += 1
+        if ending.shutdown is not None:
+            await session.send_final(bot_pb.PlayResponse(shutdown=ending.shutdown), FINAL_WRITE_S)
+        if ending.code is not None:
+            await context.abort(ending.code, ending.message)
+
+    async def _handshake(self, session: Session) -> Ending | None:
+        """Check the Hello and seat the session (lobby or its old seat); an Ending refuses it."""
+        cfg = self.config
+        try:
+            async with asyncio.timeout(cfg.handshake_ms / MS):
+                _, first = await session.inbox.get()
+        except TimeoutError:
+            return Ending(
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                f"no Hello within {cfg.handshake_ms} ms of opening the stream: "
+                "send Hello as the first message",
+            )
+        if isinstance(first, Closed):
+            return Ending(None, first.reason)
+        if isinstance(first, wire.Malformed) or not first.HasField("hello"):
+            got = "undecodable bytes" if isinstance(first, wire.Malformed) else "another message"
+            return Ending(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"the first message of a session must be a Hello, got {got}",
+            )
+        hello = first.hello
+        supported = ", ".join(str(v) for v in PROTOCOL_VERSIONS)
+        if hello.protocol_version not in PROTOCOL_VERSIONS:
+            return Ending(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"protocol version {hello.protocol_version} is not spoken here: set "
+                f"Hello.protocol_version to {supported} (package hearts.v1) and update the bot "
+                "or its SDK",
+            )
+        if not hello.token:
+            return Ending(
+                grpc.StatusCode.UNAUTHENTICATED,
+                "no token: set Hello.token to the token the organiser gave this bot",
+            )
+        try:
+            identity = self.accounts.lookup(hello.token)
+        except Exception:
+            log.exception("account lookup failed")
+            return Ending(grpc.StatusCode.INTERNAL, "the referee could not check the token")
+        if identity is None:
+            return Ending(
+                grpc.StatusCode.UNAUTHENTICATED,
+                "unknown token: check the token the organiser gave this bot (it is "
+                "case-sensitive); retrying with the same token gets the same answer",
+            )
+        if identity.status.value != MAY_PLAY:
+            note = f": {identity.note}" if identity.note else ""
+            return Ending(
+                grpc.StatusCode.PERMISSION_DENIED,
+                f"bot {identity.name!r} may not play now ({identity.status.value}{note})",
+            )
+        if self._stopping:
+            return Ending(
+                grpc.StatusCode.UNAVAILABLE, "the referee is shutting down: retry with backoff"
+            )
+        session.bot = identity.name
+        session.key = token_key(hello.token)
+        session.hello = hello
+        session.decide_forced = hello.decide_forced_moves
+        await self._admit(session)
+        return None
+
+    async def _admit(self, session: Session) -> None:
+        """Welcome an authenticated session: it replaces an older one with the same token and
+        takes back that bot's seat if a game holds one for it; otherwise it waits in the lobby."""
+        key = session.key
+        claim: tuple[TableRun, Any] | None = None
+        old = self._sessions.get(key)
+        if old is not None and not old.closed:
+            for run in self._running.values():
+                seat = run.seat_of(old)
+                if seat is not None:
+                    claim = (run, seat)
+            old.end(
+                Ending(
+                    None,
+                    "replaced by a new session with the same token",
+                    bot_pb.Shutdown(
+                        reason=bot_pb.SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION,
+                        message=f"a new session ({session.id}) with this token took over",
+                    ),
+                )
+            )
+        if claim is None:
+            for run in self._running.values():
+                seat = run.claimable(key, session.bot)
+                if seat is not None:
+                    claim = (run, seat)
+                    break
+        self._sessions[key] = session
+        welcome = bot_pb.Welcome(
+            session_id=session.id,
+            protocol_version=session.hello.protocol_version if session.hello else 1,
+            server_version=self.config.server_version,
+            message=self.config.welcome_message,
+            decide_forced_moves=session.decide_forced,
+            reconnect_grace_ms=self.config.grace_ms,
+            max_message_bytes=self.config.max_message_bytes,
+            resumed=claim is not None,
+        )
+        try:
+            await session.send(bot_pb.PlayResponse(welcome=welcome))
+        except Exception:
+            return
+        if claim is not None and claim[0].resume(claim[1], session):
+            log.info("session %s (%s) took back its seat", session.id, session.bot)
+            return
+        self._lobby.add(session)
+
+
+class _Spectators(spec_grpc.SpectatorServiceServicer):
+    """SpectatorService: list tables, watch one."""
+
+    def __init__(self, referee: Referee) -> None:
+        self._referee = referee
+
+    async def ListTables(
+        self, request: spec_pb.ListTablesRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> spec_pb.ListTablesResponse:
+        """The tables, oldest first."""
+        return spec_pb.ListTablesResponse(
+            tables=self._referee._table_summaries(request.include_finished)
+        )
+
+    async def Watch(
+        self, request: spec_pb.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[spec_pb.WatchResponse]:
+        """One table's public events, live, until its game ends."""
+        referee = self._referee
+        feed = referee._feed(request.table_id)
+        if feed is None:
+            await context.abort(
+                grpc.StatusCode.NOT_FOUND,
+                f"no table {request.table_id!r}: ListTables shows the tables",
+            )
+        if referee.stopping:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "the referee is shutting down")
+        if referee._spectators >= referee.config.max_spectators:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED, "too many spectators: retry later"
+            )
+        watcher = feed.subscribe(request.from_start)
+        referee._spectators += 1
+        try:
+            while True:
+                batch = await watcher.next_batch()
+                if batch is None:
+                    break
+                yield spec_pb.WatchResponse(table_id=request.table_id, events=batch)
+        finally:
+            referee._spectators -= 1
+            feed.unsubscribe(watcher)
+        if watcher.overflowed:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                "this spectator fell too far behind the table and was dropped",
+            )
+
+
+def _unplayed(spec: TableSpec, reason: str) -> GameRecord:
+    """The record of a table that never started."""
+    now = time.time()
+    n = len(spec.seats)
+    return GameRecord(
+        spec=spec,
+        hands=(),
+        decisions=(),
+        faults=(),
+        totals=(0,) * n,
+        placings=(1,) * n,
+        termination=Termination.INTERRUPTED,
+        seat_status=(Termination.NORMAL,) * n,
+        reason=f"interrupted before it started: {reason}",
+        started_at=now,
+        finished_at=now,
+    )
+
+
+async def serve(
+    config: RefereeConfig,
+    accounts: Accounts | Mapping[str, str],
+    address: str = "127.0.0.1:50051",
+    *,
+    main: Callable[[Referee], Coroutine[Any, Any, object]] | None = None,
+    ready: Callable[[int], None] | None = None,
+) -> int:
+    """Run a referee until SIGINT/SIGTERM (or until ``main(referee)`` returns); exit status.
+
+    On the first signal, running games get ``config.shutdown_grace_ms`` to finish before they
+    are recorded INTERRUPTED; a second signal interrupts them at once. Every stream is closed
+    with a status.
+    """
+    loop = asyncio.get_running_loop()
+    referee = Referee(config, accounts)
+    port = await referee.start(address)
+    if ready is not None:
+        ready(port)
+    signalled = asyncio.Event()
+    signals = 0
+
+    def on_signal() -> None:
+        nonlocal signals
+        signals += 1
+        signalled.set()
+        if signals > 1:
+            for run in list(referee._running.values()):
+                run.interrupt("a second stop signal")
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal)
+    try:
+        async with asyncio.TaskGroup() as tg:
+            waiter = tg.create_task(signalled.wait())
+            worker = tg.create_task(main(referee)) if main is not None else None
+            done = [waiter] if worker is None else [waiter, worker]
+            await asyncio.wait(done, return_when=asyncio.FIRST_COMPLETED)
+            stopping = tg.create_task(referee.stop())
+            await stopping
+            if worker is not None and not worker.done():
+                await asyncio.wait([worker])
+            waiter.cancel()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+    return 0
+
+
+def serve_forever(
+    config: RefereeConfig,
+    accounts: Accounts | Mapping[str, str],
+    address: str = "127.0.0.1:50051",
+    *,
+    main: Callable[[Referee], Coroutine[Any, Any, object]] | None = None,
+    ready: Callable[[int], None] | None = None,
+) -> int:
+    """Blocking :func:`serve` on a new event loop (for a CLI command or a process's main)."""
+    with contextlib.suppress(KeyboardInterrupt):
+        return asyncio.run(serve(config, accounts, address, main=main, ready=ready))
+    return 130

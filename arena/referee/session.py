@@ -1,0 +1,192 @@
+"""One bot's stream: a reader task feeding a bounded inbox, and serialised writes.
+
+DESIGN.md's rule for grpc.aio: never cancel a pending ``read()``. So each stream has exactly one
+reader task, owned by the stream's handler, that reads until the stream ends and forwards every
+message, stamped with its arrival time on the referee's monotonic clock, into the session's
+inbox. Whoever waits for an answer waits on the inbox, with a deadline on that wait. The inbox is
+bounded by counting: a bot that sends more than ``inbox_limit`` messages nobody asked for is a
+flood, and its stream is ended with RESOURCE_EXHAUSTED instead of growing memory.
+
+A session ends exactly once (:meth:`Session.end`), for any reason: the bot closed or broke its
+stream, said Goodbye, flooded, was replaced by a newer session with the same token, or the
+referee is stopping. Ending puts a :class:`Closed` marker in the inbox, so that a table waiting
+for an answer wakes at once, tells the session's owner (a table seat or the lobby), and resolves
+:attr:`Session.ending`, which the stream's handler awaits to close the stream with a status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Protocol
+
+import grpc
+
+from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
+from arena.referee.wire import Malformed
+
+__all__ = ["Closed", "Ending", "Inbound", "Session", "SessionLostError", "SessionOwner"]
+
+log = logging.getLogger("arena.referee")
+
+_EOF: object = grpc.aio.EOF  # type: ignore[attr-defined]  # missing from grpc-stubs
+
+
+@dataclass(frozen=True, slots=True)
+class Closed:
+    """The marker a session's inbox receives when the session ends."""
+
+    reason: str
+    """Why, for the record."""
+    goodbye: bool
+    """Whether the bot left on purpose (Goodbye): no grace period for its seat."""
+
+
+Inbound = tuple[float, bot_pb.PlayRequest | Malformed | Closed]
+"""An inbox entry: arrival time (loop clock, seconds) and what arrived."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """How the handler closes a stream."""
+
+    code: grpc.StatusCode | None
+    """An error status to end with, or None for OK."""
+    message: str
+    """The status details (for an error) or the log line (for OK)."""
+    shutdown: bot_pb.Shutdown | None = None
+    """A Shutdown to send before closing with OK."""
+
+    @property
+    def code_name(self) -> str:
+        """The status the stream closes with, by name ("OK", "UNAUTHENTICATED", ...)."""
+        return "OK" if self.code is None else self.code.name
+
+
+class SessionLostError(Exception):
+    """A write to a session whose stream has ended or could not take the message."""
+
+
+class SessionOwner(Protocol):
+    """Who holds a session (the lobby, or a table seat) and must hear when it ends."""
+
+    def session_lost(self, session: Session) -> None:
+        """The session has ended; forget it."""
+        ...
+
+
+class Session:
+    """One authenticated (or authenticating) Play stream."""
+
+    def __init__(
+        self,
+        context: grpc.aio.ServicerContext[bytes, bytes],
+        session_id: str,
+        inbox_limit: int,
+    ) -> None:
+        """Wrap a stream's context; call :meth:`read_loop` in a task owned by the handler."""
+        self.context = context
+        self.id = session_id
+        """Unique on this referee, shown in Welcome and logs."""
+        self.peer = context.peer()
+        """The bot's address, for logs."""
+        self.bot = ""
+        """The bot's name (from its token), once authenticated."""
+        self.key = b""
+        """The digest of the session's token: a newer session with the same key replaces it."""
+        self.hello: bot_pb.Hello | None = None
+        """The bot's Hello."""
+        self.decide_forced = False
+        """Whether the bot asked to decide forced moves itself."""
+        self.inbox: asyncio.Queue[Inbound] = asyncio.Queue()
+        """What the bot sent, in order; bounded by :attr:`inbox_limit` (see module docstring)."""
+        self.inbox_limit = inbox_limit
+        self.owner: SessionOwner | None = None
+        """The lobby or table seat holding the session."""
+        self.closed = False
+        """Whether the session has ended."""
+        self.close_reason = ""
+        """Why the session ended."""
+        self.said_goodbye = False
+        """Whether it ended with the bot's Goodbye (its seat gets no grace period)."""
+        self.ending: asyncio.Future[Ending] = asyncio.get_running_loop().create_future()
+        """Resolved once, when the session ends."""
+        self._write_lock = asyncio.Lock()
+
+    def __repr__(self) -> str:
+        return f"<Session {self.id} bot={self.bot!r} peer={self.peer}>"
+
+    async def read_loop(self) -> None:
+        """Read the stream until it ends, forwarding into the inbox (the one reader)."""
+        loop = asyncio.get_running_loop()
+        try:
+            while not self.closed:
+                message = await self.context.read()
+                if message is _EOF:
+                    self.end(Ending(None, "the bot closed its side of the stream"))
+                    return
+                assert isinstance(message, bot_pb.PlayRequest | Malformed)
+                if isinstance(message, bot_pb.PlayRequest) and message.HasField("goodbye"):
+                    said = message.goodbye.reason
+                    shutdown = bot_pb.Shutdown(
+                        reason=bot_pb.SHUTDOWN_REASON_GOODBYE,
+                        message="goodbye" + (f" ({said})" if said else ""),
+                        may_reconnect=True,
+                    )
+                    self.end(Ending(None, "the bot said goodbye", shutdown), goodbye=True)
+                    return
+                if self.inbox.qsize() >= self.inbox_limit:
+                    self.end(
+                        Ending(
+                            grpc.StatusCode.RESOURCE_EXHAUSTED,
+                            f"flooding: more than {self.inbox_limit} messages were waiting "
+                            "unanswered; send exactly one Decision per DecisionRequest",
+                        )
+                    )
+                    return
+                self.inbox.put_nowait((loop.time(), message))
+        except asyncio.CancelledError:
+            self.end(Ending(None, "the stream was cancelled"))
+            raise
+        except Exception as e:  # a broken stream surfaces as many exception types
+            self.end(Ending(None, f"the stream broke: {type(e).__name__}: {e}"))
+
+    async def send(self, message: bot_pb.PlayResponse | bytes) -> None:
+        """Write one message; a failure ends the session and raises :class:`SessionLostError`."""
+        if self.closed:
+            raise SessionLostError(f"session {self.id} has ended: {self.close_reason}")
+        async with self._write_lock:
+            try:
+                await self.context.write(message)  # type: ignore[arg-type]
+            except asyncio.CancelledError:
+                # A write cut short leaves the stream in an unknown state: the session is over.
+                self.end(Ending(None, "a message could not be sent in time (is the bot reading?)"))
+                raise
+            except Exception as e:
+                self.end(Ending(None, f"writing to the stream failed: {type(e).__name__}: {e}"))
+                raise SessionLostError(f"session {self.id}: {e}") from e
+
+    async def send_final(self, message: bot_pb.PlayResponse, timeout_s: float) -> bool:
+        """Write a last message before closing, within ``timeout_s``; False if it did not go."""
+        try:
+            async with asyncio.timeout(timeout_s), self._write_lock:
+                await self.context.write(message)  # type: ignore[arg-type]
+        except Exception:
+            return False
+        return True
+
+    def end(self, ending: Ending, *, goodbye: bool = False) -> None:
+        """End the session (once): wake its waiter, tell its owner, let the handler close it."""
+        if self.closed:
+            return
+        self.closed = True
+        self.close_reason = ending.message
+        self.said_goodbye = goodbye
+        log.debug("session %s (%s) ends: %s", self.id, self.bot, ending.message)
+        self.inbox.put_nowait((asyncio.get_running_loop().time(), Closed(ending.message, goodbye)))
+        owner, self.owner = self.owner, None
+        if owner is not None:
+            owner.session_lost(self)
+        if not self.ending.done():
+            self.ending.set_result(ending)

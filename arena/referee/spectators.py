@@ -1,0 +1,118 @@
+"""What spectators see of a table: its public events, live, and each hand's deal once it is over.
+
+A :class:`TableFeed` keeps the table's public log (so a late spectator can replay it) and a
+bounded queue per watcher. A watcher that falls too far behind is dropped rather than allowed to
+grow the referee's memory; publishing never waits, so no spectator can slow a game.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from arena.proto.hearts.v1 import events_pb2 as ev_pb
+from arena.proto.hearts.v1 import game_pb2 as game_pb
+from arena.proto.hearts.v1 import spectator_service_pb2 as spec_pb
+
+__all__ = ["TableFeed", "Watcher"]
+
+
+class Watcher:
+    """One spectator stream's queue; None in the queue means the table's feed has ended."""
+
+    def __init__(self, limit: int) -> None:
+        """A queue of at most ``limit`` events."""
+        self.queue: asyncio.Queue[ev_pb.Event | None] = asyncio.Queue()
+        self.limit = limit
+        self.overflowed = False
+        """Whether it fell too far behind and was dropped."""
+
+    def push(self, event: ev_pb.Event | None) -> bool:
+        """Queue an event; False (and the watcher is dropped) when it is too far behind."""
+        if event is not None and self.queue.qsize() >= self.limit:
+            self.overflowed = True
+            self.queue.put_nowait(None)
+            return False
+        self.queue.put_nowait(event)
+        return True
+
+    async def next_batch(self) -> list[ev_pb.Event] | None:
+        """The events waiting (at least one), or None once the feed has ended."""
+        first = await self.queue.get()
+        if first is None:
+            return None
+        batch = [first]
+        while not self.queue.empty():
+            event = self.queue.get_nowait()
+            if event is None:
+                self.queue.put_nowait(None)
+                break
+            batch.append(event)
+        return batch
+
+
+class TableFeed:
+    """A table's public story, for ListTables and Watch."""
+
+    def __init__(
+        self, table_id: str, seat_names: Sequence[str], rules: game_pb.Rules, watcher_limit: int
+    ) -> None:
+        """A feed for a table that has not started yet."""
+        self.table_id = table_id
+        self.game_id = ""
+        self.seat_names = list(seat_names)
+        self.rules = rules
+        self.status = spec_pb.TABLE_STATUS_WAITING
+        self.hand_number = 0
+        self.totals = [0] * len(seat_names)
+        self.log: list[ev_pb.Event] = []
+        """Every public and spectator event so far."""
+        self._watchers: set[Watcher] = set()
+        self._limit = watcher_limit
+
+    @property
+    def watchers(self) -> int:
+        """Spectator streams watching now."""
+        return len(self._watchers)
+
+    def publish(self, event: ev_pb.Event) -> None:
+        """Record a public (or spectator-only) event and pass it to every watcher."""
+        self.log.append(event)
+        dropped = [w for w in self._watchers if not w.push(event)]
+        for w in dropped:
+            self._watchers.discard(w)
+
+    def subscribe(self, from_start: bool) -> Watcher:
+        """A new watcher, primed with the log so far if asked; ended at once if the feed is."""
+        watcher = Watcher(max(self._limit, len(self.log) + 1) if from_start else self._limit)
+        if from_start:
+            for event in self.log:
+                watcher.push(event)
+        if self.status == spec_pb.TABLE_STATUS_FINISHED:
+            watcher.push(None)
+        else:
+            self._watchers.add(watcher)
+        return watcher
+
+    def unsubscribe(self, watcher: Watcher) -> None:
+        """Forget a watcher whose stream ended."""
+        self._watchers.discard(watcher)
+
+    def close(self) -> None:
+        """The game is over: end every watcher's stream after what it has queued."""
+        self.status = spec_pb.TABLE_STATUS_FINISHED
+        for w in self._watchers:
+            w.push(None)
+        self._watchers.clear()
+
+    def summary(self) -> spec_pb.TableSummary:
+        """The table at a glance."""
+        return spec_pb.TableSummary(
+            table_id=self.table_id,
+            game_id=self.game_id,
+            status=self.status,
+            seat_names=self.seat_names,
+            hand_number=self.hand_number,
+            game_totals=self.totals,
+            rules=self.rules,
+        )

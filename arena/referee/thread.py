@@ -1,0 +1,125 @@
+"""A referee on its own thread and event loop, driven from another thread (the trio director).
+
+Only coarse calls cross the thread boundary (start, submit a table, stop): the per-decision path
+stays inside the referee's asyncio loop, as DESIGN.md requires. A submitted table comes back as a
+:class:`concurrent.futures.Future`, which trio code can await with ``trio.to_thread.run_sync``
+or by polling ``done()`` from a callback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections.abc import Iterable, Mapping
+
+from arena.errors import ConfigError
+from arena.referee.accounts import Accounts
+from arena.referee.config import RefereeConfig
+from arena.referee.server import Referee
+from arena.table import GameRecord, TableSpec
+
+__all__ = ["RefereeThread"]
+
+START_TIMEOUT_S = 30.0
+
+
+class RefereeThread:
+    """Runs a :class:`Referee` on a daemon thread with its own asyncio loop."""
+
+    def __init__(
+        self,
+        config: RefereeConfig | None = None,
+        accounts: Accounts | Mapping[str, str] | None = None,
+    ) -> None:
+        """Prepare (not start) a referee thread."""
+        self.config = config or RefereeConfig()
+        self._accounts = accounts
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._referee: Referee | None = None
+        self._started = threading.Event()
+        self._start_error: BaseException | None = None
+        self._stop_request: asyncio.Event | None = None
+        self._stop_grace_ms: int | None = None
+        self.port = 0
+        """The port the referee listens on, once started."""
+
+    @property
+    def referee(self) -> Referee:
+        """The referee (to be used only from its own loop, e.g. via :meth:`call`)."""
+        if self._referee is None:
+            raise ConfigError("the referee thread has not been started")
+        return self._referee
+
+    def start(self, address: str = "127.0.0.1:0") -> int:
+        """Start the thread and the server; return the port once it listens."""
+        if self._thread is not None:
+            raise ConfigError("the referee thread was already started")
+        self._thread = threading.Thread(
+            target=lambda: asyncio.run(self._main(address)), name="referee", daemon=True
+        )
+        self._thread.start()
+        if not self._started.wait(START_TIMEOUT_S):
+            raise ConfigError(f"the referee did not start within {START_TIMEOUT_S:.0f} s")
+        if self._start_error is not None:
+            raise self._start_error
+        return self.port
+
+    async def _main(self, address: str) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop_request = asyncio.Event()
+        try:
+            self._referee = Referee(self.config, self._accounts)
+            self.port = await self._referee.start(address)
+        except BaseException as e:
+            self._start_error = e
+            self._started.set()
+            return
+        self._started.set()
+        await self._stop_request.wait()
+        await self._referee.stop(self._stop_grace_ms)
+
+    def submit(
+        self, spec: TableSpec, *, wait_ms: int | None = None
+    ) -> concurrent.futures.Future[GameRecord]:
+        """Play a table on the referee's loop; the future resolves to its record."""
+        loop = self._running_loop()
+        return asyncio.run_coroutine_threadsafe(
+            self.referee.play_table(spec, wait_ms=wait_ms), loop
+        )
+
+    def idle(self) -> dict[str, int]:
+        """Sessions waiting in the lobby, per bot name."""
+        loop = self._running_loop()
+
+        async def counts() -> dict[str, int]:
+            return self.referee.idle()
+
+        return asyncio.run_coroutine_threadsafe(counts(), loop).result()
+
+    def wait_for_bots(self, bots: Mapping[str, int] | Iterable[str], timeout_ms: int) -> bool:
+        """Block until these bots wait in the lobby (names, or name to count); False on timeout."""
+        loop = self._running_loop()
+        return asyncio.run_coroutine_threadsafe(
+            self.referee.wait_for_bots(bots, timeout_ms), loop
+        ).result()
+
+    def stop(self, grace_ms: int | None = None, timeout_s: float | None = None) -> None:
+        """Stop the referee (games get ``grace_ms`` to finish) and join the thread."""
+        if self._thread is None or self._loop is None or self._stop_request is None:
+            return
+        self._stop_grace_ms = grace_ms
+        self._loop.call_soon_threadsafe(self._stop_request.set)
+        self._thread.join(timeout_s)
+
+    def _running_loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None or self._thread is None or not self._thread.is_alive():
+            raise ConfigError("the referee thread is not running")
+        return self._loop
+
+    def __enter__(self) -> RefereeThread:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop(0)

@@ -1,0 +1,226 @@
+"""From the engine's values to hearts.v1 messages, and the tolerant decoding of bot messages.
+
+Every message a bot receives is built here, from what its seat may know: a seat's view comes from
+:meth:`arena.engine.Hand.view`-level facts (its own hand, its own pass) plus public facts (cards
+played, tricks, totals). Nothing here reads another seat's cards except :func:`hand_revealed`,
+which is for spectators once a hand is over.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from google.protobuf.message import DecodeError
+
+from arena.cards import Card
+from arena.engine import Hand, HandResult, Trick
+from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
+from arena.proto.hearts.v1 import events_pb2 as ev_pb
+from arena.proto.hearts.v1 import game_pb2 as game_pb
+from arena.rules import PassDirection, Rules
+from arena.table import Clocks, FaultKind, Termination
+
+__all__ = [
+    "Malformed",
+    "cards_of",
+    "decode_request",
+    "encode_response",
+    "fault_kind",
+    "pass_direction",
+    "rules_message",
+    "termination",
+    "trick_message",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Malformed:
+    """Bytes from a bot that are not a PlayRequest (kept so the fault can say what arrived)."""
+
+    size: int
+    """How many bytes arrived."""
+    error: str
+    """What the protobuf decoder said."""
+
+
+def decode_request(data: bytes) -> bot_pb.PlayRequest | Malformed:
+    """Parse a PlayRequest; bad bytes become a :class:`Malformed` value, never an exception.
+
+    A decoding exception inside gRPC would kill the stream; as a value, the table can count a
+    MALFORMED fault, play a substitute and keep the bot in its game.
+    """
+    try:
+        return bot_pb.PlayRequest.FromString(data)
+    except DecodeError as e:
+        return Malformed(len(data), str(e) or "not a PlayRequest")
+
+
+def encode_response(message: bot_pb.PlayResponse | bytes) -> bytes:
+    """Serialise a PlayResponse (bytes pass through: pre-serialised responses)."""
+    if isinstance(message, bytes):
+        return message
+    return message.SerializeToString()
+
+
+def cards_of(cards: Iterable[Card]) -> list[str]:
+    """Card codes, in the order given."""
+    return [str(c) for c in cards]
+
+
+def pass_direction(direction: PassDirection) -> game_pb.PassDirection.ValueType:
+    """The proto value of a pass direction."""
+    return game_pb.PassDirection.Value("PASS_DIRECTION_" + direction.name)
+
+
+def fault_kind(kind: FaultKind) -> ev_pb.FaultKind.ValueType:
+    """The proto value of a fault kind."""
+    return ev_pb.FaultKind.Value("FAULT_KIND_" + kind.name)
+
+
+def termination(value: Termination) -> ev_pb.Termination.ValueType:
+    """The proto value of a termination."""
+    return ev_pb.Termination.Value("TERMINATION_" + value.name)
+
+
+def rules_message(rules: Rules) -> game_pb.Rules:
+    """The rules as sent to bots, every list resolved, with the complete rules as JSON."""
+    return game_pb.Rules(
+        players=rules.players,
+        removed_cards=cards_of(rules.removed),
+        kitty=rules.kitty,
+        pass_count=rules.pass_count,
+        pass_cycle=[pass_direction(d) for d in rules.cycle],
+        first_lead=game_pb.FirstLead.Value("FIRST_LEAD_" + rules.first_lead.name),
+        penalty_on_first_trick=rules.penalty_on_first_trick,
+        queen_breaks_hearts=rules.queen_breaks_hearts,
+        must_break_hearts=rules.must_break_hearts,
+        lead_hearts_with_queen=rules.lead_hearts_with_queen,
+        queen_penalty=rules.queen_penalty,
+        jack_of_diamonds=rules.jack_of_diamonds,
+        spot_hearts=rules.spot_hearts,
+        moon=game_pb.MoonRule.Value("MOON_RULE_" + rules.moon.name),
+        moon_points=rules.moon_value,
+        sun=rules.sun,
+        no_tricks_bonus=rules.no_tricks_bonus,
+        target=rules.target,
+        game_end=game_pb.GameEnd.Value("GAME_END_" + rules.game_end.name),
+        settling=game_pb.Settling.Value("SETTLING_" + rules.settling.name),
+        hand_size=rules.hand_size,
+        kitty_size=rules.kitty_size,
+        rules_json=json.dumps(rules.to_dict(), sort_keys=True),
+    )
+
+
+def trick_points(rules: Rules, cards: Sequence[Card], kitty: Sequence[Card] = ()) -> int:
+    """Points a trick is worth to its winner (with the kitty, on the trick that takes it)."""
+    return sum(rules.card_points(c) for c in cards) + sum(rules.card_points(c) for c in kitty)
+
+
+def trick_message(rules: Rules, trick: Trick, kitty: Sequence[Card] = ()) -> game_pb.Trick:
+    """A completed or in-progress trick."""
+    message = game_pb.Trick(
+        trick_number=trick.number, leader=trick.leader, cards=cards_of(trick.cards)
+    )
+    if trick.winner is not None:
+        message.winner = trick.winner
+        message.points = trick_points(rules, trick.cards, kitty)
+    return message
+
+
+def clock_settings(clocks: Clocks) -> ev_pb.ClockSettings:
+    """The clocks of a game, as announced in GameStarted."""
+    return ev_pb.ClockSettings(move_time_ms=clocks.move_ms, time_bank_ms=clocks.bank_ms)
+
+
+def hand_started(hand: Hand, number: int) -> ev_pb.Event:
+    """The public start of a hand (no cards)."""
+    count = 0 if hand.pass_direction is PassDirection.HOLD else hand.rules.pass_count
+    return ev_pb.Event(
+        hand_started=ev_pb.HandStarted(
+            hand_number=number,
+            dealer=hand.dealer,
+            pass_direction=pass_direction(hand.pass_direction),
+            pass_count=count,
+        )
+    )
+
+
+def cards_dealt(hand: Hand, number: int, seat: int) -> ev_pb.Event:
+    """One seat's own deal (private)."""
+    return ev_pb.Event(
+        cards_dealt=ev_pb.CardsDealt(hand_number=number, cards=cards_of(hand.dealt(seat)))
+    )
+
+
+def source_of_pass(hand: Hand, seat: int) -> int:
+    """The seat whose pass ``seat`` receives."""
+    n = hand.players
+    return (seat - hand.pass_direction.offset(n)) % n
+
+
+def cards_received(hand: Hand, number: int, seat: int) -> ev_pb.Event:
+    """One seat's own pass, given and got (private)."""
+    return ev_pb.Event(
+        cards_received=ev_pb.CardsReceived(
+            hand_number=number,
+            from_seat=source_of_pass(hand, seat),
+            cards=cards_of(hand.received(seat) or ()),
+            passed_to_seat=hand.pass_target(seat),
+            passed_cards=cards_of(hand.passed(seat) or ()),
+        )
+    )
+
+
+def card_played(number: int, trick: int, seat: int, card: Card) -> ev_pb.Event:
+    """A card on the table (public)."""
+    return ev_pb.Event(
+        card_played=ev_pb.CardPlayed(
+            hand_number=number, trick_number=trick, seat=seat, card=str(card)
+        )
+    )
+
+
+def trick_won(rules: Rules, number: int, trick: Trick, kitty: Sequence[Card]) -> ev_pb.Event:
+    """A trick taken (public); the kitty, if any, shows on the trick that takes it."""
+    return ev_pb.Event(
+        trick_won=ev_pb.TrickWon(
+            hand_number=number,
+            trick_number=trick.number,
+            leader=trick.leader,
+            cards=cards_of(trick.cards),
+            winner=trick.winner if trick.winner is not None else 0,
+            points=trick_points(rules, trick.cards, kitty),
+            kitty_cards=cards_of(kitty),
+        )
+    )
+
+
+def hand_ended(number: int, result: HandResult, totals: Sequence[int]) -> ev_pb.Event:
+    """A hand scored (public)."""
+    message = ev_pb.HandEnded(
+        hand_number=number,
+        points_taken=list(result.taken_points),
+        hand_scores=list(result.points),
+        game_totals=list(totals),
+        sun=result.sun,
+    )
+    if result.moon is not None:
+        message.moon_shooter = result.moon
+    return ev_pb.Event(hand_ended=message)
+
+
+def hand_revealed(hand: Hand, number: int) -> ev_pb.Event:
+    """Every seat's deal and pass, for spectators once the hand is over."""
+    n = hand.players
+    return ev_pb.Event(
+        hand_revealed=ev_pb.HandRevealed(
+            hand_number=number,
+            dealt=[ev_pb.SeatCards(seat=s, cards=cards_of(hand.dealt(s))) for s in range(n)],
+            passed=[
+                ev_pb.SeatCards(seat=s, cards=cards_of(hand.passed(s) or ())) for s in range(n)
+            ],
+            kitty=cards_of(hand.kitty),
+        )
+    )

@@ -1,0 +1,238 @@
+"""A bot that speaks raw hearts.v1 gRPC through the generated code, well or badly on purpose.
+
+    python tests/bots/raw_bot.py --address 127.0.0.1:PORT --token TOKEN --mode MODE
+
+Each mode is one way a bot can behave (see MODES); the well-behaved ``good`` mode plays the
+lowest legal card and passes its first cards. Whatever happens, the last line on stdout is
+``STATUS <code> <details>``, the status the referee closed the stream with, so that a test can
+check refusals (a wrong token, a wrong version, a flood).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import contextlib
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import grpc
+
+from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
+
+PLAY_METHOD = "/hearts.v1.BotService/Play"
+ALL_CARDS = [r + s for s in "CDHS" for r in "23456789TJQKA"]
+FLOOD_MESSAGES = 5000
+CRASH_AT_TRICK = 3
+RECONNECT_AT_TRICK = 2
+GARBAGE = b"\xff\xfe\x00garbage, not a PlayRequest\x07"
+WRONG_ID_OFFSET = 1_000_000
+
+
+def _serialize(message: bot_pb.PlayRequest | bytes) -> bytes:
+    """Requests are protobuf messages, except the garbage mode's raw bytes."""
+    return message if isinstance(message, bytes) else message.SerializeToString()
+
+
+def lowest(cards: list[str]) -> str:
+    """The lowest card by rank (the suit order breaks ties)."""
+    return min(cards, key=lambda c: ("23456789TJQKA".index(c[0]), "CDHS".index(c[1])))
+
+
+def good_answer(request: bot_pb.DecisionRequest) -> bot_pb.PlayRequest:
+    """A legal answer: the lowest legal card, or the first cards of the hand for a pass."""
+    decision = bot_pb.Decision(request_id=request.request_id)
+    if request.kind == bot_pb.DECISION_KIND_PASS:
+        decision.pass_cards.cards.extend(list(request.legal_cards)[: request.pass_count])
+    else:
+        decision.play_card.card = lowest(list(request.legal_cards))
+    return bot_pb.PlayRequest(decision=decision)
+
+
+def play(request: bot_pb.DecisionRequest, card: str) -> bot_pb.PlayRequest:
+    """An answer playing ``card`` (for a pass, ``card`` plus the first other cards)."""
+    decision = bot_pb.Decision(request_id=request.request_id)
+    if request.kind == bot_pb.DECISION_KIND_PASS:
+        rest = [c for c in request.hand if c != card][: request.pass_count - 1]
+        decision.pass_cards.cards.extend([card, *rest])
+    else:
+        decision.play_card.card = card
+    return bot_pb.PlayRequest(decision=decision)
+
+
+class Bot:
+    """One bot process: a stream to the referee and a mode deciding how it answers."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.mode = args.mode
+        self.record = Path(args.record) if args.record else None
+        self.reconnected = False
+        self.channel: grpc.aio.Channel | None = None
+        self.call: grpc.aio.StreamStreamCall | None = None  # type: ignore[type-arg]
+
+    def hello(self) -> bot_pb.PlayRequest:
+        return bot_pb.PlayRequest(
+            hello=bot_pb.Hello(
+                bot_name=self.args.name,
+                token=self.args.token,
+                protocol_version=self.args.version,
+                bot_version="test",
+                decide_forced_moves=self.args.decide_forced,
+                client_library="tests/bots/raw_bot.py",
+            )
+        )
+
+    async def open(self) -> None:
+        if self.args.tls_ca:
+            creds = grpc.ssl_channel_credentials(Path(self.args.tls_ca).read_bytes())
+            self.channel = grpc.aio.secure_channel(
+                self.args.address,
+                creds,
+                options=[("grpc.ssl_target_name_override", "localhost")],
+            )
+        else:
+            self.channel = grpc.aio.insecure_channel(self.args.address)
+        self.call = self.channel.stream_stream(
+            PLAY_METHOD,
+            request_serializer=_serialize,
+            response_deserializer=bot_pb.PlayResponse.FromString,
+        )()  # type: ignore[call-arg]
+        await self.call.write(self.hello())
+
+    async def run(self) -> str:
+        await self.open()
+        if self.mode == "flood":
+            asyncio.get_running_loop().create_task(self.flood())
+        while True:
+            assert self.call is not None
+            try:
+                response = await self.call.read()
+            except grpc.aio.AioRpcError as e:
+                return f"{e.code().name} {e.details()}"
+            if response is grpc.aio.EOF:  # type: ignore[attr-defined]
+                break
+            assert isinstance(response, bot_pb.PlayResponse)
+            if self.record is not None:
+                with self.record.open("a") as out:
+                    out.write(base64.b64encode(response.SerializeToString()).decode() + "\n")
+            if response.HasField("request"):
+                await self.answer(response.request)
+            if response.HasField("shutdown"):
+                reason = bot_pb.ShutdownReason.Name(response.shutdown.reason)
+                print("SHUTDOWN", reason, flush=True)
+                break
+        assert self.call is not None
+        code = await self.call.code()
+        return f"{code.name} {await self.call.details()}"
+
+    async def send(self, message: bot_pb.PlayRequest | bytes) -> None:
+        """Write, ignoring a stream that has already ended (its status is read in run())."""
+        assert self.call is not None
+        with contextlib.suppress(grpc.aio.AioRpcError, grpc.aio.UsageError):
+            await self.call.write(message)
+
+    async def answer(self, request: bot_pb.DecisionRequest) -> None:
+        handler: Callable[[bot_pb.DecisionRequest], Awaitable[None]] = getattr(
+            self, "mode_" + self.mode, self.mode_good
+        )
+        await handler(request)
+
+    # ---- modes ----------------------------------------------------------------------------
+
+    async def mode_good(self, request: bot_pb.DecisionRequest) -> None:
+        """Answer legally at once."""
+        await self.send(good_answer(request))
+
+    async def mode_silent(self, request: bot_pb.DecisionRequest) -> None:
+        """Never answer (but keep the stream open and read it)."""
+
+    async def mode_slow(self, request: bot_pb.DecisionRequest) -> None:
+        """Answer legally, but only after --delay-ms (past the deadline)."""
+        await asyncio.sleep(self.args.delay_ms / 1000)
+        await self.send(good_answer(request))
+
+    async def mode_crash(self, request: bot_pb.DecisionRequest) -> None:
+        """Play legally, then die without a word in the middle of the first hand."""
+        if request.kind == bot_pb.DECISION_KIND_PLAY and request.trick_number >= CRASH_AT_TRICK:
+            os._exit(1)
+        await self.send(good_answer(request))
+
+    async def mode_reconnect(self, request: bot_pb.DecisionRequest) -> None:
+        """Drop the stream once mid-hand, come back with a new one, then play on."""
+        if (
+            not self.reconnected
+            and request.kind == bot_pb.DECISION_KIND_PLAY
+            and request.trick_number >= RECONNECT_AT_TRICK
+        ):
+            self.reconnected = True
+            assert self.call is not None and self.channel is not None
+            self.call.cancel()
+            await self.channel.close(None)
+            await asyncio.sleep(self.args.delay_ms / 1000)
+            await self.open()
+            return
+        await self.send(good_answer(request))
+
+    async def mode_illegal(self, request: bot_pb.DecisionRequest) -> None:
+        """Play a card it holds but may not play, whenever there is one."""
+        illegal = [c for c in request.hand if c not in request.legal_cards]
+        if request.kind == bot_pb.DECISION_KIND_PLAY and illegal:
+            await self.send(play(request, illegal[0]))
+        else:
+            await self.send(good_answer(request))
+
+    async def mode_notheld(self, request: bot_pb.DecisionRequest) -> None:
+        """Play (and pass) a card it does not hold."""
+        missing = next(c for c in ALL_CARDS if c not in request.hand)
+        await self.send(play(request, missing))
+
+    async def mode_garbage(self, request: bot_pb.DecisionRequest) -> None:
+        """Answer with bytes that are not a PlayRequest."""
+        await self.send(GARBAGE)
+
+    async def mode_wrongid(self, request: bot_pb.DecisionRequest) -> None:
+        """Answer legally but echo a request id that was never sent."""
+        answer = good_answer(request)
+        answer.decision.request_id = request.request_id + WRONG_ID_OFFSET
+        await self.send(answer)
+
+    async def mode_flood(self, request: bot_pb.DecisionRequest) -> None:
+        """Answer legally (the flood runs beside)."""
+        await self.send(good_answer(request))
+
+    async def flood(self) -> None:
+        message = bot_pb.PlayRequest(
+            decision=bot_pb.Decision(request_id=1, play_card=bot_pb.PlayCard(card="2C"))
+        )
+        assert self.call is not None
+        for _ in range(FLOOD_MESSAGES):
+            try:
+                await self.call.write(message)
+            except Exception:
+                return
+
+
+def main() -> None:
+    """Run one bot until the referee ends the session; print the final status."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--address", default=os.environ.get("ARENA_ADDRESS", ""))
+    parser.add_argument("--token", default=os.environ.get("ARENA_TOKEN", ""))
+    parser.add_argument("--name", default=os.environ.get("ARENA_BOT_NAME", "raw"))
+    parser.add_argument("--mode", default="good")
+    parser.add_argument("--version", type=int, default=1)
+    parser.add_argument("--delay-ms", type=int, default=0)
+    parser.add_argument("--decide-forced", action="store_true")
+    parser.add_argument("--record", default="")
+    parser.add_argument("--tls-ca", default="")
+    args = parser.parse_args()
+    status = asyncio.run(Bot(args).run())
+    print("STATUS", status, flush=True)
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
