@@ -1,24 +1,19 @@
 """A bot that passes and plays at random, repeatably.
 
-Run it against a referee with ``python sample_bots/random.py`` and the environment variables
+(Not named random.py: in this folder that name would hide the standard library's random module
+from every sample bot run as a script, since a script's folder comes first on sys.path.)
+
+Run it against a referee with ``python sample_bots/random_bot.py`` and the environment variables
 ``ARENA_ADDRESS``, ``ARENA_TOKEN`` and ``ARENA_BOT_NAME``. Its generator is seeded from
 ``ARENA_BOT_SEED`` if set, else from the bot's name, so the same requests get the same answers.
 """
 
-import sys
-from pathlib import Path
+import os
+import random
+from collections.abc import Sequence
 
-# Run as a script, this file's folder comes first on sys.path, and there this file's name would
-# hide the standard library's random module from every import (the rules engine's too).
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
-
-import os  # noqa: E402
-import random  # noqa: E402
-from collections.abc import Sequence  # noqa: E402
-
-from arena.cards import Card  # noqa: E402
-from arena.client import Bot, DecisionView, run  # noqa: E402
+from arena.cards import Card
+from arena.client import Bot, DecisionView, run
 
 
 class RandomBot(Bot):
