@@ -215,13 +215,16 @@ def test_covariances_match_a_plain_loop() -> None:
     assert np.allclose(f.naive_cov, naive, rtol=1e-7, atol=1e-9)
 
 
-def test_chunked_expansion_matches_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sparse_board_sums_match_dense_ones(monkeypatch: pytest.MonkeyPatch) -> None:
     arrays = simulate_tables([0.0, 40.0, 80.0, 120.0, 160.0], 25, seed=2)
-    whole = fit(arrays, method="bootstrap", bootstrap_samples=20)
-    monkeypatch.setattr(elo_module, "CHUNK_ROWS", 7)
-    chunked = fit(arrays, method="bootstrap", bootstrap_samples=20)
-    assert np.allclose(whole.elo, chunked.elo)
-    assert np.allclose(whole.cov, chunked.cov)
+    dense = fit(arrays, method="bootstrap", bootstrap_samples=20)
+    dense_sandwich = fit(arrays)
+    monkeypatch.setattr(elo_module, "DENSE_CELLS", 0)  # what a database of many bots would take
+    sparse = fit(arrays, method="bootstrap", bootstrap_samples=20)
+    assert np.allclose(dense.elo, sparse.elo)
+    assert np.allclose(dense.cov, sparse.cov)
+    assert np.allclose(dense_sandwich.cov, fit(arrays).cov)
+    assert dense_sandwich.bots == fit(arrays).bots
 
 
 def test_sandwich_and_board_bootstrap_agree() -> None:

@@ -63,8 +63,8 @@ DEFAULT_CONFIDENCE: Final = 0.95
 DEFAULT_BOOTSTRAP_SAMPLES: Final = 400
 DEFAULT_CHECKPOINTS: Final = 15
 """Growing prefixes refitted for a history of the ratings."""
-CHUNK_ROWS: Final = 1 << 17
-"""Results expanded into pairs at a time: bounds memory on a million results."""
+DENSE_CELLS: Final = 1 << 24
+"""Board-by-bot sums are held densely up to this many cells (128 MiB), sparse beyond."""
 BOOTSTRAP_BATCH: Final = 32
 """Bootstrap replicates whose pair totals come from one sparse product."""
 GRADIENT_TOLERANCE: Final = 1e-10
@@ -509,32 +509,49 @@ def _compact_boards(board: IntArray) -> tuple[IntArray, int]:
     return code[board], int(seen.sum())
 
 
-def _chunks(rows: int) -> Iterator[slice]:
-    for start in range(0, rows, CHUNK_ROWS):
-        yield slice(start, start + CHUNK_ROWS)
+def _seat_pairs(players: IntArray, points: FloatArray) -> Iterator[tuple[int, int, FloatArray]]:
+    """For each two seats i < j (at most 15): i, j and seat i's head-to-head points against j.
 
-
-def _seat_scores(points: FloatArray) -> FloatArray:
-    """``[t, i, j]``: head-to-head points of seat i against seat j (fewer points wins)."""
-    return 0.5 * (1.0 + np.sign(points[:, None, :] - points[:, :, None]))
+    Looping over seat pairs rather than results keeps every operation a numpy one over all rows.
+    """
+    for i, j in zip(*np.triu_indices(players.shape[1], 1), strict=True):
+        yield int(i), int(j), 0.5 * (1.0 + np.sign(points[:, j] - points[:, i]))
 
 
 def _pair_totals(players: IntArray, points: FloatArray, n: int) -> tuple[FloatArray, FloatArray]:
     """Dense (n, n) head-to-head points and pair counts over all results."""
-    seats = players.shape[1]
-    i, j = np.triu_indices(seats, 1)
     score = np.zeros(n * n)
     count = np.zeros(n * n)
-    for rows in _chunks(players.shape[0]):
-        a, b = players[rows][:, i].ravel(), players[rows][:, j].ravel()
-        pts = points[rows]
-        s = (0.5 * (1.0 + np.sign(pts[:, j] - pts[:, i]))).ravel()
-        met = a != b
-        a, b, s = a[met], b[met], s[met]
+    for i, j, s in _seat_pairs(players, points):
+        met = players[:, i] != players[:, j]
+        a, b, s = players[met, i], players[met, j], s[met]
         ab, ba = a * n + b, b * n + a
         score += np.bincount(ab, s, n * n) + np.bincount(ba, 1.0 - s, n * n)
         count += np.bincount(ab, minlength=n * n) + np.bincount(ba, minlength=n * n)
     return score.reshape(n, n), count.reshape(n, n)
+
+
+def _board_sums(
+    board: IntArray, bot: IntArray, values: FloatArray, n_boards: int, n: int
+) -> FloatArray | sparse.csr_matrix:
+    """``[c, a]``: the sum of ``values`` over board c's entries for bot a; dense when that is
+    small enough, as bincount is several times faster than building a sparse matrix."""
+    if n_boards * n <= DENSE_CELLS:
+        dense = np.bincount(board * n + bot, values, n_boards * n)
+        return np.asarray(dense, dtype=np.float64).reshape(n_boards, n)
+    return sparse.coo_matrix((values, (board, bot)), shape=(n_boards, n)).tocsr()
+
+
+def _square(matrix: FloatArray | sparse.csr_matrix) -> FloatArray | sparse.csr_matrix:
+    return matrix * matrix if isinstance(matrix, np.ndarray) else matrix.multiply(matrix)
+
+
+def _dense_array(matrix: FloatArray | sparse.csr_matrix) -> FloatArray:
+    return np.asarray(matrix if isinstance(matrix, np.ndarray) else matrix.toarray(), np.float64)
+
+
+def _column_sums(matrix: FloatArray | sparse.csr_matrix) -> FloatArray:
+    return np.asarray(matrix.sum(axis=0), dtype=np.float64).ravel()
 
 
 def _pair_list(score: FloatArray, count: FloatArray) -> _Pairs:
@@ -636,17 +653,15 @@ def _board_scores(
 ) -> FloatArray:
     """The sandwich's meat: sum over boards of the outer product of the board's score vector."""
     expected = special.expit(theta[:, None] - theta[None, :])
+    residual = np.zeros(players.shape)  # per seat: the score's gradient for the bot sitting there
+    for i, j, s in _seat_pairs(players, points):
+        a, b = players[:, i], players[:, j]
+        r = np.where(a == b, 0.0, s - expected[a, b])  # a bot against itself is no pair
+        residual[:, i] += r
+        residual[:, j] -= r
     seats = players.shape[1]
-    residual = np.empty(players.shape)
-    for rows in _chunks(players.shape[0]):
-        who = players[rows]
-        r = _seat_scores(points[rows]) - expected[who[:, :, None], who[:, None, :]]
-        r[who[:, :, None] == who[:, None, :]] = 0.0  # a bot against itself is no pair
-        residual[rows] = r.sum(axis=2)
-    per_board = sparse.coo_matrix(
-        (residual.ravel(), (np.repeat(board, seats), players.ravel())), shape=(n_boards, n)
-    ).tocsr()
-    return np.asarray((per_board.T @ per_board).toarray(), dtype=np.float64)
+    per_board = _board_sums(np.repeat(board, seats), players.ravel(), residual.ravel(), n_boards, n)
+    return _dense_array(per_board.T @ per_board)
 
 
 def _bootstrap_cov(
@@ -663,19 +678,15 @@ def _bootstrap_cov(
     """Covariance of log-strengths (first bot at 0) over refits on boards drawn with replacement."""
     column = np.full(n * n, -1, dtype=np.int64)
     column[pairs.lo * n + pairs.hi] = np.arange(pairs.lo.size)
-    seats = players.shape[1]
-    i, j = np.triu_indices(seats, 1)
     entries: list[tuple[IntArray, IntArray, FloatArray]] = []
-    for rows in _chunks(players.shape[0]):
-        a, b = players[rows][:, i], players[rows][:, j]
-        pts = points[rows]
-        s = 0.5 * (1.0 + np.sign(pts[:, j] - pts[:, i]))
-        s = np.where(a < b, s, 1.0 - s)  # points of the lower code
-        key = np.minimum(a, b) * n + np.maximum(a, b)
-        brd = np.broadcast_to(board[rows][:, None], a.shape)
+    for i, j, s in _seat_pairs(players, points):
+        a, b = players[:, i], players[:, j]
         met = a != b
-        entries.append((brd[met], column[key[met]], s[met]))
+        a, b, s = a[met], b[met], s[met]
+        key = np.minimum(a, b) * n + np.maximum(a, b)
+        entries.append((board[met], column[key], np.where(a < b, s, 1.0 - s)))
     brd_all, col_all, s_all = (np.concatenate(part) for part in zip(*entries, strict=True))
+    # Sparse whatever the size: a board meets only a few of the pairs of bots.
     shape = (n_boards, pairs.lo.size)
     board_score = sparse.coo_matrix((s_all, (brd_all, col_all)), shape=shape).tocsc()
     board_count = sparse.coo_matrix((np.ones_like(s_all), (brd_all, col_all)), shape=shape).tocsc()
@@ -749,11 +760,9 @@ def _bot_stats(
     where = np.repeat(board, seats)
     tables = np.bincount(who, minlength=n)
     mean = np.bincount(who, pts, n) / tables
-    per_board = sparse.coo_matrix((pts - mean[who], (where, who)), shape=(n_boards, n)).tocsc()
-    squares = np.asarray(per_board.multiply(per_board).sum(axis=0), dtype=np.float64).ravel()
-    boards = sparse.coo_matrix((np.ones_like(pts), (where, who)), shape=(n_boards, n)).tocsc()
-    boards.sum_duplicates()
-    played = np.diff(boards.indptr)
+    per_board = _board_sums(where, who, pts - mean[who], n_boards, n)
+    squares = _column_sums(_square(per_board))
+    played = _column_sums(_board_sums(where, who, np.ones_like(pts), n_boards, n) > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         se = np.sqrt(played / (played - 1.0) * squares) / tables
         t = stats.t.ppf(0.5 + confidence / 2.0, played - 1.0)

@@ -1,0 +1,382 @@
+"""Reports of a rating fit: rich tables, JSON, CSV and PNG plots.
+
+:func:`render_ratings` is what ``arena ratings`` calls: results in, report out. The other
+functions build one piece each, for callers that want only that piece.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+from matplotlib import colormaps, ticker
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from rich.console import Console
+from rich.table import Table
+
+from arena.ratings.elo import (
+    DEFAULT_CHECKPOINTS,
+    DEFAULT_PRIOR_DRAWS,
+    IntervalMethod,
+    RatingFit,
+    RatingHistory,
+    fit_by_table_size,
+    rating_history,
+)
+from arena.ratings.results import TableResult
+
+__all__ = [
+    "ReportFormat",
+    "crosstable",
+    "history_path",
+    "los_table",
+    "plot_history",
+    "plot_ratings",
+    "ratings_table",
+    "render_ratings",
+    "to_csv",
+    "to_json",
+]
+
+PLOT_DPI: Final = 150
+PLOT_WIDTH_INCHES: Final = 8.0
+ROW_HEIGHT_INCHES: Final = 0.38
+"""Height per bot in the ratings plot, so that labels never collide."""
+MIN_PLOT_HEIGHT_INCHES: Final = 3.0
+HISTORY_HEIGHT_INCHES: Final = 5.0
+MAX_HISTORY_BANDS: Final = 8
+"""More bots than this and overlapping interval bands turn the history plot to mud."""
+LOS_CERTAIN: Final = 0.999
+"""Above this (or below one minus it) a LOS prints as >99.9% (<0.1%): more digits would lie."""
+INTERVAL_COLOUR: Final = "#1f4e79"
+ANCHOR_COLOUR: Final = "#8c8c8c"
+
+
+class ReportFormat(StrEnum):
+    """How ``arena ratings`` prints its report."""
+
+    TEXT = "text"
+    JSON = "json"
+    CSV = "csv"
+
+
+def _size_label(fit: RatingFit) -> str:
+    return f"{fit.table_size}-seat tables"
+
+
+def _percent(p: float | None) -> str:
+    if p is None or not math.isfinite(p):
+        return "-"
+    if p > LOS_CERTAIN:
+        return ">99.9%"
+    if p < 1.0 - LOS_CERTAIN:
+        return "<0.1%"
+    return f"{100.0 * p:.1f}%"
+
+
+def _method_text(fit: RatingFit) -> str:
+    if fit.method is IntervalMethod.BOOTSTRAP:
+        return f"board bootstrap ({fit.bootstrap_samples} samples)"
+    return "board-clustered sandwich"
+
+
+def _anchor_text(fit: RatingFit) -> str:
+    return f"{fit.anchor} = 0" if fit.anchor is not None else "mean = 0"
+
+
+def ratings_table(fit: RatingFit) -> Table:
+    """The rating list: rank, bot, Elo with its interval, LOS over the next, points, games."""
+    pct = round(100 * fit.confidence)
+    with_games = any(b.games for b in fit.bots)
+    table = Table(
+        title=f"Ratings, {_size_label(fit)}",
+        caption=(
+            f"{fit.results} results on {fit.boards} boards; {_anchor_text(fit)}; "
+            f"{pct}% intervals clustered by board ({fit.method.value}); "
+            f"LOS = likelihood of superiority over the next bot"
+        ),
+        header_style="bold",
+    )
+    table.add_column("#", justify="right")
+    table.add_column("bot")
+    table.add_column("Elo", justify="right")
+    table.add_column("±", justify="right")
+    table.add_column(f"{pct}% interval", justify="right")
+    table.add_column("LOS", justify="right")
+    table.add_column("pts/hand", justify="right")
+    table.add_column("±", justify="right")
+    table.add_column("score", justify="right")
+    table.add_column("hands", justify="right")
+    table.add_column("boards", justify="right")
+    if with_games:
+        table.add_column("games", justify="right")
+        table.add_column("place", justify="right")
+    table.add_column("moons", justify="right")
+    table.add_column("faults", justify="right")
+    for row in fit.rows():
+        s = row.stats
+        half = (s.points_high - s.points_low) / 2.0
+        cells = [
+            str(row.rank),
+            row.name,
+            f"{row.elo:+.1f}",
+            f"{row.high - row.elo:.1f}",
+            f"[{row.low:+.1f}, {row.high:+.1f}]",
+            _percent(row.los_next),
+            f"{s.points_mean:.2f}",
+            f"{half:.2f}" if math.isfinite(half) else "-",
+            _percent(s.score),
+            str(s.tables),
+            str(s.boards),
+        ]
+        if with_games:
+            place = "-" if s.mean_placing is None else f"{s.mean_placing:.2f}"
+            cells += [str(s.games), place]
+        cells += [str(s.moons), str(s.faults)]
+        table.add_row(*cells, style="red" if s.faults else None)
+    return table
+
+
+def crosstable(fit: RatingFit) -> Table:
+    """Head-to-head score of each row bot against each column bot, with the number of pairs."""
+    order = [fit.index(row.name) for row in fit.rows()]
+    table = Table(
+        title=f"Crosstable, {_size_label(fit)}",
+        caption="row bot's head-to-head score against the column bot (pairs)",
+        header_style="bold",
+    )
+    table.add_column("bot")
+    for j in order:
+        table.add_column(fit.names[j], justify="right")
+    for i in order:
+        cells = [fit.names[i]]
+        for j in order:
+            n = fit.pair_count[i, j]
+            cells.append(
+                "" if i == j or n == 0 else f"{100 * fit.pair_score[i, j] / n:.1f}% ({int(n)})"
+            )
+        table.add_row(*cells)
+    return table
+
+
+def los_table(fit: RatingFit) -> Table:
+    """P(row bot is stronger than column bot) for every two bots."""
+    order = [fit.index(row.name) for row in fit.rows()]
+    los = fit.los()
+    table = Table(
+        title=f"Likelihood of superiority, {_size_label(fit)}",
+        caption="P(row bot's rating > column bot's rating), from the clustered covariance",
+        header_style="bold",
+    )
+    table.add_column("bot")
+    for j in order:
+        table.add_column(fit.names[j], justify="right")
+    for i in order:
+        table.add_row(fit.names[i], *("" if i == j else _percent(los[i, j]) for j in order))
+    return table
+
+
+def _as_fits(fits: RatingFit | Mapping[int, RatingFit]) -> list[RatingFit]:
+    return [fits] if isinstance(fits, RatingFit) else [fits[k] for k in sorted(fits)]
+
+
+def to_json(fits: RatingFit | Mapping[int, RatingFit]) -> str:
+    """A JSON document: ``{"fits": [fit.to_dict(), ...]}``, one per table size."""
+    return json.dumps({"fits": [f.to_dict() for f in _as_fits(fits)]}, indent=2, allow_nan=False)
+
+
+def to_csv(fits: RatingFit | Mapping[int, RatingFit]) -> str:
+    """The rating list as CSV, one row per bot and table size; placings as counts "n1 n2 ..."."""
+    rows: list[dict[str, Any]] = []
+    for f in _as_fits(fits):
+        for row in f.rows():
+            flat = {"table_size": f.table_size, **row.to_dict()}
+            flat["placings"] = " ".join(str(c) for c in flat["placings"])
+            rows.append(flat)
+    out = io.StringIO()
+    if rows:
+        writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    return out.getvalue()
+
+
+def plot_ratings(fit: RatingFit, path: str | Path) -> Path:
+    """Write a PNG of every bot's Elo with its interval, best at the top."""
+    rows = fit.rows()
+    n = len(rows)
+    height = max(MIN_PLOT_HEIGHT_INCHES, 1.4 + ROW_HEIGHT_INCHES * n)
+    fig = _figure(height)
+    ax = fig.subplots()
+    y = np.arange(n)[::-1]
+    elo = np.array([r.elo for r in rows])
+    low = np.array([r.low for r in rows])
+    high = np.array([r.high for r in rows])
+    ax.axvline(0.0, color=ANCHOR_COLOUR, linewidth=1.0, linestyle="--", zorder=1)
+    rated = np.array([r.name != fit.anchor for r in rows])
+    ax.errorbar(
+        elo[rated],
+        y[rated],
+        xerr=np.vstack([elo - low, high - elo])[:, rated],
+        fmt="o",
+        color=INTERVAL_COLOUR,
+        ecolor=INTERVAL_COLOUR,
+        elinewidth=2.0,
+        capsize=4.0,
+        markersize=6.0,
+        zorder=3,
+    )
+    if not rated.all():  # the anchor is 0 by definition: a marker, no interval
+        ax.plot(elo[~rated], y[~rated], "D", color=INTERVAL_COLOUR, fillstyle="none", zorder=3)
+    span = max(float(high.max() - low.min()), 1.0)
+    for yi, r in zip(y, rows, strict=True):
+        ax.annotate(
+            "anchor" if r.name == fit.anchor else f"{r.elo:+.0f} ± {r.high - r.elo:.0f}",
+            (r.high, yi),
+            xytext=(7, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=8,
+            color="#333333",
+        )
+    ax.set_xlim(float(low.min()) - 0.05 * span, float(high.max()) + 0.22 * span)
+    ax.set_yticks(y, [f"{r.rank}. {r.name}" for r in rows])
+    ax.set_ylim(-0.7, n - 0.3)
+    pct = round(100 * fit.confidence)
+    ax.set_xlabel(f"Elo ({_anchor_text(fit)}), {pct}% interval clustered by board")
+    ax.set_title(
+        f"Ratings, {_size_label(fit)}\n"
+        f"{fit.results:,} results on {fit.boards:,} boards; {_method_text(fit)}",
+        fontsize=11,
+    )
+    _tidy(ax)
+    ax.grid(axis="y", visible=False)
+    out = Path(path)
+    fig.savefig(out)
+    return out
+
+
+def plot_history(history: RatingHistory, path: str | Path, *, title: str = "") -> Path:
+    """Write a PNG of the ratings as results accumulate, with their intervals as bands (when
+    there are few enough bots for bands to stay readable)."""
+    fig = _figure(HISTORY_HEIGHT_INCHES)
+    ax = fig.subplots()
+    x = np.asarray(history.results)
+    final = history.elo[-1]
+    order = sorted(
+        range(len(history.names)),
+        key=lambda i: (-(final[i] if math.isfinite(final[i]) else -math.inf), history.names[i]),
+    )
+    colours = colormaps["tab10" if len(order) <= 10 else "tab20"]
+    bands = len(order) <= MAX_HISTORY_BANDS
+    for k, i in enumerate(order):
+        colour = colours(k % colours.N)
+        if bands:
+            ax.fill_between(x, history.low[:, i], history.high[:, i], color=colour, alpha=0.15)
+        ax.plot(
+            x,
+            history.elo[:, i],
+            color=colour,
+            linewidth=1.8,
+            marker="o",
+            markersize=3,
+            label=history.names[i],
+        )
+    ax.axhline(0.0, color=ANCHOR_COLOUR, linewidth=1.0, linestyle="--")
+    ax.set_xlabel("results rated")
+    ax.set_ylabel("Elo (" + (f"{history.anchor} = 0" if history.anchor else "mean = 0") + ")")
+    ax.set_xlim(0, float(x[-1]) * 1.02)
+    ax.xaxis.set_major_formatter(ticker.StrMethodFormatter("{x:,.0f}"))
+    note = "bands: 95% intervals" if bands else f"intervals omitted above {MAX_HISTORY_BANDS} bots"
+    ax.set_title(f"{title or 'Ratings as results accumulate'}\n{note}", fontsize=11)
+    ax.legend(
+        loc="center left",
+        bbox_to_anchor=(1.01, 0.5),
+        frameon=False,
+        fontsize=8,
+        title="final order",
+        title_fontsize=8,
+    )
+    _tidy(ax)
+    out = Path(path)
+    fig.savefig(out)
+    return out
+
+
+def _figure(height: float) -> Figure:
+    # The Agg canvas, attached explicitly: no pyplot, no global backend, no display needed.
+    fig = Figure(figsize=(PLOT_WIDTH_INCHES, height), dpi=PLOT_DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _tidy(ax: Any) -> None:
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    ax.grid(True, color="#e6e6e6", linewidth=0.8, zorder=0)
+    ax.set_axisbelow(True)
+
+
+def history_path(path: str | Path) -> Path:
+    """Where the history plot goes beside the ratings plot at ``path``: ``NAME-history.png``."""
+    p = Path(path)
+    return p.with_name(f"{p.stem}-history{p.suffix or '.png'}")
+
+
+def _sized_path(path: Path, size: int, many: bool) -> Path:
+    return path.with_name(f"{path.stem}-{size}p{path.suffix or '.png'}") if many else path
+
+
+def render_ratings(
+    results: Sequence[TableResult],
+    *,
+    fmt: ReportFormat | str = ReportFormat.TEXT,
+    with_crosstable: bool = False,
+    with_los: bool = False,
+    plot: str | Path | None = None,
+    anchor: str | None = None,
+    method: IntervalMethod | str = IntervalMethod.SANDWICH,
+    prior_draws: float = DEFAULT_PRIOR_DRAWS,
+    checkpoints: int = DEFAULT_CHECKPOINTS,
+    console: Console | None = None,
+) -> dict[int, RatingFit]:
+    """Fit each table size apart and print the report: rich tables (with the crosstable and LOS
+    matrix if asked), or JSON, or CSV; with ``plot``, write the ratings plot there and the
+    history plot beside it (``NAME-history.png``; ``NAME-4p.png`` etc. when sizes are mixed)."""
+    fmt = ReportFormat(fmt)
+    console = console if console is not None else Console()
+    fits = fit_by_table_size(results, anchor=anchor, method=method, prior_draws=prior_draws)
+    if fmt is ReportFormat.JSON:
+        console.file.write(to_json(fits) + "\n")
+    elif fmt is ReportFormat.CSV:
+        console.file.write(to_csv(fits))
+    else:
+        for f in fits.values():
+            console.print(ratings_table(f))
+            if with_crosstable:
+                console.print(crosstable(f))
+            if with_los:
+                console.print(los_table(f))
+    if plot is not None:
+        many = len(fits) > 1
+        for size, f in fits.items():
+            target = _sized_path(Path(plot), size, many)
+            plot_ratings(f, target)
+            sized = [r for r in results if len(r.players) == size]
+            history = rating_history(
+                sized, checkpoints=checkpoints, anchor=anchor, prior_draws=prior_draws
+            )
+            plot_history(
+                history,
+                history_path(target),
+                title=f"Ratings as results accumulate, {_size_label(f)}",
+            )
+    return fits

@@ -1,0 +1,112 @@
+"""Reports: the rich tables, JSON and CSV say what the fit says; the plots are real PNG files."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+from matplotlib import image
+from rich.console import Console
+
+from arena.ratings import TableResult, fit
+from arena.ratings.elo import rating_history
+from arena.ratings.report import (
+    ReportFormat,
+    crosstable,
+    history_path,
+    los_table,
+    plot_history,
+    plot_ratings,
+    ratings_table,
+    render_ratings,
+    to_csv,
+    to_json,
+)
+from arena.ratings.simulate import simulate_tables
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def text_of(*renderables: object) -> str:
+    console = Console(width=200, record=True, file=io.StringIO())
+    for r in renderables:
+        console.print(r)
+    return console.export_text()
+
+
+@pytest.fixture(scope="module")
+def tournament() -> list[TableResult]:
+    return simulate_tables([-100.0, 0.0, 50.0, 150.0], 60, seed=12).to_results()
+
+
+def test_ratings_table_lists_bots_best_first(tournament: list[TableResult]) -> None:
+    f = fit(tournament)
+    text = text_of(ratings_table(f))
+    positions = [text.index(f" {row.name} ") for row in f.rows()]
+    assert positions == sorted(positions)
+    best = f.rows()[0]
+    assert f"{best.elo:+.1f}" in text and f"[{best.low:+.1f}, {best.high:+.1f}]" in text
+    assert "240 results on 60 boards; mean = 0" in text.replace("\n", " ")
+
+
+def test_crosstable_and_los_tables() -> None:
+    results = [TableResult(f"w{i}", ("A", "B", "B"), (0.0, 5.0, 5.0)) for i in range(300)]
+    results += [TableResult(f"l{i}", ("A", "B", "B"), (9.0, 5.0, 5.0)) for i in range(100)]
+    f = fit(results)
+    cross = text_of(crosstable(f))
+    assert "75.0% (800)" in cross and "25.0% (800)" in cross
+    assert ">99.9%" in text_of(los_table(f)) and "<0.1%" in text_of(los_table(f))
+
+
+def test_json_and_csv_carry_the_fit(tournament: list[TableResult]) -> None:
+    f = fit(tournament, anchor="bot00")
+    document = json.loads(to_json(f))
+    (only,) = document["fits"]
+    assert only["anchor"] == "bot00" and only["table_size"] == 4
+    assert [r["name"] for r in only["ratings"]] == [r.name for r in f.rows()]
+    assert only["ratings"][0]["elo"] == pytest.approx(f.rows()[0].elo)
+    assert only["los"]["bot03"]["bot00"] == pytest.approx(f.los_between("bot03", "bot00"))
+    assert only["crosstable"]["bot01"]["bot02"]["pairs"] == int(f.pair_count[1, 2])
+    rows = list(csv.DictReader(io.StringIO(to_csv(f))))
+    assert [r["name"] for r in rows] == [r.name for r in f.rows()]
+    assert float(rows[-1]["elo"]) == pytest.approx(f.rows()[-1].elo)
+    assert rows[0]["table_size"] == "4" and rows[0]["placings"] == "0 0 0 0"
+
+
+def test_plots_are_png_images(tournament: list[TableResult], tmp_path: Path) -> None:
+    f = fit(tournament)
+    ratings = plot_ratings(f, tmp_path / "elo.png")
+    history = plot_history(rating_history(tournament, checkpoints=8), tmp_path / "hist.png")
+    for path in (ratings, history):
+        assert path.read_bytes().startswith(PNG_SIGNATURE)
+        height, width, _ = image.imread(path).shape
+        assert width >= 1000 and height >= 400
+
+
+def test_render_ratings_keeps_table_sizes_apart(tmp_path: Path) -> None:
+    three = simulate_tables([0.0, 50.0, 100.0], 12, seed=1, table_size=3).to_results()
+    four = simulate_tables([0.0, 50.0, 100.0, 150.0], 12, seed=2).to_results()
+    out = io.StringIO()
+    fits = render_ratings(
+        three + four, fmt=ReportFormat.JSON, plot=tmp_path / "r.png", console=Console(file=out)
+    )
+    assert sorted(fits) == [3, 4]
+    assert [d["table_size"] for d in json.loads(out.getvalue())["fits"]] == [3, 4]
+    for name in ("r-3p.png", "r-3p-history.png", "r-4p.png", "r-4p-history.png"):
+        assert (tmp_path / name).read_bytes().startswith(PNG_SIGNATURE)
+
+
+def test_render_ratings_text_with_crosstable_and_los(tournament: list[TableResult]) -> None:
+    console = Console(width=200, record=True, file=io.StringIO())
+    render_ratings(tournament, with_crosstable=True, with_los=True, console=console)
+    text = console.export_text()
+    assert "Ratings, 4-seat tables" in text
+    assert "Crosstable, 4-seat tables" in text
+    assert "Likelihood of superiority, 4-seat tables" in text
+
+
+def test_history_path_sits_beside_the_plot() -> None:
+    assert history_path("out/elo.png") == Path("out/elo-history.png")
