@@ -60,12 +60,16 @@ class TlsConfig:
 class RefereeConfig:
     """How a referee serves: limits, security, shutdown."""
 
+    address: str = "127.0.0.1:0"
+    """Where :meth:`Referee.start` listens unless told otherwise (port 0: any free port)."""
     max_message_bytes: int = 64 * 1024
     """Largest message accepted from a bot (gRPC's max_receive_message_length)."""
     inbox_limit: int = 64
     """Messages a session may have waiting unread; one more is a flood (RESOURCE_EXHAUSTED)."""
     handshake_ms: int = 5000
     """Time a new stream has to send its Hello."""
+    max_sessions_per_token: int = 64
+    """Sessions one token may hold at once (a bot's pool of processes shares its token)."""
     grace_ms: int = 5000
     """Reconnection grace announced in Welcome (each table applies its own FaultPolicy.grace_ms)."""
     shutdown_grace_ms: int = 5000
@@ -107,12 +111,14 @@ class RefereeConfig:
             "spectator_queue",
             "max_spectators",
             "keepalive_ms",
+            "max_sessions_per_token",
         ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ConfigError(f"referee.{name} must be a whole number >= 0, got {value!r}")
-        if self.inbox_limit < 1 or self.max_message_bytes < 1024:
+        if self.inbox_limit < 1 or self.max_message_bytes < 1024 or self.max_sessions_per_token < 1:
             raise ConfigError(
-                "referee: inbox_limit must be >= 1 and max_message_bytes >= 1024 "
-                f"(got {self.inbox_limit}, {self.max_message_bytes})"
+                "referee: inbox_limit and max_sessions_per_token must be >= 1 and "
+                f"max_message_bytes >= 1024 (got {self.inbox_limit}, "
+                f"{self.max_sessions_per_token}, {self.max_message_bytes})"
             )

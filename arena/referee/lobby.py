@@ -38,6 +38,7 @@ class Lobby:
             waiting.remove(session)
             if not waiting:
                 del self._idle[session.bot]
+            self._pulse()
 
     def counts(self) -> dict[str, int]:
         """Idle sessions per bot name."""
@@ -61,6 +62,7 @@ class Lobby:
                     del self._idle[name]
             else:
                 taken.append(None)
+        self._pulse()
         return taken
 
     async def take(self, names: Sequence[str], timeout_s: float) -> list[Session | None]:
@@ -90,6 +92,10 @@ class Lobby:
         except TimeoutError:
             return False
         return True
+
+    async def changed(self) -> None:
+        """Return when a session next enters the lobby or is taken from it."""
+        await self._changed.wait()
 
     def drain(self) -> list[Session]:
         """Remove and return every idle session (the referee is stopping)."""

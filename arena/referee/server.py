@@ -21,6 +21,7 @@ import signal
 import time
 from collections import Counter, deque
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -34,13 +35,20 @@ from arena.proto.hearts.v1 import spectator_service_pb2_grpc as spec_grpc
 from arena.referee import wire
 from arena.referee.accounts import MAY_PLAY, Accounts, TokenAccounts, token_key
 from arena.referee.config import PROTOCOL_VERSIONS, RefereeConfig
-from arena.referee.game import TableRun
+from arena.referee.game import Seat, TableRun
 from arena.referee.lobby import Lobby
 from arena.referee.session import Closed, Ending, Session
 from arena.referee.spectators import TableFeed
 from arena.table import GameRecord, TableSpec, Termination
 
-__all__ = ["BOT_SERVICE", "SPECTATOR_SERVICE", "Referee", "serve", "serve_forever"]
+__all__ = [
+    "BOT_SERVICE",
+    "SPECTATOR_SERVICE",
+    "Referee",
+    "SessionInfo",
+    "serve",
+    "serve_forever",
+]
 
 log = logging.getLogger("arena.referee")
 
@@ -51,6 +59,20 @@ FINAL_WRITE_S = 1.0
 """How long the last message of a session (a Shutdown) may take to go out."""
 SERVER_STOP_GRACE_S = 1.0
 """After every session was told to stop, how long gRPC waits for streams to close."""
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """One session as listed for operators (never with its token)."""
+
+    session_id: str
+    """The session's id (as in its Welcome)."""
+    bot: str
+    """The bot's name."""
+    table_id: str | None
+    """The table it plays at now, or None while idle in the lobby."""
+    peer: str
+    """The bot's network address."""
 
 
 def _as_accounts(accounts: Accounts | Mapping[str, str]) -> Accounts:
@@ -73,7 +95,8 @@ class Referee:
         self._server: grpc.aio.Server | None = None
         self._health = health.aio.HealthServicer()  # type: ignore[attr-defined]
         self._lobby = Lobby()
-        self._sessions: dict[bytes, Session] = {}
+        self._sessions: dict[str, Session] = {}
+        self._by_key: dict[bytes, list[Session]] = {}
         self._session_ids = itertools.count(1)
         self._request_ids = itertools.count(1)
         self._game_ids = itertools.count(1)
@@ -92,9 +115,10 @@ class Referee:
 
     # ---- life cycle -------------------------------------------------------------------------
 
-    async def start(self, address: str = "127.0.0.1:0") -> int:
-        """Listen on ``address`` (port 0 picks a free port) and return the port."""
+    async def start(self, address: str | None = None) -> int:
+        """Listen on ``address`` (default: ``config.address``; port 0: any free port); the port."""
         cfg = self.config
+        address = cfg.address if address is None else address
         options: list[tuple[str, Any]] = [
             ("grpc.max_receive_message_length", cfg.max_message_bytes),
             ("grpc.so_reuseport", 0),
@@ -280,8 +304,7 @@ class Referee:
             session.end(Ending(None, "the stream was cancelled"))
             raise
         finally:
-            if self._sessions.get(session.key) is session:
-                del self._sessions[session.key]
+            self._forget(session)
             if not session.closed:
                 session.end(ending or Ending(None, "the handler finished"))
             self.closed_sessions[session.ending.result().code_name] += 1
@@ -349,37 +372,41 @@ class Referee:
         session.key = token_key(hello.token)
         session.hello = hello
         session.decide_forced = hello.decide_forced_moves
-        await self._admit(session)
-        return None
+        return await self._admit(session)
 
-    async def _admit(self, session: Session) -> None:
-        """Welcome an authenticated session: it replaces an older one with the same token and
-        takes back that bot's seat if a game holds one for it; otherwise it waits in the lobby."""
+    async def _admit(self, session: Session) -> Ending | None:
+        """Welcome an authenticated session: it takes back its bot's seat if a game holds one for
+        its token, else it waits in the lobby. A token may hold several sessions; at the limit the
+        oldest idle one is replaced, and if none is idle the new one is refused."""
         key = session.key
-        claim: tuple[TableRun, Any] | None = None
-        old = self._sessions.get(key)
-        if old is not None and not old.closed:
-            for run in self._running.values():
-                seat = run.seat_of(old)
-                if seat is not None:
-                    claim = (run, seat)
-            old.end(
+        mine = self._by_key.setdefault(key, [])
+        if len(mine) >= self.config.max_sessions_per_token:
+            idle = [s for s in mine if s.owner is self._lobby]
+            if not idle:
+                return Ending(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"too many sessions for this token ({len(mine)}, all playing): close one, "
+                    "or retry after a delay",
+                )
+            idle[0].end(
                 Ending(
                     None,
                     "replaced by a new session with the same token",
                     bot_pb.Shutdown(
                         reason=bot_pb.SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION,
-                        message=f"a new session ({session.id}) with this token took over",
+                        message=f"a new session ({session.id}) with this token took this one's "
+                        "place: the token's session limit was reached",
                     ),
                 )
             )
-        if claim is None:
-            for run in self._running.values():
-                seat = run.claimable(key, session.bot)
-                if seat is not None:
-                    claim = (run, seat)
-                    break
-        self._sessions[key] = session
+        claim: tuple[TableRun, Seat] | None = None
+        for run in self._running.values():
+            seat = run.claimable(key, session.bot)
+            if seat is not None:
+                claim = (run, seat)
+                break
+        mine.append(session)
+        self._sessions[session.id] = session
         welcome = bot_pb.Welcome(
             session_id=session.id,
             protocol_version=session.hello.protocol_version if session.hello else 1,
@@ -393,11 +420,70 @@ class Referee:
         try:
             await session.send(bot_pb.PlayResponse(welcome=welcome))
         except Exception:
-            return
+            return None
         if claim is not None and claim[0].resume(claim[1], session):
             log.info("session %s (%s) took back its seat", session.id, session.bot)
-            return
+            return None
         self._lobby.add(session)
+        return None
+
+    def _forget(self, session: Session) -> None:
+        self._sessions.pop(session.id, None)
+        mine = self._by_key.get(session.key)
+        if mine is not None and session in mine:
+            mine.remove(session)
+            if not mine:
+                del self._by_key[session.key]
+
+    # ---- sessions, for operators ------------------------------------------------------------
+
+    def sessions(self) -> list[SessionInfo]:
+        """Every authenticated session now, idle or seated."""
+        out = []
+        for session in self._sessions.values():
+            if session.closed:
+                continue
+            table = next(
+                (t for t, run in self._running.items() if run.seat_of(session) is not None), None
+            )
+            out.append(SessionInfo(session.id, session.bot, table, session.peer))
+        return out
+
+    def kick(
+        self,
+        session_id: str,
+        reason: str,
+        *,
+        may_reconnect: bool = True,
+        reconnect_after_ms: int | None = None,
+    ) -> bool:
+        """End one session with a KICKED shutdown (its seat, if any, is then away); found?"""
+        session = self._sessions.get(session_id)
+        if session is None or session.closed:
+            return False
+        after = self.config.reconnect_after_ms if reconnect_after_ms is None else reconnect_after_ms
+        session.end(
+            Ending(
+                None,
+                f"kicked: {reason}",
+                bot_pb.Shutdown(
+                    reason=bot_pb.SHUTDOWN_REASON_KICKED,
+                    message=reason,
+                    may_reconnect=may_reconnect,
+                    reconnect_after_ms=after if may_reconnect else 0,
+                ),
+            )
+        )
+        return True
+
+    def kick_bot(self, bot: str, reason: str, *, may_reconnect: bool = False) -> int:
+        """End every session of a bot (e.g. banned); how many were ended."""
+        ids = [s.id for s in self._sessions.values() if s.bot == bot and not s.closed]
+        return sum(self.kick(i, reason, may_reconnect=may_reconnect) for i in ids)
+
+    async def lobby_changed(self) -> None:
+        """Return when a session next enters or leaves the lobby."""
+        await self._lobby.changed()
 
 
 class _Spectators(spec_grpc.SpectatorServiceServicer):
@@ -471,7 +557,7 @@ def _unplayed(spec: TableSpec, reason: str) -> GameRecord:
 async def serve(
     config: RefereeConfig,
     accounts: Accounts | Mapping[str, str],
-    address: str = "127.0.0.1:50051",
+    address: str | None = None,
     *,
     main: Callable[[Referee], Coroutine[Any, Any, object]] | None = None,
     ready: Callable[[int], None] | None = None,
@@ -520,7 +606,7 @@ async def serve(
 def serve_forever(
     config: RefereeConfig,
     accounts: Accounts | Mapping[str, str],
-    address: str = "127.0.0.1:50051",
+    address: str | None = None,
     *,
     main: Callable[[Referee], Coroutine[Any, Any, object]] | None = None,
     ready: Callable[[int], None] | None = None,

@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import TypeVar
 
 from arena.errors import ConfigError
 from arena.referee.accounts import Accounts
@@ -22,6 +23,7 @@ from arena.table import GameRecord, TableSpec
 __all__ = ["RefereeThread"]
 
 START_TIMEOUT_S = 30.0
+T = TypeVar("T")
 
 
 class RefereeThread:
@@ -52,8 +54,8 @@ class RefereeThread:
             raise ConfigError("the referee thread has not been started")
         return self._referee
 
-    def start(self, address: str = "127.0.0.1:0") -> int:
-        """Start the thread and the server; return the port once it listens."""
+    def start(self, address: str | None = None) -> int:
+        """Start the thread and the server on ``address`` (default ``config.address``); the port."""
         if self._thread is not None:
             raise ConfigError("the referee thread was already started")
         self._thread = threading.Thread(
@@ -66,7 +68,7 @@ class RefereeThread:
             raise self._start_error
         return self.port
 
-    async def _main(self, address: str) -> None:
+    async def _main(self, address: str | None) -> None:
         self._loop = asyncio.get_running_loop()
         self._stop_request = asyncio.Event()
         try:
@@ -89,14 +91,18 @@ class RefereeThread:
             self.referee.play_table(spec, wait_ms=wait_ms), loop
         )
 
-    def idle(self) -> dict[str, int]:
-        """Sessions waiting in the lobby, per bot name."""
+    def call(self, function: Callable[[Referee], T]) -> T:
+        """Run ``function(referee)`` on the referee's loop and return its result (a quick look)."""
         loop = self._running_loop()
 
-        async def counts() -> dict[str, int]:
-            return self.referee.idle()
+        async def run() -> T:
+            return function(self.referee)
 
-        return asyncio.run_coroutine_threadsafe(counts(), loop).result()
+        return asyncio.run_coroutine_threadsafe(run(), loop).result()
+
+    def idle(self) -> dict[str, int]:
+        """Sessions waiting in the lobby, per bot name."""
+        return self.call(Referee.idle)
 
     def wait_for_bots(self, bots: Mapping[str, int] | Iterable[str], timeout_ms: int) -> bool:
         """Block until these bots wait in the lobby (names, or name to count); False on timeout."""
