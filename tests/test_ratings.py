@@ -98,7 +98,7 @@ def test_anchor_holds_the_named_bot_at_zero_and_moves_nothing_else() -> None:
 
 
 def test_an_anchor_that_did_not_play_is_refused() -> None:
-    with pytest.raises(RatingsError, match="'nobody'"):
+    with pytest.raises(RatingsError, match="'nobody' did not play at 4-seat tables"):
         fit(simulate_tables([0.0] * 4, 5, seed=1), anchor="nobody")
 
 

@@ -4,7 +4,7 @@ rates mean what they say?
 The simulator (arena.ratings.simulate) gives head-to-head pairs that follow Bradley-Terry exactly,
 with deal luck shared by the rotations of a board, so the true ratings are the ones put in. The
 coverage is pooled over every bot (and, separately, every pairwise difference) of every repetition;
-its Monte Carlo standard error at these sizes is about 0.3 to 0.4 percentage points, so the
+its Monte Carlo standard error at these sizes is about 0.2 to 0.4 percentage points, so the
 [93%, 97%] window is five or more standard errors wide on each side of 95%. To show that the check
 can fail, the naive (independent pairs) intervals must fall outside the window in the same runs.
 """

@@ -6,8 +6,16 @@ import math
 
 import pytest
 
+from arena.ratings import TableResult
 from arena.ratings.simulate import simulate_board_scores
-from arena.ratings.sprt import Sprt, SprtDecision, SprtError, elo_to_score, score_to_elo
+from arena.ratings.sprt import (
+    Sprt,
+    SprtDecision,
+    SprtError,
+    board_score,
+    elo_to_score,
+    score_to_elo,
+)
 
 
 def test_bounds_are_walds() -> None:
@@ -94,3 +102,17 @@ def test_impossible_set_ups_are_refused(
 def test_a_score_outside_the_unit_interval_is_refused() -> None:
     with pytest.raises(SprtError, match=r"1\.5"):
         Sprt().update(1.5)
+
+
+def test_board_score_is_b_share_against_a_over_the_rotations() -> None:
+    board = [
+        TableResult("d", ("A", "B", "f1", "f2"), (3.0, 0.0, 10.0, 13.0)),  # B beats A
+        TableResult("d", ("f2", "A", "B", "f1"), (0.0, 4.0, 4.0, 18.0)),  # draw
+        TableResult("d", ("f1", "f2", "A", "B"), (5.0, 5.0, 1.0, 15.0)),  # A beats B
+        TableResult("d", ("B", "f1", "f2", "A"), (2.0, 2.0, 20.0, 2.0)),  # draw
+    ]
+    assert board_score(board, "A", "B") == pytest.approx(0.5)
+    assert board_score(board[:2], "A", "B") == pytest.approx(0.75)
+    assert board_score(board[:2], "B", "A") == pytest.approx(0.25)
+    with pytest.raises(SprtError, match="never sat"):
+        board_score(board, "A", "nobody")

@@ -5,6 +5,9 @@
 * :mod:`arena.ratings.report`: rich tables, JSON, CSV and plots of a fit.
 * :mod:`arena.ratings.sprt`: the sequential test "is B stronger than A" on board scores.
 * :mod:`arena.ratings.live`: an incremental OpenSkill rating for live ladders, apart from the fit.
+* :mod:`arena.ratings.simulate`: seeded tournaments with known strengths, for tests and benches.
+
+The report module imports matplotlib, so it is not imported here; import it where it is used.
 """
 
 from arena.ratings.elo import (
@@ -23,7 +26,9 @@ from arena.ratings.elo import (
     fit_by_table_size,
     rating_history,
 )
+from arena.ratings.live import LiveRating, LiveRatings
 from arena.ratings.results import RatingsError, TableArrays, TableResult, table_sizes
+from arena.ratings.sprt import Sprt, SprtBounds, SprtDecision, SprtError, board_score
 
 __all__ = [
     "DEFAULT_BOOTSTRAP_SAMPLES",
@@ -35,11 +40,18 @@ __all__ = [
     "BotStats",
     "Interval",
     "IntervalMethod",
+    "LiveRating",
+    "LiveRatings",
     "RatingFit",
     "RatingHistory",
     "RatingsError",
+    "Sprt",
+    "SprtBounds",
+    "SprtDecision",
+    "SprtError",
     "TableArrays",
     "TableResult",
+    "board_score",
     "fit",
     "fit_by_table_size",
     "rating_history",

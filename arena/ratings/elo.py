@@ -371,14 +371,34 @@ def fit(
     return _fit_arrays(arrays, anchor, prior_draws, method, bootstrap_samples, seed, confidence)
 
 
-def fit_by_table_size(results: Sequence[TableResult], **options: Any) -> dict[int, RatingFit]:
-    """One :func:`fit` per table size present, keyed by seats; ``options`` go to each fit."""
+def fit_by_table_size(
+    results: Sequence[TableResult],
+    *,
+    anchor: str | None = None,
+    prior_draws: float = DEFAULT_PRIOR_DRAWS,
+    method: IntervalMethod | str = IntervalMethod.SANDWICH,
+    bootstrap_samples: int = DEFAULT_BOOTSTRAP_SAMPLES,
+    seed: int = 0,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> dict[int, RatingFit]:
+    """One :func:`fit` per table size present, keyed by seats, with the same options each."""
     by_size: dict[int, list[TableResult]] = {}
     for result in results:
         by_size.setdefault(len(result.players), []).append(result)
     if not by_size:
         raise RatingsError("no results to rate")
-    return {size: fit(by_size[size], **options) for size in sorted(by_size)}
+    return {
+        size: fit(
+            by_size[size],
+            anchor=anchor,
+            prior_draws=prior_draws,
+            method=method,
+            bootstrap_samples=bootstrap_samples,
+            seed=seed,
+            confidence=confidence,
+        )
+        for size in sorted(by_size)
+    }
 
 
 def rating_history(
@@ -455,7 +475,10 @@ def _fit_arrays(
     names, players = _compact(arrays)
     n = len(names)
     if anchor is not None and anchor not in names:
-        raise RatingsError(f"anchor {anchor!r} is not among the rated bots {names}")
+        raise RatingsError(
+            f"anchor {anchor!r} did not play at {arrays.table_size}-seat tables; "
+            f"the bots there are {names}"
+        )
     board, n_boards = _compact_boards(arrays.board)
     score, count = _pair_totals(players, arrays.points, n)
     _check_connected(names, count, score, prior_draws)

@@ -120,6 +120,10 @@ class TableArrays:
                 raise RatingsError(f"{field} has shape {array.shape}, expected {(rows,)}")
         if not MIN_PLAYERS <= seats <= MAX_PLAYERS:
             raise RatingsError(f"{seats} seats; a table has {MIN_PLAYERS} to {MAX_PLAYERS}")
+        if rows and not (self.players.min() >= 0 and self.players.max() < len(self.names)):
+            raise RatingsError(f"player codes must index the {len(self.names)} names")
+        if rows and not (self.board.min() >= 0 and self.board.max() < len(self.board_names)):
+            raise RatingsError(f"board codes must index the {len(self.board_names)} board names")
 
     def __len__(self) -> int:
         return int(self.players.shape[0])

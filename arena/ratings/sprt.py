@@ -20,15 +20,24 @@ the first few boards more cautious and fades as boards accumulate.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Final
 
 from scipy import stats
 
-from arena.ratings.results import RatingsError
+from arena.ratings.results import RatingsError, TableResult
 
-__all__ = ["Sprt", "SprtBounds", "SprtDecision", "SprtError", "elo_to_score", "score_to_elo"]
+__all__ = [
+    "Sprt",
+    "SprtBounds",
+    "SprtDecision",
+    "SprtError",
+    "board_score",
+    "elo_to_score",
+    "score_to_elo",
+]
 
 PRIOR_VARIANCE: Final = 0.25
 """The largest variance of a score in [0, 1]: the cautious guess before boards show the spread."""
@@ -71,6 +80,27 @@ def score_to_elo(score: float) -> float:
     if score >= 1.0:
         return math.inf
     return -400.0 * math.log10(1.0 / score - 1.0)
+
+
+def board_score(results: Iterable[TableResult], a: str, b: str) -> float:
+    """B's share of head-to-head points against A over ``results`` (the rotations of one board):
+    fewer points wins, equal points is half; fillers at the table do not count."""
+    points = pairs = 0.0
+    for r in results:
+        for i, x in enumerate(r.players):
+            for j, y in enumerate(r.players):
+                if x == b and y == a:
+                    pairs += 1.0
+                    points += (
+                        1.0
+                        if r.points[i] < r.points[j]
+                        else 0.5
+                        if r.points[i] == r.points[j]
+                        else 0.0
+                    )
+    if not pairs:
+        raise SprtError(f"{a!r} and {b!r} never sat at one table in these results")
+    return points / pairs
 
 
 class Sprt:
