@@ -1,0 +1,683 @@
+"""Driving one bot process through scripted games, and judging every answer it gives.
+
+:class:`Checker` owns the bot process and its current stream: it (re)starts the bot, checks each
+Hello, sends requests and waits for the answers with the deadline the request announces.
+:class:`ScriptedGame` plays one game of one hand with the rules engine: the other seats play by a
+fixed, simple policy, the bot's seat is asked whenever it has a decision, and every message the
+bot receives is built the way the referee builds it (:mod:`arena.referee.wire`).
+
+Whatever the bot does wrong ends the scenario with :class:`CheckFailedError`, whose message is the
+exact reason ("played 3D on a club lead while holding 5C 9C").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+
+from arena.cards import Card, Suit
+from arena.checkbot.process import BotProcess
+from arena.checkbot.server import Garbage, ScriptedStream, ScriptServer, StreamEnded
+from arena.engine import Hand, Phase
+from arena.errors import ArenaError, CardParseError, Violation
+from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
+from arena.proto.hearts.v1 import events_pb2 as ev_pb
+from arena.proto.hearts.v1 import game_pb2 as game_pb
+from arena.referee import wire
+from arena.rules import PassDirection, Rules
+from arena.table import Clocks
+
+__all__ = [
+    "CheckFailedError",
+    "CheckOptions",
+    "Checker",
+    "NoStreamError",
+    "ScriptError",
+    "ScriptedGame",
+]
+
+PROTOCOL_VERSION = 1
+MAX_NAME_CHARS = 64
+MS = 1000.0
+SERVER_VERSION = "arena-check-bot/1"
+MAX_MESSAGE_BYTES = 64 * 1024
+
+
+class CheckFailedError(ArenaError):
+    """The bot broke the protocol or the rules; the message is the exact reason."""
+
+
+class NoStreamError(CheckFailedError):
+    """The bot opened no stream in time (it may have exited: see the message)."""
+
+
+class ScriptError(ArenaError):
+    """A scenario did not reach the situation it was written for (a bug of the checker)."""
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """How the checker runs the bot."""
+
+    name: str = "bot"
+    """ARENA_BOT_NAME given to the bot."""
+    clocks: Clocks = field(default_factory=Clocks)
+    """Move time and time bank announced and enforced (the handshake time too)."""
+    start_timeout_s: float = 20.0
+    """How long the bot may take to start and open its stream."""
+    grace_ms: int = 5000
+    """Welcome.reconnect_grace_ms: how long the bot may take to come back after a drop."""
+    exit_timeout_s: float = 5.0
+    """How long the bot may take to exit after a Shutdown or a refusal."""
+
+
+def suit_word(suit: Suit) -> str:
+    """'club', 'diamond', 'heart' or 'spade'."""
+    return suit.name.lower().rstrip("s")
+
+
+def show(cards: Sequence[Card]) -> str:
+    """Cards as codes separated by spaces ('-' for none)."""
+    return " ".join(str(c) for c in cards) or "-"
+
+
+class Checker:
+    """The bot under test: its process, its current stream, and the questions put to it."""
+
+    def __init__(
+        self, command: Sequence[str], options: CheckOptions, server: ScriptServer, log: Path
+    ) -> None:
+        """Prepare to check ``command``; nothing starts until :meth:`connect`."""
+        self.command = list(command)
+        self.options = options
+        self.server = server
+        self.log = log
+        self.token = secrets.token_hex(16)
+        """The token the bot is given, fresh for each check."""
+        self.process: BotProcess | None = None
+        self.stream: ScriptedStream | None = None
+        self.hello: bot_pb.Hello | None = None
+        self.starts = 0
+        """How many times the bot's process was started."""
+        self._next_id = 0
+        self._closed_ids: set[int] = set()
+        self._loop = asyncio.get_running_loop()
+
+    # ---- the process ------------------------------------------------------------------------
+
+    def new_process(self, token: str) -> BotProcess:
+        """A process of the bot's command with the arena environment (not started)."""
+        env = {
+            "ARENA_ADDRESS": self.server.address,
+            "ARENA_TOKEN": token,
+            "ARENA_BOT_NAME": self.options.name,
+        }
+        return BotProcess(self.command, env, self.log)
+
+    async def start(self) -> None:
+        """Start (or restart) the bot's process."""
+        if self.process is not None:
+            await self.process.stop()
+        self.process = self.new_process(self.token)
+        self.starts += 1
+        await self.process.start()
+
+    async def stop(self) -> None:
+        """Stop the bot's process and close its stream."""
+        if self.stream is not None:
+            self.stream.close()
+            self.stream = None
+        if self.process is not None:
+            await self.process.stop()
+
+    def exit_note(self) -> str:
+        """How the bot's process ended, if it has (for failure reasons)."""
+        return "" if self.process is None else self.process.exit_note()
+
+    # ---- streams and the handshake --------------------------------------------------------
+
+    @property
+    def decide_forced(self) -> bool:
+        """Whether the bot asked to be asked about forced moves."""
+        return self.hello is not None and self.hello.decide_forced_moves
+
+    async def connect(self) -> ScriptedStream:
+        """A live, welcomed stream: the current one, a new one the bot opens, or a restart's."""
+        if self.stream is not None and self.stream.ended is None:
+            return self.stream
+        self.stream = None
+        process = self.process
+        if process is None or process.returncode is not None:
+            await self.start()
+            why = "after it started"
+        else:
+            why = "after its stream ended"
+        try:
+            stream = await self.accept(self.options.start_timeout_s, why)
+        except CheckFailedError:
+            if self.process is not None and self.process.returncode is None and self.starts > 0:
+                # A live process that does not come back: give the next scenario a fresh one.
+                await self.process.stop()
+            raise
+        self.welcome(stream)
+        return stream
+
+    def welcome(
+        self,
+        stream: ScriptedStream,
+        *,
+        resumed: bool = False,
+        events: Sequence[ev_pb.Event] = (),
+        request: bot_pb.DecisionRequest | None = None,
+    ) -> None:
+        """Send the Welcome (with the replayed events and the open request, on a resume)."""
+        assert self.hello is not None
+        response = bot_pb.PlayResponse(
+            welcome=bot_pb.Welcome(
+                session_id=f"check-{self.starts}-{secrets.token_hex(4)}",
+                protocol_version=PROTOCOL_VERSION,
+                server_version=SERVER_VERSION,
+                message="arena check-bot: a compliance check, not a real game",
+                decide_forced_moves=self.hello.decide_forced_moves,
+                reconnect_grace_ms=self.options.grace_ms,
+                max_message_bytes=MAX_MESSAGE_BYTES,
+                resumed=resumed,
+            ),
+            events=events,
+        )
+        if request is not None:
+            response.request.CopyFrom(request)
+        stream.send(response)
+        self.stream = stream
+
+    async def accept(
+        self, timeout_s: float, why: str, *, token: str | None = None
+    ) -> ScriptedStream:
+        """Wait for the bot's next stream and check its Hello (against ``token``, default ours).
+
+        A stream refused for a bad Hello is closed with the status the referee would use.
+        """
+        process = self.process
+        stream = await self._next_stream_or_exit(timeout_s, process)
+        if stream is None:
+            address = self.server.address
+            raise NoStreamError(
+                f"no stream opened to ARENA_ADDRESS={address} within {timeout_s:g} s {why}"
+                + self.exit_note()
+            )
+        handshake_s = self.options.clocks.handshake_ms / MS
+        got = await stream.receive(handshake_s)
+        if got is None:
+            stream.close(grpc.StatusCode.DEADLINE_EXCEEDED, "no Hello within the handshake time")
+            raise CheckFailedError(
+                f"opened a stream but sent no Hello within {self.options.clocks.handshake_ms} ms"
+            )
+        item = got.item
+        if isinstance(item, StreamEnded):
+            raise CheckFailedError(f"{item.reason} before sending its Hello{self.exit_note()}")
+        if isinstance(item, Garbage):
+            stream.close(grpc.StatusCode.INVALID_ARGUMENT, "the first message is not a Hello")
+            raise CheckFailedError(
+                f"sent {item.size} bytes that are not a PlayRequest ({item.error}) instead of Hello"
+            )
+        kind = item.WhichOneof("kind")
+        if kind != "hello":
+            stream.close(grpc.StatusCode.INVALID_ARGUMENT, "the first message is not a Hello")
+            raise CheckFailedError(
+                f"the first message of the stream was a {kind or 'PlayRequest with nothing set'}, "
+                "not a Hello"
+            )
+        hello = item.hello
+        if hello.protocol_version != PROTOCOL_VERSION:
+            stream.close(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"protocol version {hello.protocol_version} is not spoken here; speak 1",
+            )
+            raise CheckFailedError(
+                f"Hello.protocol_version is {hello.protocol_version}; this protocol (hearts.v1) "
+                f"is version {PROTOCOL_VERSION}"
+            )
+        if not 1 <= len(hello.bot_name) <= MAX_NAME_CHARS:
+            stream.close(grpc.StatusCode.INVALID_ARGUMENT, "Hello.bot_name must be 1-64 chars")
+            raise CheckFailedError(
+                f"Hello.bot_name is {len(hello.bot_name)} characters long; it must be 1 to "
+                f"{MAX_NAME_CHARS} (ARENA_BOT_NAME is {self.options.name!r})"
+            )
+        expected = self.token if token is None else token
+        if not secrets.compare_digest(hello.token.encode(), expected.encode()):
+            stream.close(grpc.StatusCode.UNAUTHENTICATED, "unknown token")
+            raise CheckFailedError(
+                f"Hello.token is not the ARENA_TOKEN it was given (it sent {len(hello.token)} "
+                f"characters; ARENA_TOKEN has {len(expected)})"
+            )
+        self.hello = hello
+        return stream
+
+    async def _next_stream_or_exit(
+        self, timeout_s: float, process: BotProcess | None
+    ) -> ScriptedStream | None:
+        """The next stream, or None at the timeout or as soon as the process exits."""
+        arrival = asyncio.ensure_future(self.server.next_stream(timeout_s))
+        waiters: set[asyncio.Future[object]] = {arrival}  # type: ignore[arg-type]
+        if process is not None:
+            waiters.add(asyncio.ensure_future(process.wait(timeout_s)))
+        done, pending = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        for future in pending:
+            future.cancel()
+        if arrival in done:
+            return arrival.result()
+        arrival.cancel()
+        # The process exited; a stream it opened just before still counts.
+        streams = self.server.pending_streams()
+        return streams[0] if streams else None
+
+    # ---- questions ------------------------------------------------------------------------
+
+    def next_request_id(self) -> int:
+        """A fresh request id (never 0, unique in the check)."""
+        self._next_id += 1
+        return self._next_id
+
+    async def ask(
+        self, request: bot_pb.DecisionRequest, events: Sequence[ev_pb.Event], what: str
+    ) -> tuple[bot_pb.Decision, float]:
+        """Send ``events`` and ``request``; the bot's Decision and how long it took (ms)."""
+        stream = await self.connect()
+        response = bot_pb.PlayResponse(events=events)
+        response.request.CopyFrom(request)
+        stream.send(response)
+        return await self.answer(stream, request, what)
+
+    async def answer(
+        self, stream: ScriptedStream, request: bot_pb.DecisionRequest, what: str
+    ) -> tuple[bot_pb.Decision, float]:
+        """Wait for the Decision answering ``request`` (already sent) within its deadline."""
+        rid = request.request_id
+        sent = self._loop.time()
+        deadline = sent + request.move_deadline_ms / MS
+        try:
+            while True:
+                got = await stream.receive(deadline - self._loop.time())
+                if got is None:
+                    raise CheckFailedError(
+                        f"no answer to {what} within its move_deadline_ms of "
+                        f"{request.move_deadline_ms} ms{self.exit_note()}"
+                    )
+                item = got.item
+                if isinstance(item, StreamEnded):
+                    if self.process is not None:
+                        await self.process.wait(0.2)  # let an exit show, for a better reason
+                    raise CheckFailedError(f"{item.reason} while {what} was open{self.exit_note()}")
+                if isinstance(item, Garbage):
+                    raise CheckFailedError(
+                        f"answered {what} with {item.size} bytes that are not a PlayRequest "
+                        f"({item.error})"
+                    )
+                kind = item.WhichOneof("kind")
+                if kind == "hello":
+                    raise CheckFailedError(
+                        f"sent a second Hello on its stream while {what} was open"
+                    )
+                if kind == "goodbye":
+                    raise CheckFailedError(
+                        f"said Goodbye ({item.goodbye.reason or 'no reason'}) while {what} was open"
+                    )
+                if kind is None:
+                    raise CheckFailedError(f"answered {what} with an empty PlayRequest")
+                decision = item.decision
+                if decision.request_id != rid:
+                    if decision.request_id in self._closed_ids:
+                        continue  # a late answer to a request already judged: the referee drops it
+                    raise CheckFailedError(
+                        f"answered request_id {decision.request_id}, but the open request is "
+                        f"{rid} ({what}): echo DecisionRequest.request_id"
+                    )
+                return decision, (got.at - sent) * MS
+        finally:
+            self._closed_ids.add(rid)
+
+
+class ScriptedGame:
+    """One game of one hand, the bot in one seat; the other seats play the lowest legal card."""
+
+    def __init__(
+        self,
+        checker: Checker,
+        game_id: str,
+        hand: Hand,
+        seat: int,
+        hand_number: int,
+        *,
+        bank_ms: int | None = None,
+    ) -> None:
+        """Set up the game (nothing is sent until :meth:`deal`)."""
+        self.checker = checker
+        self.game_id = game_id
+        self.hand = hand
+        self.rules: Rules = hand.rules
+        self.seat = seat
+        self.number = hand_number
+        n = hand.players
+        self.names = [checker.options.name if s == seat else f"check-seat-{s}" for s in range(n)]
+        self.totals = [0] * n
+        self.clocks = checker.options.clocks
+        self.bank_ms = float(self.clocks.bank_ms if bank_ms is None else bank_ms)
+        self.pending: list[ev_pb.Event] = []
+        """Events the bot has not been sent yet."""
+        self.tricks: list[game_pb.Trick] = []
+        self.decisions = 0
+        self.slowest_ms = 0.0
+        self.own_plays: dict[Card, int] = {}
+        """The bot's own cards played so far, with their trick numbers."""
+        self._rules_msg = wire.rules_message(self.rules)
+
+    # ---- messages ---------------------------------------------------------------------------
+
+    def game_started(self) -> ev_pb.Event:
+        """GameStarted for the bot's seat."""
+        return ev_pb.Event(
+            game_started=ev_pb.GameStarted(
+                game_id=self.game_id,
+                seat_names=self.names,
+                your_seat=self.seat,
+                rules=self._rules_msg,
+                clock=wire.clock_settings(self.clocks),
+            )
+        )
+
+    def replay(self) -> list[ev_pb.Event]:
+        """The events that bring a reconnected bot up to date (as the referee sends them)."""
+        hand = self.hand
+        events = [
+            self.game_started(),
+            wire.hand_started(hand, self.number),
+            wire.cards_dealt(hand, self.number, self.seat),
+        ]
+        if hand.phase is not Phase.PASS and hand.pass_direction is not PassDirection.HOLD:
+            events.append(wire.cards_received(hand, self.number, self.seat))
+        return events
+
+    def deal(self) -> None:
+        """Queue the start of the game and of the hand, and the bot's cards."""
+        self.pending += [
+            self.game_started(),
+            wire.hand_started(self.hand, self.number),
+            wire.cards_dealt(self.hand, self.number, self.seat),
+        ]
+
+    def state(self) -> game_pb.PublicState:
+        """The public state for the bot's seat (the referee's PublicState)."""
+        hand = self.hand
+        n = hand.players
+        state = game_pb.PublicState(
+            players=n,
+            dealer=hand.dealer,
+            seat_names=self.names,
+            hand_number=self.number,
+            completed_tricks=self.tricks,
+            hand_points=hand.points_taken(),
+            game_totals=self.totals,
+            cards_in_hand=[hand.hand_mask(s).bit_count() for s in range(n)],
+            hearts_broken=hand.hearts_broken,
+            first_trick=hand.phase is Phase.PLAY and hand.trick_number == 0,
+            pass_direction=wire.pass_direction(hand.pass_direction),
+            passed_to_seat=hand.pass_target(self.seat),
+            received_from_seat=wire.source_of_pass(hand, self.seat),
+            forfeited=[False] * n,
+            rules=self._rules_msg,
+        )
+        if hand.phase is not Phase.PASS and hand.pass_direction is not PassDirection.HOLD:
+            state.passed_cards.extend(wire.cards_of(hand.passed(self.seat) or ()))
+            state.received_cards.extend(wire.cards_of(hand.received(self.seat) or ()))
+        current = hand.current_trick
+        if current is not None:
+            state.current_trick.CopyFrom(wire.trick_message(self.rules, current))
+        return state
+
+    def request(self, kind: str) -> bot_pb.DecisionRequest:
+        """A decision request for the bot's seat now, with a fresh id and the clocks."""
+        hand = self.hand
+        held = wire.cards_of(hand.hand(self.seat))
+        request = bot_pb.DecisionRequest(
+            request_id=self.checker.next_request_id(),
+            game_id=self.game_id,
+            hand_number=self.number,
+            your_seat=self.seat,
+            hand=held,
+            move_deadline_ms=int(self.clocks.move_ms + self.bank_ms),
+            time_bank_ms=int(self.bank_ms),
+            state=self.state(),
+        )
+        if kind == "pass":
+            request.kind = bot_pb.DECISION_KIND_PASS
+            request.legal_cards.extend(held)
+            request.pass_count = self.rules.pass_count
+            request.pass_direction = wire.pass_direction(hand.pass_direction)
+            request.pass_to_seat = hand.pass_target(self.seat)
+        else:
+            request.kind = bot_pb.DECISION_KIND_PLAY
+            request.trick_number = hand.trick_number
+            request.legal_cards.extend(wire.cards_of(hand.legal_plays()))
+        return request
+
+    def take_pending(self) -> list[ev_pb.Event]:
+        """The queued events, emptying the queue."""
+        events, self.pending = self.pending, []
+        return events
+
+    async def ask(self, request: bot_pb.DecisionRequest, what: str) -> bot_pb.Decision:
+        """Ask the bot, charging its time bank as the referee does."""
+        decision, elapsed = await self.checker.ask(request, self.take_pending(), what)
+        self.charge(elapsed)
+        return decision
+
+    def charge(self, elapsed_ms: float) -> None:
+        """Count one answer's time: the part beyond the move time comes out of the bank."""
+        self.decisions += 1
+        self.slowest_ms = max(self.slowest_ms, elapsed_ms)
+        self.bank_ms = max(0.0, self.bank_ms - max(0.0, elapsed_ms - self.clocks.move_ms))
+
+    # ---- the pass -----------------------------------------------------------------------------
+
+    async def pass_phase(self) -> tuple[Card, ...] | None:
+        """Ask the bot for its pass (judged), pass for the others, exchange; None on a hold."""
+        hand = self.hand
+        if hand.phase is not Phase.PASS:
+            return None
+        direction = hand.pass_direction.name.lower()
+        what = f"the pass request ({direction}, {self.rules.pass_count} cards)"
+        decision = await self.ask(self.request("pass"), what)
+        chosen = self.judge_pass(decision)
+        hand.pass_cards(self.seat, chosen)
+        for s in hand.seats_to_pass:
+            if s != self.seat:
+                hand.pass_cards(s, hand.hand(s)[-self.rules.pass_count :])
+        self.pending.append(wire.cards_received(hand, self.number, self.seat))
+        return chosen
+
+    def judge_pass(self, decision: bot_pb.Decision) -> tuple[Card, ...]:
+        """The bot's pass, or :class:`CheckFailedError` with what is wrong with it."""
+        choice = decision.WhichOneof("choice")
+        if choice is None:
+            raise CheckFailedError("answered the pass request with a Decision that sets no choice")
+        if choice != "pass_cards":
+            raise CheckFailedError(
+                f"answered the pass request with play_card {decision.play_card.card!r}; "
+                "a pass request needs pass_cards"
+            )
+        cards = []
+        for text in decision.pass_cards.cards:
+            try:
+                cards.append(Card.parse(text))
+            except CardParseError:
+                raise CheckFailedError(
+                    f"passed {text!r}, which is not a card (rank then suit, like 'QS')"
+                ) from None
+        held = self.hand.hand(self.seat)
+        count = self.rules.pass_count
+        if len(cards) != count:
+            raise CheckFailedError(
+                f"passed {len(cards)} cards ({show(cards)}); the pass is exactly {count}"
+            )
+        for i, card in enumerate(cards):
+            if card in cards[:i]:
+                raise CheckFailedError(f"passed {card} twice ({show(cards)})")
+            if card not in held:
+                raise CheckFailedError(f"passed {card}, which is not in its hand {show(held)}")
+        why = self.hand.check_pass(self.seat, cards)
+        if why is not None:
+            raise CheckFailedError(f"passed {show(cards)}: {why.value}")
+        return tuple(cards)
+
+    # ---- the play -----------------------------------------------------------------------------
+
+    def _apply(self, seat: int, card: Card) -> None:
+        """Play a card for a seat and queue the public events it causes."""
+        hand = self.hand
+        trick_number = hand.trick_number
+        if seat == self.seat:
+            self.own_plays[card] = trick_number
+        done = hand.play(card, seat)
+        self.pending.append(wire.card_played(self.number, trick_number, seat, card))
+        if done is not None:
+            self.tricks.append(wire.trick_message(self.rules, done))
+            self.pending.append(wire.trick_won(self.rules, self.number, done, ()))
+
+    def bot_must_decide(self) -> bool:
+        """Whether the bot is to play and has a real choice (or asked about forced moves)."""
+        hand = self.hand
+        if hand.phase is not Phase.PLAY or hand.to_move != self.seat:
+            return False
+        return self.checker.decide_forced or len(hand.legal_plays()) > 1
+
+    def advance(self) -> None:
+        """Play the other seats (and the bot's forced moves) until the bot decides or the end."""
+        hand = self.hand
+        while hand.phase is Phase.PLAY and not self.bot_must_decide():
+            seat = hand.to_move
+            assert seat is not None
+            self._apply(seat, hand.legal_plays()[0])
+
+    async def bot_play(self) -> Card:
+        """Ask the bot for its card at this point, judge it and play it."""
+        hand = self.hand
+        if not self.bot_must_decide():
+            raise ScriptError(f"{self.game_id}: the bot has no decision to make now")
+        what = f"the play request at trick {hand.trick_number}"
+        decision = await self.ask(self.request("play"), what)
+        card = self.judge_play(decision, f"trick {hand.trick_number}")
+        self._apply(self.seat, card)
+        return card
+
+    def judge_play(self, decision: bot_pb.Decision, label: str = "") -> Card:
+        """The bot's card, or :class:`CheckFailedError` saying exactly why it may not play it."""
+        at = f"{label}: " if label else ""
+        choice = decision.WhichOneof("choice")
+        if choice is None:
+            raise CheckFailedError(
+                f"{at}answered a play request with a Decision that sets no choice"
+            )
+        if choice != "play_card":
+            raise CheckFailedError(
+                f"{at}answered a play request with pass_cards "
+                f"{show_text(decision.pass_cards.cards)}; a play request needs play_card"
+            )
+        text = decision.play_card.card
+        try:
+            card = Card.parse(text)
+        except CardParseError:
+            raise CheckFailedError(
+                f"{at}played {text!r}, which is not a card (rank then suit, like 'QS')"
+            ) from None
+        why = self.hand.check_play(self.seat, card)
+        if why is not None:
+            raise CheckFailedError(at + self.explain(card, why))
+        return card
+
+    def explain(self, card: Card, why: Violation) -> str:
+        """The reason a play is refused, naming the cards that show it."""
+        hand = self.hand
+        held = hand.hand(self.seat)
+        legal = hand.legal_plays()
+        trick = hand.current_trick
+        if why is Violation.CARD_NOT_HELD:
+            passed = hand.passed(self.seat) or ()
+            if card in passed:
+                to = hand.pass_target(self.seat)
+                return f"played {card}, which it passed to seat {to} (it holds {show(held)})"
+            if card in self.own_plays:
+                return (
+                    f"played {card}, which it already played in trick {self.own_plays[card]} "
+                    f"(it holds {show(held)})"
+                )
+            return f"played {card}, which is not in its hand {show(held)}"
+        if why is Violation.MUST_FOLLOW_SUIT and trick is not None and trick.lead_suit is not None:
+            lead = trick.lead_suit
+            same = [c for c in held if c.suit is lead]
+            return f"played {card} on a {suit_word(lead)} lead while holding {show(same)}"
+        if why is Violation.PENALTY_ON_FIRST_TRICK:
+            return (
+                f"played {card} on the first trick while holding {show(legal)}: no penalty card "
+                "(a heart or the QS) on the first trick unless the hand holds nothing else"
+            )
+        if why is Violation.MUST_LEAD_OPENING_CARD:
+            return f"led {card} to the first trick; {show(legal)} must lead it"
+        if why is Violation.MUST_LEAD_CLUB:
+            return f"led {card} to the first trick; it must be a club ({show(legal)})"
+        if why is Violation.HEARTS_NOT_BROKEN:
+            return (
+                f"led {card} while hearts are not broken, holding {show(legal)}: hearts may not "
+                "be led until a heart or the QS has been played"
+            )
+        return f"played {card}: {why.value} (legal: {show(legal)})"
+
+    async def play_out(self) -> None:
+        """Play the rest of the hand, asking the bot at each of its decisions."""
+        while self.hand.phase is Phase.PLAY:
+            self.advance()
+            if self.hand.phase is Phase.PLAY:
+                await self.bot_play()
+
+    # ---- the end ------------------------------------------------------------------------------
+
+    def end(self) -> None:
+        """Send the end of the game: scored if the hand is over, else interrupted."""
+        hand = self.hand
+        n = hand.players
+        stream = self.checker.stream
+        events = self.take_pending()
+        if hand.phase is Phase.OVER:
+            result = hand.result(self.totals)
+            self.totals = [t + p for t, p in zip(self.totals, result.points, strict=True)]
+            events.append(wire.hand_ended(self.number, result, self.totals))
+            termination = ev_pb.TERMINATION_NORMAL
+            message = "check-bot: the hand is over"
+        else:
+            termination = ev_pb.TERMINATION_INTERRUPTED
+            message = "check-bot: this scenario is over; the game stops here"
+        ranked = sorted(self.totals)
+        events.append(
+            ev_pb.Event(
+                game_ended=ev_pb.GameEnded(
+                    game_id=self.game_id,
+                    termination=termination,
+                    seat_status=[ev_pb.TERMINATION_NORMAL] * n,
+                    game_totals=self.totals,
+                    placings=[ranked.index(t) + 1 for t in self.totals],
+                    hands_played=1 if hand.phase is Phase.OVER else 0,
+                    message=message,
+                )
+            )
+        )
+        if stream is not None and stream.ended is None:
+            stream.send(bot_pb.PlayResponse(events=events))
+
+
+def show_text(texts: Sequence[str]) -> str:
+    """Strings as sent, separated by spaces."""
+    return " ".join(repr(t) for t in texts) or "(none)"

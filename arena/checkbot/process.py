@@ -1,0 +1,126 @@
+"""The bot under test as a process: started with exec, its output kept in a log, always stopped.
+
+The bot gets its own process group, so that stopping it also stops what it started (a shell
+wrapper, ``npx``, a language runtime's helpers) and a Ctrl-C at the checker's terminal reaches
+the checker, which then stops the bot itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from arena.errors import ConfigError
+
+__all__ = ["BotCommandError", "BotProcess"]
+
+TERMINATE_GRACE_S = 2.0
+"""How long the bot has to exit after SIGTERM before it is killed."""
+TAIL_LINES = 3
+
+
+class BotCommandError(ConfigError):
+    """The bot's command cannot be started (not found, not executable)."""
+
+
+def resolve(command: Sequence[str]) -> list[str]:
+    """The command with its program found on PATH; :class:`BotCommandError` if it cannot run."""
+    if not command:
+        raise BotCommandError("no bot command given: arena check-bot -- COMMAND [ARGS...]")
+    program = command[0]
+    if os.sep in program:
+        if not os.path.isfile(program) or not os.access(program, os.X_OK):
+            raise BotCommandError(f"bot command not found or not executable: {program}")
+        return list(command)
+    found = shutil.which(program)
+    if found is None:
+        raise BotCommandError(f"bot command not found on PATH: {program}")
+    return [found, *command[1:]]
+
+
+class BotProcess:
+    """One run of the bot's command."""
+
+    def __init__(self, command: Sequence[str], env: Mapping[str, str], log: Path) -> None:
+        """Prepare to run ``command`` with ``env`` added to this environment, output to ``log``."""
+        self.command = resolve(command)
+        self._env = {**os.environ, **env}
+        self.log = log
+        self._process: asyncio.subprocess.Process | None = None
+
+    async def start(self) -> None:
+        """Start the process (its stdout and stderr are appended to the log)."""
+        with self.log.open("ab") as out:
+            try:
+                self._process = await asyncio.create_subprocess_exec(
+                    *self.command,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=asyncio.subprocess.STDOUT,
+                    env=self._env,
+                    start_new_session=True,
+                )
+            except OSError as e:
+                raise BotCommandError(f"cannot start {self.command[0]}: {e.strerror}") from None
+
+    @property
+    def pid(self) -> int | None:
+        """The process id, once started."""
+        return None if self._process is None else self._process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit code once it has exited (negative: killed by that signal), else None."""
+        return None if self._process is None else self._process.returncode
+
+    async def wait(self, timeout_s: float) -> int | None:
+        """Wait up to ``timeout_s`` for the process to exit; its exit code, or None."""
+        if self._process is None:
+            return None
+        try:
+            async with asyncio.timeout(max(0.0, timeout_s)):
+                return await self._process.wait()
+        except TimeoutError:
+            return None
+
+    async def stop(self) -> None:
+        """SIGTERM the process group, then SIGKILL it if it lingers."""
+        process = self._process
+        if process is None:
+            return
+        if process.returncode is None:
+            self._signal(signal.SIGTERM)
+            if await self.wait(TERMINATE_GRACE_S) is None:
+                self._signal(signal.SIGKILL)
+                await process.wait()
+        # Children it left behind in its group go too.
+        self._signal(signal.SIGKILL)
+
+    def _signal(self, sig: signal.Signals) -> None:
+        if self._process is None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._process.pid, sig)
+
+    def exit_note(self) -> str:
+        """' (the bot exited with code N; its last lines: ...)' if it has exited, else ''."""
+        code = self.returncode
+        if code is None:
+            return ""
+        how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+        tail = self.tail()
+        return f" (the bot {how}" + (f"; its last output: {tail})" if tail else ")")
+
+    def tail(self, lines: int = TAIL_LINES) -> str:
+        """The last non-empty lines of the bot's output, joined with ' | '."""
+        try:
+            text = self.log.read_text(errors="replace")
+        except OSError:
+            return ""
+        kept = [line.strip() for line in text.splitlines() if line.strip()]
+        return " | ".join(kept[-lines:])

@@ -1,0 +1,484 @@
+"""The situations a bot is put in, in order, each a short scripted game with one point to prove.
+
+Every scenario returns a one-line note when the bot passes it and raises
+:class:`~arena.checkbot.driver.CheckFailedError` with the exact reason when it does not. The
+deals are written out where the situation depends on them, and each scenario checks that the
+situation it was written for really arises (else :class:`~arena.checkbot.driver.ScriptError`: a
+bug of the checker, never blamed on the bot).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import secrets
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+
+import grpc
+
+from arena.cards import CARDS, TWO_OF_CLUBS, Card, Suit, parse_cards
+from arena.checkbot.driver import (
+    MS,
+    Checker,
+    CheckFailedError,
+    NoStreamError,
+    ScriptedGame,
+    ScriptError,
+    show,
+    suit_word,
+)
+from arena.checkbot.server import StreamEnded
+from arena.engine import Hand, Phase
+from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
+from arena.proto.hearts.v1 import events_pb2 as ev_pb
+from arena.rules import PassDirection, Rules
+
+__all__ = ["SCENARIOS", "Scenario", "scripted_hand"]
+
+RULES = Rules()
+HOLD_HAND = 3
+"""A hand number whose place in the standard cycle (left, right, across, hold) is a hold."""
+LOW_BANK_MS = 300
+"""The time bank left in the time-warning scenario."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One situation: its name (as printed) and the coroutine that drives it."""
+
+    name: str
+    """Short name, printed on the PASS/FAIL line and accepted by ``--only``."""
+    run: Callable[[Checker], Awaitable[str]]
+    """Drives the bot; returns the note printed on PASS."""
+    uses_game: bool = True
+    """Whether it plays a game on the bot's main session (so a failure interrupts that game)."""
+
+
+def scripted_hand(
+    fixed: Mapping[int, str],
+    *,
+    seed: int,
+    pass_direction: PassDirection = PassDirection.HOLD,
+    dealer: int = 0,
+    rules: Rules = RULES,
+) -> Hand:
+    """A hand in which each seat in ``fixed`` holds those cards (and more, dealt by ``seed``,
+    up to a full hand); the other seats are dealt the rest."""
+    holdings = {seat: parse_cards(text) for seat, text in fixed.items()}
+    taken = {c for cards in holdings.values() for c in cards}
+    rest = [c for c in CARDS if c not in taken]
+    random.Random(seed).shuffle(rest)
+    hands: list[list[Card]] = []
+    for seat in range(rules.players):
+        own = holdings.get(seat, [])
+        missing = rules.hand_size - len(own)
+        hands.append(sorted(own + rest[:missing]))
+        rest = rest[missing:]
+    return Hand.from_hands(rules, hands, dealer=dealer, pass_direction=pass_direction)
+
+
+def expect(condition: bool, what: str) -> None:
+    """Raise :class:`ScriptError` unless the scripted situation holds."""
+    if not condition:
+        raise ScriptError(f"the scripted situation did not arise: {what}")
+
+
+async def play_game(
+    checker: Checker, game: ScriptedGame, body: Callable[[], Awaitable[str]]
+) -> str:
+    """Deal ``game``, run ``body``, and always end the game (interrupted if it stopped early)."""
+    game.deal()
+    try:
+        return await body()
+    finally:
+        game.end()
+
+
+# ---- the scenarios -------------------------------------------------------------------------
+
+
+async def handshake(checker: Checker) -> str:
+    """The bot connects and says a valid Hello."""
+    await checker.connect()
+    hello = checker.hello
+    assert hello is not None
+    parts = [f"bot_version {hello.bot_version!r}" if hello.bot_version else "no bot_version"]
+    if hello.client_library:
+        parts.append(f"client {hello.client_library}")
+    parts.append("decides forced moves" if hello.decide_forced_moves else "forced moves left to us")
+    return f"Hello v{hello.protocol_version} as {hello.bot_name!r} ({', '.join(parts)})"
+
+
+def pass_scenario(direction: PassDirection, hand_number: int, seat: int, seed: int) -> Scenario:
+    """Pass in ``direction``, then play the first card from the hand as it is after the pass."""
+
+    async def run(checker: Checker) -> str:
+        hand = Hand.deal(RULES, seed=seed, hand_number=hand_number)
+        expect(hand.pass_direction is direction, f"hand {hand_number} passes {direction.value}")
+        game = ScriptedGame(checker, f"check-pass-{direction.value}", hand, seat, hand_number)
+
+        async def body() -> str:
+            passed = await game.pass_phase()
+            assert passed is not None
+            received = hand.received(seat) or []
+            game.advance()
+            played = ""
+            if game.bot_must_decide():
+                played = f", then played {await game.bot_play()}"
+            to = hand.pass_target(seat)
+            return f"passed {show(passed)} to seat {to}, received {show(received)}{played}"
+
+        return await play_game(checker, game, body)
+
+    return Scenario(f"pass {direction.value}", run)
+
+
+async def hold(checker: Checker) -> str:
+    """A hold hand: no pass request; the first question is a play."""
+    hand = Hand.deal(RULES, seed=11, hand_number=HOLD_HAND)
+    expect(hand.phase is Phase.PLAY, "a hold hand starts with the play")
+    game = ScriptedGame(checker, "check-hold", hand, 1, HOLD_HAND)
+
+    async def body() -> str:
+        game.advance()
+        card = await game.bot_play()
+        return f"no pass on a hold hand; played {card} at trick {game.own_plays[card]}"
+
+    return await play_game(checker, game, body)
+
+
+async def first_lead(checker: Checker) -> str:
+    """The holder of the 2C leads it to the first trick (played for the bot if forced)."""
+    hand = scripted_hand({0: "2C 7C JC 4D 9D KD 3H 8H QH 5S 9S JS AS"}, seed=21, dealer=3)
+    game = ScriptedGame(checker, "check-first-lead", hand, 0, HOLD_HAND)
+
+    async def body() -> str:
+        expect(hand.to_move == 0 and hand.legal_plays() == [TWO_OF_CLUBS], "seat 0 must lead 2C")
+        if checker.decide_forced:
+            card = await game.bot_play()
+            return f"led {card} to the first trick when asked"
+        game.advance()
+        expect(TWO_OF_CLUBS in game.own_plays, "the 2C was played for the bot")
+        if game.bot_must_decide():
+            trick = hand.trick_number
+            card = await game.bot_play()
+            return (
+                "the 2C was played for it (a forced move, which it left to the referee); "
+                f"then it played {card} at trick {trick}"
+            )
+        return "the 2C was played for it (a forced move, which it left to the referee)"
+
+    return await play_game(checker, game, body)
+
+
+async def first_trick_penalty(checker: Checker) -> str:
+    """Void in clubs on the first trick, holding hearts and the QS: no penalty card."""
+    bot = 2
+    hand = scripted_hand({bot: "4D 8D 2H 3H 5H 6H 9H JH KH AH 3S 7S QS"}, seed=22, dealer=1)
+    game = ScriptedGame(checker, "check-first-trick", hand, bot, HOLD_HAND)
+
+    async def body() -> str:
+        game.advance()
+        trick = hand.current_trick
+        expect(
+            hand.to_move == bot
+            and hand.trick_number == 0
+            and trick is not None
+            and trick.lead_suit is Suit.CLUBS,
+            "the bot discards to the club lead of the first trick",
+        )
+        card = await game.bot_play()
+        return f"void in clubs on the first trick, discarded {card} (no heart, no QS)"
+
+    return await play_game(checker, game, body)
+
+
+async def following_suit(checker: Checker) -> str:
+    """A club is led and the bot holds clubs: it must follow."""
+    bot = 1
+    hand = scripted_hand(
+        {
+            0: "2C 3C 4C 2D 4D 5D 3H 4H 5H 6H 2S 3S 5S",
+            bot: "5C 9C 3D 6D TD 2H 7H 9H KH 4S 8S TS KS",
+        },
+        seed=23,
+        dealer=3,
+    )
+    game = ScriptedGame(checker, "check-follow", hand, bot, HOLD_HAND)
+
+    async def body() -> str:
+        game.advance()
+        trick = hand.current_trick
+        expect(
+            hand.to_move == bot and trick is not None and trick.lead_suit is Suit.CLUBS,
+            "the bot plays to a club lead",
+        )
+        assert trick is not None
+        card = await game.bot_play()
+        return f"followed the {suit_word(Suit.CLUBS)} lead ({show(trick.cards)}) with {card}"
+
+    return await play_game(checker, game, body)
+
+
+async def void(checker: Checker) -> str:
+    """Void in the suit led after the first trick: any card may go, points included."""
+    bot = 3
+    # Seat 2 takes the first trick with the 8C and leads the 9C; the bot has no club, and its
+    # only other non-penalty card (7D) went on the first trick.
+    hand = scripted_hand(
+        {
+            0: "2C 3C 4C",
+            1: "5C 6C 7C",
+            2: "8C 9C TC JC QC KC AC",
+            bot: "7D QS 2H 3H 4H 5H 6H 7H 8H 9H TH JH QH",
+        },
+        seed=24,
+        dealer=3,
+    )
+    game = ScriptedGame(checker, "check-void", hand, bot, HOLD_HAND)
+
+    async def body() -> str:
+        game.advance()
+        if hand.trick_number == 0:  # the bot asked to be asked about its forced 7D
+            await game.bot_play()
+            game.advance()
+        trick = hand.current_trick
+        held = hand.hand(bot)
+        expect(
+            hand.to_move == bot
+            and hand.trick_number == 1
+            and trick is not None
+            and trick.lead_suit is not None
+            and all(c.suit is not trick.lead_suit for c in held),
+            "the bot is void in the suit led at trick 1",
+        )
+        assert trick is not None and trick.lead_suit is not None
+        card = await game.bot_play()
+        return f"void in {trick.lead_suit.name.lower()} at trick 1, discarded {card}"
+
+    return await play_game(checker, game, body)
+
+
+async def hearts_not_broken(checker: Checker) -> str:
+    """The bot leads with hearts unbroken, holding hearts and other suits: no heart."""
+    bot = 1
+    hand = scripted_hand({bot: "AC KD AD 2H 3H 4H 5H 6H 7H 8H 9S KS AS"}, seed=25, dealer=2)
+    game = ScriptedGame(checker, "check-hearts", hand, bot, HOLD_HAND)
+
+    async def body() -> str:
+        game.advance()
+        if hand.trick_number == 0:  # the bot was asked about its forced AC
+            await game.bot_play()
+            game.advance()
+        trick = hand.current_trick
+        expect(
+            hand.to_move == bot
+            and hand.trick_number == 1
+            and trick is not None
+            and not trick.cards
+            and not hand.hearts_broken,
+            "the bot leads trick 1 with hearts unbroken",
+        )
+        card = await game.bot_play()
+        return f"led {card} at trick 1 with hearts unbroken, holding hearts"
+
+    return await play_game(checker, game, body)
+
+
+async def time_warning(checker: Checker) -> str:
+    """A TimeWarning arrives with a request and little bank left: the bot still answers in time."""
+    hand = Hand.deal(RULES, seed=12, hand_number=HOLD_HAND)
+    game = ScriptedGame(checker, "check-time", hand, 2, HOLD_HAND, bank_ms=LOW_BANK_MS)
+
+    async def body() -> str:
+        game.advance()
+        game.pending.append(
+            ev_pb.Event(
+                time_warning=ev_pb.TimeWarning(
+                    time_bank_ms=LOW_BANK_MS,
+                    message=f"{LOW_BANK_MS} ms of time bank left for this game",
+                )
+            )
+        )
+        deadline = int(game.clocks.move_ms + game.bank_ms)
+        card = await game.bot_play()
+        return (
+            f"after a TimeWarning ({LOW_BANK_MS} ms of bank left) played {card} in "
+            f"{game.slowest_ms:.0f} ms (deadline {deadline} ms)"
+        )
+
+    return await play_game(checker, game, body)
+
+
+async def reconnect(checker: Checker) -> str:
+    """The stream drops mid-hand: the bot reconnects with its token, resumes, plays on."""
+    bot = 2
+    hand = Hand.deal(RULES, seed=13, hand_number=HOLD_HAND)
+    game = ScriptedGame(checker, "check-reconnect", hand, bot, HOLD_HAND)
+
+    async def body() -> str:
+        game.advance()
+        first = await game.bot_play()
+        stream = checker.stream
+        assert stream is not None
+        loop = asyncio.get_running_loop()
+        dropped = loop.time()
+        stream.close(
+            grpc.StatusCode.UNAVAILABLE,
+            "check-bot drops this stream on purpose: reconnect with the same token",
+        )
+        checker.stream = None
+        game.advance()
+        expect(game.bot_must_decide(), "the bot has a decision after the drop")
+        grace_s = checker.options.grace_ms / MS
+        try:
+            new = await checker.accept(grace_s, "after the drop")
+        except NoStreamError:
+            raise CheckFailedError(
+                f"did not reconnect within Welcome.reconnect_grace_ms ({checker.options.grace_ms}"
+                f" ms) after the checker dropped its stream with UNAVAILABLE{checker.exit_note()}"
+            ) from None
+        back_ms = (loop.time() - dropped) * MS
+        request = game.request("play")
+        events = game.replay() + game.take_pending()
+        checker.welcome(new, resumed=True, events=events, request=request)
+        decision, elapsed = await checker.answer(new, request, "the play request sent on resume")
+        game.charge(elapsed)
+        card = game.judge_play(decision, f"trick {hand.trick_number}, after the reconnect")
+        game._apply(bot, card)
+        return (
+            f"played {first}, was dropped, reconnected in {back_ms:.0f} ms, resumed and "
+            f"played {card}"
+        )
+
+    return await play_game(checker, game, body)
+
+
+async def whole_hand(checker: Checker) -> str:
+    """A whole hand from the pass to the score, every answer judged."""
+    bot = 3
+    hand = Hand.deal(RULES, seed=14, hand_number=0)
+    game = ScriptedGame(checker, "check-whole-hand", hand, bot, 0)
+
+    async def body() -> str:
+        await game.pass_phase()
+        await game.play_out()
+        points = hand.points_taken()[bot]
+        return (
+            f"{game.decisions} decisions over 13 tricks, slowest {game.slowest_ms:.0f} ms; "
+            f"took {points} points"
+        )
+
+    return await play_game(checker, game, body)
+
+
+async def shutdown(checker: Checker) -> str:
+    """Told there are no more games, the bot closes its stream and exits with code 0."""
+    stream = await checker.connect()
+    process = checker.process
+    assert process is not None
+    loop = asyncio.get_running_loop()
+    stream.send(
+        bot_pb.PlayResponse(
+            shutdown=bot_pb.Shutdown(
+                reason=bot_pb.SHUTDOWN_REASON_NO_MORE_GAMES,
+                message="arena check-bot: all checks done",
+                may_reconnect=False,
+            )
+        )
+    )
+    stream.close()
+    checker.stream = None
+    sent = loop.time()
+    code = await process.wait(checker.options.exit_timeout_s)
+    late = checker.server.pending_streams()
+    for extra in late:
+        extra.close(grpc.StatusCode.UNAVAILABLE, "no more games")
+    if code is None:
+        again = f" (it opened {len(late)} new stream(s))" if late else ""
+        raise CheckFailedError(
+            f"still running {checker.options.exit_timeout_s:g} s after "
+            f"Shutdown(SHUTDOWN_REASON_NO_MORE_GAMES){again}: exit when there are no more games"
+        )
+    if code != 0:
+        raise CheckFailedError(
+            f"exited with code {code} after a clean Shutdown(SHUTDOWN_REASON_NO_MORE_GAMES); "
+            f"expected 0{checker.exit_note()}"
+        )
+    return f"exited with code 0, {(loop.time() - sent) * MS:.0f} ms after Shutdown(NO_MORE_GAMES)"
+
+
+async def refused_token(checker: Checker) -> str:
+    """A bad token is refused with UNAUTHENTICATED: the bot stops (non-zero), no retry loop."""
+    bad = "wrong-" + secrets.token_hex(8)
+    process = checker.new_process(bad)
+    await process.start()
+    try:
+        stream = await checker.server.next_stream(checker.options.start_timeout_s)
+        if stream is None:
+            raise CheckFailedError(
+                f"did not connect within {checker.options.start_timeout_s:g} s{process.exit_note()}"
+            )
+        first = await stream.receive(checker.options.clocks.handshake_ms / MS)
+        if first is None or isinstance(first.item, StreamEnded):
+            raise CheckFailedError("opened a stream but sent no Hello")
+        refusal = (
+            "unknown token: ask the organiser for a valid one (check-bot refuses it on purpose)"
+        )
+        stream.close(grpc.StatusCode.UNAUTHENTICATED, refusal)
+        loop = asyncio.get_running_loop()
+        until = loop.time() + checker.options.exit_timeout_s
+        retries = 0
+        code = None
+        while code is None and loop.time() < until:
+            # Refuse every retry the same way, until the bot exits or the time is up.
+            waiter = asyncio.ensure_future(process.wait(until - loop.time()))
+            arrival = asyncio.ensure_future(checker.server.next_stream(until - loop.time()))
+            done, pending = await asyncio.wait(
+                {waiter, arrival}, return_when=asyncio.FIRST_COMPLETED
+            )
+            for future in pending:
+                future.cancel()
+            if arrival in done and arrival.result() is not None:
+                retry = arrival.result()
+                assert retry is not None
+                retries += 1
+                retry.close(grpc.StatusCode.UNAUTHENTICATED, refusal)
+            code = process.returncode
+        if code is None:
+            raise CheckFailedError(
+                f"still running {checker.options.exit_timeout_s:g} s after UNAUTHENTICATED "
+                f"(it tried again {retries} times): a refused token must end the bot, "
+                "retrying cannot help"
+            )
+        if code == 0:
+            raise CheckFailedError(
+                "exited with code 0 after UNAUTHENTICATED; exit non-zero so that whoever "
+                "runs it sees the failure"
+            )
+        tail = process.tail(1)
+        said = f"; its last line: {tail}" if tail else ""
+        return f"exited with code {code} after UNAUTHENTICATED{said}"
+    finally:
+        await process.stop()
+
+
+SCENARIOS: tuple[Scenario, ...] = (
+    Scenario("handshake", handshake, uses_game=False),
+    pass_scenario(PassDirection.LEFT, 0, 0, seed=1),
+    pass_scenario(PassDirection.RIGHT, 1, 1, seed=2),
+    pass_scenario(PassDirection.ACROSS, 2, 2, seed=3),
+    Scenario("hold", hold),
+    Scenario("first trick lead", first_lead),
+    Scenario("first trick penalty", first_trick_penalty),
+    Scenario("following suit", following_suit),
+    Scenario("void", void),
+    Scenario("hearts not broken", hearts_not_broken),
+    Scenario("time warning", time_warning),
+    Scenario("reconnect", reconnect),
+    Scenario("whole hand", whole_hand),
+    Scenario("shutdown", shutdown, uses_game=False),
+    Scenario("refused token", refused_token, uses_game=False),
+)
+"""Every scenario, in the order they run."""

@@ -1,0 +1,105 @@
+"""A bot with one deliberate flaw, for the tests of ``arena check-bot``.
+
+    ARENA_ADDRESS=... ARENA_TOKEN=... ARENA_BOT_NAME=... python broken_bot.py MODE
+
+It speaks raw hearts.v1 through the generated code (not the SDK, which would not let it make
+these mistakes) and is correct in everything but its mode's flaw:
+
+* ``good``: no flaw (the control);
+* ``ignores-suit``: plays the lowest-ranked card of its whole hand, legal or not;
+* ``short-pass``: passes one card too few;
+* ``no-reconnect``: exits with code 1 when its stream breaks, instead of reconnecting;
+* ``retries-refusal``: keeps reconnecting after UNAUTHENTICATED.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import sys
+import time
+from collections.abc import Iterator
+
+import grpc
+
+from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
+from arena.proto.hearts.v1 import bot_service_pb2_grpc as bot_grpc
+
+MODES = ("good", "ignores-suit", "short-pass", "no-reconnect", "retries-refusal")
+RANKS = "23456789TJQKA"
+RETRY_S = 0.1
+EXIT_REFUSED = 2
+EXIT_BROKEN = 1
+
+
+def lowest(cards: list[str]) -> str:
+    """The lowest-ranked card (the suit order breaks ties)."""
+    return min(cards, key=lambda c: (RANKS.index(c[0]), "CDHS".index(c[1])))
+
+
+def answer(mode: str, request: bot_pb.DecisionRequest) -> bot_pb.PlayRequest:
+    """The mode's answer to a request."""
+    decision = bot_pb.Decision(request_id=request.request_id)
+    if request.kind == bot_pb.DECISION_KIND_PASS:
+        count = request.pass_count - 1 if mode == "short-pass" else request.pass_count
+        decision.pass_cards.cards.extend(list(request.hand)[-count:] if count else [])
+    else:
+        pool = request.hand if mode == "ignores-suit" else request.legal_cards
+        decision.play_card.card = lowest(list(pool))
+    return bot_pb.PlayRequest(decision=decision)
+
+
+def session(mode: str) -> int | None:
+    """One stream: the exit code to end with, or None to reconnect."""
+    outbox: queue.Queue[bot_pb.PlayRequest | None] = queue.Queue()
+    outbox.put(
+        bot_pb.PlayRequest(
+            hello=bot_pb.Hello(
+                bot_name=os.environ["ARENA_BOT_NAME"],
+                token=os.environ["ARENA_TOKEN"],
+                protocol_version=1,
+                bot_version=mode,
+            )
+        )
+    )
+
+    def requests() -> Iterator[bot_pb.PlayRequest]:
+        while (item := outbox.get()) is not None:
+            yield item
+
+    with grpc.insecure_channel(os.environ["ARENA_ADDRESS"]) as channel:
+        stub = bot_grpc.BotServiceStub(channel)
+        try:
+            for response in stub.Play(requests()):
+                if response.HasField("request"):
+                    outbox.put(answer(mode, response.request))
+                if response.HasField("shutdown"):
+                    outbox.put(None)
+                    return 0
+        except grpc.RpcError as e:
+            outbox.put(None)
+            code = e.code()
+            if code is grpc.StatusCode.UNAUTHENTICATED and mode != "retries-refusal":
+                print(f"broken_bot: refused: {e.details()}", file=sys.stderr)
+                return EXIT_REFUSED
+            if mode == "no-reconnect":
+                print(f"broken_bot: stream broke ({code.name}); giving up", file=sys.stderr)
+                return EXIT_BROKEN
+            return None
+        outbox.put(None)
+        return None
+
+
+def main() -> int:
+    """Play sessions until one says to stop."""
+    mode = sys.argv[1] if len(sys.argv) > 1 else "good"
+    if mode not in MODES:
+        print(f"broken_bot: unknown mode {mode!r}; modes: {', '.join(MODES)}", file=sys.stderr)
+        return EXIT_REFUSED
+    while (code := session(mode)) is None:
+        time.sleep(RETRY_S)  # a bot's own reconnect backoff
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,174 @@
+"""`arena check-bot` on real bot processes: every sample bot passes, broken bots fail for the
+right reason, and the command's exit codes say which.
+
+The broken bots (tests/checkbot_bots/broken_bot.py) each have one deliberate flaw; the same
+script with no flaw (mode ``good``) passes the same scenarios, so a failure is the flaw's.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from arena.checkbot import CheckOptions, CheckReport, Verdict, register, run_check
+from arena.checkbot.scenarios import SCENARIOS
+from arena.table import Clocks
+
+ROOT = Path(__file__).resolve().parent.parent
+BROKEN = ROOT / "tests" / "checkbot_bots" / "broken_bot.py"
+PYTHON_SAMPLES = sorted(p.name for p in (ROOT / "sample_bots").glob("*.py") if p.stem != "__init__")
+# Short waits where a bot is expected NOT to act: they bound the test's length, not a verdict.
+QUICK = CheckOptions(exit_timeout_s=1.0)
+
+
+def broken(mode: str) -> list[str]:
+    """The command of the broken bot in ``mode``."""
+    return [sys.executable, str(BROKEN), mode]
+
+
+def details(report: CheckReport) -> dict[str, tuple[Verdict, str]]:
+    """Scenario name -> (verdict, detail)."""
+    return {r.scenario: (r.verdict, r.detail) for r in report.results}
+
+
+def test_python_samples_are_found() -> None:
+    assert {"lowcard.py", "heuristic.py", "montecarlo.py"} <= set(PYTHON_SAMPLES)
+
+
+@pytest.mark.parametrize("sample", PYTHON_SAMPLES)
+def test_every_python_sample_bot_passes(sample: str, tmp_path: Path) -> None:
+    report = run_check([sys.executable, str(ROOT / "sample_bots" / sample)], log=tmp_path / "log")
+    assert [r.scenario for r in report.results] == [s.name for s in SCENARIOS]
+    assert report.passed, "\n".join(r.line() for r in report.failures)
+
+
+def test_the_flawless_raw_bot_passes_everything(tmp_path: Path) -> None:
+    report = run_check(broken("good"), log=tmp_path / "log")
+    assert report.passed, "\n".join(r.line() for r in report.failures)
+
+
+def test_a_bot_that_ignores_the_suit_led_fails_with_the_cards_named(tmp_path: Path) -> None:
+    only = ["following suit", "first trick penalty", "hearts not broken", "void"]
+    report = run_check(broken("ignores-suit"), only=only, log=tmp_path / "log")
+    assert details(report) == {
+        "following suit": (Verdict.FAIL, "trick 0: played 2H on a club lead while holding 5C 9C"),
+        "first trick penalty": (
+            Verdict.FAIL,
+            "trick 0: played 2H on the first trick while holding 4D 8D 3S 7S: no penalty card "
+            "(a heart or the QS) on the first trick unless the hand holds nothing else",
+        ),
+        "hearts not broken": (
+            Verdict.FAIL,
+            "trick 1: led 2H while hearts are not broken, holding KD AD 9S KS AS: hearts may "
+            "not be led until a heart or the QS has been played",
+        ),
+        # Void in the suit led, any card is legal: the flaw does not show here.
+        "void": (Verdict.PASS, "void in clubs at trick 1, discarded 2H"),
+    }
+    assert not report.passed
+
+
+def test_a_short_pass_fails_each_pass_direction(tmp_path: Path) -> None:
+    only = ["pass left", "pass right", "pass across", "hold"]
+    report = run_check(broken("short-pass"), only=only, log=tmp_path / "log")
+    got = details(report)
+    assert got["pass left"] == (Verdict.FAIL, "passed 2 cards (QS AS); the pass is exactly 3")
+    assert got["pass right"] == (Verdict.FAIL, "passed 2 cards (7S AS); the pass is exactly 3")
+    assert got["pass across"] == (Verdict.FAIL, "passed 2 cards (9H TS); the pass is exactly 3")
+    assert got["hold"][0] is Verdict.PASS  # no pass on a hold hand: nothing to get wrong
+
+
+def test_a_bot_that_does_not_reconnect_fails_the_reconnect(tmp_path: Path) -> None:
+    only = ["reconnect", "whole hand"]
+    report = run_check(broken("no-reconnect"), only=only, log=tmp_path / "log")
+    verdict, detail = details(report)["reconnect"]
+    assert verdict is Verdict.FAIL
+    assert detail == (
+        "did not reconnect within Welcome.reconnect_grace_ms (5000 ms) after the checker "
+        "dropped its stream with UNAVAILABLE (the bot exited with code 1; its last output: "
+        "broken_bot: stream broke (UNAVAILABLE); giving up)"
+    )
+    # The checker restarts the bot, so the next scenario is judged on its own.
+    assert details(report)["whole hand"][0] is Verdict.PASS
+
+
+def test_a_bot_that_retries_a_refused_token_fails(tmp_path: Path) -> None:
+    report = run_check(
+        broken("retries-refusal"), QUICK, only=["refused token"], log=tmp_path / "log"
+    )
+    verdict, detail = details(report)["refused token"]
+    assert verdict is Verdict.FAIL
+    assert detail.startswith("still running 1 s after UNAUTHENTICATED (it tried again ")
+    assert detail.endswith("a refused token must end the bot, retrying cannot help")
+
+
+def test_a_bot_that_never_answers_times_out(tmp_path: Path) -> None:
+    # `sleep` never speaks gRPC: no stream at all within the start timeout.
+    options = CheckOptions(start_timeout_s=0.5)
+    report = run_check(["sleep", "30"], options, log=tmp_path / "log")
+    first, *rest = report.results
+    assert first.verdict is Verdict.FAIL
+    assert first.detail.startswith("no stream opened to ARENA_ADDRESS=127.0.0.1:")
+    assert first.detail.endswith("within 0.5 s after it started")
+    assert {r.verdict for r in rest} == {Verdict.SKIP}
+
+
+def _app() -> typer.Typer:
+    app = typer.Typer()
+
+    @app.callback()
+    def main() -> None:
+        """The arena CLI, reduced to check-bot."""
+
+    register(app)
+    return app
+
+
+def test_cli_exit_codes_and_lines(tmp_path: Path) -> None:
+    runner = CliRunner()
+    app = _app()
+    missing = runner.invoke(app, ["check-bot", "--", "no-such-bot-command-xyz"])
+    assert missing.exit_code == 2
+    assert "bot command not found on PATH: no-such-bot-command-xyz" in missing.output
+
+    unknown = runner.invoke(app, ["check-bot", "--only", "nonsense", "--", sys.executable])
+    assert unknown.exit_code == 2
+    assert "unknown scenario(s) nonsense" in unknown.output
+
+    failing = runner.invoke(
+        app,
+        [
+            "check-bot",
+            "--only",
+            "following suit",
+            "--log",
+            str(tmp_path / "log"),
+            "--",
+            *broken("ignores-suit"),
+        ],
+    )
+    assert failing.exit_code == 1
+    assert "FAIL following suit: trick 0: played 2H on a club lead while holding 5C 9C" in (
+        failing.output
+    )
+    assert "check-bot: 0 of 1 checks passed; 1 did not." in failing.output
+
+    passing = runner.invoke(app, ["check-bot", "--only", "following suit", "--", *broken("good")])
+    assert passing.exit_code == 0, passing.output
+    assert passing.output.splitlines()[-1] == "check-bot: 1 of 1 checks passed."
+
+    listing = runner.invoke(app, ["check-bot", "--list", "--", "x"])
+    assert listing.exit_code == 0
+    assert [line.split()[0] for line in listing.output.splitlines()][:2] == ["handshake", "pass"]
+
+
+def test_clocks_are_announced_as_given(tmp_path: Path) -> None:
+    options = CheckOptions(clocks=Clocks(move_ms=700, bank_ms=200))
+    report = run_check(broken("good"), options, only=["time warning"], log=tmp_path / "log")
+    verdict, detail = details(report)["time warning"]
+    assert verdict is Verdict.PASS
+    assert detail.endswith("(deadline 1000 ms)")  # 700 ms of move time + the 300 ms bank left
