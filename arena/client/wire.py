@@ -53,11 +53,10 @@ RULES_CACHE_SIZE = 16
 
 def cards(codes: Iterable[str]) -> tuple[Card, ...]:
     """Cards from the referee's upper-case codes (any other spelling is parsed the slow way)."""
-    out = []
-    for code in codes:
-        card = _CARD_OF.get(code)
-        out.append(card if card is not None else Card.parse(code))
-    return tuple(out)
+    try:
+        return tuple(map(_CARD_OF.__getitem__, codes))
+    except KeyError:
+        return tuple(Card.parse(code) for code in codes)
 
 
 @lru_cache(maxsize=RULES_CACHE_SIZE)
@@ -94,13 +93,12 @@ def _termination(value: int) -> Termination | None:
         return None
 
 
-def _trick(message: game_pb.Trick, completed: bool) -> Trick:
-    return Trick(
-        number=message.trick_number,
-        leader=message.leader,
-        cards=cards(message.cards),
-        winner=message.winner if completed and message.HasField("winner") else None,
-    )
+def _completed(message: game_pb.Trick) -> Trick:
+    return Trick(message.trick_number, message.leader, cards(message.cards), message.winner)
+
+
+def _in_progress(message: game_pb.Trick) -> Trick:
+    return Trick(message.trick_number, message.leader, cards(message.cards), None)
 
 
 def decision_kind(request: bot_pb.DecisionRequest) -> DecisionKind | None:
@@ -118,8 +116,8 @@ def view_of_request(
     """The view of a PASS or PLAY request; it needs nothing but the request itself."""
     state = request.state
     players = state.players
-    tricks = tuple(_trick(t, True) for t in state.completed_tricks)
-    current = _trick(state.current_trick, False) if state.HasField("current_trick") else None
+    tricks = tuple(map(_completed, state.completed_tricks))
+    current = _in_progress(state.current_trick) if state.HasField("current_trick") else None
     if kind is DecisionKind.PASS:
         current = None
         direction = _direction(request.pass_direction)

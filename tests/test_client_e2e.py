@@ -1,0 +1,560 @@
+"""The client SDK end to end: real sample-bot processes against a real referee on loopback.
+
+Each bot is ``python sample_bots/NAME.py`` (or a small bot script written by the test) with the
+ARENA_* environment, exactly as an author runs it. The referee is the real one, on its own thread
+(:class:`~arena.referee.RefereeThread`), or in a process of its own where the test kills it.
+Every process a test starts is stopped by the ``procs`` fixture, whatever happens.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pickle
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pytest
+
+from arena.client import Bot, DecisionKind, DecisionView, view_of
+from arena.client.remote import ClientSettings, GaveUp, serve
+from arena.client.wire import PROTOCOL_VERSION
+from arena.engine import Hand
+from arena.referee import PROTOCOL_VERSIONS, RefereeConfig, RefereeThread, TlsConfig
+from arena.rules import Rules
+from arena.table import FaultKind, GameRecord, TableSpec, Termination
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_bots"
+LOBBY_WAIT_MS = 30_000
+"""How long a test waits for its bot processes to reach the lobby (they import grpc first)."""
+GAME_TIMEOUT_S = 120.0
+STOP_WAIT_S = 10.0
+
+
+class Procs:
+    """Bot processes started by one test, their stderr kept in files."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.running: list[subprocess.Popen[bytes]] = []
+        self.logs: dict[str, Path] = {}
+
+    def start(
+        self,
+        script: Path,
+        address: str,
+        token: str,
+        name: str,
+        extra_env: Mapping[str, str] | None = None,
+    ) -> subprocess.Popen[bytes]:
+        """Start ``python script`` as bot ``name``; stderr goes to a file named after it."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+        env.update(ARENA_ADDRESS=address, ARENA_TOKEN=token, ARENA_BOT_NAME=name)
+        env.update(extra_env or {})
+        log = self.folder / f"{name}.stderr"
+        self.logs[name] = log
+        with log.open("wb") as err:
+            proc = subprocess.Popen(
+                [sys.executable, str(script)],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                cwd=self.folder,
+            )
+        self.running.append(proc)
+        return proc
+
+    def stderr(self, name: str) -> str:
+        """What bot ``name`` has written to stderr so far."""
+        return self.logs[name].read_text()
+
+    def stop_all(self) -> None:
+        """Terminate every process still running, then kill the ones that linger."""
+        for proc in self.running:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in self.running:
+            try:
+                proc.wait(STOP_WAIT_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@pytest.fixture
+def procs(tmp_path: Path) -> Iterator[Procs]:
+    """Bot processes, always stopped at the end of the test."""
+    p = Procs(tmp_path)
+    try:
+        yield p
+    finally:
+        p.stop_all()
+
+
+@pytest.fixture
+def referee() -> Iterator[RefereeThread]:
+    """A referee on its own thread, with one token per bot name used in these tests."""
+    ref = RefereeThread(RefereeConfig(), {token: name for name, token in TOKENS.items()})
+    ref.start()
+    try:
+        yield ref
+    finally:
+        ref.stop(0)
+
+
+TOKENS = {
+    name: f"token-{name}"
+    for name in (
+        "random_bot",
+        "lowcard",
+        "heuristic",
+        "montecarlo",
+        "random2",
+        "lowcard2",
+        "recorder",
+        "faulty",
+        "crashy",
+    )
+}
+
+
+def _address(port: int) -> str:
+    return f"127.0.0.1:{port}"
+
+
+def _play(ref: RefereeThread, spec: TableSpec) -> GameRecord:
+    assert ref.wait_for_bots(spec.seats, LOBBY_WAIT_MS), (
+        f"bots never reached the lobby: {ref.idle()}"
+    )
+    return ref.submit(spec).result(GAME_TIMEOUT_S)
+
+
+def _assert_clean(record: GameRecord) -> None:
+    assert record.termination is Termination.NORMAL, record.reason
+    assert record.seat_status == (Termination.NORMAL,) * len(record.spec.seats), record.reason
+    assert record.faults == (), record.faults
+
+
+# ---- whole games with the sample bots --------------------------------------------------------
+
+
+def test_the_four_sample_bots_play_a_whole_game(procs: Procs, referee: RefereeThread) -> None:
+    names = ("random_bot", "lowcard", "heuristic", "montecarlo")
+    for name in names:
+        procs.start(SAMPLES / f"{name}.py", _address(referee.port), TOKENS[name], name)
+    spec = TableSpec("whole", Rules(), seed=11, seats=names, board="11", hands=None)
+    record = _play(referee, spec)
+    _assert_clean(record)
+    assert max(record.totals) >= Rules().target
+    assert len(record.hands) >= 2
+    asked = [d for d in record.decisions if not d.forced]
+    assert {d.seat for d in asked} == {0, 1, 2, 3}
+    for name in names:
+        log = procs.stderr(name)
+        assert "Traceback" not in log and "FAULT" not in log, log
+        assert f"connected to {_address(referee.port)} as {name!r}" in log
+
+
+@pytest.mark.parametrize("players", [3, 5, 6])
+def test_sample_bots_play_every_table_size(
+    procs: Procs, referee: RefereeThread, players: int
+) -> None:
+    pool = ["random_bot", "lowcard", "heuristic", "montecarlo", "random2", "lowcard2"]
+    script = {"random2": "random_bot", "lowcard2": "lowcard"}
+    names = tuple(pool[:players])
+    for name in names:
+        path = SAMPLES / f"{script.get(name, name)}.py"
+        procs.start(path, _address(referee.port), TOKENS[name], name)
+    rules = Rules(players=players)
+    spec = TableSpec(f"size{players}", rules, seed=players, seats=names, board="1", hands=2)
+    record = _play(referee, spec)
+    _assert_clean(record)
+    assert len(record.hands) == 2
+
+
+# ---- the view over the network is the view in local play -------------------------------------
+
+RECORDER = """
+import os, pickle
+from arena.client import Bot, run
+
+class Recorder(Bot):
+    def __init__(self, path):
+        self.path = path
+
+    def _keep(self, view):
+        with open(self.path, "ab") as f:
+            pickle.dump(view, f)
+
+    def choose_pass(self, view):
+        self._keep(view)
+        return super().choose_pass(view)
+
+    def choose_play(self, view):
+        self._keep(view)
+        return super().choose_play(view)
+
+run(Recorder(os.environ["RECORD_TO"]), decide_forced_moves=True)
+"""
+
+
+def _load_views(path: Path) -> list[DecisionView]:
+    views = []
+    with path.open("rb") as f:
+        while True:
+            try:
+                views.append(pickle.load(f))
+            except EOFError:
+                return views
+
+
+def _engine_view(record: GameRecord, view: DecisionView) -> DecisionView:
+    """The view play_local would show at the position of ``view``, rebuilt from the record."""
+    spec = record.spec
+    k = view.hand_number
+    hand = Hand.deal(spec.rules, spec.seed, hand_number=k, dealer=k % spec.rules.players)
+    kept = record.hands[k]
+    if view.kind is DecisionKind.PLAY:
+        for seat, cards in enumerate(kept.passes):
+            if cards:
+                hand.pass_cards(seat, cards)
+        played = [c for t in kept.tricks for c in t.cards]
+        for card in played[: len(view.played)]:
+            hand.play(card)
+    totals = [sum(h.points[s] for h in record.hands[:k]) for s in range(spec.rules.players)]
+    local = view_of(hand, view.seat)
+    return dataclasses.replace(
+        local,
+        hand_number=k,
+        totals=tuple(totals),
+        seat_names=spec.seats,
+        move_ms=view.move_ms,
+        bank_ms=view.bank_ms,
+        received_at=view.received_at,
+    )
+
+
+def test_network_views_equal_the_engine_views_at_the_same_positions(
+    procs: Procs, referee: RefereeThread, tmp_path: Path
+) -> None:
+    script = tmp_path / "recorder.py"
+    script.write_text(RECORDER)
+    views_file = tmp_path / "views.pickle"
+    address = _address(referee.port)
+    procs.start(script, address, TOKENS["recorder"], "recorder", {"RECORD_TO": str(views_file)})
+    for name in ("lowcard", "heuristic", "random_bot"):
+        procs.start(SAMPLES / f"{name}.py", address, TOKENS[name], name)
+    names = ("lowcard", "recorder", "heuristic", "random_bot")
+    spec = TableSpec("views", Rules(), seed=5, seats=names, board="5", hands=3)
+    record = _play(referee, spec)
+    _assert_clean(record)
+    views = _load_views(views_file)
+    assert len(views) == 3 + 3 * 13  # three passes, every card (forced ones too)
+    for view in views:
+        assert view.seat == 1
+        assert view == _engine_view(record, view)
+
+
+# ---- refusals, faults and crashes ------------------------------------------------------------
+
+
+def test_a_wrong_token_exits_2_with_one_line(procs: Procs, referee: RefereeThread) -> None:
+    proc = procs.start(SAMPLES / "lowcard.py", _address(referee.port), "not-a-token", "lowcard")
+    assert proc.wait(GAME_TIMEOUT_S) == 2
+    lines = procs.stderr("lowcard").splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("arena.client: ")
+    assert "refused the token" in lines[0] and "UNAUTHENTICATED" in lines[0]
+
+
+def test_missing_settings_exit_2_with_one_line(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    done = subprocess.run(
+        [sys.executable, str(SAMPLES / "heuristic.py")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=GAME_TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "ARENA_ADDRESS" in done.stderr and "ARENA_TOKEN" in done.stderr
+
+
+FAULTY = """
+import json, os
+from arena.cards import CARDS
+from arena.client import Bot, run
+
+class Faulty(Bot):
+    '''Plays a card it does not hold at its first play, and keeps what the referee says.'''
+
+    def __init__(self):
+        self.done = False
+
+    def choose_play(self, view):
+        if not self.done:
+            self.done = True
+            return next(c for c in CARDS if c not in view.hand)
+        return super().choose_play(view)
+
+    def on_fault(self, event):
+        with open(os.environ["FAULTS_TO"], "a") as f:
+            kind = event.kind.name if event.kind else "?"
+            print(json.dumps([kind, event.answer, [str(c) for c in event.substitute]]), file=f)
+
+run(Faulty())
+"""
+
+CRASHY = """
+from arena.client import Bot, run
+
+class Crashy(Bot):
+    '''Raises at its first play.'''
+
+    def __init__(self):
+        self.calls = 0
+
+    def choose_play(self, view):
+        self.calls += 1
+        if self.calls == 1:
+            raise RuntimeError("a bug in the author's code")
+        return super().choose_play(view)
+
+run(Crashy())
+"""
+
+
+def test_a_fault_reaches_stderr_and_on_fault(
+    procs: Procs, referee: RefereeThread, tmp_path: Path
+) -> None:
+    script = tmp_path / "faulty.py"
+    script.write_text(FAULTY)
+    faults_file = tmp_path / "faults.txt"
+    address = _address(referee.port)
+    procs.start(script, address, TOKENS["faulty"], "faulty", {"FAULTS_TO": str(faults_file)})
+    for name in ("lowcard", "heuristic", "random_bot"):
+        procs.start(SAMPLES / f"{name}.py", address, TOKENS[name], name)
+    names = ("faulty", "lowcard", "heuristic", "random_bot")
+    record = _play(referee, TableSpec("fault", Rules(), seed=3, seats=names, board="3", hands=1))
+    assert record.termination is Termination.NORMAL
+    assert [(f.seat, f.kind) for f in record.faults] == [(0, FaultKind.CARD_NOT_HELD)]
+    fault = record.faults[0]
+    told = [json.loads(line) for line in faults_file.read_text().splitlines()]
+    assert told == [["CARD_NOT_HELD", fault.sent, list(fault.substitute)]]
+    log = procs.stderr("faulty")
+    assert "FAULT CARD_NOT_HELD" in log and "Traceback" not in log
+
+
+def test_an_exception_in_the_bot_is_logged_and_the_game_goes_on(
+    procs: Procs, referee: RefereeThread, tmp_path: Path
+) -> None:
+    script = tmp_path / "crashy.py"
+    script.write_text(CRASHY)
+    address = _address(referee.port)
+    procs.start(script, address, TOKENS["crashy"], "crashy")
+    for name in ("lowcard", "heuristic", "random_bot"):
+        procs.start(SAMPLES / f"{name}.py", address, TOKENS[name], name)
+    names = ("lowcard", "crashy", "heuristic", "random_bot")
+    record = _play(referee, TableSpec("crash", Rules(), seed=4, seats=names, board="4", hands=1))
+    _assert_clean(record)
+    log = procs.stderr("crashy")
+    assert "choose_play raised" in log
+    assert "Traceback" in log and "RuntimeError: a bug in the author's code" in log
+
+
+# ---- reconnection ----------------------------------------------------------------------------
+
+REFEREE = """
+import asyncio, json, sys
+from arena.referee import Referee, RefereeConfig
+from arena.table import TableSpec
+
+async def main(address, tokens):
+    referee = Referee(RefereeConfig(), tokens)
+    port = await referee.start(address)
+    print("PORT", port, flush=True)
+    loop = asyncio.get_running_loop()
+    for line in iter(sys.stdin.readline, ""):
+        command, _, arg = line.strip().partition(" ")
+        if command == "wait":
+            ok = await referee.wait_for_bots(arg.split(","), 30000)
+            print("LOBBY", ok, flush=True)
+        elif command == "play":
+            record = await referee.play_table(TableSpec.from_dict(json.loads(arg)))
+            print("RECORD", json.dumps(record.to_dict()), flush=True)
+
+asyncio.run(main(sys.argv[1], json.loads(sys.argv[2])))
+"""
+
+
+class RefereeProcess:
+    """A referee in a process of its own, driven by lines on its stdin."""
+
+    def __init__(self, script: Path, address: str) -> None:
+        tokens = json.dumps({token: name for name, token in TOKENS.items()})
+        self.proc = subprocess.Popen(
+            [sys.executable, str(script), address, tokens],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.port = int(self._answer("PORT"))
+
+    def _answer(self, tag: str) -> str:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        assert line.startswith(tag + " "), line
+        return line[len(tag) + 1 :].strip()
+
+    def _ask(self, line: str, tag: str) -> str:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+        return self._answer(tag)
+
+    def wait_for(self, names: tuple[str, ...]) -> bool:
+        """Whether these bots reached the lobby."""
+        return self._ask("wait " + ",".join(names), "LOBBY") == "True"
+
+    def play(self, spec: TableSpec) -> GameRecord:
+        """Play a table and return its record."""
+        return GameRecord.from_dict(
+            json.loads(self._ask("play " + json.dumps(spec.to_dict()), "RECORD"))
+        )
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown notice, the streams just break."""
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def close(self) -> None:
+        """Stop it if it still runs."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                stream.close()
+
+
+def test_a_bot_reconnects_after_the_referee_is_killed_and_restarted(
+    procs: Procs, tmp_path: Path
+) -> None:
+    script = tmp_path / "referee.py"
+    script.write_text(REFEREE)
+    first = RefereeProcess(script, "127.0.0.1:0")
+    port = first.port
+    second: RefereeProcess | None = None
+    try:
+        names = ("lowcard", "heuristic", "random_bot", "montecarlo")
+        for name in names:
+            procs.start(SAMPLES / f"{name}.py", _address(port), TOKENS[name], name)
+        assert first.wait_for(names)
+        first.kill()
+        second = RefereeProcess(script, _address(port))
+        assert second.wait_for(names)
+        spec = TableSpec("again", Rules(), seed=8, seats=names, board="8", hands=1)
+        _assert_clean(second.play(spec))
+        for name in names:
+            log = procs.stderr(name)
+            assert log.count(f"connected to {_address(port)} as {name!r}") == 2, log
+            assert "reconnecting in" in log and "Traceback" not in log
+    finally:
+        first.close()
+        if second is not None:
+            second.close()
+
+
+def test_serve_gives_up_on_a_referee_that_never_answers() -> None:
+    # Port 9 (discard) on loopback: nothing listens, so every attempt is refused.
+    settings = ClientSettings("127.0.0.1:9", "token", "nobody")
+    with pytest.raises(GaveUp, match="unreachable"):
+        serve(Bot(), settings, give_up_after=0.5)
+
+
+# ---- TLS -------------------------------------------------------------------------------------
+
+
+def _make_certificates(folder: Path) -> tuple[Path, Path, Path]:
+    """A CA and a server certificate for 127.0.0.1 signed by it, with the openssl tool."""
+
+    def openssl(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=folder, check=True, capture_output=True)
+
+    openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=test-ca",
+    )
+    openssl(
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=127.0.0.1",
+    )
+    (folder / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
+    openssl(
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "san.ext",
+    )
+    return folder / "ca.pem", folder / "server.pem", folder / "server.key"
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl tool")
+def test_bots_play_over_tls_with_a_ca_from_the_environment(procs: Procs, tmp_path: Path) -> None:
+    ca, cert, key = _make_certificates(tmp_path)
+    config = RefereeConfig(tls=TlsConfig.from_files(cert, key))
+    ref = RefereeThread(config, {token: name for name, token in TOKENS.items()})
+    port = ref.start()
+    try:
+        names = ("lowcard", "heuristic", "random_bot", "random2")
+        for name in names:
+            script = SAMPLES / ("random_bot.py" if name == "random2" else f"{name}.py")
+            procs.start(script, _address(port), TOKENS[name], name, {"ARENA_TLS_CA": str(ca)})
+        record = _play(ref, TableSpec("tls", Rules(), seed=2, seats=names, board="2", hands=1))
+        _assert_clean(record)
+    finally:
+        ref.stop(0)
+
+
+def test_the_sdk_speaks_a_version_the_referee_speaks() -> None:
+    assert PROTOCOL_VERSION == 1
+    assert PROTOCOL_VERSION in PROTOCOL_VERSIONS
