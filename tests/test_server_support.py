@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
 import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from arena.engine import Hand
 from arena.rules import Rules
@@ -90,17 +100,26 @@ class EngineHost:
         self.kicked: list[str] = []
         self.gate: asyncio.Event | None = None
 
+    def idle(self) -> dict[str, int]:
+        """Sessions not at a table, per bot."""
+        return {
+            bot: count - self.busy.get(bot, 0)
+            for bot, count in self.connected.items()
+            if count > self.busy.get(bot, 0)
+        }
+
     def sessions(self) -> list[SessionInfo]:
         """One SessionInfo per connected session."""
         out = []
         for bot, count in sorted(self.connected.items()):
             playing = self.busy.get(bot, 0)
             for i in range(count):
-                out.append(SessionInfo(f"{bot}#{i}", bot, i < playing))
+                out.append(SessionInfo(f"{bot}#{i}", bot, "some table" if i < playing else None))
         return out
 
     async def play_table(self, spec: TableSpec) -> GameRecord:
-        """Take a session per seat, play with the engine, give them back."""
+        """Take a session per seat (in the first step, as the referee does), play with the
+        engine, give them back."""
         for bot in spec.seats:
             self.busy[bot] = self.busy.get(bot, 0) + 1
             assert self.busy[bot] <= self.connected.get(bot, 0), f"{bot} over-booked"
@@ -130,3 +149,148 @@ class EngineHost:
         count = self.connected.pop(bot, 0)
         self.kicked += [f"{bot}#{i}" for i in range(count)]
         return count
+
+
+REPO = Path(__file__).resolve().parent.parent
+BOTS = Path(__file__).resolve().parent / "test_server_bots.py"
+START_TIMEOUT_S = 30.0
+
+
+class ServerProcess:
+    """``arena serve`` as a real process on free loopback ports, with bot processes beside it."""
+
+    def __init__(self, db: Path, config: str = "", log: Path | None = None) -> None:
+        self.db = db
+        self.config_path = db.with_suffix(".toml")
+        self.config_path.write_text(config)
+        self.log = log or db.with_suffix(".log")
+        self.proc: subprocess.Popen[str] | None = None
+        self.bots: list[subprocess.Popen[bytes]] = []
+        self.bots_port = 0
+        self.web_port = 0
+
+    @staticmethod
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        """Run a server command (``bots add ...``) to completion."""
+        return subprocess.run(
+            [sys.executable, "-m", "arena.server.cli", *args],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            timeout=60,
+            check=False,
+        )
+
+    def add_bot(self, name: str) -> str:
+        """A new bot account; its token."""
+        done = self.cli("bots", "add", name, "--db", str(self.db))
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    def start(self) -> None:
+        """Start the server and wait for its ports."""
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "arena.server.cli",
+                "serve",
+                "--db",
+                str(self.db),
+                "--port",
+                "0",
+                "--web-port",
+                "0",
+                "--config",
+                str(self.config_path),
+                "--log",
+                str(self.log),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        match = re.search(r"connect to [\d.]+:(\d+); leaderboard at https?://[\d.]+:(\d+)/", line)
+        if match is None:
+            self.proc.kill()
+            _, err = self.proc.communicate(timeout=START_TIMEOUT_S)
+            raise AssertionError(f"server did not start: {line!r} {err}")
+        self.bots_port, self.web_port = int(match[1]), int(match[2])
+
+    @property
+    def url(self) -> str:
+        """The leaderboard's address."""
+        return f"http://127.0.0.1:{self.web_port}"
+
+    def bot(
+        self, name: str, token: str, *args: str, sample: str | None = None
+    ) -> subprocess.Popen[bytes]:
+        """Start a bot process: a sample bot (``sample="lowcard"``) or one of test_server_bots."""
+        env = dict(
+            os.environ,
+            ARENA_ADDRESS=f"127.0.0.1:{self.bots_port}",
+            ARENA_TOKEN=token,
+            ARENA_BOT_NAME=name,
+        )
+        command = (
+            [sys.executable, str(REPO / "sample_bots" / f"{sample}.py")]
+            if sample is not None
+            else [sys.executable, str(BOTS), *args]
+        )
+        proc = subprocess.Popen(
+            command, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        self.bots.append(proc)
+        return proc
+
+    def get(self, path: str) -> Any:
+        """GET a JSON resource of the leaderboard."""
+        with urllib.request.urlopen(self.url + path, timeout=30) as response:
+            return json.loads(response.read())
+
+    def wait_for(self, what: Callable[[], bool], timeout_s: float = 120.0) -> None:
+        """Poll until ``what()`` holds (a deadline only against a hang; never a measured time)."""
+        deadline = time.monotonic() + timeout_s
+        while not what():
+            if self.proc is not None and self.proc.poll() is not None:
+                raise AssertionError(
+                    f"the server exited: {self.proc.stderr.read() if self.proc.stderr else ''}"
+                )
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}")
+            time.sleep(0.1)
+
+    def stop_bots(self) -> None:
+        """Kill every bot process."""
+        for proc in self.bots:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(timeout=30)
+        self.bots.clear()
+
+    def terminate(self) -> int:
+        """SIGTERM the server and wait for it; its exit code."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGTERM)
+        code = self.proc.wait(timeout=120)
+        self.proc.communicate()
+        return code
+
+    def kill(self) -> None:
+        """SIGKILL the server (as a crash would stop it)."""
+        assert self.proc is not None
+        self.proc.kill()
+        self.proc.wait(timeout=30)
+        self.proc.communicate()
+
+    def close(self) -> None:
+        """Stop everything started here."""
+        self.stop_bots()
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=30)
+        if self.proc is not None:
+            self.proc.communicate()

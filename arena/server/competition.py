@@ -16,11 +16,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import random
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, Protocol
 
@@ -58,6 +59,8 @@ __all__ = [
 
 log = logging.getLogger("arena.server")
 
+STATUS_TTL_S = 1.0
+"""Longest time the ladder trusts its copy of the account statuses."""
 RECENT_FINISHED = 50
 """Finished tables remembered in memory for the health figures."""
 CRASH_REASON = "the referee failed while hosting this table ({error}); it is not rated"
@@ -71,8 +74,8 @@ class SessionInfo:
     """The referee's id for it (kick takes this)."""
     bot: str
     """Its bot."""
-    playing: bool
-    """Seated at a table now (else waiting in the lobby)."""
+    table_id: str | None
+    """The table it plays at now, or None while it waits in the lobby."""
     peer: str = ""
     """The client's address."""
 
@@ -80,12 +83,17 @@ class SessionInfo:
 class TableHost(Protocol):
     """What the competition needs from the referee."""
 
+    def idle(self) -> Mapping[str, int]:
+        """Sessions waiting in the lobby, per bot (cheap: called whenever the lobby changes)."""
+        ...
+
     def sessions(self) -> Sequence[SessionInfo]:
-        """Every authenticated session now."""
+        """Every authenticated session now (for the page and the admin)."""
         ...
 
     async def play_table(self, spec: TableSpec) -> GameRecord:
-        """Play one table with the bots' idle sessions and return its record."""
+        """Play one table with the bots' idle sessions and return its record; the sessions are
+        taken from the lobby in the call's first step when they are all there."""
         ...
 
     def kick(self, session_id: str, reason: str) -> bool:
@@ -151,6 +159,8 @@ class _Running:
     spec: TableSpec
     started_at: float
     task: asyncio.Task[None] | None = None
+    launched: bool = False
+    """Whether play_table has had its first step, in which it takes the sessions."""
 
 
 @dataclass
@@ -255,6 +265,8 @@ class Competition:
         self._finished_recent: deque[float] = deque(maxlen=RECENT_FINISHED)
         self._recorded = asyncio.Event()
         self._listeners: list[Callable[[int, GameRecord], Awaitable[None] | None]] = []
+        self._status_cache: dict[str, AccountStatus] = {}
+        self._statuses_at = -math.inf
 
     # ---- start-up ---------------------------------------------------------------------------
 
@@ -358,21 +370,26 @@ class Competition:
                 log.exception("forming tables failed")
 
     def _available(self) -> dict[str, int]:
-        """Sessions per bot that no table of ours holds or is about to take."""
+        """Idle sessions per bot that no table of ours is about to take."""
         assert self.host is not None
-        connected: dict[str, int] = {}
-        for session in self.host.sessions():
-            connected[session.bot] = connected.get(session.bot, 0) + 1
+        idle = dict(self.host.idle())
         for running in self._running.values():
-            for bot in running.spec.seats:
-                connected[bot] = connected.get(bot, 0) - 1
-        return {bot: n for bot, n in connected.items() if n > 0 and self._may_play(bot)}
+            if not running.launched:
+                for bot in running.spec.seats:
+                    idle[bot] = idle.get(bot, 0) - 1
+        statuses = self._statuses()
+        return {
+            bot: n for bot, n in idle.items() if n > 0 and statuses.get(bot) is AccountStatus.ACTIVE
+        }
 
-    def _may_play(self, bot: str) -> bool:
-        try:
-            return self.accounts.get(bot).status is AccountStatus.ACTIVE
-        except AccountError:
-            return False
+    def _statuses(self) -> dict[str, AccountStatus]:
+        """Account statuses, re-read at most every STATUS_TTL_S (a ban from the offline CLI
+        reaches the ladder within that)."""
+        now = time.monotonic()
+        if now - self._statuses_at > STATUS_TTL_S:
+            self._status_cache = {a.name: a.status for a in self.accounts.accounts()}
+            self._statuses_at = now
+        return self._status_cache
 
     async def _form_tables(self) -> None:
         available = self._available()
@@ -463,6 +480,9 @@ class Competition:
     async def _play(self, game: int, spec: TableSpec) -> None:
         assert self.host is not None
         started = self._clock()
+        # play_table takes the sessions in this very step, so from here on the lobby's idle
+        # counts no longer include them.
+        self._running[game].launched = True
         try:
             record = await self.host.play_table(spec)
         except asyncio.CancelledError:
@@ -618,7 +638,7 @@ class Competition:
                     "live_sigma": None if live is None else live[1],
                     "status": account.status.value if account is not None else "unknown",
                     "sessions": len(mine),
-                    "playing": sum(s.playing for s in mine),
+                    "playing": sum(s.table_id is not None for s in mine),
                 }
             )
         rows.sort(
@@ -648,7 +668,7 @@ class Competition:
         return {
             "ladder": self.state.value,
             "sessions": [
-                {"id": s.session_id, "bot": s.bot, "playing": s.playing, "peer": s.peer}
+                {"id": s.session_id, "bot": s.bot, "table": s.table_id, "peer": s.peer}
                 for s in sessions
             ],
             "tables": [
@@ -685,6 +705,7 @@ class Competition:
         if action == "pause":
             self.paused = True
             return {"ladder": self.state.value}
+        self._statuses_at = -math.inf  # an admin action may change who may play
         if action == "resume":
             self.paused = False
             self.poke()
@@ -715,8 +736,6 @@ def _slot_of(table_id: str) -> int | None:
 
 
 def _with_termination(record: GameRecord, termination: Termination) -> GameRecord:
-    from dataclasses import replace
-
     return replace(
         record, termination=termination, seat_status=(termination,) * len(record.spec.seats)
     )
@@ -724,8 +743,6 @@ def _with_termination(record: GameRecord, termination: Termination) -> GameRecor
 
 def _finite(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """NaN and infinities (an interval before enough boards) become None for JSON."""
-    import math
-
     for row in rows:
         for key, value in row.items():
             if isinstance(value, float) and not math.isfinite(value):

@@ -1,0 +1,217 @@
+"""``arena serve``: the referee, the competition and the leaderboard in one process, one loop.
+
+:func:`serve` opens the competition database (recovering from a crash first), starts the referee
+(grpc.aio) with the hashed-token accounts, attaches the :class:`~arena.server.competition.
+Competition` to it, and serves the leaderboard over HTTP, all on one asyncio loop; SQLite and the
+rating fit run in worker threads. SIGTERM or SIGINT drains: no new table starts, running tables
+get ``drain`` to finish, the rest are recorded INTERRUPTED (not rated), every stream is closed with
+a status, and the process exits 0. A second signal stops at once (the tables still running are
+recorded INTERRUPTED all the same).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import ssl
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from arena.referee import Referee, RefereeConfig, TlsConfig
+from arena.server.accounts import AccountStore
+from arena.server.competition import Competition, EventAccounts, SessionInfo
+from arena.server.config import ServerConfig
+from arena.server.http import HttpServer
+from arena.server.ledger import Ledger
+from arena.server.matchmaking import event_schedule
+from arena.server.webapp import make_handler
+from arena.table import GameRecord, TableSpec
+
+__all__ = ["Ports", "RefereeHost", "serve"]
+
+log = logging.getLogger("arena.server")
+
+KICK_RECONNECT_MS = 5000
+"""A kicked (not banned) session is told it may come back after this long."""
+
+
+@dataclass(frozen=True)
+class Ports:
+    """Where a running server listens."""
+
+    bots: int
+    """The referee's gRPC port."""
+    web: int
+    """The leaderboard's HTTP(S) port."""
+
+
+class RefereeHost:
+    """The competition's view of the referee: lobby, sessions, tables, kicks, lobby changes."""
+
+    def __init__(self, referee: Referee, on_change: Callable[[], None]) -> None:
+        self._referee = referee
+        self._on_change = on_change
+
+    def idle(self) -> Mapping[str, int]:
+        """Sessions waiting in the lobby, per bot."""
+        return self._referee.idle()
+
+    def sessions(self) -> Sequence[SessionInfo]:
+        """Every authenticated session, idle or seated."""
+        return [
+            SessionInfo(s.session_id, s.bot, s.table_id, str(s.peer))
+            for s in self._referee.sessions()
+        ]
+
+    async def play_table(self, spec: TableSpec) -> GameRecord:
+        """One table on the referee."""
+        return await self._referee.play_table(spec)
+
+    def kick(self, session_id: str, reason: str) -> bool:
+        """End one session; it may reconnect."""
+        return self._referee.kick(
+            session_id,
+            reason or "kicked by the organiser",
+            may_reconnect=True,
+            reconnect_after_ms=KICK_RECONNECT_MS,
+        )
+
+    def kick_bot(self, bot: str, reason: str) -> int:
+        """End every session of a bot (banned: it may not reconnect)."""
+        return self._referee.kick_bot(bot, reason or "banned by the organiser", may_reconnect=False)
+
+    async def watch(self) -> None:
+        """Poke the competition whenever the lobby changes (runs until cancelled)."""
+        while True:
+            await self._referee.lobby_changed()
+            self._on_change()
+
+
+def web_tls(tls: TlsConfig | None, cert: Path | None, key: Path | None) -> ssl.SSLContext | None:
+    """The leaderboard's TLS context (the same certificate as the referee's), or None."""
+    if tls is None or cert is None or key is None:
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    return context
+
+
+async def serve(
+    db: Path,
+    config: ServerConfig,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 50051,
+    web_port: int = 8080,
+    tls_cert: Path | None = None,
+    tls_key: Path | None = None,
+    ready: Callable[[Ports], None] | None = None,
+    stop: asyncio.Event | None = None,
+) -> int:
+    """Run the competition server until SIGTERM/SIGINT (or ``stop`` is set); the exit status."""
+    loop = asyncio.get_running_loop()
+    total = None
+    if config.event is not None:
+        event = config.event
+        total = len(
+            event_schedule(
+                event.entrants,
+                players=config.players,
+                boards=event.boards,
+                seed=config.seed,
+                format=event.format,
+                candidate=event.candidate,
+            )
+        )
+    ledger = Ledger.open(db, config, total)
+    accounts = AccountStore(db)
+    competition = Competition(config, ledger, accounts)
+    referee: Referee | None = None
+    web: HttpServer | None = None
+    watcher: asyncio.Task[None] | None = None
+    stop = stop or asyncio.Event()
+    signals = 0
+    background: set[asyncio.Task[None]] = set()
+
+    def on_signal(number: int) -> None:
+        nonlocal signals
+        signals += 1
+        log.warning("signal", extra={"signal": signal.Signals(number).name, "count": signals})
+        stop.set()
+        if signals > 1 and referee is not None:
+            # A second signal: interrupt the tables now instead of waiting out the drain.
+            hurry = loop.create_task(referee.stop(0))
+            background.add(hurry)
+            hurry.add_done_callback(background.discard)
+
+    try:
+        await competition.load()
+        tls = None
+        if tls_cert is not None or tls_key is not None:
+            if tls_cert is None or tls_key is None:
+                from arena.errors import ConfigError
+
+                raise ConfigError("--tls-cert and --tls-key go together: give both")
+            tls = TlsConfig.from_files(tls_cert, tls_key)
+        lookup = (
+            accounts if config.event is None else EventAccounts(accounts, config.event.entrants)
+        )
+        referee = Referee(
+            RefereeConfig(
+                max_message_bytes=config.max_message_bytes,
+                handshake_ms=config.clocks.handshake_ms,
+                grace_ms=config.faults.grace_ms,
+                shutdown_grace_ms=0,
+                max_sessions_per_token=config.max_sessions,
+                tls=tls,
+                welcome_message=config.name,
+            ),
+            lookup,
+        )
+        bots_port = await referee.start(f"{host}:{port}")
+        adapter = RefereeHost(referee, competition.poke)
+        competition.attach(adapter)
+        watcher = loop.create_task(adapter.watch())
+        web = HttpServer(make_handler(competition))
+        web_bound = await web.start(host, web_port, web_tls(tls, tls_cert, tls_key))
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, on_signal, sig)
+        competition.start()
+        ports = Ports(bots_port, web_bound)
+        log.info(
+            "serving",
+            extra={
+                "bots_port": bots_port,
+                "web_port": web_bound,
+                "host": host,
+                "db": str(db),
+                "mode": config.kind,
+                "tls": tls is not None,
+            },
+        )
+        if ready is not None:
+            ready(ports)
+        await stop.wait()
+        left = await competition.drain(config.drain_ms / 1000)
+        log.info("drained", extra={"interrupting": left})
+        await referee.stop(0)
+        await competition.wait_recorded()
+        return 0
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(Exception):
+                loop.remove_signal_handler(sig)
+        if watcher is not None:
+            watcher.cancel()
+        if referee is not None and not referee.stopping:
+            await referee.stop(0)
+        await competition.wait_recorded()
+        await competition.close()
+        if web is not None:
+            await web.close()
+        ledger.close()
+        accounts.close()
+        log.info("stopped")

@@ -1,0 +1,316 @@
+"""The competition server's commands: ``arena serve``, ``arena bots ...``, ``arena admin ...``.
+
+A thin typer layer: every command parses its flags, calls the library and prints the outcome;
+a bad input is one line on standard error and exit code 2. Wire it into the main CLI with
+``register(app)``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import ssl
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from arena.errors import ArenaError
+from arena.server.accounts import AccountStore
+from arena.server.config import load_server_config
+
+__all__ = ["DEFAULT_DB", "DEFAULT_WEB_URL", "register"]
+
+DEFAULT_DB = Path("comp.db")
+DEFAULT_PORT = 50051
+DEFAULT_WEB_PORT = 8080
+DEFAULT_WEB_URL = f"http://127.0.0.1:{DEFAULT_WEB_PORT}"
+ADMIN_TOKEN_ENV = "ARENA_ADMIN_TOKEN"
+EXIT_BAD_INPUT = 2
+HTTP_TIMEOUT_S = 30.0
+
+_DB = typer.Option(DEFAULT_DB, "--db", help="The competition database (SQLite).")
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(EXIT_BAD_INPUT)
+
+
+def _accounts(db: Path) -> AccountStore:
+    if db.is_dir():
+        raise _fail(f"--db {db}: is a folder, not a database file")
+    if not db.parent.is_dir():
+        raise _fail(f"--db {db}: folder {db.parent} does not exist")
+    return AccountStore(db)
+
+
+def serve_command(
+    db: Path = _DB,
+    host: str = typer.Option(
+        "127.0.0.1", "--host", help="Address to listen on (0.0.0.0 for bots on other machines)."
+    ),
+    port: int = typer.Option(DEFAULT_PORT, "--port", help="Port for the bots (gRPC); 0 picks one."),
+    web_port: int = typer.Option(
+        DEFAULT_WEB_PORT, "--web-port", help="Port for the leaderboard page; 0 picks one."
+    ),
+    tls_cert: Annotated[
+        Path | None, typer.Option("--tls-cert", help="PEM certificate chain.")
+    ] = None,
+    tls_key: Annotated[Path | None, typer.Option("--tls-key", help="PEM private key.")] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="Competition settings (TOML).")
+    ] = None,
+    log_file: Annotated[
+        Path | None,
+        typer.Option("--log", help="Write the JSON-lines log here (default: standard error)."),
+    ] = None,
+) -> None:
+    """Run the competition: bots connect with their tokens, a ladder plays, a page shows it."""
+    from arena.server.app import Ports, serve
+    from arena.server.logs import setup_logging
+
+    try:
+        settings = load_server_config(config)
+        setup_logging(log_file)
+    except (ArenaError, OSError) as e:
+        raise _fail(str(e)) from None
+
+    def ready(ports: Ports) -> None:
+        scheme = "https" if tls_cert else "http"
+        shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+        typer.echo(
+            f"serving {settings.name!r}: bots connect to {shown}:{ports.bots}; "
+            f"leaderboard at {scheme}://{shown}:{ports.web}/",
+        )
+        sys.stdout.flush()
+
+    try:
+        code = asyncio.run(
+            serve(
+                db,
+                settings,
+                host=host,
+                port=port,
+                web_port=web_port,
+                tls_cert=tls_cert,
+                tls_key=tls_key,
+                ready=ready,
+            )
+        )
+    except (ArenaError, OSError) as e:
+        raise _fail(str(e)) from None
+    raise typer.Exit(code)
+
+
+bots_app = typer.Typer(help="Bot accounts: add (prints a token once), list, revoke, ban.")
+
+
+@bots_app.command("add")
+def bots_add(
+    name: str = typer.Argument(..., help="The bot's name, as shown in standings."),
+    db: Path = _DB,
+    new_token: bool = typer.Option(
+        False, "--new-token", help="Give an existing bot a new token (the old one stops working)."
+    ),
+) -> None:
+    """Add a bot and print its token (shown only this once; the database keeps a hash)."""
+    accounts = _accounts(db)
+    try:
+        token = accounts.add(name, new_token_for_existing=new_token)
+    except ArenaError as e:
+        raise _fail(str(e)) from None
+    finally:
+        accounts.close()
+    typer.echo(
+        f"bot {name!r}: give its author this token; it is shown only now "
+        "(set it as ARENA_TOKEN for the bot):",
+        err=True,
+    )
+    typer.echo(token)
+
+
+@bots_app.command("list")
+def bots_list(
+    db: Path = _DB,
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """List the bots (never their tokens)."""
+    accounts = _accounts(db)
+    try:
+        rows = accounts.accounts()
+    finally:
+        accounts.close()
+    if as_json:
+        typer.echo(
+            json.dumps(
+                [
+                    {
+                        "name": a.name,
+                        "status": a.status.value,
+                        "note": a.note,
+                        "created_at": a.created_at,
+                    }
+                    for a in rows
+                ]
+            )
+        )
+        return
+    table = Table("bot", "status", "note", title=f"bots in {db}")
+    for a in rows:
+        table.add_row(a.name, a.status.value, a.note)
+    Console().print(table)
+
+
+@bots_app.command("revoke")
+def bots_revoke(
+    name: str = typer.Argument(..., help="The bot."),
+    db: Path = _DB,
+    reason: str = typer.Option("", "--reason", help="Why (kept with the account)."),
+) -> None:
+    """Forget a bot's token: it no longer identifies anyone (its results stay)."""
+    _account_change(db, lambda a: a.revoke(name, reason), f"bot {name!r}: token revoked")
+
+
+@bots_app.command("ban")
+def bots_ban(
+    name: str = typer.Argument(..., help="The bot."),
+    db: Path = _DB,
+    reason: str = typer.Option("", "--reason", help="Why (shown to the bot when refused)."),
+) -> None:
+    """Refuse a bot from its next connection on (``arena admin ban`` also ends live sessions)."""
+    _account_change(db, lambda a: a.ban(name, reason), f"bot {name!r}: banned")
+
+
+@bots_app.command("unban")
+def bots_unban(name: str = typer.Argument(..., help="The bot."), db: Path = _DB) -> None:
+    """Let a banned bot play again."""
+    _account_change(db, lambda a: a.unban(name), f"bot {name!r}: may play again")
+
+
+def _account_change(db: Path, change: Any, done: str) -> None:
+    accounts = _accounts(db)
+    try:
+        change(accounts)
+    except ArenaError as e:
+        raise _fail(str(e)) from None
+    finally:
+        accounts.close()
+    typer.echo(done)
+
+
+admin_app = typer.Typer(help="Organiser actions on a running server (pause, kick, ban, ...).")
+
+_URL = typer.Option(DEFAULT_WEB_URL, "--url", help="The server's leaderboard address.")
+_Token = Annotated[
+    str | None,
+    typer.Option(
+        "--token", envvar=ADMIN_TOKEN_ENV, help=f"The admin token (or ${ADMIN_TOKEN_ENV})."
+    ),
+]
+_Ca = Annotated[Path | None, typer.Option("--ca", help="PEM file to trust for an https --url.")]
+
+
+@admin_app.command("token")
+def admin_token(db: Path = _DB) -> None:
+    """Make a new admin token (the old one stops working) and print it, shown only now."""
+    accounts = _accounts(db)
+    try:
+        token = accounts.new_admin_token()
+    finally:
+        accounts.close()
+    typer.echo(f"admin token (shown only now; use it as ${ADMIN_TOKEN_ENV}):", err=True)
+    typer.echo(token)
+
+
+def _post(url: str, token: str | None, action: str, body: dict[str, Any], ca: Path | None) -> None:
+    if not token:
+        raise _fail(f"give the admin token with --token or ${ADMIN_TOKEN_ENV}")
+    request = urllib.request.Request(
+        f"{url.rstrip('/')}/api/admin/{action}",
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
+    context = ssl.create_default_context(cafile=str(ca)) if ca is not None else None
+    try:
+        with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_S, context=context) as r:
+            typer.echo(r.read().decode())
+    except urllib.error.HTTPError as e:
+        detail = e.read().decode(errors="replace")
+        with contextlib.suppress(ValueError, KeyError, TypeError):
+            detail = json.loads(detail)["error"]
+        raise _fail(f"{action}: {e.code} {detail}") from None
+    except (urllib.error.URLError, OSError) as e:
+        raise _fail(f"cannot reach the server at {url}: {e}") from None
+
+
+@admin_app.command("pause")
+def admin_pause(url: str = _URL, token: _Token = None, ca: _Ca = None) -> None:
+    """Stop forming new tables (running ones finish)."""
+    _post(url, token, "pause", {}, ca)
+
+
+@admin_app.command("resume")
+def admin_resume(url: str = _URL, token: _Token = None, ca: _Ca = None) -> None:
+    """Form tables again."""
+    _post(url, token, "resume", {}, ca)
+
+
+@admin_app.command("kick")
+def admin_kick(
+    session: str = typer.Argument(..., help="The session id (GET /api/lobby lists them)."),
+    reason: str = typer.Option("", "--reason", help="Told to the bot."),
+    url: str = _URL,
+    token: _Token = None,
+    ca: _Ca = None,
+) -> None:
+    """End one session (the bot may reconnect)."""
+    _post(url, token, "kick", {"session": session, "reason": reason}, ca)
+
+
+@admin_app.command("ban")
+def admin_ban(
+    bot: str = typer.Argument(..., help="The bot."),
+    reason: str = typer.Option("", "--reason", help="Told to the bot."),
+    url: str = _URL,
+    token: _Token = None,
+    ca: _Ca = None,
+) -> None:
+    """Ban a bot now: its token is refused and its sessions end."""
+    _post(url, token, "ban", {"bot": bot, "reason": reason}, ca)
+
+
+@admin_app.command("unban")
+def admin_unban(
+    bot: str = typer.Argument(..., help="The bot."),
+    url: str = _URL,
+    token: _Token = None,
+    ca: _Ca = None,
+) -> None:
+    """Lift a ban."""
+    _post(url, token, "unban", {"bot": bot}, ca)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``serve``, ``bots`` and ``admin`` to the main ``arena`` command."""
+    app.command("serve")(serve_command)
+    app.add_typer(bots_app, name="bots")
+    app.add_typer(admin_app, name="admin")
+
+
+# A module-level guard so that `python -m arena.server.cli` works on its own during development.
+if __name__ == "__main__":  # pragma: no cover
+    _main = typer.Typer(no_args_is_help=True)
+    register(_main)
+    logging.basicConfig()
+    os.environ.setdefault("COLUMNS", "100")
+    _main()

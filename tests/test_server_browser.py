@@ -1,0 +1,116 @@
+"""The leaderboard page in headless Chromium (Debian's ``chromium`` package), against a real server.
+
+Chromium runs the page's JavaScript against the live JSON API; the test reads the DOM it renders
+(``--dump-dom``) and takes a screenshot (kept in the test's temporary folder; set
+ARENA_SCREENSHOT_DIR to keep copies). Without Chromium the test is skipped with a message saying
+what to install, except under CI=true, where it fails.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_server_support import ServerProcess
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+INSTALL = "install Debian's chromium package (apt-get install chromium) to run the browser test"
+BOTS = ("alpha", "bravo", "charlie", "delta", "echo")
+SAMPLE = {"alpha": "lowcard", "bravo": "random_bot", "charlie": "heuristic"}
+"""Which bots are sample bots (the others are the tests' own low-card bot)."""
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+# Virtual time lets the page's fetches and timers run before the DOM is dumped, without waiting.
+BUDGET_MS = "5000"
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    if CHROMIUM is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"Chromium is missing under CI=true: {INSTALL}")
+        pytest.skip(f"Chromium is missing: {INSTALL}")
+    return CHROMIUM
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ServerProcess]:
+    process = ServerProcess(tmp_path / "comp.db", 'fit_interval = "100ms"\nname = "Browser Cup"\n')
+    tokens = {name: process.add_bot(name) for name in BOTS}
+    process.start()
+    for name in BOTS:
+        if name in SAMPLE:
+            process.bot(name, tokens[name], sample=SAMPLE[name])
+        else:
+            process.bot(name, tokens[name], "low")
+    process.wait_for(lambda: process.get("/api/standings")["fit"]["results"] >= 20)
+    # Hold the page still while Chromium looks at it.
+    admin = process.cli("admin", "token", "--db", str(process.db)).stdout.strip()
+    paused = process.cli("admin", "pause", "--url", process.url, "--token", admin)
+    assert paused.returncode == 0, paused.stderr
+    process.wait_for(lambda: process.get("/api/lobby")["tables"] == [])
+    yield process
+    process.close()
+
+
+def browse(chromium: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={profile}",
+            "--window-size=1280,1000",
+            f"--virtual-time-budget={BUDGET_MS}",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_leaderboard_shows_standings_games_and_a_replay(
+    chromium: str, server: ServerProcess, tmp_path: Path
+) -> None:
+    dom = browse(chromium, tmp_path / "profile", "--dump-dom", server.url + "/").stdout
+    assert "Browser Cup" in dom and "paused" in dom
+    for name in BOTS:
+        assert f'data-bot="{name}"' in dom
+    ranks = re.findall(r'<tr data-bot="(\w+)"><td class="num">(\d+)</td>', dom)
+    assert sorted(int(rank) for _, rank in ranks) == [1, 2, 3, 4, 5]
+    assert "clustered by board" in dom  # the fit's note
+    newest = server.get("/api/games?limit=1")["games"][0]["game"]
+    assert f'data-game="{newest}"' in dom
+
+    replay = browse(
+        chromium, tmp_path / "profile", "--dump-dom", f"{server.url}/#game/{newest}/0/5"
+    ).stdout
+    assert f"Replay of game {newest}" in replay
+    assert "Trick 4 of 13" in replay or "Trick 3 of 13" in replay  # hold hands have no pass step
+    body = replay.split('id="replay-table"')[1].split("</table>")[0]
+    assert body.count("<tr>") == 1 + 4  # the header row and one per seat
+    assert 'class="card' in body and "took the trick" in replay
+
+    shots = tmp_path / "shots"
+    shots.mkdir()
+    for name, path in (("standings", "/"), ("replay", f"/#game/{newest}/0/7")):
+        target = shots / f"{name}.png"
+        done = browse(chromium, tmp_path / "profile", f"--screenshot={target}", server.url + path)
+        assert target.exists(), done.stderr
+        data = target.read_bytes()
+        assert data.startswith(PNG_MAGIC) and len(data) > 20_000
+        keep = os.environ.get("ARENA_SCREENSHOT_DIR")
+        if keep:
+            shutil.copy(target, Path(keep) / target.name)

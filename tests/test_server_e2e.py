@@ -1,0 +1,166 @@
+"""End to end: ``arena serve`` as a process, bots as processes with tokens, over loopback.
+
+Bots enter with their tokens and a wrong token is refused; the ladder plays; standings, games
+and replays appear in the API; SIGTERM drains and exits 0; a kill -9 in the middle of a game
+loses nothing finished and records that game as interrupted; the admin commands pause the
+ladder and ban a bot, whose token is then refused.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from test_server_support import ServerProcess
+
+from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
+from arena.proto.hearts.v1 import bot_service_pb2_grpc as bot_grpc
+
+CONFIG = 'fit_interval = "100ms"\nmove_time = "2s"\n'
+SAMPLES = ("lowcard", "random_bot", "heuristic")
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ServerProcess]:
+    process = ServerProcess(tmp_path / "comp.db", CONFIG)
+    yield process
+    process.close()
+
+
+def games(server: ServerProcess) -> int:
+    return int(server.get("/api/health")["games"])
+
+
+def test_bots_enter_with_tokens_the_ladder_plays_and_standings_appear(
+    server: ServerProcess,
+) -> None:
+    tokens = {name: server.add_bot(name) for name in (*SAMPLES, "mine")}
+    server.start()
+    for name in SAMPLES:
+        server.bot(name, tokens[name], sample=name)
+    server.bot("mine", tokens["mine"], "low")
+    intruder = server.bot("intruder", "not-a-token", "low")
+    assert intruder.wait(timeout=60) == 2
+    assert intruder.stderr is not None and b"UNAUTHENTICATED" in intruder.stderr.read()
+
+    server.wait_for(lambda: games(server) >= 24)
+    server.wait_for(lambda: server.get("/api/standings")["fit"]["results"] >= 24)
+    standings = server.get("/api/standings")
+    assert standings["fit"]["status"] == "ok"
+    rows = {r["name"]: r for r in standings["bots"]}
+    assert set(rows) == {*SAMPLES, "mine"}
+    for row in rows.values():
+        assert row["games"] > 0 and row["rank"] is not None
+        assert row["low"] <= row["elo"] <= row["high"]
+        assert row["sessions"] == 1
+    assert "intruder" not in rows
+    recent = server.get("/api/games?limit=10")["games"]
+    assert len(recent) == 10 and all(g["rated"] for g in recent)
+    replay = server.get(f"/api/games/{recent[-1]['game']}")
+    assert len(replay["hands"][0]["tricks"]) == 13
+    assert sorted(replay["spec"]["seats"]) == sorted([*SAMPLES, "mine"])
+    # Every board is dealt in its rotations: the same seed with the seats shifted.
+    boards: dict[str, set[tuple[str, ...]]] = {}
+    for g in server.get("/api/games?limit=500")["games"]:
+        boards.setdefault(g["board"], set()).add(tuple(s["bot"] for s in g["seats"]))
+    assert any(len(seatings) == 4 for seatings in boards.values())
+
+    assert server.terminate() == 0
+    lines = [json.loads(line) for line in server.log.read_text().splitlines()]
+    messages = [line["msg"] for line in lines]
+    assert "serving" in messages and "drained" in messages and messages[-1] == "stopped"
+    with sqlite3.connect(server.db) as db:
+        assert db.execute("SELECT COUNT(*) FROM server_running").fetchone() == (0,)
+        ends = {row[0] for row in db.execute("SELECT termination FROM games")}
+    assert ends <= {"normal", "interrupted"}
+
+
+def test_kill_9_loses_nothing_finished_and_the_running_game_is_interrupted(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    # A long move clock, and a bot that stops answering in its third hand: when the server is
+    # killed, a table is certainly in the middle of a game.
+    server.config_path.write_text('move_time = "120s"\ntime_bank = "0s"\nfit_interval = "100ms"\n')
+    tokens = {name: server.add_bot(name) for name in ("a", "b", "c", "hang")}
+    server.start()
+    for name in ("a", "b", "c"):
+        server.bot(name, tokens[name], "low")
+    server.bot("hang", tokens["hang"], "hang", str(13 * 2 + 3))
+    server.wait_for(lambda: games(server) >= 2 and len(server.get("/api/lobby")["tables"]) == 1)
+    before = server.get("/api/games?limit=100")["games"]
+    running = server.get("/api/lobby")["tables"]
+    server.kill()
+    server.stop_bots()
+
+    server.start()
+    after = server.get("/api/games?limit=100")["games"]
+    by_number = {g["game"]: g for g in after}
+    for game in before:
+        assert by_number[game["game"]] == game  # nothing finished is lost or changed
+    (table,) = running
+    interrupted = by_number[table["game"]]
+    assert interrupted["termination"] == "interrupted" and not interrupted["rated"]
+    assert "not rated" in interrupted["reason"]
+    standings = {r["name"]: r for r in server.get("/api/standings")["bots"]}
+    assert standings["hang"]["games"] == len(before)
+    assert standings["hang"]["interrupted"] == 1
+    # The ladder goes on after the restart, numbering on from where it stopped.
+    for name in ("a", "b", "c"):
+        server.bot(name, tokens[name], "low")
+    server.bot("hang", tokens["hang"], "low")
+    server.wait_for(lambda: games(server) >= len(after) + 2)
+    newest = server.get("/api/games?limit=1")["games"][0]
+    assert newest["game"] > table["game"]
+    assert server.terminate() == 0
+
+
+def test_admin_pauses_and_bans_and_a_banned_token_is_refused(server: ServerProcess) -> None:
+    tokens = {name: server.add_bot(name) for name in ("a", "b", "c", "d")}
+    done = server.cli("admin", "token", "--db", str(server.db))
+    assert done.returncode == 0
+    admin = done.stdout.strip()
+    server.start()
+    for name in tokens:
+        server.bot(name, tokens[name], "low")
+    server.wait_for(lambda: games(server) >= 4)
+    base = ["--url", server.url, "--token", admin]
+    refused = server.cli("admin", "pause", "--url", server.url, "--token", "nope")
+    assert refused.returncode == 2 and "401" in refused.stderr
+    assert server.cli("admin", "pause", *base).returncode == 0
+    server.wait_for(lambda: server.get("/api/lobby")["tables"] == [])
+    paused_at = games(server)
+    assert server.get("/api/health")["ladder"] == "paused"
+    assert server.cli("admin", "ban", "d", "--reason", "testing bans", *base).returncode == 0
+    server.wait_for(
+        lambda: (
+            server.get("/api/lobby")["sessions"]
+            and all(s["bot"] != "d" for s in server.get("/api/lobby")["sessions"])
+        )
+    )
+    assert games(server) == paused_at  # paused: no table started meanwhile
+    again = server.bot("d", tokens["d"], "low")
+    assert again.wait(timeout=60) == 2
+    assert again.stderr is not None and b"PERMISSION_DENIED" in again.stderr.read()
+    kicked = server.cli("admin", "kick", "no-such-session", *base)
+    assert kicked.returncode == 2 and "no session" in kicked.stderr
+    assert server.cli("admin", "resume", *base).returncode == 0
+    assert server.get("/api/health")["ladder"] == "running"
+    assert server.terminate() == 0
+
+
+def test_oversized_hello_is_refused_by_the_message_limit(server: ServerProcess) -> None:
+    server.config_path.write_text("max_message_bytes = 4096\n")
+    token = server.add_bot("a")
+    server.start()
+    with grpc.insecure_channel(f"127.0.0.1:{server.bots_port}") as channel:
+        stub = bot_grpc.BotServiceStub(channel)
+        hello = bot_pb.Hello(bot_name="a" * 8000, token=token, protocol_version=1)
+        stream = stub.Play(iter([bot_pb.PlayRequest(hello=hello)]), timeout=30)
+        with pytest.raises(grpc.RpcError) as refused:
+            list(stream)
+    assert refused.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert server.terminate() == 0
