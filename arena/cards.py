@@ -11,8 +11,8 @@ deck; the layout leaves room for decks of other shapes (a second copy, jokers) a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from enum import IntEnum
 
 from arena.errors import CardParseError
@@ -118,16 +118,16 @@ class Card:
     """The card's suit."""
     rank: Rank
     """The card's rank."""
+    index: int = field(init=False, repr=False, compare=False)
+    """The card's bit position in a card mask: ``suit * 13 + rank``."""
+    bit: int = field(init=False, repr=False, compare=False)
+    """The card as a one-card mask, ``1 << index``."""
 
-    @property
-    def index(self) -> int:
-        """The card's bit position in a card mask: ``suit * 13 + rank``."""
-        return int(self.suit) * RANKS_PER_SUIT + int(self.rank)
-
-    @property
-    def bit(self) -> int:
-        """The card as a one-card mask."""
-        return 1 << self.index
+    def __post_init__(self) -> None:
+        # Stored rather than computed: the engine reads them on every move.
+        index = int(self.suit) * RANKS_PER_SUIT + int(self.rank)
+        object.__setattr__(self, "index", index)
+        object.__setattr__(self, "bit", 1 << index)
 
     @classmethod
     def parse(cls, text: str) -> Card:
@@ -137,12 +137,19 @@ class Card:
                 f"cannot parse card {text!r}: expected rank then suit, like 'QS', 'TH' or '2C'"
             )
         t = text.strip()
-        return CARDS[Suit.parse(t[-1]) * RANKS_PER_SUIT + Rank.parse(t[:-1])]
+        try:
+            return CARDS[Suit.parse(t[-1]) * RANKS_PER_SUIT + Rank.parse(t[:-1])]
+        except CardParseError as e:
+            raise CardParseError(f"cannot parse card {text!r}: {e}") from None
 
     @classmethod
     def from_index(cls, index: int) -> Card:
         """The card at a bit position (0..51)."""
         return CARDS[index]
+
+    def __reduce__(self) -> tuple[Callable[[int], Card], tuple[int]]:
+        # Unpickled and deep-copied cards stay interned, so identity comparisons keep working.
+        return (Card.from_index, (self.index,))
 
     def __str__(self) -> str:
         return self.rank.letter + self.suit.letter

@@ -4,22 +4,35 @@ Pure and deterministic: no I/O, no clock, no unseeded randomness. A deal comes i
 either a seed (:meth:`Hand.deal`) or explicit hands (:meth:`Hand.from_hands`). Every legality
 question has one answer, given by :meth:`Hand.check_play` / :meth:`Hand.check_pass`;
 :meth:`Hand.play` and :meth:`Hand.pass_cards` refuse an illegal move with an
-:class:`~arena.errors.IllegalMoveError`
-naming the seat, the cards and the rule broken.
+:class:`~arena.errors.IllegalMoveError` naming the seat, the cards and the rule broken.
 
 Inside, a set of cards is an ``int`` bit mask over :attr:`Card.index`, so legality is a handful of
-bit operations and :meth:`Hand.copy` is cheap enough for search. The phases are explicit
-(:class:`Phase`); a future decision kind (a bid, a discard) is a new phase with its own check and
-apply pair, and a different deck is a different :attr:`Rules.cards_in_deck`.
+bit operations and :meth:`Hand.copy` is cheap enough for search. For search there is a fast path
+that skips the checks: :meth:`Hand.legal_mask`, :meth:`Hand.play_index`, :meth:`Hand.pass_mask`,
+:meth:`Hand.playout`, and :meth:`Hand.from_view` to rebuild a hand from what one seat knows.
+
+The phases are explicit (:class:`Phase`); a future decision kind (a bid, a discard) is a new phase
+with its own check and apply pair, and a different deck is a different
+:attr:`Rules.cards_in_deck <arena.rules.Rules.cards_in_deck>` (indexes above 51 are free).
 
 Seats are numbered 0..players-1 clockwise: seat ``s + 1`` sits to the left of seat ``s``.
+
+>>> from arena.engine import Hand
+>>> from arena.rules import Rules
+>>> hand = Hand.deal(Rules(), seed=7)
+>>> hand.phase, hand.pass_direction
+(<Phase.PASS: 'pass'>, <PassDirection.LEFT: 'left'>)
+>>> for seat in hand.seats_to_pass:
+...     hand.pass_cards(seat, hand.hand(seat)[-3:])
+>>> hand.legal_plays()
+[Card.parse('2C')]
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import random
+import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -34,7 +47,7 @@ from arena.cards import (
     Suit,
     cards_from_mask,
 )
-from arena.errors import IllegalMoveError, RulesError, Violation
+from arena.errors import IllegalMoveError, RulesError, StateError, Violation
 from arena.rules import FirstLead, GameEnd, MoonRule, PassDirection, Rules, Settling
 
 __all__ = [
@@ -44,16 +57,37 @@ __all__ = [
     "Phase",
     "SeatView",
     "Trick",
-    "deal_seed",
+    "deal_order",
+    "mask_indexes",
+    "pick_index",
     "settle_hand",
 ]
 
 _SUIT_MASK = tuple(((1 << RANKS_PER_SUIT) - 1) << (RANKS_PER_SUIT * s) for s in range(4))
 _HEARTS = _SUIT_MASK[Suit.HEARTS]
+_NOT_HEARTS = ~_HEARTS
 _CLUBS = _SUIT_MASK[Suit.CLUBS]
 _QS = QUEEN_OF_SPADES.bit
 _JD = JACK_OF_DIAMONDS.bit
+_HEARTS_SHIFT = RANKS_PER_SUIT * Suit.HEARTS
 _SUIT_OF = tuple(i // RANKS_PER_SUIT for i in range(len(CARDS)))
+_SUIT_MASK_OF = tuple(_SUIT_MASK[s] for s in _SUIT_OF)
+# Spot values of every set of hearts (13 bits -> sum of pips 2..14), so scoring is one lookup.
+_SPOT_SUM = tuple(
+    sum(r + 2 for r in range(RANKS_PER_SUIT) if m >> r & 1) for m in range(1 << RANKS_PER_SUIT)
+)
+# The opening lead restriction in force (only until the first card of the hand is played).
+_OPEN_FREE = 0
+_OPEN_LOWEST_CLUB = 1
+_OPEN_ANY_CLUB = 2
+_NEXT_SEAT = {n: tuple((s + 1) % n for s in range(n)) for n in range(1, 8)}
+"""The seat to the left of each seat, by table size."""
+_FOLLOWERS = {
+    n: tuple(tuple((s + k) % n for k in range(1, n)) for s in range(n)) for n in range(1, 8)
+}
+"""The seats that follow a lead from each seat, in playing order, by table size."""
+_NEVER = -1
+"""A mask no hand equals (used to switch a comparison off)."""
 
 
 class Phase(Enum):
@@ -65,6 +99,17 @@ class Phase(Enum):
     """The seat :attr:`Hand.to_move` plays a card to the current trick."""
     OVER = "over"
     """Every trick has been played; :meth:`Hand.result` is final."""
+
+
+_OPENING = {
+    FirstLead.LOWEST_CLUB: _OPEN_LOWEST_CLUB,
+    FirstLead.ANY_CLUB: _OPEN_ANY_CLUB,
+    FirstLead.LEFT_OF_DEALER: _OPEN_FREE,
+}
+
+_PASS = Phase.PASS
+_PLAY = Phase.PLAY
+_OVER = Phase.OVER
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +140,7 @@ class HandResult:
     """The score of a finished hand."""
 
     points: tuple[int, ...]
-    """Points per seat after the moon, sun and bonus rules (what is added to the totals)."""
+    """Points per seat after the moon, sun and no-tricks rules (what is added to the totals)."""
     taken_points: tuple[int, ...]
     """Points per seat from the cards taken, before the moon rule."""
     hearts_taken: tuple[int, ...]
@@ -103,7 +148,8 @@ class HandResult:
     tricks_won: tuple[int, ...]
     """Tricks taken per seat."""
     moon: int | None
-    """The seat that shot the moon (took every penalty card), or None."""
+    """The seat that shot the moon (took every penalty card), or None (always None if the moon
+    rule is off)."""
     sun: bool
     """Whether the shooter also took every trick and the sun rule doubled the moon."""
     moon_rule: MoonRule | None
@@ -141,34 +187,86 @@ class SeatView:
     current: Trick | None
     """The trick being played (possibly empty), or None when the hand is not in play."""
     hearts_broken: bool
-    """Whether hearts may now be led."""
+    """Whether a card that breaks hearts has been played."""
     points_taken: tuple[int, ...]
     """Points per seat from cards taken so far (before the moon rule)."""
     voids: tuple[frozenset[Suit], ...]
     """Per seat, the suits it has shown it does not hold (by not following)."""
+    cards_held: tuple[int, ...]
+    """Per seat, how many cards it holds now (public: everyone sees the others' hands shrink)."""
 
 
-def deal_seed(seed: int, hand_number: int) -> int:
-    """The seed of hand ``hand_number`` of a game seeded ``seed`` (a stable hash, any machine)."""
-    digest = hashlib.sha256(f"hearts-arena/deal/{seed}/{hand_number}".encode()).digest()
-    return int.from_bytes(digest[:8], "big")
+def deal_order(rules: Rules, seed: int, hand_number: int = 0) -> list[Card]:
+    """The cards of hand ``hand_number`` of a game seeded ``seed``, in the order dealt.
+
+    Seat 0 gets the first :attr:`Rules.hand_size <arena.rules.Rules.hand_size>` cards, seat 1
+    the next, and so on; what is left is the kitty.
+    """
+    return [CARDS[i] for i in _shuffled(_deck_indexes(rules), seed, hand_number)]
+
+
+def _shuffled(deck: tuple[int, ...], seed: int, hand_number: int) -> list[int]:
+    """The card indexes of ``deck`` in the order fixed by the seed and the hand number.
+
+    The cards are sorted by 64-bit keys from SHAKE-256: only hashing and sorting, so the order
+    is the same on every machine and Python version. A tie between two keys (chance about
+    2**-53 per deal) falls back to deck order, which is still deterministic.
+    """
+    n = len(deck)
+    digest = hashlib.shake_256(f"hearts-arena/deal/{seed}/{hand_number}".encode()).digest(8 * n)
+    order = sorted(range(n), key=struct.unpack(f">{n}Q", digest).__getitem__)
+    if n == len(CARDS):  # the full deck: positions are the card indexes
+        return order
+    return [deck[i] for i in order]
+
+
+def mask_indexes(mask: int) -> list[int]:
+    """The card indexes in a bit mask, lowest first (for drivers that work on indexes)."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def pick_index(mask: int, draw: float) -> int:
+    """The index of the card of ``mask`` chosen by ``draw`` in [0, 1) (uniform for a uniform draw).
+
+    The card at position ``int(draw * count)`` in index order: with ``random.random()`` as the
+    draw this is a uniformly random legal play, ``hand.play_index(pick_index(hand.legal_mask(),
+    rng.random()))``.
+    """
+    for _ in range(int(draw * mask.bit_count())):
+        mask &= mask - 1
+    return (mask & -mask).bit_length() - 1
 
 
 class Hand:
     """One deal of Hearts, from the pass to the last trick."""
 
     __slots__ = (
+        "_best",
+        "_best_seat",
+        "_breakers",
         "_dealt",
         "_hands",
         "_hearts_broken",
+        "_history",
         "_kitty",
+        "_lead",
+        "_lead_free",
         "_leader",
         "_lowest_club",
+        "_n",
+        "_opening",
         "_passed",
+        "_queen_lead",
         "_received",
+        "_restrict",
         "_taken",
         "_trick",
-        "_tricks",
+        "_tricks_total",
         "_tricks_won",
         "_turn",
         "_voids",
@@ -193,60 +291,67 @@ class Hand:
         kitty: Iterable[Card | str] = (),
     ) -> None:
         """Start a hand from explicit hands (one list of cards per seat, seat 0 first)."""
-        n = rules.players
-        if len(hands) != n:
-            raise RulesError("players", f"{n} players but {len(hands)} hands were given")
-        if not 0 <= dealer < n:
-            raise RulesError("players", f"dealer {dealer} is not a seat of {n}")
         masks = [_to_mask(h) for h in hands]
         kitty_mask = _to_mask(kitty)
-        seen = 0
-        for seat, m in enumerate(masks):
-            if m.bit_count() != rules.hand_size:
+        _check_deal(rules, masks, kitty_mask, dealer)
+        if isinstance(pass_direction, PassDirection):
+            direction = pass_direction
+        else:
+            try:
+                direction = PassDirection(pass_direction)
+            except ValueError:
+                choices = ", ".join(d.value for d in PassDirection)
                 raise RulesError(
-                    "players",
-                    f"seat {seat} holds {m.bit_count()} cards, expected {rules.hand_size}",
-                )
-            if seen & m:
-                raise RulesError("removed_cards", f"{_show(seen & m)} dealt twice")
-            seen |= m
-        if kitty_mask.bit_count() != rules.kitty_size or seen & kitty_mask:
-            raise RulesError(
-                "kitty", f"the kitty must hold {rules.kitty_size} cards not in any hand"
-            )
-        deck = _to_mask(rules.cards_in_deck)
-        if (seen | kitty_mask) != deck:
-            raise RulesError(
-                "removed_cards",
-                "the hands do not hold the deck in play (missing "
-                f"{_show(deck & ~seen & ~kitty_mask)}, extra {_show((seen | kitty_mask) & ~deck)})",
-            )
-        direction = PassDirection(pass_direction)
+                    "pass_cycle", f"unknown direction {pass_direction!r}: expected one of {choices}"
+                ) from None
+        n = rules.players
         if rules.pass_count == 0:
             direction = PassDirection.HOLD
         if direction is PassDirection.ACROSS and n % 2:
             raise RulesError("pass_cycle", f"'across' does not exist with {n} players")
+        if direction in (PassDirection.LEFT_2, PassDirection.RIGHT_2) and n < 5:
+            raise RulesError("pass_cycle", f"'{direction.value}' needs 5 or more players")
+        self._setup(rules, masks, kitty_mask, dealer, direction)
+
+    def _setup(
+        self, rules: Rules, masks: list[int], kitty: int, dealer: int, direction: PassDirection
+    ) -> None:
+        n = rules.players
         self.rules = rules
         self.dealer = dealer
         self.pass_direction = direction
+        self._n = n
+        self._tricks_total = rules.hand_size
         self._dealt = tuple(masks)
         self._hands = masks
-        self._kitty = kitty_mask
+        self._kitty = kitty
         self._passed: list[int | None] = [None] * n
         self._received: list[int | None] = [None] * n
         self._taken = [0] * n
         self._tricks_won = [0] * n
-        self._tricks: list[tuple[int, tuple[int, ...], int]] = []
+        self._voids = [0] * n
+        # (leader, card indexes in playing order, winner) per completed trick; never mutated.
+        self._history: list[tuple[int, Sequence[int], int]] = []
         self._trick: list[int] = []
+        self._lead = 0
+        self._best = -1
+        self._best_seat = 0
         self._leader = 0
         self._turn = 0
-        self._hearts_broken = False
-        self._voids = [0] * n
         self._lowest_club = -1
+        self._breakers = rules.breaking_mask
+        self._hearts_broken = False
+        self._lead_free = not rules.must_break_hearts
+        # A leader holding only hearts and the scoring queen may lead a heart, if the rules say so.
+        self._queen_lead = (
+            _QS if rules.lead_hearts_with_queen and rules.queen_penalty > 0 else _NEVER
+        )
+        self._restrict = 0 if rules.penalty_on_first_trick else rules.penalty_mask
+        self._opening = _OPENING[rules.first_lead]
         if direction is PassDirection.HOLD:
             self._start_play()
         else:
-            self.phase = Phase.PASS
+            self.phase = _PASS
 
     # ---- construction ---------------------------------------------------------------------
 
@@ -255,21 +360,21 @@ class Hand:
         cls, rules: Rules, seed: int, *, hand_number: int = 0, dealer: int | None = None
     ) -> Hand:
         """Deal hand ``hand_number`` of a game from a seed (pass direction from the cycle)."""
-        rng = random.Random(deal_seed(seed, hand_number))
-        deck = [c.index for c in rules.cards_in_deck]
-        rng.shuffle(deck)
+        n = rules.players
         size = rules.hand_size
-        hands = [[CARDS[i] for i in deck[s * size : (s + 1) * size]] for s in range(rules.players)]
-        kitty = [CARDS[i] for i in deck[rules.players * size :]]
-        if dealer is None:
-            dealer = hand_number % rules.players
-        return cls(
+        deck = _shuffled(_deck_indexes(rules), seed, hand_number)
+        bits = _BITS
+        masks = [sum(map(bits.__getitem__, deck[s * size : (s + 1) * size])) for s in range(n)]
+        kitty = sum(map(bits.__getitem__, deck[n * size :]))
+        hand = cls.__new__(cls)
+        hand._setup(
             rules,
-            hands,
-            dealer=dealer,
-            pass_direction=rules.pass_direction(hand_number),
-            kitty=kitty,
+            masks,
+            kitty,
+            hand_number % n if dealer is None else dealer,
+            rules.pass_direction(hand_number),
         )
+        return hand
 
     @classmethod
     def from_hands(
@@ -286,6 +391,68 @@ class Hand:
         k = kitty.split() if isinstance(kitty, str) else kitty
         return cls(rules, parsed, dealer=dealer, pass_direction=pass_direction, kitty=k)
 
+    @classmethod
+    def from_view(
+        cls,
+        rules: Rules,
+        view: SeatView,
+        hands: Sequence[Iterable[Card | str] | str],
+        *,
+        kitty: Iterable[Card | str] | str = (),
+    ) -> Hand:
+        """A hand consistent with ``view`` in which each seat holds ``hands[seat]`` now.
+
+        For search by sampling (determinization): guess the cards the viewer cannot see, give
+        every seat's current cards (the viewer's own must match the view) and the kitty, and
+        get a hand in the same position, with the tricks so far replayed. In the play phase the
+        other seats' passes are unknown, so :meth:`dealt` is their holding after the pass.
+        Raises :class:`~arena.errors.RulesError` or :class:`~arena.errors.IllegalMoveError`
+        if the guess contradicts the view (wrong cards, or a void the replay breaks).
+        """
+        n = rules.players
+        if view.players != n:
+            raise RulesError("players", f"the view has {view.players} seats, the rules {n}")
+        masks = [_to_mask(h.split() if isinstance(h, str) else h) for h in hands]
+        if len(masks) != n:
+            raise RulesError("players", f"{n} players but {len(hands)} hands were given")
+        if masks[view.seat] != _to_mask(view.hand):
+            raise RulesError(
+                "players", f"hands[{view.seat}] is not the viewer's hand {_show_cards(view.hand)}"
+            )
+        kitty_mask = _to_mask(kitty.split() if isinstance(kitty, str) else kitty)
+        hand = cls.__new__(cls)
+        if view.phase is _PASS:
+            _check_deal(rules, masks, kitty_mask, view.dealer)
+            hand._setup(rules, masks, kitty_mask, view.dealer, view.pass_direction)
+            if view.passed is not None:
+                hand.pass_cards(view.seat, view.passed)
+            return hand
+        played = list(view.tricks)
+        if view.current is not None:
+            played.append(view.current)
+        holdings = masks.copy()
+        for trick in played:
+            for pos, card in enumerate(trick.cards):
+                holdings[trick.seat_of(pos, n)] |= card.bit
+        _check_deal(rules, holdings, kitty_mask, view.dealer)
+        hand._setup(rules, holdings, kitty_mask, view.dealer, PassDirection.HOLD)
+        hand.pass_direction = view.pass_direction
+        if view.passed is not None and view.received is not None:
+            passed, received = _to_mask(view.passed), _to_mask(view.received)
+            hand._passed[view.seat] = passed
+            hand._received[view.seat] = received
+            dealt = list(hand._dealt)
+            dealt[view.seat] = (dealt[view.seat] & ~received) | passed
+            hand._dealt = tuple(dealt)
+        for trick in played:
+            for pos, card in enumerate(trick.cards):
+                seat = trick.seat_of(pos, n)
+                if seat != hand._turn or not hand.legal_mask() & card.bit:
+                    why = hand.check_play(seat, card) or Violation.NOT_YOUR_TURN
+                    raise IllegalMoveError(seat, (card,), why)
+                hand._apply(card.index)
+        return hand
+
     def copy(self) -> Hand:
         """An independent copy of this hand's state (cheap; for search)."""
         new = Hand.__new__(Hand)
@@ -293,6 +460,8 @@ class Hand:
         new.dealer = self.dealer
         new.pass_direction = self.pass_direction
         new.phase = self.phase
+        new._n = self._n
+        new._tricks_total = self._tricks_total
         new._dealt = self._dealt
         new._hands = self._hands.copy()
         new._kitty = self._kitty
@@ -300,13 +469,21 @@ class Hand:
         new._received = self._received.copy()
         new._taken = self._taken.copy()
         new._tricks_won = self._tricks_won.copy()
-        new._tricks = self._tricks.copy()
+        new._voids = self._voids.copy()
+        new._history = self._history.copy()
         new._trick = self._trick.copy()
+        new._lead = self._lead
+        new._best = self._best
+        new._best_seat = self._best_seat
         new._leader = self._leader
         new._turn = self._turn
-        new._hearts_broken = self._hearts_broken
-        new._voids = self._voids.copy()
         new._lowest_club = self._lowest_club
+        new._breakers = self._breakers
+        new._hearts_broken = self._hearts_broken
+        new._lead_free = self._lead_free
+        new._queen_lead = self._queen_lead
+        new._restrict = self._restrict
+        new._opening = self._opening
         return new
 
     # ---- state ----------------------------------------------------------------------------
@@ -314,34 +491,34 @@ class Hand:
     @property
     def players(self) -> int:
         """Seats at the table."""
-        return self.rules.players
+        return self._n
 
     @property
     def to_move(self) -> int | None:
         """The seat to play now, or None in the pass phase and once the hand is over."""
-        return self._turn if self.phase is Phase.PLAY else None
+        return self._turn if self.phase is _PLAY else None
 
     @property
     def seats_to_pass(self) -> tuple[int, ...]:
         """The seats that still have to pass (empty outside the pass phase)."""
-        if self.phase is not Phase.PASS:
+        if self.phase is not _PASS:
             return ()
         return tuple(s for s, p in enumerate(self._passed) if p is None)
 
     @property
     def is_over(self) -> bool:
         """Whether every trick has been played."""
-        return self.phase is Phase.OVER
+        return self.phase is _OVER
 
     @property
     def hearts_broken(self) -> bool:
-        """Whether a penalty card that breaks hearts has been played."""
+        """Whether a card that breaks hearts has been played."""
         return self._hearts_broken
 
     @property
     def trick_number(self) -> int:
-        """The number of the trick being played (0 for the first)."""
-        return len(self._tricks)
+        """The number of the trick being played (0 for the first; the trick count once over)."""
+        return len(self._history)
 
     def hand(self, seat: int) -> list[Card]:
         """The cards ``seat`` holds now, in index order."""
@@ -372,30 +549,42 @@ class Hand:
 
     def pass_target(self, seat: int) -> int:
         """The seat that receives ``seat``'s pass this hand."""
-        return (seat + self.pass_direction.offset(self.players)) % self.players
+        return (seat + self.pass_direction.offset(self._n)) % self._n
 
     @property
     def tricks(self) -> tuple[Trick, ...]:
         """The completed tricks, in order."""
-        return tuple(
-            Trick(i, leader, tuple(CARDS[c] for c in cards), winner)
-            for i, (leader, cards, winner) in enumerate(self._tricks)
-        )
+        return tuple(self._trick_value(i) for i in range(len(self._history)))
 
     @property
     def current_trick(self) -> Trick | None:
         """The trick being played (possibly with no card yet), or None outside the play phase."""
-        if self.phase is not Phase.PLAY:
+        if self.phase is not _PLAY:
             return None
-        return Trick(len(self._tricks), self._leader, tuple(CARDS[c] for c in self._trick), None)
+        cards = tuple(CARDS[c] for c in self._trick)
+        return Trick(len(self._history), self._leader, cards, None)
 
     def points_taken(self) -> tuple[int, ...]:
         """Points per seat from the cards taken so far, before the moon rule."""
-        return tuple(self._mask_points(m) for m in self._taken)
+        rules = self.rules
+        queen = rules.queen_penalty
+        jack = rules.jack_of_diamonds
+        if rules.spot_hearts:
+            hearts = [_SPOT_SUM[(m & _HEARTS) >> _HEARTS_SHIFT] for m in self._taken]
+        else:
+            hearts = [(m & _HEARTS).bit_count() for m in self._taken]
+        return tuple(
+            h + (queen if m & _QS else 0) + (jack if m & _JD else 0)
+            for h, m in zip(hearts, self._taken, strict=True)
+        )
 
     def taken(self, seat: int) -> list[Card]:
         """The cards ``seat`` has taken in tricks (and the kitty, if it won the first trick)."""
         return cards_from_mask(self._taken[seat])
+
+    def taken_mask(self, seat: int) -> int:
+        """The cards ``seat`` has taken, as a bit mask."""
+        return self._taken[seat]
 
     def voids(self, seat: int) -> frozenset[Suit]:
         """The suits ``seat`` has shown it does not hold."""
@@ -406,32 +595,27 @@ class Hand:
 
     def legal_mask(self) -> int:
         """The legal plays of the seat to move, as a bit mask (0 outside the play phase)."""
-        if self.phase is not Phase.PLAY:
+        if self.phase is not _PLAY:
             return 0
-        rules = self.rules
         held = self._hands[self._turn]
-        first = not self._tricks
-        if self._trick:
-            follow = held & _SUIT_MASK[_SUIT_OF[self._trick[0]]]
-            options = follow or held
-        elif first and rules.first_lead is FirstLead.LOWEST_CLUB:
-            return 1 << self._lowest_club
-        elif first and rules.first_lead is FirstLead.ANY_CLUB:
+        lead = self._lead
+        if lead:
+            options = held & lead or held
+        elif self._opening:
+            if self._opening == _OPEN_LOWEST_CLUB:
+                return 1 << self._lowest_club
             return held & _CLUBS
-        else:
+        elif self._lead_free:
             options = held
-            if rules.must_break_hearts and not self._hearts_broken:
-                non_hearts = held & ~_HEARTS
-                # A hand of nothing but hearts may lead one; so may a hand of hearts and the
-                # (scoring) queen when the rules allow it. Otherwise hearts wait to be broken.
-                only_penalty = non_hearts == _QS and rules.queen_penalty > 0
-                if non_hearts and not (only_penalty and rules.lead_hearts_with_queen):
-                    options = non_hearts
-        if first and not rules.penalty_on_first_trick:
-            clean = options & ~self._penalty_mask
-            if clean:
-                return clean
-            # Only penalty cards in the way: a hand of nothing else may play them.
+        else:
+            # Hearts wait to be broken unless the leader holds nothing else (or, if the rules
+            # allow it, nothing else but the queen of spades).
+            non_hearts = held & _NOT_HEARTS
+            options = non_hearts if non_hearts and non_hearts != self._queen_lead else held
+        restrict = self._restrict
+        if restrict and options & ~restrict:
+            # No penalty card on the first trick while the seat has a choice without one.
+            return options & ~restrict
         return options
 
     def legal_plays(self) -> list[Card]:
@@ -440,9 +624,9 @@ class Hand:
 
     def check_play(self, seat: int, card: Card) -> Violation | None:
         """Why ``seat`` may not play ``card`` now, or None if it may."""
-        if self.phase is Phase.OVER:
+        if self.phase is _OVER:
             return Violation.HAND_OVER
-        if self.phase is not Phase.PLAY:
+        if self.phase is not _PLAY:
             return Violation.WRONG_PHASE
         if seat != self._turn:
             return Violation.NOT_YOUR_TURN
@@ -454,37 +638,50 @@ class Hand:
         return self._explain(seat, bit)
 
     def _explain(self, seat: int, bit: int) -> Violation:
-        rules = self.rules
+        """The rule an illegal play of a held card breaks (mirrors :meth:`legal_mask`)."""
         held = self._hands[seat]
-        if self._trick and held & _SUIT_MASK[_SUIT_OF[self._trick[0]]]:
-            return Violation.MUST_FOLLOW_SUIT
-        if not self._tricks and not self._trick:
-            if rules.first_lead is FirstLead.LOWEST_CLUB:
-                return Violation.MUST_LEAD_OPENING_CARD
-            if rules.first_lead is FirstLead.ANY_CLUB:
-                return Violation.MUST_LEAD_CLUB
-        if not self._tricks and bit & self._penalty_mask:
+        lead = self._lead
+        if lead:
+            if held & lead and not bit & lead:
+                return Violation.MUST_FOLLOW_SUIT
             return Violation.PENALTY_ON_FIRST_TRICK
-        if held & ~_HEARTS == _QS and bit & _HEARTS and self.rules.queen_penalty > 0:
-            return Violation.MUST_LEAD_QUEEN
-        return Violation.HEARTS_NOT_BROKEN
+        if self._opening == _OPEN_LOWEST_CLUB:
+            return Violation.MUST_LEAD_OPENING_CARD
+        if self._opening == _OPEN_ANY_CLUB:
+            return Violation.MUST_LEAD_CLUB
+        if not self._lead_free and bit & _HEARTS and held & _NOT_HEARTS:
+            if held & _NOT_HEARTS == _QS and self.rules.queen_penalty > 0:
+                return Violation.MUST_LEAD_QUEEN
+            return Violation.HEARTS_NOT_BROKEN
+        return Violation.PENALTY_ON_FIRST_TRICK
 
     def check_pass(self, seat: int, cards: Sequence[Card]) -> Violation | None:
         """Why ``seat`` may not pass ``cards`` now, or None if it may."""
-        if self.phase is Phase.OVER:
+        mask = 0
+        duplicate = False
+        for c in cards:
+            duplicate = duplicate or bool(mask & c.bit)
+            mask |= c.bit
+        why = self._check_pass_state(seat)
+        if why is not None:
+            return why
+        if duplicate:
+            return Violation.DUPLICATE_CARD
+        return self._check_pass_cards(seat, mask, len(cards))
+
+    def _check_pass_state(self, seat: int) -> Violation | None:
+        if self.phase is _OVER:
             return Violation.HAND_OVER
-        if self.phase is not Phase.PASS:
+        if self.phase is not _PASS:
             return Violation.WRONG_PHASE
-        if not 0 <= seat < self.players:
+        if not 0 <= seat < self._n:
             return Violation.NOT_YOUR_TURN
         if self._passed[seat] is not None:
             return Violation.ALREADY_PASSED
-        mask = 0
-        for c in cards:
-            if mask & c.bit:
-                return Violation.DUPLICATE_CARD
-            mask |= c.bit
-        if len(cards) != self.rules.pass_count:
+        return None
+
+    def _check_pass_cards(self, seat: int, mask: int, count: int) -> Violation | None:
+        if count != self.rules.pass_count:
             return Violation.WRONG_PASS_COUNT
         if mask & ~self._hands[seat]:
             return Violation.CARD_NOT_HELD
@@ -497,9 +694,19 @@ class Hand:
         chosen = tuple(c if isinstance(c, Card) else Card.parse(c) for c in cards)
         why = self.check_pass(seat, chosen)
         if why is not None:
-            raise IllegalMoveError(seat, chosen, why)
-        self._passed[seat] = _to_mask(chosen)
-        if all(p is not None for p in self._passed):
+            raise IllegalMoveError(seat, chosen, why, kind="pass")
+        self._record_pass(seat, _to_mask(chosen))
+
+    def pass_mask(self, seat: int, mask: int) -> None:
+        """Record ``seat``'s pass of the cards in ``mask`` (checked; the fast path for drivers)."""
+        why = self._check_pass_state(seat) or self._check_pass_cards(seat, mask, mask.bit_count())
+        if why is not None:
+            raise IllegalMoveError(seat, tuple(cards_from_mask(mask)), why, kind="pass")
+        self._record_pass(seat, mask)
+
+    def _record_pass(self, seat: int, mask: int) -> None:
+        self._passed[seat] = mask
+        if None not in self._passed:
             self._exchange()
 
     def play(self, card: Card | str, seat: int | None = None) -> Trick | None:
@@ -509,144 +716,237 @@ class Hand:
         """
         c = card if isinstance(card, Card) else Card.parse(card)
         s = self._turn if seat is None else seat
-        if self.phase is Phase.PLAY and seat is None:
-            bit = c.bit
-            if not self.legal_mask() & bit:
-                raise IllegalMoveError(s, (c,), self.check_play(s, c) or Violation.WRONG_PHASE)
-        else:
-            why = self.check_play(s, c)
-            if why is not None:
-                raise IllegalMoveError(s, (c,), why)
-        return self._apply_play(c.index)
+        why = self.check_play(s, c)
+        if why is not None:
+            raise IllegalMoveError(s, (c,), why)
+        if self._apply(c.index):
+            return self._trick_value(len(self._history) - 1)
+        return None
+
+    def playout(self, rng: random.Random) -> None:
+        """Finish the hand with uniformly random legal moves (the missing passes, then plays).
+
+        For Monte Carlo search: copy the hand, play it out, read :meth:`result`. Each pass is
+        built card by card and each play chosen with :func:`pick_index` from one
+        ``rng.random()`` draw, so a driver doing the same through :meth:`legal_mask` and
+        :meth:`play_index` makes exactly the same moves (the tests hold the two together).
+        """
+        draw = rng.random
+        if self.phase is _PASS:
+            count = self.rules.pass_count
+            passed = self._passed
+            for seat, done in enumerate(passed):
+                if done is None:
+                    chosen = 0
+                    held = self._hands[seat]
+                    for _ in range(count):
+                        options = held & ~chosen  # pick_index, inlined
+                        for _ in range(int(draw() * options.bit_count())):
+                            options &= options - 1
+                        chosen |= options & -options
+                    passed[seat] = chosen
+            self._exchange()
+        # A trick already begun is finished move by move; the loop below starts at a lead.
+        while self._trick:
+            self.play_index(pick_index(self.legal_mask(), draw()))
+        if self.phase is not _PLAY:
+            return
+        # The loop is legal_mask, pick_index and play_index inlined over local variables, one
+        # trick per turn of the loop: a random playout is the inner loop of a search, and there
+        # the calls and attribute lookups cost more than the rules. Hearts break between tricks
+        # here (only a lead asks whether they are broken).
+        hands = self._hands
+        history = self._history
+        taken = self._taken
+        tricks_won = self._tricks_won
+        voids = self._voids
+        leader = self._leader
+        opening = self._opening
+        lead_free = self._lead_free
+        restrict = self._restrict
+        breakers = self._breakers
+        queen_lead = self._queen_lead
+        broken = self._hearts_broken
+        kitty = 0 if history else self._kitty
+        followers = _FOLLOWERS[self._n]
+        remaining = self._tricks_total - len(history)
+        for _ in range(remaining):
+            held = hands[leader]
+            if opening:
+                options = 1 << self._lowest_club if opening == _OPEN_LOWEST_CLUB else held & _CLUBS
+                opening = _OPEN_FREE
+            elif lead_free:
+                options = held
+            else:
+                non_hearts = held & _NOT_HEARTS
+                options = non_hearts if non_hearts and non_hearts != queen_lead else held
+            if restrict and options & ~restrict:
+                options &= ~restrict
+            for _ in range(int(draw() * options.bit_count())):
+                options &= options - 1
+            bit = options & -options
+            best = bit.bit_length() - 1
+            hands[leader] = held ^ bit
+            cards = [best]
+            got = bit
+            winner = leader
+            suit = _SUIT_OF[best]
+            lead = _SUIT_MASK[suit]
+            for seat in followers[leader]:
+                held = hands[seat]
+                options = held & lead
+                if not options:
+                    options = held
+                    voids[seat] |= 1 << suit
+                if restrict and options & ~restrict:
+                    options &= ~restrict
+                for _ in range(int(draw() * options.bit_count())):
+                    options &= options - 1
+                bit = options & -options
+                index = bit.bit_length() - 1
+                hands[seat] = held ^ bit
+                cards.append(index)
+                got |= bit
+                if index > best and bit & lead:
+                    best = index
+                    winner = seat
+            if got & breakers:
+                lead_free = broken = True
+            taken[winner] |= got | kitty
+            tricks_won[winner] += 1
+            history.append((leader, cards, winner))
+            kitty = restrict = 0
+            leader = winner
+        self._turn = self._leader = leader
+        self._opening = opening
+        self._lead_free = lead_free
+        self._hearts_broken = broken
+        self._restrict = 0
+        self.phase = _OVER
 
     def play_index(self, index: int) -> bool:
-        """Fast path for search: play the legal card at bit ``index``; True if it ended a trick."""
-        return self._apply_play(index) is not None
+        """Play the card at bit ``index`` for the seat to move; True if it ended a trick.
 
-    def _apply_play(self, index: int) -> Trick | None:
+        The fast path for search: the card must come from :meth:`legal_mask`; nothing is
+        checked, and an illegal index corrupts the hand.
+        """
         seat = self._turn
         bit = 1 << index
         self._hands[seat] ^= bit
         trick = self._trick
-        if trick and _SUIT_OF[index] != _SUIT_OF[trick[0]]:
-            self._voids[seat] |= 1 << _SUIT_OF[trick[0]]
         trick.append(index)
-        if bit & self._breakers:
+        lead = self._lead
+        if not lead:
+            self._lead = _SUIT_MASK_OF[index]
+            self._best = index
+            self._best_seat = seat
+            self._opening = _OPEN_FREE
+        elif bit & lead:
+            if index > self._best:
+                self._best = index
+                self._best_seat = seat
+        else:
+            self._voids[seat] |= 1 << _SUIT_OF[self._best]
+        if bit & self._breakers and not self._hearts_broken:
             self._hearts_broken = True
-        n = self.rules.players
-        if len(trick) < n:
-            self._turn = (seat + 1) % n
-            return None
-        lead_suit = _SUIT_OF[trick[0]]
-        best = 0
-        for pos in range(1, n):
-            c = trick[pos]
-            if _SUIT_OF[c] == lead_suit and c > trick[best]:
-                best = pos
-        winner = (self._leader + best) % n
-        taken = 0
-        for c in trick:
-            taken |= 1 << c
-        if not self._tricks and self._kitty:
+            self._lead_free = True
+        if len(trick) < self._n:
+            self._turn = _NEXT_SEAT[self._n][seat]
+            return False
+        winner = self._best_seat
+        taken = sum(map(_BITS.__getitem__, trick))
+        if not self._history:
             taken |= self._kitty
+            self._restrict = 0
         self._taken[winner] |= taken
         self._tricks_won[winner] += 1
-        done = (self._leader, tuple(trick), winner)
-        self._tricks.append(done)
+        self._history.append((self._leader, tuple(trick), winner))
         self._trick = []
-        self._leader = winner
-        self._turn = winner
-        if len(self._tricks) == self.rules.tricks_per_hand:
-            self.phase = Phase.OVER
-        return Trick(len(self._tricks) - 1, done[0], tuple(CARDS[c] for c in done[1]), winner)
+        self._lead = 0
+        self._leader = self._turn = winner
+        if len(self._history) == self._tricks_total:
+            self.phase = _OVER
+        return True
+
+    _apply = play_index
 
     def _exchange(self) -> None:
-        n = self.players
+        n = self._n
         passed = [p or 0 for p in self._passed]
+        offset = self.pass_direction.offset(n)
         for s in range(n):
             self._hands[s] &= ~passed[s]
         for s in range(n):
-            target = self.pass_target(s)
+            target = (s + offset) % n
             self._hands[target] |= passed[s]
             self._received[target] = passed[s]
         self._start_play()
 
     def _start_play(self) -> None:
-        self.phase = Phase.PLAY
-        rules = self.rules
-        if rules.first_lead is FirstLead.LEFT_OF_DEALER:
-            self._leader = self._turn = (self.dealer + 1) % rules.players
+        self.phase = _PLAY
+        if self._opening == _OPEN_FREE:
+            self._leader = self._turn = (self.dealer + 1) % self._n
             return
         all_clubs = 0
         for m in self._hands:
             all_clubs |= m & _CLUBS
         low = all_clubs & -all_clubs
         self._lowest_club = low.bit_length() - 1
-        self._leader = next(s for s, m in enumerate(self._hands) if m & low)
-        self._turn = self._leader
+        self._leader = self._turn = next(s for s, m in enumerate(self._hands) if m & low)
 
-    @property
-    def _penalty_mask(self) -> int:
-        return _HEARTS | (_QS if self.rules.queen_penalty > 0 else 0)
-
-    @property
-    def _breakers(self) -> int:
-        if self.rules.queen_breaks_hearts and self.rules.queen_penalty > 0:
-            return _HEARTS | _QS
-        return _HEARTS
+    def _trick_value(self, number: int) -> Trick:
+        leader, cards, winner = self._history[number]
+        return Trick(number, leader, tuple(CARDS[c] for c in cards), winner)
 
     def _mask_points(self, mask: int) -> int:
         rules = self.rules
-        if rules.spot_hearts:
-            hearts = sum(CARDS[i].rank.pips for i in _indexes(mask & _HEARTS))
-        else:
-            hearts = (mask & _HEARTS).bit_count()
-        return (
-            hearts
-            + (rules.queen_penalty if mask & _QS else 0)
-            + (rules.jack_of_diamonds if mask & _JD else 0)
-        )
+        hearts = mask & _HEARTS
+        points = _SPOT_SUM[hearts >> _HEARTS_SHIFT] if rules.spot_hearts else hearts.bit_count()
+        if mask & _QS:
+            points += rules.queen_penalty
+        if mask & _JD:
+            points += rules.jack_of_diamonds
+        return points
 
     # ---- scoring --------------------------------------------------------------------------
 
     @property
     def moon_shooter(self) -> int | None:
-        """The seat that took every penalty card in play (so far, or in the finished hand)."""
-        penalty = self._penalty_mask & _deck_mask(self.rules)
+        """The seat that has taken every penalty card in play, or None (not yet, or nobody)."""
+        need = self.rules.moon_mask
         for s, m in enumerate(self._taken):
-            if m & penalty == penalty:
+            if m & need == need:
                 return s
         return None
 
     def result(self, totals: Sequence[int] | None = None) -> HandResult:
         """The hand's score; ``totals`` (game totals before this hand) resolve MoonRule.BEST."""
-        if self.phase is not Phase.OVER:
-            raise IllegalMoveError(-1, (), Violation.WRONG_PHASE)
+        if self.phase is not _OVER:
+            raise StateError(
+                f"the hand is not over ({len(self._history)} of {self._tricks_total} tricks "
+                "played): there is no result yet"
+            )
         rules = self.rules
-        n = rules.players
         taken = self.points_taken()
-        points = list(taken)
         shooter = self.moon_shooter if rules.moon is not MoonRule.OFF else None
         sun = False
         applied: MoonRule | None = None
-        if shooter is not None:
-            sun = rules.sun and self._tricks_won[shooter] == rules.tricks_per_hand
+        if shooter is None:
+            points = self._with_bonus(list(taken))
+        else:
+            sun = rules.sun and self._tricks_won[shooter] == self._tricks_total
             value = rules.moon_value * (2 if sun else 1)
-            # The jack of diamonds and other non-penalty scores stay with whoever took them.
-            other = self._mask_points(self._taken[shooter] & ~self._penalty_mask)
             applied = rules.moon
             if applied is MoonRule.BEST:
-                applied = _best_moon(rules, shooter, value, other, totals)
-            for s in range(n):
-                if s == shooter:
-                    points[s] = other - (value if applied is MoonRule.SUBTRACT else 0)
-                else:
-                    own = self._mask_points(self._taken[s])
-                    points[s] = own + (value if applied is MoonRule.ADD else 0)
-        if rules.no_tricks_bonus:
-            for s in range(n):
-                if self._tricks_won[s] == 0:
-                    points[s] += rules.no_tricks_bonus
+                add = self._moon_points(shooter, value, MoonRule.ADD)
+                sub = self._moon_points(shooter, value, MoonRule.SUBTRACT)
+                before = list(totals) if totals is not None else [0] * self._n
+                better_sub = _moon_outcome(rules, shooter, before, sub) > _moon_outcome(
+                    rules, shooter, before, add
+                )
+                applied, points = (MoonRule.SUBTRACT, sub) if better_sub else (MoonRule.ADD, add)
+            else:
+                points = self._moon_points(shooter, value, applied)
         return HandResult(
             points=tuple(points),
             taken_points=taken,
@@ -657,28 +957,51 @@ class Hand:
             moon_rule=applied,
         )
 
+    def _moon_points(self, shooter: int, value: int, rule: MoonRule) -> list[int]:
+        """Points per seat when ``shooter`` shot a moon worth ``value`` scored by ``rule``."""
+        penalty = self.rules.penalty_mask
+        points = []
+        for s, m in enumerate(self._taken):
+            # Cards outside the moon (the jack of diamonds) still score for whoever took them.
+            own = self._mask_points(m & ~penalty)
+            if s == shooter:
+                points.append(own - (value if rule is MoonRule.SUBTRACT else 0))
+            else:
+                points.append(own + (value if rule is MoonRule.ADD else 0))
+        return self._with_bonus(points)
+
+    def _with_bonus(self, points: list[int]) -> list[int]:
+        bonus = self.rules.no_tricks_bonus
+        if bonus:
+            for s, won in enumerate(self._tricks_won):
+                if not won:
+                    points[s] += bonus
+        return points
+
     def view(self, seat: int) -> SeatView:
         """Everything ``seat`` may know now, and nothing more."""
         passed = self._passed[seat]
         received = self._received[seat]
-        my_turn = self.phase is Phase.PLAY and self._turn == seat
+        my_turn = self.phase is _PLAY and self._turn == seat
+        passing = self.pass_direction is not PassDirection.HOLD
         return SeatView(
             seat=seat,
-            players=self.players,
+            players=self._n,
             dealer=self.dealer,
             phase=self.phase,
             to_move=self.to_move,
             hand=tuple(cards_from_mask(self._hands[seat])),
             legal=tuple(self.legal_plays()) if my_turn else (),
             pass_direction=self.pass_direction,
-            pass_count=0 if self.pass_direction is PassDirection.HOLD else self.rules.pass_count,
+            pass_count=self.rules.pass_count if passing else 0,
             passed=None if passed is None else tuple(cards_from_mask(passed)),
             received=None if received is None else tuple(cards_from_mask(received)),
             tricks=self.tricks,
             current=self.current_trick,
             hearts_broken=self._hearts_broken,
             points_taken=self.points_taken(),
-            voids=tuple(self.voids(s) for s in range(self.players)),
+            voids=tuple(self.voids(s) for s in range(self._n)),
+            cards_held=tuple(m.bit_count() for m in self._hands),
         )
 
     def __repr__(self) -> str:
@@ -688,16 +1011,12 @@ class Hand:
         )
 
 
-def _best_moon(
-    rules: Rules, shooter: int, value: int, other: int, totals: Sequence[int] | None
-) -> MoonRule:
-    """ADD unless adding would end the game with the shooter not (jointly) lowest."""
-    if totals is None:
-        return MoonRule.ADD
-    after_add = [t + (other if s == shooter else value) for s, t in enumerate(totals)]
-    if _reached(rules, after_add) and after_add[shooter] > min(after_add):
-        return MoonRule.SUBTRACT
-    return MoonRule.ADD
+def _moon_outcome(rules: Rules, shooter: int, before: Sequence[int], points: Sequence[int]) -> int:
+    """How a moon scoring leaves the shooter: 2 wins the game, 1 plays on, 0 loses the game."""
+    after = [t + p for t, p in zip(before, points, strict=True)]
+    if not _reached(rules, after):
+        return 1
+    return 2 if after[shooter] == min(after) else 0
 
 
 def _reached(rules: Rules, totals: Sequence[int]) -> bool:
@@ -706,9 +1025,43 @@ def _reached(rules: Rules, totals: Sequence[int]) -> bool:
     return max(totals) > rules.target
 
 
-@functools.lru_cache(maxsize=64)
-def _deck_mask(rules: Rules) -> int:
-    return _to_mask(rules.cards_in_deck)
+_BITS = tuple(1 << i for i in range(len(CARDS)))
+_DECK_INDEXES: dict[int, tuple[int, ...]] = {}
+
+
+def _deck_indexes(rules: Rules) -> tuple[int, ...]:
+    mask = rules.deck_mask
+    found = _DECK_INDEXES.get(mask)
+    if found is None:
+        found = _DECK_INDEXES[mask] = tuple(mask_indexes(mask))
+    return found
+
+
+def _check_deal(rules: Rules, masks: Sequence[int], kitty: int, dealer: int) -> None:
+    """Refuse hands that are not a deal of the deck in play under ``rules``."""
+    n = rules.players
+    if len(masks) != n:
+        raise RulesError("players", f"{n} players but {len(masks)} hands were given")
+    if not 0 <= dealer < n:
+        raise RulesError("players", f"dealer {dealer} is not a seat of {n}")
+    seen = 0
+    for seat, m in enumerate(masks):
+        if m.bit_count() != rules.hand_size:
+            raise RulesError(
+                "players", f"seat {seat} holds {m.bit_count()} cards, expected {rules.hand_size}"
+            )
+        if seen & m:
+            raise RulesError("removed_cards", f"{_show(seen & m)} dealt twice")
+        seen |= m
+    if kitty.bit_count() != rules.kitty_size or seen & kitty:
+        raise RulesError("kitty", f"the kitty must hold {rules.kitty_size} cards not in any hand")
+    deck = rules.deck_mask
+    if (seen | kitty) != deck:
+        raise RulesError(
+            "removed_cards",
+            "the hands do not hold the deck in play (missing "
+            f"{_show(deck & ~seen & ~kitty)}, extra {_show((seen | kitty) & ~deck)})",
+        )
 
 
 def _to_mask(cards: Iterable[Card | str]) -> int:
@@ -719,15 +1072,12 @@ def _to_mask(cards: Iterable[Card | str]) -> int:
     return m
 
 
-def _indexes(mask: int) -> Iterable[int]:
-    while mask:
-        low = mask & -mask
-        yield low.bit_length() - 1
-        mask ^= low
-
-
 def _show(mask: int) -> str:
-    return " ".join(str(c) for c in cards_from_mask(mask)) or "nothing"
+    return _show_cards(cards_from_mask(mask))
+
+
+def _show_cards(cards: Iterable[Card]) -> str:
+    return " ".join(str(c) for c in cards) or "nothing"
 
 
 # ---- settling ---------------------------------------------------------------------------------
@@ -746,26 +1096,30 @@ def settle_hand(
     if rules.settling is Settling.POINTS:
         return tuple([zero] * n), pool
     if rules.settling is Settling.HOWELL:
+        # Each pays (n - 1) per heart taken, and takes one back per heart in play not taken.
         hearts = result.hearts_taken
         total = sum(hearts)
-        # Each pays (n-1) per heart taken and collects one for each heart another player took.
-        return tuple(Fraction(total - h - (n - 1) * h) for h in hearts), pool
+        return tuple(Fraction((total - h) - (n - 1) * h) for h in hearts), pool
     if rules.settling is Settling.SWEEPSTAKES:
+        # One counter per heart into the pool. A lone clean player takes it all; two clean
+        # players split it, any odd counter staying for the next pool; otherwise (nobody clean,
+        # or one player took every heart) the pool is a jack and is carried.
         paid = [Fraction(h) for h in result.hearts_taken]
         pot = pool + sum(paid)
         clean = [s for s in range(n) if result.hearts_taken[s] == 0]
         won = [zero] * n
         if len(clean) in (1, 2):
-            share = pot / len(clean)
+            share = Fraction(int(pot) // len(clean))
             for s in clean:
                 won[s] = share
-            pot = zero
+            pot -= share * len(clean)
         return tuple(won[s] - paid[s] for s in range(n)), pot
-    # Spot settling: the lowest scorer(s) collect from each other player the excess.
+    # Spot settling: each player pays the hand's lowest scorer the difference; equal lowest
+    # scorers share the takings.
     pts = result.points
     low = min(pts)
     lows = [s for s in range(n) if pts[s] == low]
-    excess = sum((Fraction(p - low) for p in pts), Fraction(0))
+    excess = sum((Fraction(p - low) for p in pts), zero)
     return tuple(
         excess / len(lows) if s in lows else -Fraction(pts[s] - low) for s in range(n)
     ), pool
@@ -778,9 +1132,13 @@ class Game:
     """A game of hands: deals from one seed, rotates the dealer left, runs to the target."""
 
     def __init__(self, rules: Rules | None = None, seed: int = 0, *, first_dealer: int = 0) -> None:
-        """Start a game; hand ``k`` is dealt from ``deal_seed(seed, k)``."""
+        """Start a game; hand ``k`` is ``Hand.deal(rules, seed, hand_number=k, dealer=...)``."""
         self.rules = rules if rules is not None else Rules()
         """The rules in force."""
+        if not 0 <= first_dealer < self.rules.players:
+            raise RulesError(
+                "players", f"first dealer {first_dealer} is not a seat of {self.rules.players}"
+            )
         self.seed = seed
         """The game's seed; every deal derives from it."""
         self.first_dealer = first_dealer
@@ -808,13 +1166,18 @@ class Game:
 
     @property
     def is_over(self) -> bool:
-        """Whether the game has ended."""
-        return bool(self.results) and self.hand.is_over and _reached(self.rules, self.totals)
+        """Whether the game has ended (the last hand is scored and a total met the target)."""
+        return len(self.results) > self.hand_number and _reached(self.rules, self.totals)
 
     def finish_hand(self) -> HandResult:
         """Score the finished hand into the totals; deal the next one unless the game is over."""
+        if len(self.results) > self.hand_number:
+            raise StateError(f"the game is over after {len(self.results)} hands")
         if not self.hand.is_over:
-            raise IllegalMoveError(-1, (), Violation.WRONG_PHASE)
+            raise StateError(
+                f"hand {self.hand_number} is not over ({self.hand.trick_number} of "
+                f"{self.rules.tricks_per_hand} tricks played)"
+            )
         result = self.hand.result(self.totals)
         self.results.append(result)
         for s, p in enumerate(result.points):

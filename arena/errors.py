@@ -4,6 +4,7 @@
     ├── CardParseError        text that is not a card ("QX", "1S")
     ├── RulesError            a rules option out of range or contradicting another (names the field)
     ├── IllegalMoveError      a pass or play the rules forbid (names the seat, the cards, the rule)
+    ├── StateError            a call the state does not allow (scoring an unfinished hand...)
     └── ConfigError           a user's bad flag or configuration (one line, says how to fix it)
 
 Each message carries the bad input and the state it met, so that it can be shown as it is.
@@ -23,6 +24,7 @@ __all__ = [
     "ConfigError",
     "IllegalMoveError",
     "RulesError",
+    "StateError",
     "Violation",
 ]
 
@@ -71,12 +73,21 @@ class Violation(Enum):
 class IllegalMoveError(ArenaError, ValueError):
     """A pass or play the rules forbid. Carries the seat, the cards and the rule broken."""
 
-    def __init__(self, seat: int, cards: tuple[Card, ...], violation: Violation) -> None:
+    def __init__(
+        self, seat: int, cards: tuple[Card, ...], violation: Violation, *, kind: str = "play"
+    ) -> None:
         shown = " ".join(str(c) for c in cards) or "nothing"
-        super().__init__(f"seat {seat} may not play {shown}: {violation.value}")
+        super().__init__(f"seat {seat} may not {kind} {shown}: {violation.value}")
+        self.kind = kind
+        """What was tried: "play" or "pass"."""
         self.seat = seat
         """The seat that tried the move."""
         self.cards = cards
         """The card (or cards, for a pass) it tried."""
         self.violation = violation
         """The rule it broke."""
+
+
+class StateError(ArenaError, RuntimeError):
+    """A call the hand or game cannot answer in its present state (scoring an unfinished hand,
+    finishing a hand twice); the message says what the state is."""

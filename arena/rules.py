@@ -13,9 +13,20 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
+from functools import cached_property
 from typing import Any
 
-from arena.cards import CARDS, Card, Rank, Suit, parse_cards
+from arena.cards import (
+    CARDS,
+    JACK_OF_DIAMONDS,
+    QUEEN_OF_SPADES,
+    RANKS_PER_SUIT,
+    Card,
+    Rank,
+    Suit,
+    mask_of,
+    parse_cards,
+)
 from arena.errors import CardParseError, RulesError
 
 __all__ = [
@@ -24,6 +35,7 @@ __all__ = [
     "MAX_PLAYERS",
     "MIN_PLAYERS",
     "PRESETS",
+    "STANDARD_PLAYERS",
     "FirstLead",
     "GameEnd",
     "MoonRule",
@@ -45,6 +57,8 @@ SPOT_QUEEN_PENALTY = 25
 """Points for the queen of spades under spot hearts, where she counts."""
 STANDARD_TARGET = 100
 SPOT_TARGET = 500
+HEARTS_MASK = ((1 << RANKS_PER_SUIT) - 1) << (RANKS_PER_SUIT * Suit.HEARTS)
+"""Every heart, as a card mask."""
 
 
 class PassDirection(Enum):
@@ -83,10 +97,12 @@ DEFAULT_PASS_CYCLES: Mapping[int, tuple[PassDirection, ...]] = {
 DEFAULT_REMOVED_CARDS: Mapping[int, tuple[Card, ...]] = {
     3: tuple(parse_cards("2D")),
     4: (),
-    5: tuple(parse_cards("2D 2C")),
-    6: tuple(parse_cards("2D 2C 3D 3C")),
+    5: tuple(parse_cards("2C 2D")),
+    6: tuple(parse_cards("2C 3C 2D 3D")),
 }
-"""Cards taken out so the deck divides evenly (the rule books' choice: low diamonds and clubs)."""
+"""Cards taken out so the deck divides evenly: low clubs and diamonds, never a penalty card, in
+index order. (Foster's Hoyle takes out deuces instead, the two of hearts among them at six
+players; give ``removed_cards`` for that.) Without the two of clubs, the lowest club leads."""
 
 
 class FirstLead(Enum):
@@ -206,14 +222,18 @@ class Rules:
         ):
             object.__setattr__(self, name, _enum_field(enum, getattr(self, name), name))
         if self.pass_cycle is not None:
-            cycle = tuple(_enum_field(PassDirection, d, "pass_cycle") for d in self.pass_cycle)
+            given: Any = self.pass_cycle
+            if isinstance(given, str):
+                given = given.replace(",", " ").split()
+            cycle = tuple(_enum_field(PassDirection, d, "pass_cycle") for d in given)
             object.__setattr__(self, "pass_cycle", cycle)
         if self.removed_cards is not None:
+            listed: Any = self.removed_cards
+            if isinstance(listed, str):
+                listed = listed.replace(",", " ").split()
             try:
-                removed = tuple(
-                    c if isinstance(c, Card) else Card.parse(c) for c in self.removed_cards
-                )
-            except CardParseError as e:
+                removed = tuple(c if isinstance(c, Card) else Card.parse(c) for c in listed)
+            except (CardParseError, TypeError) as e:
                 raise RulesError("removed_cards", str(e)) from None
             object.__setattr__(self, "removed_cards", tuple(sorted(removed)))
         self._validate()
@@ -245,6 +265,10 @@ class Rules:
             raise RulesError(
                 "players", f"must be {MIN_PLAYERS} to {MAX_PLAYERS}, got {self.players}"
             )
+        if self.queen_penalty < 0:
+            raise RulesError(
+                "queen_penalty", f"must be 0 (only hearts count) or more, got {self.queen_penalty}"
+            )
         removed = self.removed_cards
         if self.kitty and removed:
             raise RulesError(
@@ -257,6 +281,22 @@ class Rules:
             raise RulesError(
                 "removed_cards",
                 f"leaves {in_play} cards, which do not divide among {self.players} players",
+            )
+        if in_play < self.players:
+            raise RulesError("removed_cards", f"leaves {in_play} cards for {self.players} players")
+        gone = set(self.removed)
+        if not any(c.suit is Suit.HEARTS for c in CARDS if c not in gone):
+            raise RulesError("removed_cards", "removes every heart")
+        if QUEEN_OF_SPADES in gone and self.queen_penalty:
+            raise RulesError(
+                "removed_cards",
+                f"removes the queen of spades, who scores {self.queen_penalty} (queen_penalty)",
+            )
+        if JACK_OF_DIAMONDS in gone and self.jack_of_diamonds:
+            raise RulesError(
+                "removed_cards",
+                f"removes the jack of diamonds, who scores {self.jack_of_diamonds} "
+                "(jack_of_diamonds)",
             )
         if self.pass_count < 0:
             raise RulesError("pass_count", f"must be 0 (no passing) or more, got {self.pass_count}")
@@ -281,12 +321,17 @@ class Rules:
                     )
         if self.target <= 0:
             raise RulesError("target", f"must be positive, got {self.target}")
-        if self.moon_points is not None and (
-            not isinstance(self.moon_points, int) or self.moon_points <= 0
-        ):
-            raise RulesError(
-                "moon_points", f"must be a positive whole number, got {self.moon_points!r}"
-            )
+        if self.moon_points is not None:
+            if (
+                not isinstance(self.moon_points, int)
+                or isinstance(self.moon_points, bool)
+                or self.moon_points <= 0
+            ):
+                raise RulesError(
+                    "moon_points", f"must be a positive whole number, got {self.moon_points!r}"
+                )
+            if self.moon is MoonRule.OFF:
+                raise RulesError("moon_points", "gives the moon a value, but moon is off")
         if self.settling is Settling.SPOT and not self.spot_hearts:
             raise RulesError("settling", "spot settling needs spot_hearts=true")
         if self.sun and self.moon is MoonRule.OFF:
@@ -297,13 +342,14 @@ class Rules:
             raise RulesError("first_lead", "the club lead needs clubs in play")
 
     # ---- derived values -------------------------------------------------------------------
+    # Cached on first use (the fields are frozen, and the engine reads these on every deal).
 
     @property
     def deck_size(self) -> int:
         """Cards in the full deck before any are removed."""
         return len(CARDS)
 
-    @property
+    @cached_property
     def removed(self) -> tuple[Card, ...]:
         """The cards actually removed (the default for the table size when not given)."""
         if self.kitty:
@@ -312,18 +358,40 @@ class Rules:
             return self.removed_cards
         return DEFAULT_REMOVED_CARDS[self.players]
 
-    @property
+    @cached_property
     def cards_in_deck(self) -> tuple[Card, ...]:
         """The cards dealt (hands and kitty), in index order."""
         gone = set(self.removed)
         return tuple(c for c in CARDS if c not in gone)
 
-    @property
+    @cached_property
+    def deck_mask(self) -> int:
+        """The cards dealt (hands and kitty), as a card mask."""
+        return mask_of(self.cards_in_deck)
+
+    @cached_property
+    def penalty_mask(self) -> int:
+        """The penalty cards of the full deck (hearts, and the queen of spades if she scores)."""
+        return HEARTS_MASK | (QUEEN_OF_SPADES.bit if self.queen_penalty > 0 else 0)
+
+    @cached_property
+    def breaking_mask(self) -> int:
+        """The cards whose play breaks hearts (hearts, and the queen when she scores and breaks)."""
+        if self.queen_breaks_hearts and self.queen_penalty > 0:
+            return HEARTS_MASK | QUEEN_OF_SPADES.bit
+        return HEARTS_MASK
+
+    @cached_property
+    def moon_mask(self) -> int:
+        """The cards a player must take to shoot the moon: every penalty card in play."""
+        return self.penalty_mask & self.deck_mask
+
+    @cached_property
     def hand_size(self) -> int:
         """Cards dealt to each player."""
         return (self.deck_size - len(self.removed)) // self.players
 
-    @property
+    @cached_property
     def kitty_size(self) -> int:
         """Cards in the kitty (0 without ``kitty``)."""
         return (self.deck_size - len(self.removed)) % self.players if self.kitty else 0
@@ -338,7 +406,7 @@ class Rules:
         """Whether any cards are passed at all."""
         return self.pass_count > 0 and any(d is not PassDirection.HOLD for d in self.cycle)
 
-    @property
+    @cached_property
     def cycle(self) -> tuple[PassDirection, ...]:
         """The pass direction cycle in force."""
         return self.pass_cycle if self.pass_cycle is not None else DEFAULT_PASS_CYCLES[self.players]
@@ -361,11 +429,9 @@ class Rules:
 
     def is_penalty(self, card: Card) -> bool:
         """Whether a card is a penalty card: a heart, or the queen of spades where she scores."""
-        return card.suit is Suit.HEARTS or (
-            card.suit is Suit.SPADES and card.rank is Rank.QUEEN and self.queen_penalty > 0
-        )
+        return bool(card.bit & self.penalty_mask)
 
-    @property
+    @cached_property
     def moon_value(self) -> int:
         """What the moon is worth (the sum of every penalty card in play, unless set)."""
         if self.moon_points is not None:
@@ -469,6 +535,19 @@ def _parse_option(name: str, value: str) -> Any:
     return v
 
 
+# Foster's Hearts (1895), the game the settling methods were written for: no pass, the player left
+# of the dealer leads anything, no breaking rule, hearts may go on any trick, only hearts count and
+# there is no moon.
+_FOSTER = Rules(
+    pass_count=0,
+    first_lead=FirstLead.LEFT_OF_DEALER,
+    penalty_on_first_trick=True,
+    must_break_hearts=False,
+    queen_penalty=0,
+    queen_breaks_hearts=False,
+    moon=MoonRule.OFF,
+)
+
 PRESETS: Mapping[str, Rules] = {
     "standard": Rules(),
     "omnibus": Rules(jack_of_diamonds=OMNIBUS_JACK_BONUS),
@@ -481,9 +560,9 @@ PRESETS: Mapping[str, Rules] = {
         settling=Settling.SPOT,
     ),
     "black-lady": Rules(penalty_on_first_trick=True),
-    "old": Rules(queen_penalty=0, queen_breaks_hearts=False),
-    "sweepstakes": Rules(queen_penalty=0, pass_count=0, settling=Settling.SWEEPSTAKES),
-    "howell": Rules(queen_penalty=0, pass_count=0, settling=Settling.HOWELL),
+    "old": _FOSTER,
+    "sweepstakes": _FOSTER.replace(settling=Settling.SWEEPSTAKES),
+    "howell": _FOSTER.replace(settling=Settling.HOWELL),
 }
 """Named rule sets for the common variants."""
 

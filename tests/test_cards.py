@@ -1,0 +1,86 @@
+"""Cards print and parse as two characters, index into bit masks, and stay interned."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import pytest
+
+from arena.cards import (
+    CARDS,
+    JACK_OF_DIAMONDS,
+    QUEEN_OF_SPADES,
+    TWO_OF_CLUBS,
+    Card,
+    Rank,
+    Suit,
+    cards_from_mask,
+    mask_of,
+    parse_cards,
+)
+from arena.errors import CardParseError
+
+
+def test_every_card_round_trips_through_its_two_character_name() -> None:
+    names = [str(c) for c in CARDS]
+    assert len(set(names)) == 52
+    assert names[:3] == ["2C", "3C", "4C"]
+    assert names[-1] == "AS"
+    for card in CARDS:
+        assert Card.parse(str(card)) is card
+        assert Card.parse(str(card).lower()) is card
+
+
+def test_named_cards() -> None:
+    assert str(QUEEN_OF_SPADES) == "QS"
+    assert str(TWO_OF_CLUBS) == "2C"
+    assert str(JACK_OF_DIAMONDS) == "JD"
+    assert Card.parse("TH") == Card(Suit.HEARTS, Rank.TEN)
+    assert Card.parse("10H") is Card.parse("TH")
+    assert Card.parse(" qs ") is QUEEN_OF_SPADES
+
+
+@pytest.mark.parametrize("text", ["QX", "1S", "", "Q", "QSS", "11H", "ZZ", "H2"])
+def test_bad_card_text_is_refused_with_the_text_in_the_message(text: str) -> None:
+    with pytest.raises(CardParseError) as err:
+        Card.parse(text)
+    assert repr(text) in str(err.value)
+
+
+def test_index_and_bit_follow_suit_then_rank() -> None:
+    for i, card in enumerate(CARDS):
+        assert card.index == i == int(card.suit) * 13 + int(card.rank)
+        assert card.bit == 1 << i
+        assert Card.from_index(i) is card
+    assert sorted(CARDS, reverse=True)[0] is Card.parse("AS")
+    assert Card.parse("2D") > Card.parse("AC")
+    assert Card.parse("3H") >= Card.parse("3H") and Card.parse("3H") <= Card.parse("4H")
+
+
+def test_cards_stay_interned_through_pickle_and_deepcopy() -> None:
+    for card in (QUEEN_OF_SPADES, TWO_OF_CLUBS, Card.parse("7D")):
+        assert pickle.loads(pickle.dumps(card)) is card
+        assert copy.deepcopy(card) is card
+        assert hash(Card(card.suit, card.rank)) == hash(card)
+
+
+def test_ranks_count_their_pips_for_spot_hearts() -> None:
+    assert [r.pips for r in Rank] == list(range(2, 15))
+    assert Rank.parse("a") is Rank.ACE and Rank.parse("10") is Rank.TEN
+    assert [s.letter for s in Suit] == ["C", "D", "H", "S"]
+    assert Suit.parse("h") is Suit.HEARTS
+    assert Suit.SPADES.symbol == "♠"
+    with pytest.raises(CardParseError, match="'X'"):
+        Suit.parse("X")
+
+
+def test_card_lists_and_masks_round_trip() -> None:
+    cards = parse_cards("QS, 2C TH")
+    assert [str(c) for c in cards] == ["QS", "2C", "TH"]
+    assert parse_cards(["ah", "kh"]) == [Card.parse("AH"), Card.parse("KH")]
+    mask = mask_of(cards)
+    assert mask == QUEEN_OF_SPADES.bit | TWO_OF_CLUBS.bit | Card.parse("TH").bit
+    assert cards_from_mask(mask) == sorted(cards)
+    assert cards_from_mask(0) == []
+    assert cards_from_mask(mask_of(CARDS)) == list(CARDS)

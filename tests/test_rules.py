@@ -1,0 +1,245 @@
+"""The rules value: defaults, presets, option parsing, and refusal of bad combinations."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from arena.cards import Card, parse_cards
+from arena.errors import RulesError
+from arena.rules import (
+    DEFAULT_PASS_CYCLES,
+    DEFAULT_REMOVED_CARDS,
+    PRESETS,
+    FirstLead,
+    GameEnd,
+    MoonRule,
+    PassDirection,
+    Rules,
+    Settling,
+    preset,
+)
+
+
+def test_the_defaults_are_the_standard_game() -> None:
+    r = Rules()
+    assert (r.players, r.hand_size, r.kitty_size, r.removed) == (4, 13, 0, ())
+    assert r.pass_count == 3
+    assert r.cycle == (
+        PassDirection.LEFT,
+        PassDirection.RIGHT,
+        PassDirection.ACROSS,
+        PassDirection.HOLD,
+    )
+    assert r.first_lead is FirstLead.LOWEST_CLUB
+    assert not r.penalty_on_first_trick
+    assert r.queen_breaks_hearts and r.must_break_hearts and not r.lead_hearts_with_queen
+    assert (r.queen_penalty, r.jack_of_diamonds, r.spot_hearts) == (13, 0, False)
+    assert (r.moon, r.moon_value, r.sun, r.no_tricks_bonus) == (MoonRule.ADD, 26, False, 0)
+    assert (r.target, r.game_end, r.settling) == (100, GameEnd.REACH, Settling.POINTS)
+    assert preset("standard") == r
+
+
+@pytest.mark.parametrize(
+    ("players", "removed", "hand_size", "kitty_hand_size", "kitty_size"),
+    [
+        (3, "2D", 17, 17, 1),
+        (4, "", 13, 13, 0),
+        (5, "2C 2D", 10, 10, 2),
+        (6, "2C 3C 2D 3D", 8, 8, 4),
+    ],
+)
+def test_each_table_size_trims_the_deck_or_deals_a_kitty(
+    players: int, removed: str, hand_size: int, kitty_hand_size: int, kitty_size: int
+) -> None:
+    r = Rules(players=players)
+    assert r.removed == tuple(parse_cards(removed)) == DEFAULT_REMOVED_CARDS[players]
+    assert r.hand_size == hand_size == r.tricks_per_hand
+    assert len(r.cards_in_deck) == players * hand_size
+    k = Rules(players=players, kitty=True)
+    assert (k.removed, k.hand_size, k.kitty_size) == ((), kitty_hand_size, kitty_size)
+    assert len(k.cards_in_deck) == 52
+    assert r.cycle == DEFAULT_PASS_CYCLES[players]
+    # The default cycles never name a direction the table does not have.
+    for direction in r.cycle:
+        assert 0 <= direction.offset(players) < players
+
+
+def test_removed_cards_can_be_chosen() -> None:
+    r = Rules(players=3, removed_cards=(Card.parse("2S"),))
+    assert r.removed == (Card.parse("2S"),)
+    assert Card.parse("2S") not in r.cards_in_deck and Card.parse("2D") in r.cards_in_deck
+    # Foster's six-handed game discards the four deuces, the two of hearts among them.
+    deuces = tuple(parse_cards("2C 2D 2H 2S"))
+    six = Rules(players=6, removed_cards=deuces)
+    assert six.moon_value == 25 and six.hand_size == 8
+    assert Rules(players=6, removed_cards=deuces, spot_hearts=True).moon_value == 102 + 13
+
+
+def test_pass_direction_cycles_hand_by_hand() -> None:
+    r = Rules()
+    assert [r.pass_direction(k).value for k in range(6)] == [
+        "left",
+        "right",
+        "across",
+        "hold",
+        "left",
+        "right",
+    ]
+    assert {Rules(pass_count=0).pass_direction(k) for k in range(8)} == {PassDirection.HOLD}
+    five = Rules(players=5)
+    assert [d.offset(5) for d in five.cycle] == [1, 4, 2, 3, 0]
+    assert PassDirection.ACROSS.offset(6) == 3 and PassDirection.RIGHT.offset(3) == 2
+
+
+def test_points_per_card() -> None:
+    r = Rules()
+    assert r.card_points(Card.parse("QS")) == 13 and r.card_points(Card.parse("AH")) == 1
+    assert r.card_points(Card.parse("JD")) == 0 and r.card_points(Card.parse("KS")) == 0
+    assert r.is_penalty(Card.parse("QS")) and r.is_penalty(Card.parse("2H"))
+    assert not r.is_penalty(Card.parse("JD"))
+    spot = preset("spot")
+    assert [spot.card_points(c) for c in parse_cards("2H TH JH QH KH AH QS")] == [
+        2,
+        10,
+        11,
+        12,
+        13,
+        14,
+        25,
+    ]
+    assert spot.moon_value == 104 + 25
+    assert Rules(spot_hearts=True, queen_penalty=0).moon_value == 104
+    assert preset("omnibus").card_points(Card.parse("JD")) == -10
+    assert preset("omnibus").moon_value == 26  # the jack is not part of the moon
+    old = preset("old")
+    assert old.card_points(Card.parse("QS")) == 0 and not old.is_penalty(Card.parse("QS"))
+    assert old.moon_value == 13
+    assert Rules(moon_points=30).moon_value == 30
+
+
+def test_every_preset_is_valid_and_round_trips_through_json() -> None:
+    assert {"standard", "omnibus", "spot"} <= set(PRESETS)
+    for name, rules in PRESETS.items():
+        data = json.loads(json.dumps(rules.to_dict()))
+        assert Rules.from_dict(data) == rules, name
+        assert hash(Rules.from_dict(data)) == hash(rules)
+        assert preset(name) is rules
+    custom = Rules.from_dict(
+        {"players": 5, "kitty": True, "pass_cycle": ["left", "left2"], "moon": "best", "sun": True}
+    )
+    assert Rules.from_dict(json.loads(json.dumps(custom.to_dict()))) == custom
+    trimmed = Rules.from_dict({"players": 3, "removed_cards": "2S"})
+    assert Rules.from_dict(json.loads(json.dumps(trimmed.to_dict()))) == trimmed
+
+
+def test_the_historical_presets_are_fosters_game() -> None:
+    for name in ("old", "sweepstakes", "howell"):
+        r = preset(name)
+        assert r.pass_count == 0 and r.first_lead is FirstLead.LEFT_OF_DEALER, name
+        assert not r.must_break_hearts and r.penalty_on_first_trick, name
+        assert r.queen_penalty == 0 and r.moon is MoonRule.OFF, name
+    assert preset("sweepstakes").settling is Settling.SWEEPSTAKES
+    assert preset("howell").settling is Settling.HOWELL
+    assert preset("spot-settling").settling is Settling.SPOT
+
+
+def test_options_parse_from_name_value_strings() -> None:
+    r = Rules().with_options(
+        [
+            "moon=best",
+            "players=5",
+            "pass-cycle=left,left2,hold",
+            "kitty=yes",
+            "sun=true",
+            "no_tricks_bonus=-5",
+            "first_lead=any-club",
+            "moon_points=none",
+        ]
+    )
+    assert r.moon is MoonRule.BEST and r.players == 5 and r.kitty and r.sun
+    assert r.cycle == (PassDirection.LEFT, PassDirection.LEFT_2, PassDirection.HOLD)
+    assert r.no_tricks_bonus == -5 and r.first_lead is FirstLead.ANY_CLUB
+    assert Rules().with_options({"removed_cards": "2D", "players": "3"}).removed == (
+        Card.parse("2D"),
+    )
+    assert Rules.from_dict({"moon": "best"}) == Rules(moon=MoonRule.BEST)
+    assert Rules().replace(target=50).target == 50
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"players": 2}, "players"),
+        ({"players": 7}, "players"),
+        ({"players": "4"}, "players"),
+        ({"players": True}, "players"),
+        ({"pass_count": -1}, "pass_count"),
+        ({"pass_count": 13}, "pass_count"),
+        ({"players": 6, "pass_count": 8}, "pass_count"),
+        ({"pass_cycle": ()}, "pass_cycle"),
+        ({"players": 3, "pass_cycle": ("left", "across")}, "pass_cycle"),
+        ({"players": 5, "pass_cycle": ("across",)}, "pass_cycle"),
+        ({"pass_cycle": ("left2",)}, "pass_cycle"),
+        ({"pass_cycle": ("sideways",)}, "pass_cycle"),
+        ({"first_lead": "dealer"}, "first_lead"),
+        ({"moon": "sometimes"}, "moon"),
+        ({"game_end": "never"}, "game_end"),
+        ({"settling": "cash"}, "settling"),
+        ({"removed_cards": ("2D",)}, "removed_cards"),
+        ({"removed_cards": ("2D", "2D", "2C", "2S")}, "removed_cards"),
+        ({"removed_cards": ("XX",)}, "removed_cards"),
+        ({"players": 3, "kitty": True, "removed_cards": ("2D",)}, "removed_cards"),
+        ({"removed_cards": ("QS", "2C", "2D", "2S")}, "removed_cards"),
+        ({"jack_of_diamonds": -10, "removed_cards": ("JD", "2C", "2D", "2S")}, "removed_cards"),
+        ({"players": 3, "removed_cards": tuple(f"{r}H" for r in "23456789TJQKA")}, "removed_cards"),
+        ({"queen_penalty": -13}, "queen_penalty"),
+        ({"jack_of_diamonds": 1.5}, "jack_of_diamonds"),
+        ({"no_tricks_bonus": "five"}, "no_tricks_bonus"),
+        ({"target": 0}, "target"),
+        ({"moon_points": 0}, "moon_points"),
+        ({"moon_points": True}, "moon_points"),
+        ({"moon": "off", "moon_points": 26}, "moon_points"),
+        ({"settling": "spot"}, "settling"),
+        ({"moon": "off", "sun": True}, "sun"),
+        ({"kitty": "no"}, "kitty"),
+        (
+            {
+                "players": 3,
+                "removed_cards": tuple(f"{r}C" for r in "23456789TJQKA"),
+                "pass_count": 0,
+            },
+            "first_lead",
+        ),
+    ],
+)
+def test_bad_or_contradictory_rules_are_refused_naming_the_field(
+    changes: dict[str, Any], field: str
+) -> None:
+    with pytest.raises(RulesError) as err:
+        Rules(**changes)
+    assert err.value.field == field
+    assert str(err.value).startswith(f"rules.{field}: ")
+
+
+def test_the_same_refusals_come_from_option_strings() -> None:
+    with pytest.raises(RulesError, match=r"^rules\.players: must be 3 to 6, got 9"):
+        Rules().with_options(["players=9"])
+    with pytest.raises(RulesError, match=r"^rules\.sun: "):
+        Rules().with_options(["moon=off", "sun=on"])
+    with pytest.raises(RulesError, match=r"^rules\.colour: unknown rule"):
+        Rules().with_options(["colour=red"])
+    with pytest.raises(RulesError, match=r"^rules\.target: must be a whole number"):
+        Rules().with_options(["target=lots"])
+    with pytest.raises(RulesError, match=r"^rules\.moon: expected NAME=VALUE"):
+        Rules().with_options(["moon"])
+    with pytest.raises(RulesError, match=r"^rules\.sun: must be true or false"):
+        Rules().with_options(["sun=maybe"])
+    with pytest.raises(RulesError, match=r"^rules\.colour: unknown rule"):
+        Rules.from_dict({"colour": "red"})
+    with pytest.raises(RulesError, match=r"^rules\.preset: unknown preset 'bridge'"):
+        preset("bridge")
+    # Legal once the contradiction is resolved in the same breath.
+    assert Rules().with_options(["moon=off", "moon_points=none"]).moon is MoonRule.OFF
