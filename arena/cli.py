@@ -1,10 +1,22 @@
-"""The `arena` command line: a thin typer layer over the library; no logic lives here."""
+"""The `arena` command line: a thin typer layer over the library; no logic lives here.
+
+Bad input (a flag, a file, a bot command, a port, a database) is one line on stderr and exit
+code 2; a run stopped by Ctrl-C or SIGTERM exits with 130 after saying how to resume.
+"""
 
 from __future__ import annotations
 
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, NoReturn, TypeVar
+
 import typer
+from rich.console import Console
 
 from arena import __version__
+from arena.errors import ArenaError, ConfigError
 
 app = typer.Typer(
     name="arena",
@@ -12,6 +24,19 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
+
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+DEMO_BOARDS = 3
+DEMO_DB = "arena-demo.db"
+SPRT_DB = "arena-sprt.db"
+DEFAULT_MAX_BOARDS = 2000
+"""The sequential test's cap (kept here so that --help can show it without loading the test)."""
+STANDARD_PLAYERS = 4
+PIPE_WIDTH = 160
+
+T = TypeVar("T")
 
 
 def _version_callback(value: bool) -> None:
@@ -31,3 +56,409 @@ def main(
     ),
 ) -> None:
     """Hearts Arena: referee, arena runner and ratings for Hearts bots."""
+
+
+def _console() -> Console:
+    # Piped output is not cut to 80 columns: the rating table has many.
+    return Console() if sys.stdout.isatty() else Console(width=PIPE_WIDTH)
+
+
+def _fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
+    typer.echo(f"arena: error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def _guard(action: Callable[[], T]) -> T:
+    """Run ``action``; an arena error becomes one line and an exit code, never a traceback."""
+    from arena.ratings import RatingsError
+    from arena.store import StoreError
+
+    try:
+        return action()
+    except (ConfigError, StoreError, RatingsError) as e:
+        _fail(str(e), EXIT_BAD_INPUT)
+    except ArenaError as e:
+        _fail(str(e), EXIT_FAILED)
+    except KeyboardInterrupt:
+        _fail("interrupted before the run started; nothing was stored", EXIT_INTERRUPTED)
+
+
+# ---- options shared by `run`, `demo` and `sprt` ------------------------------------------------
+
+Players = Annotated[
+    int | None, typer.Option("--players", help="Seats per table, 3 to 6 (default: 4).")
+]
+RulesPreset = Annotated[
+    str | None, typer.Option("--rules", help="Rules preset (standard, omnibus, spot, ...).")
+]
+RuleOptions = Annotated[
+    list[str] | None,
+    typer.Option("--rule", help="A rules option NAME=VALUE (repeatable), e.g. --rule moon=best."),
+]
+GameTo = Annotated[
+    int | None,
+    typer.Option("--game-to", help="Play full games to POINTS instead of single hands."),
+]
+Concurrency = Annotated[
+    int | None,
+    typer.Option("--concurrency", help="Tables played at once (default: the number of cores)."),
+]
+Seed = Annotated[
+    int | None, typer.Option("--seed", help="The run's seed; it fixes every deal (default: 1).")
+]
+MoveTime = Annotated[
+    str | None,
+    typer.Option(
+        "--move-time",
+        help="Time per move: milliseconds (1000), or with a unit (500ms, 1.5s) (default: 1000).",
+    ),
+]
+TimeBank = Annotated[
+    str | None,
+    typer.Option(
+        "--time-bank",
+        help="Reserve per game, spent past the move time: ms, or with a unit (default: 10s).",
+    ),
+]
+Out = Annotated[
+    Path | None,
+    typer.Option(
+        "--out", help="Folder for replays and bot logs (default: the database's name + -out)."
+    ),
+]
+ConfigFile = Annotated[
+    Path | None, typer.Option("--config", help="A TOML file with any of these settings.")
+]
+Port = Annotated[
+    int | None,
+    typer.Option("--port", help="The referee's port on 127.0.0.1 (default: any free one)."),
+]
+
+
+def _do_run(
+    *,
+    bots: list[str],
+    players: int | None,
+    rules: str | None,
+    rule: list[str],
+    format: str | None,
+    candidate: str | None,
+    boards: int | None,
+    game_to: int | None,
+    concurrency: int | None,
+    seed: int | None,
+    move_time: str | None,
+    time_bank: str | None,
+    db: Path | None,
+    out: Path | None,
+    config: Path | None,
+    port: int | None,
+) -> None:
+    from arena.config import build_config, load_toml
+    from arena.director.progress import make_reporter
+    from arena.director.run import run_batch
+    from arena.director.summary import print_summary
+
+    settings = _guard(
+        lambda: build_config(
+            load_toml(config) if config is not None else None,
+            bots=bots,
+            players=players,
+            rules=rules,
+            rule=rule,
+            format=format,
+            candidate=candidate,
+            boards=boards,
+            game_to=game_to,
+            concurrency=concurrency,
+            seed=seed,
+            move_time=move_time,
+            time_bank=time_bank,
+            db=db,
+            out=out,
+            port=port,
+        )
+    )
+    outcome = _guard(lambda: run_batch(settings, make_reporter(sys.stderr)))
+    if outcome.interrupted:
+        _fail(
+            f"interrupted: {outcome.stored} of {outcome.total} games stored in {settings.db}; "
+            "run the same command again to resume",
+            EXIT_INTERRUPTED,
+        )
+    console = _console()
+    console.print(
+        f"run {outcome.run_id}: {outcome.stored} of {outcome.total} games in {settings.db} "
+        f"({outcome.played} played now in {outcome.elapsed_s:.1f} s); replays and logs in "
+        f"{settings.out}",
+        markup=False,
+        highlight=False,
+    )
+    _guard(lambda: print_summary(console, settings.db, outcome.run_id))
+
+
+@app.command()
+def run(
+    bot: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--bot", help="A bot NAME=COMMAND (repeatable); with none, the sample bots play."
+        ),
+    ] = None,
+    players: Players = None,
+    rules: RulesPreset = None,
+    rule: RuleOptions = None,
+    format: Annotated[
+        str | None,
+        typer.Option(
+            "--format", help="round-robin (every group of bots) or gauntlet (with --candidate)."
+        ),
+    ] = None,
+    candidate: Annotated[
+        str | None,
+        typer.Option("--candidate", help="The gauntlet's bot: it meets every group of the others."),
+    ] = None,
+    boards: Annotated[
+        int | None,
+        typer.Option(
+            "--boards", help="Deals per group of bots, each in every seat rotation (default: 10)."
+        ),
+    ] = None,
+    game_to: GameTo = None,
+    concurrency: Concurrency = None,
+    seed: Seed = None,
+    move_time: MoveTime = None,
+    time_bank: TimeBank = None,
+    db: Annotated[
+        Path | None, typer.Option("--db", help="SQLite database (default: arena.db).")
+    ] = None,
+    out: Out = None,
+    config: ConfigFile = None,
+    port: Port = None,
+) -> None:
+    """Play a batch of bot processes; resumable: run the same command again to carry on."""
+    _do_run(
+        bots=bot or [],
+        players=players,
+        rules=rules,
+        rule=rule or [],
+        format=format,
+        candidate=candidate,
+        boards=boards,
+        game_to=game_to,
+        concurrency=concurrency,
+        seed=seed,
+        move_time=move_time,
+        time_bank=time_bank,
+        db=db,
+        out=out,
+        config=config,
+        port=port,
+    )
+
+
+@app.command()
+def demo(
+    boards: Annotated[
+        int, typer.Option("--boards", help="Deals, each in every seat rotation.")
+    ] = DEMO_BOARDS,
+    concurrency: Concurrency = None,
+    seed: Seed = None,
+    move_time: MoveTime = None,
+    db: Annotated[Path, typer.Option("--db", help="SQLite database.")] = Path(DEMO_DB),
+    out: Out = None,
+    port: Port = None,
+) -> None:
+    """A quick round robin of the four sample bots, then their ratings (an `arena run`)."""
+    _do_run(
+        bots=[],
+        players=None,
+        rules=None,
+        rule=[],
+        format=None,
+        candidate=None,
+        boards=boards,
+        game_to=None,
+        concurrency=concurrency,
+        seed=seed,
+        move_time=move_time,
+        time_bank=None,
+        db=db,
+        out=out,
+        config=None,
+        port=port,
+    )
+
+
+@app.command()
+def replay(
+    game: Annotated[str, typer.Argument(help="A table id (b0-g1-r2) or a game number.")],
+    db: Annotated[Path, typer.Option("--db", help="SQLite database.")] = Path("arena.db"),
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the JSON-lines replay instead.")
+    ] = False,
+) -> None:
+    """Print a stored game trick by trick: the deal, the passes, every card and fault."""
+    from arena.director.replay import replay_text
+    from arena.store import Store, replay_lines
+    from arena.table import GameRecord
+
+    def load() -> tuple[int, GameRecord]:
+        with Store.open(db, create=False) as store:
+            _, number, record = store.find_game(game)
+        return number, record
+
+    number, record = _guard(load)
+    if as_json:
+        for line in replay_lines(record):
+            typer.echo(json.dumps(line, separators=(",", ":")))
+        return
+    for text in replay_text(record, number):
+        typer.echo(text)
+
+
+@app.command()
+def ratings(
+    db: Annotated[Path, typer.Option("--db", help="SQLite database.")] = Path("arena.db"),
+    format: Annotated[str, typer.Option("--format", help="table, json or csv.")] = "table",
+    crosstable: Annotated[bool, typer.Option("--crosstable", help="Add the crosstable.")] = False,
+    los: Annotated[
+        bool, typer.Option("--los", help="Add the likelihood-of-superiority matrix.")
+    ] = False,
+    plot: Annotated[
+        Path | None,
+        typer.Option("--plot", help="Write the ratings plot to FILE.png (and FILE-history.png)."),
+    ] = None,
+    anchor: Annotated[
+        str | None, typer.Option("--anchor", help="The bot rated 0 (default: the mean is 0).")
+    ] = None,
+    run_id: Annotated[
+        str | None, typer.Option("--run", help="Only this run of the database.")
+    ] = None,
+) -> None:
+    """Rate the bots of a database: Elo with intervals clustered by board."""
+    from arena.ratings.report import render_ratings
+    from arena.store import load_results
+
+    formats = {"table": "text", "text": "text", "json": "json", "csv": "csv"}
+    if format not in formats:
+        _fail(f"--format {format!r}: choose one of table, json, csv")
+
+    def rate() -> None:
+        if not db.exists():
+            raise ConfigError(f"--db {db}: no such database")
+        results = load_results(db, run_id)
+        if not results:
+            raise ConfigError(
+                f"--db {db}: no game stored" + (f" for run {run_id}" if run_id else "")
+            )
+        render_ratings(
+            results,
+            fmt=formats[format],
+            with_crosstable=crosstable,
+            with_los=los,
+            plot=plot,
+            anchor=anchor,
+            console=_console(),
+        )
+
+    _guard(rate)
+
+
+@app.command()
+def sprt(
+    bot: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--bot", help="NAME=COMMAND, exactly twice: A (the base) then B (the challenger)."
+        ),
+    ] = None,
+    filler: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--filler",
+            help="NAME=COMMAND of a bot filling a seat (repeatable); sample bots fill the rest.",
+        ),
+    ] = None,
+    elo0: Annotated[float, typer.Option("--elo0", help="B's Elo advantage under H0.")] = 0.0,
+    elo1: Annotated[float, typer.Option("--elo1", help="B's Elo advantage under H1.")] = 20.0,
+    alpha: Annotated[
+        float, typer.Option("--alpha", help="Chance of accepting H1 when H0 holds.")
+    ] = 0.05,
+    beta: Annotated[
+        float, typer.Option("--beta", help="Chance of accepting H0 when H1 holds.")
+    ] = 0.05,
+    max_boards: Annotated[
+        int, typer.Option("--max-boards", help="Stop undecided after this many boards.")
+    ] = DEFAULT_MAX_BOARDS,
+    players: Players = None,
+    rules: RulesPreset = None,
+    rule: RuleOptions = None,
+    game_to: GameTo = None,
+    concurrency: Concurrency = None,
+    seed: Seed = None,
+    move_time: MoveTime = None,
+    time_bank: TimeBank = None,
+    db: Annotated[Path, typer.Option("--db", help="SQLite database.")] = Path(SPRT_DB),
+    out: Out = None,
+    port: Port = None,
+) -> None:
+    """Is B stronger than A? Duplicate boards until a sequential probability ratio test decides."""
+    from arena.config import build_config
+    from arena.director.progress import make_reporter
+    from arena.director.sprt import run_sprt, sprt_bots
+    from arena.ratings.sprt import Sprt, SprtDecision
+
+    pair = bot or []
+    if len(pair) != 2:
+        _fail(f"--bot is given {len(pair)} time(s): give it twice, A=COMMAND then B=COMMAND")
+    k = players if players is not None else STANDARD_PLAYERS
+    flags = _guard(lambda: sprt_bots(pair[0], pair[1], filler or [], k))
+    settings = _guard(
+        lambda: build_config(
+            bots=list(flags),
+            players=players,
+            rules=rules,
+            rule=rule or [],
+            game_to=game_to,
+            concurrency=concurrency,
+            seed=seed,
+            move_time=move_time,
+            time_bank=time_bank,
+            db=db,
+            out=out,
+            port=port,
+        )
+    )
+    test = _guard(lambda: Sprt(elo0=elo0, elo1=elo1, alpha=alpha, beta=beta))
+    reporter = make_reporter(sys.stderr, label="arena sprt")
+    a, b = settings.bot_names[:2]
+    console = _console()
+    console.print(
+        f"SPRT {b} (B) against {a} (A) at {', '.join(settings.bot_names)}: "
+        f"H0 elo {elo0:g}, H1 elo {elo1:g}, alpha {alpha:g}, beta {beta:g}",
+        markup=False,
+        highlight=False,
+    )
+    outcome = _guard(
+        lambda: run_sprt(
+            settings,
+            test,
+            max_boards=max_boards,
+            reporter=reporter,
+            on_board=lambda t: reporter.note(t.status),
+        )
+    )
+    console.print(outcome.status, markup=False, highlight=False)
+    if outcome.run is not None and outcome.run.interrupted:
+        _fail(
+            f"interrupted after {outcome.boards} boards; run the same command again to resume",
+            EXIT_INTERRUPTED,
+        )
+    if outcome.decision is SprtDecision.ACCEPT_H1:
+        verdict = f"H1 accepted: {b} is stronger than {a} by about {elo1:g} Elo or more"
+    elif outcome.decision is SprtDecision.ACCEPT_H0:
+        verdict = f"H0 accepted: {b} is not stronger than {a} by {elo1:g} Elo"
+    else:
+        verdict = f"no decision: stopped at the cap of {max_boards} boards (--max-boards)"
+    console.print(verdict, markup=False, highlight=False)

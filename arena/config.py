@@ -58,6 +58,7 @@ __all__ = [
     "Format",
     "RunConfig",
     "build_config",
+    "identity_hash",
     "load_toml",
     "parse_bot",
     "parse_duration_ms",
@@ -72,6 +73,8 @@ MAX_PORT = 65535
 SAMPLE_BOTS = ("random", "lowcard", "heuristic", "montecarlo")
 """The sample bots that play when no ``--bot`` is given (the demo)."""
 SAMPLE_BOT_DIR = Path(__file__).resolve().parent.parent / "sample_bots"
+_SAMPLE_FILES = {"random": "random_bot.py"}
+"""Sample bot files not named after their bot (random.py would hide the standard module)."""
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _DURATION = re.compile(r"(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|m)?")
 _UNIT_MS = {"ms": 1.0, "s": 1000.0, "m": 60_000.0, None: 1.0}
@@ -104,9 +107,10 @@ class BotSpec:
 
 def sample_bot(name: str) -> BotSpec:
     """The sample bot ``name`` (one of :data:`SAMPLE_BOTS`), run with this Python."""
-    path = SAMPLE_BOT_DIR / f"{name}.py"
+    file = _SAMPLE_FILES.get(name, f"{name}.py")
+    path = SAMPLE_BOT_DIR / file
     # The label is relative so that the run's identity does not depend on where the checkout is.
-    return BotSpec(name, (sys.executable, str(path)), f"sample_bots/{name}.py")
+    return BotSpec(name, (sys.executable, str(path)), f"sample_bots/{file}")
 
 
 def parse_bot(text: str) -> BotSpec:
@@ -222,8 +226,13 @@ class RunConfig:
     @property
     def run_id(self) -> str:
         """A short stable hash of :meth:`identity`: the same configuration is the same run."""
-        text = json.dumps(self.identity(), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        return identity_hash(self.identity())
+
+
+def identity_hash(identity: Mapping[str, Any]) -> str:
+    """A short stable hash of a run's identity (plain data)."""
+    text = json.dumps(dict(identity), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def load_toml(path: Path) -> dict[str, Any]:

@@ -410,6 +410,17 @@ class Store:
         row = rows[0]
         return row[0], row[1], GameRecord.from_dict(json.loads(row[2]))
 
+    def bot_totals(self, run_id: str) -> list[tuple[str, int, int, int]]:
+        """Per bot: hands played, points taken and faults, over the run's stored games."""
+        return list(
+            self._db.execute(
+                "SELECT s.bot, SUM(g.hands), SUM(s.points), SUM(s.faults) FROM seats s "
+                "JOIN games g ON g.run_id = s.run_id AND g.game = s.game "
+                "WHERE s.run_id = ? GROUP BY s.bot ORDER BY s.bot",
+                (run_id,),
+            )
+        )
+
     def bot_faults(self, run_id: str) -> list[BotFaults]:
         """Per bot, faults by kind, forfeits and crashes over the run, by name."""
         seats = self._db.execute(

@@ -56,7 +56,8 @@ def test_no_bot_means_the_sample_bots() -> None:
     config = build_config()
     assert config.bot_names == SAMPLE_BOTS
     assert all(b.argv[0] == sys.executable for b in config.bots)
-    assert config.bots[0].label == "sample_bots/random.py"
+    assert config.bots[0].label == "sample_bots/random_bot.py"
+    assert all(Path(b.argv[1]).is_file() for b in config.bots)
     assert config.players == 4 and config.boards == 10 and config.concurrency >= 1
     assert config.db == Path("arena.db") and config.out == Path("arena-out")
 

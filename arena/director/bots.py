@@ -1,0 +1,358 @@
+"""Bot processes: started with exec, supervised, restarted when they crash, logged per bot.
+
+Each bot gets a pool of processes, enough for every table that may run at once (a process plays
+one table at a time). A process learns where to connect and who it is from its environment:
+``ARENA_ADDRESS``, ``ARENA_TOKEN`` (fresh and random for each process of each run, so that a
+process of an earlier run can never take a seat) and ``ARENA_BOT_NAME``. Its stdout and stderr go
+to one log file per bot, ``logs/NAME.log`` under the output folder, between lines the director
+writes when it starts a process and when it sees one exit.
+
+The referee asks :class:`Accounts` who a token belongs to when a bot says Hello; that is how the
+pool knows a process has connected. A process that exits before it connects, at start-up, is bad
+input (:class:`BotStartError`); one that dies during the run is restarted, and a bot whose
+restarts keep dying before they connect stops the run (:class:`BotCrashLoopError`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import trio
+
+from arena.config import BotSpec
+from arena.errors import ArenaError, ConfigError
+from arena.referee.accounts import BotIdentity, token_key
+
+__all__ = [
+    "Accounts",
+    "BotCrashLoopError",
+    "BotExit",
+    "BotPool",
+    "BotStartError",
+    "log_path",
+]
+
+TOKEN_BYTES = 24
+STDERR_TAIL_BYTES = 4096
+STDERR_TAIL_LINES = 3
+TERMINATE_GRACE_S = 2.0
+"""How long a bot has to exit after SIGTERM before it is killed."""
+MAX_STRIKES = 4
+"""Exits of a bot's processes in a row, with no game of it finished well in between, after which
+the bot (and the run) is given up: a bot that dies in every game would only burn the schedule."""
+RESTART_BACKOFF_S = (0.1, 0.3, 1.0)
+
+
+class BotStartError(ConfigError):
+    """A bot that cannot start: its command fails, exits at once, or never connects."""
+
+
+class BotCrashLoopError(ArenaError):
+    """A bot that crashed and whose restarts keep dying before they connect."""
+
+
+@dataclass(frozen=True)
+class BotExit:
+    """A bot process that exited while the run needed it."""
+
+    bot: str
+    """The bot's name."""
+    slot: int
+    """Which process of the bot's pool (from 0)."""
+    pid: int
+    """Its process id."""
+    exit_code: int
+    """Its exit code; negative: killed by that signal."""
+    at: float
+    """Wall clock when the exit was seen."""
+    stderr: str
+    """The last lines of the bot's log."""
+
+
+def log_path(out: Path, bot: str) -> Path:
+    """The log file of a bot's processes under the output folder."""
+    return out / "logs" / f"{bot}.log"
+
+
+class Accounts:
+    """Token to bot name for the referee; tells the pool when a token is first used.
+
+    Thread-safe: the referee calls it from its own event loop's thread.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        # Keyed by the token's digest: a dictionary probe then reveals nothing about the secret.
+        self._names: dict[bytes, str] = {}
+        self._hello: dict[bytes, Callable[[], None]] = {}
+
+    def issue(self, name: str, on_hello: Callable[[], None] | None = None) -> str:
+        """A fresh token for bot ``name``; ``on_hello`` runs (in the referee's thread) the first
+        time the token is looked up."""
+        token = secrets.token_urlsafe(TOKEN_BYTES)
+        key = token_key(token)
+        with self._lock:
+            self._names[key] = name
+            if on_hello is not None:
+                self._hello[key] = on_hello
+        return token
+
+    def revoke(self, token: str) -> None:
+        """Forget a token (its process is gone)."""
+        key = token_key(token)
+        with self._lock:
+            self._names.pop(key, None)
+            self._hello.pop(key, None)
+
+    def lookup(self, token: str) -> BotIdentity | None:
+        """Who owns ``token`` (the referee's :class:`~arena.referee.accounts.Accounts`)."""
+        key = token_key(token)
+        with self._lock:
+            name = self._names.get(key)
+            hello = self._hello.pop(key, None)
+        if hello is not None:
+            hello()
+        return None if name is None else BotIdentity(name)
+
+    def __contains__(self, token: object) -> bool:
+        if not isinstance(token, str):
+            return False
+        with self._lock:
+            return token_key(token) in self._names
+
+
+@dataclass
+class _Slot:
+    bot: BotSpec
+    number: int
+    process: trio.Process | None = None
+    token: str = ""
+    connected: trio.Event = field(default_factory=trio.Event)
+
+
+class BotPool:
+    """The processes of every bot, each kept alive until the pool's task is cancelled."""
+
+    def __init__(
+        self,
+        bots: tuple[BotSpec, ...],
+        per_bot: dict[str, int],
+        accounts: Accounts,
+        address: str,
+        out: Path,
+        connect_timeout_s: float,
+        on_exit: Callable[[BotExit], None] | None = None,
+    ) -> None:
+        self._bots = bots
+        self._per_bot = per_bot
+        self._accounts = accounts
+        self._address = address
+        self._out = out
+        self._connect_timeout_s = connect_timeout_s
+        self._on_exit = on_exit
+        self._logs: dict[str, int] = {}
+        self._token = trio.lowlevel.current_trio_token()
+        self.exits: list[BotExit] = []
+        """Every unexpected exit seen, in order."""
+        self._stopping = False
+        self._strikes: dict[str, int] = {}
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Start every process and report started once all have connected; then supervise them
+        until cancelled, and on the way out stop them all."""
+        slots = [_Slot(bot, n) for bot in self._bots for n in range(self._per_bot.get(bot.name, 0))]
+        (self._out / "logs").mkdir(parents=True, exist_ok=True)
+        try:
+            for bot in self._bots:
+                fd = os.open(
+                    log_path(self._out, bot.name), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
+                )
+                self._logs[bot.name] = fd
+            try:
+                async with trio.open_nursery() as nursery:
+                    for slot in slots:
+                        await self._spawn(slot)
+                    async with trio.open_nursery() as starting:
+                        for slot in slots:
+                            starting.start_soon(self._await_first_connection, slot)
+                    task_status.started()
+                    for slot in slots:
+                        nursery.start_soon(self._supervise, slot)
+            finally:
+                self._stopping = True
+                with trio.CancelScope(shield=True):
+                    await self._stop_all(slots)
+        finally:
+            for fd in self._logs.values():
+                os.close(fd)
+
+    def begin_stop(self) -> None:
+        """From now on an exiting process is expected (the referee is about to go away)."""
+        self._stopping = True
+
+    # ---- one process ----------------------------------------------------------------------
+
+    def _note(self, bot: str, text: str) -> None:
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+        os.write(self._logs[bot], f"--- arena {stamp}: {text}\n".encode())
+
+    async def _spawn(self, slot: _Slot) -> None:
+        slot.connected = trio.Event()
+        event = slot.connected
+        token = self._token
+
+        def hello() -> None:
+            # A late Hello after the run ended has nobody to tell.
+            with contextlib.suppress(trio.RunFinishedError):
+                token.run_sync_soon(event.set)
+
+        slot.token = self._accounts.issue(slot.bot.name, hello)
+        env = dict(os.environ)
+        env["ARENA_ADDRESS"] = self._address
+        env["ARENA_TOKEN"] = slot.token
+        env["ARENA_BOT_NAME"] = slot.bot.name
+        log = self._logs[slot.bot.name]
+        try:
+            slot.process = await trio.lowlevel.open_process(
+                list(slot.bot.argv),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                env=env,
+                # Its own process group: a Ctrl-C at the terminal reaches the director alone,
+                # which then stops the bots in order instead of all dying at once.
+                start_new_session=True,
+            )
+        except OSError as e:
+            self._accounts.revoke(slot.token)
+            raise BotStartError(
+                f"bot {slot.bot.name!r}: cannot run {slot.bot.label!r}: {e.strerror or e}"
+            ) from None
+        self._note(slot.bot.name, f"started process {slot.number} (pid {slot.process.pid})")
+
+    async def _await_first_connection(self, slot: _Slot) -> None:
+        process = slot.process
+        assert process is not None
+        exited = False
+        with trio.move_on_after(self._connect_timeout_s) as scope:
+            async with trio.open_nursery() as race:
+
+                async def wait_exit() -> None:
+                    nonlocal exited
+                    await process.wait()
+                    exited = True
+                    race.cancel_scope.cancel()
+
+                async def wait_hello() -> None:
+                    await slot.connected.wait()
+                    race.cancel_scope.cancel()
+
+                race.start_soon(wait_exit)
+                race.start_soon(wait_hello)
+        name, label = slot.bot.name, slot.bot.label
+        if slot.connected.is_set():
+            return
+        log = log_path(self._out, name)
+        if exited:
+            code = process.returncode
+            assert code is not None
+            self._note(name, f"process {slot.number} (pid {process.pid}) exited with code {code}")
+            tail = _tail(log, STDERR_TAIL_LINES)
+            said = f": {tail.splitlines()[-1]}" if tail else ""
+            raise BotStartError(
+                f"bot {name!r}: {label!r} exited at once with {_exit_text(code)}{said}"
+            )
+        if scope.cancelled_caught:
+            raise BotStartError(
+                f"bot {name!r}: {label!r} did not connect within {self._connect_timeout_s:g} s "
+                f"(its output is in {log})"
+            )
+
+    def game_finished(self, bot: str) -> None:
+        """A game with ``bot`` ended with its seat in good standing: its crashes are forgiven."""
+        self._strikes[bot] = 0
+
+    async def _supervise(self, slot: _Slot) -> None:
+        name = slot.bot.name
+        while True:
+            process = slot.process
+            assert process is not None
+            code = await process.wait()
+            if self._stopping:
+                return
+            self._accounts.revoke(slot.token)
+            self._note(name, f"process {slot.number} (pid {process.pid}) exited with code {code}")
+            tail = _tail(log_path(self._out, name), STDERR_TAIL_LINES)
+            gone = BotExit(name, slot.number, process.pid, code, time.time(), tail)
+            self.exits.append(gone)
+            if self._on_exit is not None:
+                self._on_exit(gone)
+            strikes = self._strikes.get(name, 0) + 1
+            self._strikes[name] = strikes
+            if strikes >= MAX_STRIKES:
+                last = f": {tail.splitlines()[-1]}" if tail else ""
+                raise BotCrashLoopError(
+                    f"bot {name!r} exited {strikes} times in a row without finishing a game "
+                    f"(last: {_exit_text(code)}{last}); see {log_path(self._out, name)}"
+                )
+            # Back off, so that a bot that dies at once does not spin the machine.
+            await trio.sleep(RESTART_BACKOFF_S[min(strikes, len(RESTART_BACKOFF_S)) - 1])
+            await self._spawn(slot)
+            try:
+                await self._await_first_connection(slot)
+            except BotStartError:
+                # Counted as the next strike when the loop sees the process gone.
+                if slot.process is not None and slot.process.returncode is None:
+                    _signal(slot.process, signal.SIGKILL)
+
+    async def _stop_all(self, slots: list[_Slot]) -> None:
+        live = [s.process for s in slots if s.process is not None and s.process.returncode is None]
+        for process in live:
+            _signal(process, signal.SIGTERM)
+        with trio.move_on_after(TERMINATE_GRACE_S):
+            for process in live:
+                await process.wait()
+        for process in live:
+            if process.returncode is None:
+                _signal(process, signal.SIGKILL)
+                await process.wait()
+        for s in slots:
+            if s.token:
+                self._accounts.revoke(s.token)
+
+
+def _signal(process: trio.Process, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError):  # it has just exited by itself
+        process.send_signal(sig)
+
+
+def _exit_text(code: int) -> str:
+    if code < 0:
+        try:
+            return f"signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"signal {-code}"
+    return f"code {code}"
+
+
+def _tail(path: Path, lines: int) -> str:
+    """The last lines a bot wrote (the director's own notes left out)."""
+    try:
+        with path.open("rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - STDERR_TAIL_BYTES))
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    kept = [x for x in text.splitlines() if x.strip() and not x.startswith("--- arena ")]
+    return "\n".join(kept[-lines:])

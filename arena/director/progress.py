@@ -1,0 +1,210 @@
+"""Live progress of a run: a rich display on a terminal, plain lines otherwise.
+
+Both show the same figures: games stored out of the total, games per second, the time left, and
+the current standings (mean points per hand, lower is better), the few best first.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TextIO
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from arena.table import GameRecord
+
+__all__ = ["PlainReporter", "RichReporter", "Standings", "make_reporter"]
+
+TOP = 5
+"""Bots shown in the live standings."""
+PLAIN_INTERVAL_S = 5.0
+"""At most one progress line this often when not on a terminal (plus one per tenth done)."""
+STEPS = 10
+
+
+@dataclass
+class _Line:
+    hands: int = 0
+    points: int = 0
+    games: int = 0
+    faults: int = 0
+
+
+class Standings:
+    """Running points per hand and faults per bot."""
+
+    def __init__(self, bots: Sequence[str]) -> None:
+        self._lines = {b: _Line() for b in bots}
+
+    def add_totals(self, bot: str, hands: int, points: int, faults: int) -> None:
+        """Count games already played (a resumed run's stored games)."""
+        line = self._lines.setdefault(bot, _Line())
+        line.hands += hands
+        line.points += points
+        line.faults += faults
+
+    def add(self, record: GameRecord) -> None:
+        """Count a finished game."""
+        hands = len(record.hands)
+        for seat, bot in enumerate(record.spec.seats):
+            line = self._lines.setdefault(bot, _Line())
+            line.hands += hands
+            line.points += record.totals[seat]
+            line.games += 1
+        for fault in record.faults:
+            self._lines.setdefault(fault.bot, _Line()).faults += 1
+
+    def top(self, count: int = TOP) -> list[tuple[str, float, int, int]]:
+        """The best ``count`` bots: (name, points per hand, hands, faults), best first."""
+        rows = [
+            (bot, line.points / line.hands if line.hands else math.inf, line.hands, line.faults)
+            for bot, line in self._lines.items()
+        ]
+        rows.sort(key=lambda r: (r[1], r[0]))
+        return rows[:count]
+
+    def leader(self) -> str:
+        """The best bot so far, in a few words."""
+        rows = [r for r in self.top(1) if r[2]]
+        if not rows:
+            return "no game yet"
+        name, per_hand, _, _ = rows[0]
+        return f"{name} {per_hand:.2f} pts/hand"
+
+
+class _Rate:
+    """Games per second over this call (resumed games do not count)."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.count = 0
+
+    def per_second(self) -> float:
+        elapsed = time.monotonic() - self.started
+        return self.count / elapsed if elapsed > 0 else 0.0
+
+
+def _eta(left: int, rate: float) -> str:
+    if rate <= 0:
+        return "?"
+    seconds = round(left / rate)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+class PlainReporter:
+    """Progress as plain lines (for logs, pipes and CI)."""
+
+    def __init__(self, stream: TextIO, label: str = "arena") -> None:
+        self._stream = stream
+        self._label = label
+        self._total = 0
+        self._done = 0
+        self._rate = _Rate()
+        self._standings = Standings(())
+        self._last = 0.0
+        self._step = 0
+
+    def _print(self, text: str) -> None:
+        print(f"{self._label}: {text}", file=self._stream, flush=True)
+
+    def start(self, total: int, done: int, standings: Standings) -> None:
+        """The run starts."""
+        self._total, self._done = total, done
+        self._standings = standings
+        self._rate = _Rate()
+        self._last = time.monotonic()
+        resumed = f", {done} already stored (resuming)" if done else ""
+        self._print(f"{total - done} games to play of {total}{resumed}")
+
+    def game(self, record: GameRecord) -> None:
+        """A game was stored."""
+        self._done += 1
+        self._rate.count += 1
+        self._standings.add(record)
+        now = time.monotonic()
+        step = self._done * STEPS // max(self._total, 1)
+        if now - self._last >= PLAIN_INTERVAL_S or step > self._step or self._done == self._total:
+            self._last, self._step = now, step
+            rate = self._rate.per_second()
+            self._print(
+                f"{self._done}/{self._total} games, {rate:.1f}/s, "
+                f"{_eta(self._total - self._done, rate)} left; {self._standings.leader()}"
+            )
+
+    def note(self, text: str) -> None:
+        """A line worth showing now."""
+        self._print(text)
+
+    def stop(self) -> None:
+        """Nothing to tear down."""
+
+
+class RichReporter:
+    """A live progress bar with the standings under it, on a terminal."""
+
+    def __init__(self, console: Console) -> None:
+        self._console = console
+        self._progress = Progress(
+            TextColumn("[bold]games"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TimeRemainingColumn(),
+            console=console,
+        )
+        self._task = self._progress.add_task("games", total=1, rate="")
+        self._standings = Standings(())
+        self._rate = _Rate()
+        self._live: Live | None = None
+
+    def _render(self) -> RenderableType:
+        table = Table(box=None, pad_edge=False)
+        table.add_column("bot")
+        table.add_column("pts/hand", justify="right")
+        table.add_column("hands", justify="right")
+        table.add_column("faults", justify="right")
+        for name, per_hand, hands, faults in self._standings.top():
+            shown = f"{per_hand:.2f}" if hands else "-"
+            table.add_row(name, shown, str(hands), str(faults))
+        return Group(self._progress, table)
+
+    def start(self, total: int, done: int, standings: Standings) -> None:
+        """The run starts."""
+        self._standings = standings
+        self._rate = _Rate()
+        self._progress.update(self._task, total=total, completed=done)
+        if done:
+            self._console.print(f"resuming: {done} of {total} games already stored")
+        self._live = Live(self._render(), console=self._console, refresh_per_second=4)
+        self._live.start()
+
+    def game(self, record: GameRecord) -> None:
+        """A game was stored."""
+        self._rate.count += 1
+        self._standings.add(record)
+        self._progress.update(self._task, advance=1, rate=f"{self._rate.per_second():.1f} games/s")
+        if self._live is not None:
+            self._live.update(self._render())
+
+    def note(self, text: str) -> None:
+        """A line worth showing now (printed above the live display)."""
+        self._console.print(text, markup=False, highlight=False)
+
+    def stop(self) -> None:
+        """Leave the last display on the screen."""
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+
+def make_reporter(stream: TextIO, label: str = "arena") -> PlainReporter | RichReporter:
+    """A rich display if ``stream`` is a terminal, else plain lines."""
+    if stream.isatty():
+        return RichReporter(Console(file=stream))
+    return PlainReporter(stream, label)

@@ -1,0 +1,83 @@
+"""A stored game told trick by trick: the deal, the passes, every card, every fault, the result."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from arena.cards import Card
+from arena.rules import PassDirection
+from arena.table import Fault, GameRecord, HandRecord
+
+__all__ = ["replay_text"]
+
+
+def _cards(codes: tuple[str, ...]) -> str:
+    # Dealt hands read best grouped by suit, high to low, as a player holds them.
+    cards = sorted((Card.parse(c) for c in codes), key=lambda c: (c.suit, c.rank), reverse=True)
+    return " ".join(str(c) for c in cards) or "-"
+
+
+def _fault_line(fault: Fault) -> str:
+    sent = f"sent {fault.sent!r}" if fault.sent else "sent nothing"
+    instead = f"; played {' '.join(fault.substitute)} instead" if fault.substitute else ""
+    return (
+        f"    FAULT seat {fault.seat} {fault.bot}: {fault.kind.value}: {fault.detail} "
+        f"({sent}{instead}, at {fault.at_ms:.0f} ms)"
+    )
+
+
+def _hand(record: GameRecord, hand: HandRecord) -> Iterator[str]:
+    seats = record.spec.seats
+    k = len(seats)
+    width = max(len(s) for s in seats)
+
+    def who(seat: int) -> str:
+        return f"seat {seat} {seats[seat]:<{width}}"
+
+    yield f"hand {hand.number}: dealer seat {hand.dealer}, pass {hand.pass_direction}"
+    yield "  dealt:"
+    for seat, cards in enumerate(hand.dealt):
+        yield f"    {who(seat)}  {_cards(cards)}"
+    faults = [f for f in record.faults if f.hand == hand.number]
+    if any(hand.passes):
+        offset = PassDirection(hand.pass_direction).offset(k)
+        yield "  passes:"
+        for seat, cards in enumerate(hand.passes):
+            yield f"    {who(seat)}  -> seat {(seat + offset) % k}: {' '.join(cards) or '-'}"
+    yield from (_fault_line(f) for f in faults if f.trick < 0)
+    for number, trick in enumerate(hand.tricks):
+        played = ", ".join(
+            f"{seats[(trick.leader + i) % k]} {card}" for i, card in enumerate(trick.cards)
+        )
+        yield f"  trick {number + 1:>2}: {played}  -> {seats[trick.winner]} takes it"
+        yield from (_fault_line(f) for f in faults if f.trick == number)
+    yield from (_fault_line(f) for f in faults if f.trick >= len(hand.tricks))
+    points = ", ".join(f"{seats[s]} {p}" for s, p in enumerate(hand.points))
+    extra = ""
+    if hand.moon is not None:
+        extra = f"; {seats[hand.moon]} shot the {'sun' if hand.sun else 'moon'}"
+    if not hand.complete:
+        extra += "; the hand was not finished"
+    yield f"  points: {points}{extra}"
+
+
+def replay_text(record: GameRecord, game: int | None = None) -> Iterator[str]:
+    """The lines of a game's replay, for a terminal."""
+    spec = record.spec
+    number = f" (game {game})" if game is not None else ""
+    length = "a full game" if spec.hands is None else f"{spec.hands} hand(s)"
+    yield (
+        f"table {spec.table_id}{number}: board {spec.board}, seed {spec.seed}, {length}, "
+        f"move {spec.clocks.move_ms} ms, bank {spec.clocks.bank_ms} ms"
+    )
+    yield "seats: " + ", ".join(f"{s} {bot}" for s, bot in enumerate(spec.seats))
+    for hand in record.hands:
+        yield from _hand(record, hand)
+    totals = ", ".join(
+        f"{bot} {t} (place {p}{'' if st.value == 'normal' else ', ' + st.value})"
+        for bot, t, p, st in zip(
+            spec.seats, record.totals, record.placings, record.seat_status, strict=True
+        )
+    )
+    yield f"result: {totals}"
+    yield f"ended: {record.termination.value}: {record.reason}"

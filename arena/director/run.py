@@ -1,0 +1,464 @@
+"""Run a batch: the referee in a thread, the bots in a supervised pool, the tables in trio.
+
+:func:`run_batch` is `arena run`. In order, so that bad input costs nothing and leaves nothing:
+
+1. the configuration is already valid (:func:`arena.config.build_config`); the schedule is built;
+2. the database is checked: writable, and holding this run or none (another run is refused);
+3. the referee starts on 127.0.0.1 (a port in use is refused), then every bot process starts and
+   must connect (a command that fails or exits at once is refused, with its last words);
+4. only then is the run recorded in the database (created if new) and the output folder kept;
+5. ``concurrency`` workers take tables from the schedule, skipping those already stored, and hand
+   each to the referee; each finished game is written (replay file, then one database
+   transaction) under a shielded scope, so that a game whose result came back is never half-kept.
+
+Stopping: Ctrl-C or SIGTERM stops handing out tables, stops the referee (the games in play are
+interrupted and not stored; they are played again on resume) and the bots, and returns with
+``interrupted`` set. A kill -9 loses only the games not yet committed. Running the same command
+again resumes: the schedule is the same, the stored games are skipped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import shutil
+import signal
+import socket
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+import trio
+
+from arena.config import RunConfig, identity_hash
+from arena.director.bots import Accounts, BotExit, BotPool
+from arena.director.progress import Standings
+from arena.director.schedule import ScheduledTable, schedule
+from arena.errors import ArenaError, ConfigError
+from arena.store import Store, check_writable, write_replay
+from arena.table import FaultKind, GameRecord, TableSpec, Termination
+
+__all__ = [
+    "BATCH",
+    "STARTUP_TIMEOUT_S",
+    "Reporter",
+    "RunOutcome",
+    "Table",
+    "first_arena_error",
+    "open_run_store",
+    "play_tables",
+    "run_batch",
+]
+
+BATCH = "batch"
+"""The kind of run `arena run` stores."""
+STARTUP_TIMEOUT_S = 30.0
+"""How long a bot process has to connect at start-up (interpreters on a busy machine are slow)."""
+CRASH_SLACK_S = 1.0
+"""A crash seen this long after a game ended may still have been the game's (clocks differ)."""
+HOST = "127.0.0.1"
+
+if TYPE_CHECKING:
+    from arena.referee import RefereeConfig
+
+T = TypeVar("T")
+
+
+class Reporter(Protocol):
+    """What the director tells the screen as it goes."""
+
+    def start(self, total: int, done: int, standings: Standings) -> None:
+        """The run starts: ``done`` of ``total`` games are already stored (in ``standings``)."""
+
+    def game(self, record: GameRecord) -> None:
+        """A game has been committed."""
+
+    def note(self, text: str) -> None:
+        """Something worth a line (a bot crashed and was restarted)."""
+
+    def stop(self) -> None:
+        """The run has ended (finished or interrupted)."""
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What a call of :func:`run_batch` did."""
+
+    run_id: str
+    """The run's identity."""
+    total: int
+    """Games in the schedule."""
+    stored: int
+    """Games in the database now."""
+    played: int
+    """Games played and stored by this call."""
+    interrupted: bool
+    """Stopped by a signal before the schedule was done."""
+    elapsed_s: float
+    """Wall time of this call."""
+    exits: tuple[BotExit, ...]
+    """Bot processes that died unexpectedly during this call."""
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table to play and where its result goes in the store."""
+
+    index: int
+    """Key in the store (the schedule index)."""
+    scheduled: ScheduledTable
+    """The table."""
+
+
+def first_arena_error(error: BaseException) -> ArenaError | None:
+    """The first :class:`ArenaError` inside ``error`` (trio wraps errors in exception groups)."""
+    if isinstance(error, ArenaError):
+        return error
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            found = first_arena_error(inner)
+            if found is not None:
+                return found
+    return None
+
+
+def open_run_store(db: Path, run_id: str, kind: str, identity: dict[str, Any]) -> Store | None:
+    """Open an existing database and make sure it holds this run or none (refuse another);
+    None when there is no database yet (it is created only once the bots are up)."""
+    check_writable(db)
+    if not db.exists():
+        return None
+    store = Store.open(db)
+    try:
+        for other in store.runs():
+            if other.run_id != run_id:
+                store.claim(run_id, kind, identity, None)  # raises, naming the differences
+    except BaseException:
+        store.close()
+        raise
+    return store
+
+
+def check_port(port: int) -> None:
+    """Refuse a port that is taken, before anything starts (one line, exit code 2)."""
+    if port == 0:
+        return
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((HOST, port))
+        except OSError as e:
+            raise ConfigError(f"--port {port}: {HOST}:{port} is not free ({e.strerror})") from None
+
+
+def run_batch(config: RunConfig, reporter: Reporter) -> RunOutcome:
+    """Play every table of the configuration's schedule not yet stored (see the module doc)."""
+    tables = schedule(config)
+    store = open_run_store(config.db, config.run_id, BATCH, config.identity())
+    try:
+        done = store.finished(config.run_id) if store is not None else set()
+    except BaseException:
+        if store is not None:
+            store.close()
+        raise
+    todo = [Table(t.index, t) for t in tables if t.index not in done]
+    return play_tables(
+        config,
+        todo,
+        total=len(tables),
+        done=len(done),
+        store=store,
+        kind=BATCH,
+        reporter=reporter,
+    )
+
+
+def play_tables(
+    config: RunConfig,
+    todo: Iterable[Table],
+    *,
+    total: int | None,
+    done: int,
+    store: Store | None,
+    kind: str,
+    reporter: Reporter,
+    per_bot: dict[str, int] | None = None,
+    on_record: Callable[[Table, GameRecord], bool] | None = None,
+    identity: dict[str, Any] | None = None,
+) -> RunOutcome:
+    """Start the referee and the bots, play ``todo`` with ``config.concurrency`` workers, store
+    every game; ``on_record`` may return True to stop handing out tables (a sequential test).
+    ``identity`` replaces the configuration's own (a sequential test adds its kind to it)."""
+    todo_list = todo
+    if per_bot is None:
+        todo_list = list(todo)
+        per_bot = {
+            b.name: min(
+                config.concurrency, sum(1 for t in todo_list if b.name in t.scheduled.spec.seats)
+            )
+            for b in config.bots
+        }
+    created_out = not config.out.exists()
+    db_existed = config.db.exists()
+    started = time.monotonic()
+    director = _Director(
+        config,
+        identity if identity is not None else config.identity(),
+        store,
+        kind,
+        total,
+        reporter,
+        on_record,
+    )
+    try:
+        if isinstance(todo_list, list) and not todo_list:
+            reporter.start(total or done, done, director.standings())
+            reporter.stop()
+            return director.outcome(done, started)
+        check_port(config.port)
+        try:
+            trio.run(director.main, todo_list, per_bot, done)
+        except BaseException as e:
+            error = first_arena_error(e)
+            if error is not None and error is not e:
+                raise error from None
+            raise
+        return director.outcome(done, started)
+    except BaseException:
+        if not director.claimed:
+            # Nothing was played: leave nothing behind that this call created.
+            if director.store is not None and not db_existed:
+                director.store.close()
+                director.store = None
+            if not db_existed:
+                for suffix in ("", "-wal", "-shm"):
+                    Path(f"{config.db}{suffix}").unlink(missing_ok=True)
+            if created_out:
+                shutil.rmtree(config.out, ignore_errors=True)
+        raise
+    finally:
+        if director.store is not None:
+            director.store.close()
+
+
+class _Director:
+    """The state of one call of :func:`play_tables` (one trio run)."""
+
+    def __init__(
+        self,
+        config: RunConfig,
+        identity: dict[str, Any],
+        store: Store | None,
+        kind: str,
+        total: int | None,
+        reporter: Reporter,
+        on_record: Callable[[Table, GameRecord], bool] | None,
+    ) -> None:
+        self.config = config
+        self.identity = identity
+        self.run_id = identity_hash(identity)
+        self.store = store
+        self.kind = kind
+        self.total = total
+        self.reporter = reporter
+        self.on_record = on_record
+        self.claimed = False
+        self.played = 0
+        self.interrupted = False
+        self.exits: list[BotExit] = []
+        self._pending_exits: list[BotExit] = []
+        self._lock: trio.Lock | None = None
+        self._referee_stopped = False
+
+    def outcome(self, done: int, started: float) -> RunOutcome:
+        """What was done."""
+        return RunOutcome(
+            run_id=self.run_id,
+            total=self.total if self.total is not None else done + self.played,
+            stored=done + self.played,
+            played=self.played,
+            interrupted=self.interrupted,
+            elapsed_s=time.monotonic() - started,
+            exits=tuple(self.exits),
+        )
+
+    async def main(self, todo: Iterable[Table], per_bot: dict[str, int], done: int) -> None:
+        """The whole run, inside trio."""
+        from arena.referee import RefereeThread  # the referee brings grpc; load it only to play
+
+        self._lock = trio.Lock()
+        accounts = Accounts()
+        referee = RefereeThread(_referee_config(self.config), accounts)
+        try:
+            port = await trio.to_thread.run_sync(referee.start)
+        except Exception as e:
+            raise ConfigError(
+                f"--port {self.config.port}: the referee cannot listen on "
+                f"{HOST}:{self.config.port}: {e}"
+            ) from None
+        pool = BotPool(
+            self.config.bots,
+            per_bot,
+            accounts,
+            f"{HOST}:{port}",
+            self.config.out,
+            STARTUP_TIMEOUT_S,
+            on_exit=self._bot_exited,
+        )
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(pool.run)
+                await trio.to_thread.run_sync(self._claim)
+                self.reporter.start(self.total or 0, done, self.standings())
+                stop = trio.Event()
+                nursery.start_soon(self._watch_signals, stop, referee, pool)
+                await self._play(iter(todo), referee, stop)
+                await self._stop_referee(referee, pool)
+                nursery.cancel_scope.cancel()
+        finally:
+            self.reporter.stop()
+            with trio.CancelScope(shield=True):
+                await self._stop_referee(referee, pool)  # once only; here after an error
+
+    async def _stop_referee(self, referee: _RefereeLike, pool: BotPool) -> None:
+        # The bots lose their referee: from now on their exits are no crashes.
+        pool.begin_stop()
+        if not self._referee_stopped:
+            self._referee_stopped = True
+            await trio.to_thread.run_sync(referee.stop)
+
+    def standings(self) -> Standings:
+        """The standings of the games already stored."""
+        standings = Standings(self.config.bot_names)
+        if self.store is not None:
+            for bot, hands, points, faults in self.store.bot_totals(self.run_id):
+                standings.add_totals(bot, hands, points, faults)
+        return standings
+
+    def _claim(self) -> None:
+        if self.store is None:
+            self.config.db.parent.mkdir(parents=True, exist_ok=True)
+            self.store = Store.open(self.config.db)
+        self.store.claim(self.run_id, self.kind, self.identity, self.total)
+        self.claimed = True
+        self.config.out.mkdir(parents=True, exist_ok=True)
+        for gone in self._pending_exits:
+            self._save_exit(gone)
+        self._pending_exits.clear()
+
+    def _bot_exited(self, gone: BotExit) -> None:
+        self.exits.append(gone)
+        last = gone.stderr.splitlines()[-1] if gone.stderr else "no output"
+        self.reporter.note(
+            f"bot {gone.bot} (process {gone.slot}) exited with code {gone.exit_code}: {last}; "
+            "restarting it"
+        )
+        if self.store is None or not self.claimed:
+            self._pending_exits.append(gone)
+        else:
+            # A plain write from the trio thread: rare, small, and it must not wait for a game.
+            self._save_exit(gone)
+
+    def _save_exit(self, gone: BotExit) -> None:
+        assert self.store is not None
+        self.store.save_crash(self.run_id, gone.bot, gone.at, gone.exit_code, gone.stderr)
+
+    async def _watch_signals(self, stop: trio.Event, referee: _RefereeLike, pool: BotPool) -> None:
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for _ in signals:
+                self.interrupted = True
+                self.reporter.note(
+                    "stopping: games in play get the referee's shutdown grace to finish; "
+                    "run the same command again to resume"
+                )
+                stop.set()
+                # Stopping the referee answers every table in play: finished within the grace,
+                # or INTERRUPTED (not stored, played again on resume). The workers then return.
+                await self._stop_referee(referee, pool)
+                return
+
+    async def _play(self, todo: Iterator[Table], referee: _RefereeLike, stop: trio.Event) -> None:
+        async with trio.open_nursery() as workers:
+            for _ in range(self.config.concurrency):
+                workers.start_soon(self._worker, todo, referee, stop)
+
+    async def _worker(self, todo: Iterator[Table], referee: _RefereeLike, stop: trio.Event) -> None:
+        # Workers share one iterator: trio runs one task at a time, so next() needs no lock.
+        while not stop.is_set():
+            table = next(todo, None)
+            if table is None:
+                return
+            record = await _wait_future(referee.submit(table.scheduled.spec))
+            if record.termination is Termination.INTERRUPTED:
+                continue  # played again on resume
+            crashed = self._crashed_seats(record)
+            if crashed:
+                record = _with_crash_reason(record, crashed, self.exits)
+            with trio.CancelScope(shield=True):
+                assert self._lock is not None
+                async with self._lock:
+                    await trio.to_thread.run_sync(self._save, table, record, crashed)
+            self.played += 1
+            self.reporter.game(record)
+            if self.on_record is not None and self.on_record(table, record):
+                stop.set()
+
+    def _save(self, table: Table, record: GameRecord, crashed: tuple[int, ...]) -> None:
+        assert self.store is not None
+        write_replay(self.config.out, table.index, record)
+        self.store.save_game(self.run_id, table.index, record, crashed)
+
+    def _crashed_seats(self, record: GameRecord) -> tuple[int, ...]:
+        """Seats whose bot process died during the game (and the referee saw it go)."""
+        seats = []
+        for s, bot in enumerate(record.spec.seats):
+            hurt = record.seat_status[s] is not Termination.NORMAL or any(
+                f.kind is FaultKind.DISCONNECT for f in record.faults_of(s)
+            )
+            if hurt and any(
+                e.bot == bot and record.started_at <= e.at <= record.finished_at + CRASH_SLACK_S
+                for e in self.exits
+            ):
+                seats.append(s)
+        return tuple(seats)
+
+
+def _with_crash_reason(
+    record: GameRecord, seats: tuple[int, ...], exits: Sequence[BotExit]
+) -> GameRecord:
+    notes = []
+    for s in seats:
+        bot = record.spec.seats[s]
+        codes = [e.exit_code for e in exits if e.bot == bot]
+        code = codes[-1] if codes else "?"
+        notes.append(f"bot {bot} in seat {s} crashed (exit code {code})")
+    return dataclasses.replace(record, reason=f"{record.reason}; {'; '.join(notes)}")
+
+
+class _RefereeLike(Protocol):
+    def submit(self, spec: TableSpec) -> Future[GameRecord]: ...
+
+    def stop(self) -> None: ...
+
+
+async def _wait_future(future: Future[T]) -> T:
+    """Wait for a future of the referee's thread without blocking trio or holding a thread."""
+    token = trio.lowlevel.current_trio_token()
+    done = trio.Event()
+
+    def wake(_: Future[T]) -> None:
+        with contextlib.suppress(trio.RunFinishedError):  # the run ended first: nobody waits
+            token.run_sync_soon(done.set)
+
+    future.add_done_callback(wake)
+    await done.wait()
+    return future.result()
+
+
+def _referee_config(config: RunConfig) -> RefereeConfig:
+    """The referee's configuration for a local run."""
+    from arena.referee import RefereeConfig
+
+    return RefereeConfig(address=f"{HOST}:{config.port}")

@@ -1,0 +1,171 @@
+"""`arena sprt`: play duplicate boards of A against B (with fillers) until the test decides.
+
+Every board is one deal played in every seat rotation of the same table (A, B and the fillers).
+Its score is B's share of the head-to-head points against A over those rotations (fewer points
+wins, equal is half), fed to :class:`arena.ratings.sprt.Sprt` in board order (boards finished out
+of order wait for the ones before them), so that the same games always give the same decision.
+The games are stored like a batch's and the test resumes the same way: the stored boards are fed
+again first, and a test already decided is only reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from arena.config import SAMPLE_BOTS, RunConfig, identity_hash, sample_bot
+from arena.director.run import RunOutcome, Table, open_run_store, play_tables
+from arena.director.schedule import sprt_tables
+from arena.errors import ConfigError
+from arena.ratings.sprt import Sprt, SprtDecision
+from arena.table import GameRecord
+
+__all__ = [
+    "DEFAULT_MAX_BOARDS",
+    "SPRT",
+    "SprtOutcome",
+    "board_score",
+    "run_sprt",
+    "sprt_bots",
+]
+
+SPRT = "sprt"
+"""The kind of run `arena sprt` stores."""
+DEFAULT_MAX_BOARDS = 2000
+
+
+@dataclass(frozen=True)
+class SprtOutcome:
+    """How a sequential test ended."""
+
+    decision: SprtDecision
+    """H0 or H1 accepted, or CONTINUE when it stopped at the cap or was interrupted."""
+    status: str
+    """The test's last status line (boards, score, Elo, LLR and bounds)."""
+    boards: int
+    """Boards fed to the test."""
+    capped: bool
+    """Stopped at ``--max-boards`` without a decision."""
+    run: RunOutcome | None
+    """What the games part did (None when the stored games had already decided)."""
+
+
+def sprt_bots(a: str, b: str, fillers: Sequence[str], players: int) -> tuple[str, ...]:
+    """The bot flags of the test's table: A, B, the fillers given, then sample bots as needed."""
+    from arena.config import parse_bot
+
+    names = [parse_bot(a).name, parse_bot(b).name, *(parse_bot(f).name for f in fillers)]
+    if len(names) > players:
+        raise ConfigError(
+            f"{len(names) - 2} filler(s) for a {players}-player table: give at most {players - 2}"
+        )
+    flags = [a, b, *fillers]
+    for sample in SAMPLE_BOTS:
+        if len(flags) >= players:
+            break
+        if sample not in names:
+            spec = sample_bot(sample)
+            flags.append(f"{spec.name}={spec.label}")
+    return tuple(flags)
+
+
+def board_score(records: Sequence[GameRecord], a: str, b: str) -> float:
+    """B's share of the head-to-head points against A over one board's rotations."""
+    score = 0.0
+    for record in records:
+        sa = record.spec.seats.index(a)
+        sb = record.spec.seats.index(b)
+        ta, tb = record.totals[sa], record.totals[sb]
+        score += 1.0 if tb < ta else 0.5 if tb == ta else 0.0
+    return score / len(records)
+
+
+def _identity(config: RunConfig) -> dict[str, Any]:
+    identity = config.identity()
+    identity["format"] = SPRT
+    return identity
+
+
+def run_sprt(
+    config: RunConfig,
+    test: Sprt,
+    *,
+    max_boards: int,
+    reporter: Any,
+    on_board: Callable[[Sprt], None],
+) -> SprtOutcome:
+    """Play boards of ``config.bots`` (A first, B second) until ``test`` decides or the cap."""
+    if max_boards < 1:
+        raise ConfigError(f"--max-boards {max_boards}: play at least 1 board")
+    a, b = config.bot_names[0], config.bot_names[1]
+    seats = config.bot_names
+    k = config.players
+    identity = _identity(config)
+    run_id = identity_hash(identity)
+    store = open_run_store(config.db, run_id, SPRT, identity)
+    stored: dict[int, GameRecord] = {}
+    if store is not None:
+        try:
+            stored = dict(store.records(run_id))
+        except BaseException:
+            store.close()
+            raise
+    boards: dict[int, list[GameRecord]] = {}
+    next_board = 0
+
+    def feed(index: int, record: GameRecord) -> bool:
+        # Boards are fed in order: the decision must not depend on which table finished first.
+        nonlocal next_board
+        boards.setdefault(index // k, []).append(record)
+        while (
+            test.decision is SprtDecision.CONTINUE
+            and next_board < max_boards
+            and len(boards.get(next_board, ())) == k
+        ):
+            test.update(board_score(boards[next_board], a, b))
+            next_board += 1
+            on_board(test)
+        return test.decision is not SprtDecision.CONTINUE or next_board >= max_boards
+
+    for index in sorted(stored):
+        feed(index, stored[index])
+    finished = test.decision is not SprtDecision.CONTINUE or next_board >= max_boards
+    if finished:
+        if store is not None:
+            store.close()
+        return SprtOutcome(test.decision, test.status, test.boards, _capped(test), None)
+
+    def todo() -> Iterator[Table]:
+        for table in sprt_tables(
+            seats,
+            config.rules,
+            config.seed,
+            config.clocks,
+            config.faults,
+            hands=None if config.game_to is not None else 1,
+        ):
+            if table.board >= max_boards:
+                return
+            if table.index not in stored:
+                yield Table(table.index, table)
+
+    outcome = play_tables(
+        config,
+        todo(),
+        total=max_boards * k,
+        done=len(stored),
+        store=store,
+        kind=SPRT,
+        reporter=reporter,
+        per_bot=dict.fromkeys(seats, config.concurrency),
+        on_record=lambda table, record: feed(table.index, record),
+        identity=identity,
+    )
+    return SprtOutcome(test.decision, test.status, test.boards, _capped(test, max_boards), outcome)
+
+
+def _capped(test: Sprt, max_boards: int | None = None) -> bool:
+    return test.decision is SprtDecision.CONTINUE and (
+        max_boards is None or test.boards >= max_boards
+    )

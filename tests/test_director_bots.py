@@ -1,0 +1,271 @@
+"""The bot pool: real processes that connect over loopback, crash, restart, and are stopped.
+
+A small TCP server stands in for the referee's handshake (it reads a token line and asks the
+accounts, exactly as the referee does at Hello); the pool under test is the real one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import trio
+
+from arena.config import BotSpec
+from arena.director.bots import (
+    Accounts,
+    BotCrashLoopError,
+    BotExit,
+    BotPool,
+    BotStartError,
+    log_path,
+)
+from arena.errors import ConfigError
+
+BOT = r"""
+import os, socket, sys
+mode = sys.argv[1]
+if mode == "exit-now":
+    print("no luck", file=sys.stderr, flush=True)
+    sys.exit(4)
+host, port = os.environ["ARENA_ADDRESS"].rsplit(":", 1)
+print("I am", os.environ["ARENA_BOT_NAME"], file=sys.stderr, flush=True)
+s = socket.create_connection((host, int(port)))
+s.sendall(os.environ["ARENA_TOKEN"].encode() + b"\n")
+if mode == "die-once":
+    marker = sys.argv[2]
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        pass
+    else:
+        s.recv(1)  # the server's ack: the token has been looked up
+        print("dying", file=sys.stderr, flush=True)
+        os._exit(3)
+if mode == "always-die":
+    s.recv(1)
+    os._exit(5)
+while s.recv(100):
+    pass
+"""
+
+START_TIMEOUT_S = 30.0
+
+
+def bot(name: str, *args: str) -> BotSpec:
+    argv = (sys.executable, "-c", BOT, *args)
+    return BotSpec(name, argv, f"python -c BOT {' '.join(args)}")
+
+
+class Handshakes:
+    """A loopback server that identifies each connection's token with the accounts."""
+
+    def __init__(self, accounts: Accounts) -> None:
+        self.accounts = accounts
+        self.names: list[str] = []
+
+    async def handle(self, stream: trio.SocketStream) -> None:
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = await stream.receive_some(100)
+            if not chunk:
+                return
+            data += chunk
+        who = self.accounts.lookup(data.decode().strip())
+        self.names.append(who.name if who is not None else "?")
+        # A bot killed at the end resets its connection: that is its way of leaving here.
+        with contextlib.suppress(trio.BrokenResourceError):
+            await stream.send_all(b"k")
+            while await stream.receive_some(100):
+                pass
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def serve(nursery: trio.Nursery, handshakes: Handshakes) -> str:
+    listeners = await nursery.start(
+        functools.partial(trio.serve_tcp, handshakes.handle, 0, host="127.0.0.1")
+    )
+    port = listeners[0].socket.getsockname()[1]
+    return f"127.0.0.1:{port}"
+
+
+def test_every_process_connects_with_its_own_token_and_all_stop(tmp_path: Path) -> None:
+    accounts = Accounts()
+    handshakes = Handshakes(accounts)
+    pids: list[int] = []
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            address = await serve(nursery, handshakes)
+            pool = BotPool(
+                (bot("alpha", "stay"), bot("beta", "stay")),
+                {"alpha": 2, "beta": 1},
+                accounts,
+                address,
+                tmp_path,
+                START_TIMEOUT_S,
+            )
+            async with trio.open_nursery() as inner:
+                await inner.start(pool.run)
+                assert sorted(handshakes.names) == ["alpha", "alpha", "beta"]
+                for line in log_path(tmp_path, "alpha").read_text().splitlines():
+                    if "started process" in line:
+                        pids.append(int(line.split("pid ")[1].rstrip(")")))
+                assert len(pids) == 2 and all(alive(p) for p in pids)
+                inner.cancel_scope.cancel()
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    assert not any(alive(p) for p in pids)
+    log = log_path(tmp_path, "beta").read_text()
+    assert "I am beta" in log and "started process 0" in log
+
+
+def test_a_bot_that_exits_at_once_is_one_line_with_its_last_words(tmp_path: Path) -> None:
+    accounts = Accounts()
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            address = await serve(nursery, Handshakes(accounts))
+            pool = BotPool(
+                (bot("fine", "stay"), bot("grumpy", "exit-now")),
+                {"fine": 1, "grumpy": 1},
+                accounts,
+                address,
+                tmp_path,
+                START_TIMEOUT_S,
+            )
+            await nursery.start(pool.run)
+
+    with pytest.raises(BaseExceptionGroup) as caught:
+        trio.run(main)
+    errors = caught.value.subgroup(BotStartError)
+    assert errors is not None
+    [error] = _leaves(errors)
+    assert isinstance(error, ConfigError)
+    assert str(error) == (
+        "bot 'grumpy': 'python -c BOT exit-now' exited at once with code 4: no luck"
+    )
+
+
+def test_a_missing_program_is_one_line(tmp_path: Path) -> None:
+    accounts = Accounts()
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            pool = BotPool(
+                (BotSpec("ghost", (str(tmp_path / "nothing-here"),), "nothing-here"),),
+                {"ghost": 1},
+                accounts,
+                "127.0.0.1:1",
+                tmp_path,
+                START_TIMEOUT_S,
+            )
+            await nursery.start(pool.run)
+
+    with pytest.raises(BaseExceptionGroup) as caught:
+        trio.run(main)
+    [error] = _leaves(caught.value)
+    assert "bot 'ghost': cannot run 'nothing-here'" in str(error)
+
+
+def test_a_crashed_process_is_restarted_and_reported(tmp_path: Path) -> None:
+    accounts = Accounts()
+    handshakes = Handshakes(accounts)
+    exits: list[BotExit] = []
+    marker = tmp_path / "died"
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            address = await serve(nursery, handshakes)
+            restarted = trio.Event()
+
+            def on_exit(gone: BotExit) -> None:
+                exits.append(gone)
+
+            pool = BotPool(
+                (bot("phoenix", "die-once", str(marker)),),
+                {"phoenix": 1},
+                accounts,
+                address,
+                tmp_path,
+                START_TIMEOUT_S,
+                on_exit=on_exit,
+            )
+
+            async def watch() -> None:
+                # The restarted process says hello a second time.
+                while len(handshakes.names) < 2:
+                    await trio.sleep(0.01)
+                restarted.set()
+
+            async with trio.open_nursery() as inner:
+                await inner.start(pool.run)
+                inner.start_soon(watch)
+                await restarted.wait()
+                inner.cancel_scope.cancel()
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    assert handshakes.names == ["phoenix", "phoenix"]
+    [gone] = exits
+    assert (gone.bot, gone.slot, gone.exit_code) == ("phoenix", 0, 3)
+    assert gone.stderr.splitlines()[-1] == "dying"
+    assert "exited with code 3" in log_path(tmp_path, "phoenix").read_text()
+
+
+def test_a_bot_that_keeps_dying_stops_the_run(tmp_path: Path) -> None:
+    accounts = Accounts()
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            address = await serve(nursery, Handshakes(accounts))
+            pool = BotPool(
+                (bot("doomed", "always-die"),),
+                {"doomed": 1},
+                accounts,
+                address,
+                tmp_path,
+                START_TIMEOUT_S,
+            )
+            await nursery.start(pool.run)
+
+    with pytest.raises(BaseExceptionGroup) as caught:
+        trio.run(main)
+    [error] = _leaves(caught.value)
+    assert isinstance(error, BotCrashLoopError)
+    assert str(error).startswith(
+        "bot 'doomed' exited 4 times in a row without finishing a game (last: code 5: I am doomed)"
+    )
+
+
+def test_tokens_are_fresh_and_revocable() -> None:
+    accounts = Accounts()
+    heard: list[str] = []
+    one = accounts.issue("a", lambda: heard.append("one"))
+    two = accounts.issue("a")
+    assert one != two and len(one) >= 32
+    identity = accounts.lookup(one)
+    assert identity is not None and identity.name == "a" and identity.status.value == "active"
+    assert accounts.lookup(one) is not None
+    assert heard == ["one"]  # told once, at the first hello
+    accounts.revoke(one)
+    assert accounts.lookup(one) is None and one not in accounts
+    assert two in accounts and accounts.lookup("guess") is None
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
+    return [error]
