@@ -32,7 +32,8 @@ const DEFAULT_NAME = "js-bot";
 // Reconnection: exponential backoff, and give up after this long without a successful Hello.
 const BACKOFF_FIRST_MS = 100;
 const BACKOFF_MAX_MS = 5000;
-const GIVE_UP_AFTER_MS = 60000;
+const BACKOFF_JITTER = 0.2; // spread the waits so that many bots do not reconnect in lockstep
+const GIVE_UP_AFTER_MS = 600000;
 // How long to wait for the referee to confirm a Goodbye before exiting anyway.
 const GOODBYE_WAIT_MS = 500;
 
@@ -46,6 +47,7 @@ const REFUSALS = new Set([
   grpc.status.PERMISSION_DENIED,
   grpc.status.FAILED_PRECONDITION,
   grpc.status.INVALID_ARGUMENT,
+  grpc.status.UNIMPLEMENTED, // not a Hearts Arena referee at this address
 ]);
 
 const RANKS = "23456789TJQKA";
@@ -313,8 +315,9 @@ class Session {
       );
       process.exit(EXIT_GAVE_UP);
     }
-    log(`connection lost (${why}); reconnecting in ${delayMs} ms`);
-    setTimeout(() => this.connect(), delayMs);
+    const wait = Math.round(delayMs * (1 + BACKOFF_JITTER * (2 * Math.random() - 1)));
+    log(`connection lost (${why}); reconnecting in ${wait} ms`);
+    setTimeout(() => this.connect(), wait);
   }
 
   stop(signal) {
