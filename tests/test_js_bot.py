@@ -12,6 +12,7 @@ import asyncio
 import os
 import secrets
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -28,6 +29,7 @@ JS_BOT = JS_DIR / "bot.js"
 LOBBY_WAIT_MS = 30_000
 SEED = 7
 EXIT_WAIT_S = 10.0
+RUN_TIMEOUT_S = 120.0
 PYTHON_BOTS = {
     "lowcard": ROOT / "sample_bots" / "lowcard.py",
     "heuristic": ROOT / "sample_bots" / "heuristic.py",
@@ -131,3 +133,23 @@ def test_js_bot_passes_check_bot(tmp_path: Path) -> None:
     report = run_check([node, str(JS_BOT)], log=tmp_path / "log")
     assert report.passed, "\n".join(r.line() for r in report.failures)
     assert len(report.results) == 15
+
+
+def test_js_bot_runs_under_arena_run_beside_python_bots(tmp_path: Path) -> None:
+    node = require_node()
+    arena = Path(sys.executable).with_name("arena")
+    python = sys.executable
+    bots = [f"js={node} {JS_BOT}"] + [
+        f"{name}={python} {path}" for name, path in PYTHON_BOTS.items()
+    ]
+    command = [str(arena), "run", "--boards", "1", "--db", str(tmp_path / "run.db")]
+    for bot in bots:
+        command += ["--bot", bot]
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "4 of 4 games" in done.stdout, done.stdout
+    js_log = (tmp_path / "run-out" / "logs" / "js.log").read_text()
+    assert "connected to 127.0.0.1:" in js_log
+    assert "FAULT" not in js_log
