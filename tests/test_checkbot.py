@@ -46,9 +46,15 @@ def test_every_python_sample_bot_passes(sample: str, tmp_path: Path) -> None:
     assert report.passed, "\n".join(r.line() for r in report.failures)
 
 
-def test_the_flawless_raw_bot_passes_everything(tmp_path: Path) -> None:
-    report = run_check(broken("good"), log=tmp_path / "log")
+@pytest.mark.parametrize("mode", ["good", "asks-forced"])
+def test_the_flawless_raw_bot_passes_everything(mode: str, tmp_path: Path) -> None:
+    report = run_check(broken(mode), log=tmp_path / "log")
     assert report.passed, "\n".join(r.line() for r in report.failures)
+    first_lead = {r.scenario: r.detail for r in report.results}["first trick lead"]
+    if mode == "asks-forced":
+        assert first_lead == "led 2C to the first trick when asked"
+    else:
+        assert first_lead.startswith("the 2C was played for it (a forced move")
 
 
 def test_a_bot_that_ignores_the_suit_led_fails_with_the_cards_named(tmp_path: Path) -> None:

@@ -160,7 +160,7 @@ class Checker:
         try:
             stream = await self.accept(self.options.start_timeout_s, why)
         except CheckFailedError:
-            if self.process is not None and self.process.returncode is None and self.starts > 0:
+            if self.process is not None and self.process.returncode is None:
                 # A live process that does not come back: give the next scenario a fresh one.
                 await self.process.stop()
             raise
@@ -536,7 +536,7 @@ class ScriptedGame:
 
     # ---- the play -----------------------------------------------------------------------------
 
-    def _apply(self, seat: int, card: Card) -> None:
+    def apply(self, seat: int, card: Card) -> None:
         """Play a card for a seat and queue the public events it causes."""
         hand = self.hand
         trick_number = hand.trick_number
@@ -561,7 +561,7 @@ class ScriptedGame:
         while hand.phase is Phase.PLAY and not self.bot_must_decide():
             seat = hand.to_move
             assert seat is not None
-            self._apply(seat, hand.legal_plays()[0])
+            self.apply(seat, hand.legal_plays()[0])
 
     async def bot_play(self) -> Card:
         """Ask the bot for its card at this point, judge it and play it."""
@@ -571,7 +571,7 @@ class ScriptedGame:
         what = f"the play request at trick {hand.trick_number}"
         decision = await self.ask(self.request("play"), what)
         card = self.judge_play(decision, f"trick {hand.trick_number}")
-        self._apply(self.seat, card)
+        self.apply(self.seat, card)
         return card
 
     def judge_play(self, decision: bot_pb.Decision, label: str = "") -> Card:

@@ -346,7 +346,7 @@ async def reconnect(checker: Checker) -> str:
         decision, elapsed = await checker.answer(new, request, "the play request sent on resume")
         game.charge(elapsed)
         card = game.judge_play(decision, f"trick {hand.trick_number}, after the reconnect")
-        game._apply(bot, card)
+        game.apply(bot, card)
         return (
             f"played {first}, was dropped, reconnected in {back_ms:.0f} ms, resumed and "
             f"played {card}"
@@ -396,6 +396,7 @@ async def shutdown(checker: Checker) -> str:
     for extra in late:
         extra.close(grpc.StatusCode.UNAVAILABLE, "no more games")
     if code is None:
+        await checker.stop()  # so that it cannot take the next scenario's streams
         again = f" (it opened {len(late)} new stream(s))" if late else ""
         raise CheckFailedError(
             f"still running {checker.options.exit_timeout_s:g} s after "
@@ -411,6 +412,9 @@ async def shutdown(checker: Checker) -> str:
 
 async def refused_token(checker: Checker) -> str:
     """A bad token is refused with UNAUTHENTICATED: the bot stops (non-zero), no retry loop."""
+    await checker.stop()  # only the refused process may connect from now on
+    for stale in checker.server.pending_streams():
+        stale.close(grpc.StatusCode.UNAVAILABLE, "the check is over")
     bad = "wrong-" + secrets.token_hex(8)
     process = checker.new_process(bad)
     await process.start()

@@ -6,6 +6,7 @@ It speaks raw hearts.v1 through the generated code (not the SDK, which would not
 these mistakes) and is correct in everything but its mode's flaw:
 
 * ``good``: no flaw (the control);
+* ``asks-forced``: no flaw, but asks to decide forced moves too (Hello.decide_forced_moves);
 * ``ignores-suit``: plays the lowest-ranked card of its whole hand, legal or not;
 * ``short-pass``: passes one card too few;
 * ``no-reconnect``: exits with code 1 when its stream breaks, instead of reconnecting;
@@ -25,7 +26,7 @@ import grpc
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import bot_service_pb2_grpc as bot_grpc
 
-MODES = ("good", "ignores-suit", "short-pass", "no-reconnect", "retries-refusal")
+MODES = ("good", "asks-forced", "ignores-suit", "short-pass", "no-reconnect", "retries-refusal")
 RANKS = "23456789TJQKA"
 RETRY_S = 0.1
 EXIT_REFUSED = 2
@@ -59,6 +60,7 @@ def session(mode: str) -> int | None:
                 token=os.environ["ARENA_TOKEN"],
                 protocol_version=1,
                 bot_version=mode,
+                decide_forced_moves=mode == "asks-forced",
             )
         )
     )
