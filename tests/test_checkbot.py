@@ -14,7 +14,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from arena.checkbot import CheckOptions, CheckReport, Verdict, register, run_check
+from arena.checkbot import register
+from arena.checkbot.driver import CheckOptions
+from arena.checkbot.run import CheckReport, Verdict, run_check
 from arena.checkbot.scenarios import SCENARIOS
 from arena.table import Clocks
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.checkbot import run_check
+from arena.checkbot.run import run_check
 from arena.referee import Referee
 from arena.rules import Rules
 from arena.table import GameRecord, TableSpec, Termination

@@ -17,171 +17,15 @@ Exit codes: 0 every check passed, 1 some failed, 2 a usage error (e.g. the comma
 
 from __future__ import annotations
 
-import asyncio
-import os
-import tempfile
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from arena.checkbot.driver import Checker, CheckFailedError, CheckOptions, ScriptError
-from arena.checkbot.process import BotCommandError, resolve
-from arena.checkbot.scenarios import SCENARIOS, Scenario
-from arena.checkbot.server import ScriptServer
-from arena.errors import ConfigError
-from arena.table import Clocks
+__all__ = ["register"]
 
-__all__ = [
-    "BotCommandError",
-    "CheckOptions",
-    "CheckReport",
-    "CheckResult",
-    "Verdict",
-    "check_bot",
-    "register",
-    "run_check",
-]
-
-SCENARIO_TIMEOUT_S = 120.0
-"""A scenario that runs longer than this is stuck (each is a few decisions at most)."""
 EXIT_FAILED = 1
 EXIT_USAGE = 2
-
-
-class Verdict(Enum):
-    """How one scenario went."""
-
-    PASS = "PASS"
-    FAIL = "FAIL"
-    SKIP = "SKIP"
-    """Not run, because the handshake failed and nothing after it can be judged."""
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    """The outcome of one scenario."""
-
-    scenario: str
-    """The scenario's name."""
-    verdict: Verdict
-    """PASS or FAIL."""
-    detail: str
-    """On PASS what the bot did; on FAIL the exact reason."""
-    elapsed_ms: float
-    """How long the scenario took."""
-
-    def line(self) -> str:
-        """'PASS name: detail' or 'FAIL name: reason'."""
-        return f"{self.verdict.value} {self.scenario}: {self.detail}"
-
-
-@dataclass(frozen=True)
-class CheckReport:
-    """Every scenario's result, in order."""
-
-    command: tuple[str, ...]
-    """The bot's command, as run."""
-    results: tuple[CheckResult, ...]
-    """One result per scenario run."""
-    log: Path
-    """The bot's combined stdout and stderr."""
-
-    @property
-    def passed(self) -> bool:
-        """Whether every scenario passed."""
-        return all(r.verdict is Verdict.PASS for r in self.results)
-
-    @property
-    def failures(self) -> tuple[CheckResult, ...]:
-        """The scenarios that failed or could not run."""
-        return tuple(r for r in self.results if r.verdict is not Verdict.PASS)
-
-
-def select(only: Sequence[str]) -> tuple[Scenario, ...]:
-    """The scenarios named in ``only`` (all if empty); :class:`ConfigError` for an unknown name."""
-    if not only:
-        return SCENARIOS
-    names = {s.name for s in SCENARIOS}
-    unknown = [n for n in only if n not in names]
-    if unknown:
-        known = ", ".join(s.name for s in SCENARIOS)
-        raise ConfigError(f"unknown scenario(s) {', '.join(unknown)}; known: {known}")
-    return tuple(s for s in SCENARIOS if s.name in only)
-
-
-async def check_bot(
-    command: Sequence[str],
-    options: CheckOptions | None = None,
-    *,
-    only: Sequence[str] = (),
-    log: Path | None = None,
-    on_result: Callable[[CheckResult], None] | None = None,
-) -> CheckReport:
-    """Run the scenarios against the bot ``command``; the report (``on_result`` sees each result).
-
-    Raises :class:`BotCommandError` if the command cannot be started at all.
-    """
-    opts = options or CheckOptions()
-    resolve(command)  # fail before anything starts, as a usage error
-    scenarios = select(only)
-    if log is None:
-        handle, name = tempfile.mkstemp(prefix="check-bot-", suffix=".log")
-        os.close(handle)
-        log = Path(name)
-    server = ScriptServer()
-    await server.start()
-    checker = Checker(command, opts, server, log)
-    results: list[CheckResult] = []
-    try:
-        handshake_failed = False
-        for scenario in scenarios:
-            if handshake_failed:
-                result = CheckResult(scenario.name, Verdict.SKIP, "not run: no handshake", 0.0)
-            else:
-                result = await _run_one(checker, scenario)
-                handshake_failed = scenario.name == "handshake" and result.verdict is Verdict.FAIL
-            results.append(result)
-            if on_result is not None:
-                on_result(result)
-    finally:
-        await checker.stop()
-        await server.stop()
-    return CheckReport(tuple(command), tuple(results), log)
-
-
-async def _run_one(checker: Checker, scenario: Scenario) -> CheckResult:
-    started = time.monotonic()
-    try:
-        async with asyncio.timeout(SCENARIO_TIMEOUT_S):
-            note = await scenario.run(checker)
-        verdict, detail = Verdict.PASS, note
-    except CheckFailedError as e:
-        verdict, detail = Verdict.FAIL, str(e)
-    except TimeoutError:
-        verdict = Verdict.FAIL
-        detail = f"the scenario did not finish within {SCENARIO_TIMEOUT_S:g} s"
-    except BotCommandError as e:
-        verdict, detail = Verdict.FAIL, str(e)
-    except ScriptError as e:  # never the bot's fault: say so
-        verdict, detail = Verdict.FAIL, f"checker bug, please report it: {e}"
-    return CheckResult(scenario.name, verdict, detail, (time.monotonic() - started) * 1000)
-
-
-def run_check(
-    command: Sequence[str],
-    options: CheckOptions | None = None,
-    *,
-    only: Sequence[str] = (),
-    log: Path | None = None,
-    on_result: Callable[[CheckResult], None] | None = None,
-) -> CheckReport:
-    """:func:`check_bot` in a fresh event loop (for callers without one)."""
-    return asyncio.run(check_bot(command, options, only=only, log=log, on_result=on_result))
 
 
 def register(app: typer.Typer) -> None:
@@ -213,6 +57,13 @@ def register(app: typer.Typer) -> None:
         list_: Annotated[bool, typer.Option("--list", help="List the scenarios and exit.")] = False,
     ) -> None:
         """Check that a bot speaks the protocol: scripted situations, PASS/FAIL with the reason."""
+        # Imported here so that `arena` starts fast for every other command (grpc is heavy).
+        from arena.checkbot.driver import CheckOptions
+        from arena.checkbot.run import CheckResult, Verdict, run_check
+        from arena.checkbot.scenarios import SCENARIOS
+        from arena.errors import ConfigError
+        from arena.table import Clocks
+
         if list_:
             for scenario in SCENARIOS:
                 doc = (scenario.run.__doc__ or "").strip().splitlines()
