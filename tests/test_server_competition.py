@@ -139,6 +139,7 @@ def test_crash_loses_nothing_finished_and_marks_running_tables_interrupted(
     assert record.termination is Termination.INTERRUPTED and record.reason == INTERRUPTED_REASON
     assert [g for g, _ in late] == [2] and late[0][1] == committed
     again.finish(2, committed, {})
+    again.flush()
     assert [g for g, _ in again.rated_results()] == [0, 2]
     assert again.next_game() == 3
     assert again.state() == {"next_board": 3}

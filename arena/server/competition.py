@@ -249,6 +249,7 @@ class Competition:
         self.paused = False
         self.draining = False
         self._wake = asyncio.Event()
+        self._forming = asyncio.Lock()
         self._fit_dirty = asyncio.Event()
         self._running: dict[int, _Running] = {}
         self._tallies: dict[str, BotTally] = {}
@@ -279,6 +280,7 @@ class Competition:
             # Committed just before a crash, its live update was not: apply it now.
             changed = self._live.update(table_result(record)) if is_rated(record) else {}
             await self.ledger.write(LedgerDB.finish, game, record, changed)
+        await self.ledger.write(LedgerDB.flush)
         state, tallies, results, next_game, tables = await self.ledger.write(_load)
         for game, record in interrupted:
             log.warning(
@@ -362,12 +364,14 @@ class Competition:
         while True:
             await self._wake.wait()
             self._wake.clear()
-            if self.host is None or self.state is not LadderState.RUNNING:
-                continue
-            try:
-                await self._form_tables()
-            except Exception:
-                log.exception("forming tables failed")
+            # Under the lock, so that a drain never misses a batch being committed and spawned.
+            async with self._forming:
+                if self.host is None or self.state is not LadderState.RUNNING:
+                    continue
+                try:
+                    await self._form_tables()
+                except Exception:
+                    log.exception("forming tables failed")
 
     def _available(self) -> dict[str, int]:
         """Idle sessions per bot that no table of ours is about to take."""
@@ -571,6 +575,8 @@ class Competition:
         """Start no more tables; wait up to ``timeout_s`` for the running ones; returns how many
         are still running."""
         self.draining = True
+        async with self._forming:
+            pass  # a batch being formed now is committed and spawned before this returns
         log.info("draining", extra={"running": len(self._running), "timeout_s": timeout_s})
         tasks = [r.task for r in self._running.values() if r.task is not None]
         if tasks:

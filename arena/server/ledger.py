@@ -7,7 +7,9 @@ Crash safety comes from the order of writes, each one a transaction of SQLite in
    board and the boards still owed, so that duplicate play survives a restart);
 2. when it ends, :meth:`arena.store.Store.save_game` commits the whole record;
 3. then, in one transaction, its ``server_running`` row goes and the live ratings it changed are
-   written (so a game's live update is applied exactly when its mark is cleared).
+   written (so a game's live update is applied exactly when its mark is cleared). This third
+   commit rides with the next table's first one (or a flush), which halves the synchronous
+   commits per table; until then the game is simply "committed but still marked".
 
 After a crash, :meth:`LedgerDB.recover` finds every table still marked running: one whose record
 was committed gets its live update applied and loses its mark; any other is committed as
@@ -49,6 +51,8 @@ INTERRUPTED_REASON = (
     "the server stopped (a crash or a kill) before this game ended; it is not rated"
 )
 _BUSY_TIMEOUT_S = 10.0
+FLUSH_EVERY = 32
+"""Finished tables whose running marks may wait for the next commit of the ledger's own."""
 _T = TypeVar("_T")
 
 SCHEMA = """
@@ -168,9 +172,11 @@ class LedgerDB:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.executescript(SCHEMA)
+        self._pending: list[tuple[int, dict[str, tuple[float, float]]]] = []
 
     def close(self) -> None:
-        """Close both connections."""
+        """Flush, then close both connections."""
+        self.flush()
         self._db.close()
         self.store.close()
 
@@ -300,18 +306,17 @@ class LedgerDB:
     def begin(
         self, tables: Sequence[tuple[int, TableSpec]], state: Mapping[str, Any], now: float
     ) -> None:
-        """Mark tables as running, with the ladder state that goes with them, in one commit."""
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
+        """Mark tables as running, with the ladder state that goes with them, in one commit (which
+        also carries the finished tables' pending mark clearances)."""
+
+        def mark() -> None:
             self._db.executemany(
                 "INSERT INTO server_running (game, spec, started_at) VALUES (?, ?, ?)",
                 [(g, json.dumps(s.to_dict(), separators=(",", ":")), now) for g, s in tables],
             )
             self._put_state(state)
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+
+        self._commit(mark)
 
     def finish(
         self,
@@ -319,20 +324,42 @@ class LedgerDB:
         record: GameRecord,
         live: Mapping[str, tuple[float, float]],
     ) -> None:
-        """Commit a table's record, then clear its running mark and save the live ratings."""
-        if game not in self.store.finished(self.run_id):
+        """Commit a table's record; its running mark is cleared, with the live ratings it changed,
+        in a later commit (the next :meth:`begin` or :meth:`flush`).
+
+        Why later: it saves a synchronous commit per table, and a crash in between is harmless,
+        since :meth:`recover` treats a committed game that is still marked exactly so.
+        """
+        stored = self._db.execute(
+            "SELECT 1 FROM games WHERE run_id = ? AND game = ?", (self.run_id, game)
+        ).fetchone()
+        if stored is None:
             self.store.save_game(self.run_id, game, record)
+        self._pending.append((game, dict(live)))
+        if len(self._pending) >= FLUSH_EVERY:
+            self.flush()
+
+    def flush(self) -> None:
+        """Commit the pending mark clearances and live ratings."""
+        if self._pending:
+            self._commit(lambda: None)
+
+    def _commit(self, work: Callable[[], object]) -> None:
         self._db.execute("BEGIN IMMEDIATE")
         try:
-            self._db.execute("DELETE FROM server_running WHERE game = ?", (game,))
-            self._db.executemany(
-                "INSERT OR REPLACE INTO server_live (bot, mu, sigma) VALUES (?, ?, ?)",
-                [(bot, mu, sigma) for bot, (mu, sigma) in live.items()],
-            )
+            work()
+            # In finishing order, so that each bot ends with its latest live rating.
+            for game, live in self._pending:
+                self._db.execute("DELETE FROM server_running WHERE game = ?", (game,))
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO server_live (bot, mu, sigma) VALUES (?, ?, ?)",
+                    [(bot, mu, sigma) for bot, (mu, sigma) in live.items()],
+                )
         except BaseException:
             self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
+        self._pending.clear()
 
     def _put_state(self, state: Mapping[str, Any]) -> None:
         self._db.executemany(
