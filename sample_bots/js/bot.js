@@ -295,7 +295,9 @@ class Session {
     }
     if (REFUSALS.has(status.code)) {
       const name = grpcStatusName(status.code);
-      process.stderr.write(`${botName()}: refused by the referee at ${this.address} (${name}): ${status.details}\n`);
+      process.stderr.write(
+        `${botName()}: refused by the referee at ${this.address} (${name}): ${status.details}\n`,
+      );
       process.exit(EXIT_REFUSED);
     }
     // Anything else (UNAVAILABLE above all: a broken stream, a restarting referee) is worth
