@@ -194,3 +194,60 @@ def test_fixed_event_plays_its_schedule_once_and_is_over(tmp_path: Path) -> None
     assert len(host.played) == 20
     assert all("f" not in spec.seats for spec in host.played)
     assert len({(s.board, s.seats) for s in host.played}) == 20
+
+
+def test_fixed_event_waits_for_its_start_and_stops_at_its_end(tmp_path: Path) -> None:
+    config = server_config_from_dict(
+        {
+            "event": {
+                "entrants": list("abcd"),
+                "boards": 50,
+                "start": "2030-01-01T00:00:00+00:00",
+                "end": "2030-01-01T01:00:00+00:00",
+            }
+        }
+    )
+    assert config.event is not None and config.event.start is not None
+    start, end = config.event.start, config.event.end
+    assert end is not None
+    now = [start - 60.0]
+    db = tmp_path / "c.db"
+
+    async def go() -> tuple[list[LadderState], int]:
+        ledger = Ledger.open(db, config)
+        accounts = AccountStore(db)
+        for bot in "abcd":
+            accounts.add(bot)
+        competition = Competition(config, ledger, accounts, clock=lambda: now[0])
+        await competition.load()
+        host = EngineHost({n: 1 for n in "abcd"})
+        competition.attach(host)
+        seen = [competition.state]
+        stop_after = asyncio.Event()
+
+        def at_end(game: int, record: GameRecord) -> None:
+            if len(host.played) == 3:
+                now[0] = end + 1.0  # the event's end passes while the fourth table is formed
+                stop_after.set()
+
+        competition.on_record(at_end)
+        competition.start()
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert host.played == []  # nothing before the start
+        now[0] = start + 1.0
+        seen.append(competition.state)
+        competition.poke()
+        await asyncio.wait_for(stop_after.wait(), 30)
+        await competition.wait_recorded()
+        for _ in range(20):
+            await asyncio.sleep(0)
+        seen.append(competition.state)
+        played = len(host.played)
+        await competition.close()
+        ledger.close()
+        return seen, played
+
+    seen, played = asyncio.run(go())
+    assert seen == [LadderState.WAITING, LadderState.RUNNING, LadderState.OVER]
+    assert played == 3

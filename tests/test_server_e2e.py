@@ -9,12 +9,19 @@ ladder and ban a bot, whose token is then refused.
 from __future__ import annotations
 
 import json
+import queue
+import shutil
 import sqlite3
+import ssl
+import subprocess
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from test_server_support import ServerProcess
 
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
@@ -163,4 +170,104 @@ def test_oversized_hello_is_refused_by_the_message_limit(server: ServerProcess) 
         with pytest.raises(grpc.RpcError) as refused:
             list(stream)
     assert refused.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert server.terminate() == 0
+
+
+def self_signed(folder: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and localhost, made with the openssl tool."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("the openssl command is needed to make a test certificate")
+    cert, key = folder / "server.pem", folder / "server.key"
+    subprocess.run(
+        [
+            *(openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"),
+            *("-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=arena"),
+            *("-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
+
+
+def test_tls_for_bots_and_the_page(server: ServerProcess, tmp_path: Path) -> None:
+    cert, key = self_signed(tmp_path)
+    tokens = {name: server.add_bot(name) for name in ("a", "b", "c", "d")}
+    server.start("--tls-cert", str(cert), "--tls-key", str(key))
+    server.env["ARENA_TLS_CA"] = str(cert)
+    server.tls_context = ssl.create_default_context(cafile=str(cert))
+    for name in tokens:
+        server.bot(name, tokens[name], "low")
+    server.wait_for(lambda: games(server) >= 4)
+    assert server.url.startswith("https://")
+    # Plain text reaches neither door.
+    with pytest.raises((urllib.error.URLError, ConnectionError)):
+        urllib.request.urlopen(f"http://127.0.0.1:{server.web_port}/healthz", timeout=10)
+    with grpc.insecure_channel(f"127.0.0.1:{server.bots_port}") as channel:
+        check = health_pb2_grpc.HealthStub(channel).Check
+        with pytest.raises(grpc.RpcError):
+            check(health_pb2.HealthCheckRequest(), timeout=10)
+    admin = server.cli("admin", "token", "--db", str(server.db)).stdout.strip()
+    paused = server.cli("admin", "pause", "--url", server.url, "--token", admin, "--ca", str(cert))
+    assert paused.returncode == 0, paused.stderr
+    assert server.terminate() == 0
+
+
+def test_health_checks_and_the_session_limit_per_token(server: ServerProcess) -> None:
+    server.config_path.write_text("max_sessions = 2\n")
+    token = server.add_bot("solo")
+    server.start()
+    with grpc.insecure_channel(f"127.0.0.1:{server.bots_port}") as channel:
+        reply = health_pb2_grpc.HealthStub(channel).Check(
+            health_pb2.HealthCheckRequest(), timeout=10
+        )
+        assert reply.status == health_pb2.HealthCheckResponse.SERVING
+        stub = bot_grpc.BotServiceStub(channel)
+        hello = bot_pb.PlayRequest(
+            hello=bot_pb.Hello(bot_name="solo", token=token, protocol_version=1)
+        )
+        outboxes: list[queue.SimpleQueue[bot_pb.PlayRequest | None]] = []
+        streams = []
+        for _ in range(3):
+            outbox: queue.SimpleQueue[bot_pb.PlayRequest | None] = queue.SimpleQueue()
+            outbox.put(hello)
+            outboxes.append(outbox)
+            stream = iter(stub.Play(iter(outbox.get, None), timeout=60))
+            assert next(stream).HasField("welcome")
+            streams.append(stream)
+        # The third session took the place of the oldest idle one, which was told so.
+        first = next(streams[0])
+        assert first.shutdown.reason == bot_pb.SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION
+        sessions = server.get("/api/lobby")["sessions"]
+        assert [s["bot"] for s in sessions] == ["solo", "solo"]
+        assert server.get("/api/health")["sessions"] == 2
+        with urllib.request.urlopen(server.url + "/healthz", timeout=10) as r:
+            assert r.status == 200 and r.read() == b"ok"
+        for outbox in outboxes:
+            outbox.put(None)
+        assert server.terminate() == 0
+        for stream in streams[1:]:
+            rest = list(stream)
+            assert rest[-1].shutdown.reason == bot_pb.SHUTDOWN_REASON_SERVER_SHUTDOWN
+
+
+def test_fixed_event_plays_its_schedule_and_refuses_outsiders(server: ServerProcess) -> None:
+    server.config_path.write_text(
+        '[event]\nentrants = ["a", "b", "c", "d"]\nboards = 2\nstart = 2000-01-01T00:00:00Z\n'
+    )
+    tokens = {name: server.add_bot(name) for name in ("a", "b", "c", "d", "outsider")}
+    server.start()
+    for name in ("a", "b", "c", "d"):
+        server.bot(name, tokens[name], "low")
+    outsider = server.bot("outsider", tokens["outsider"], "low")
+    assert outsider.wait(timeout=60) == 2
+    assert outsider.stderr is not None
+    assert b"not entered in the event" in outsider.stderr.read()
+    server.wait_for(lambda: server.get("/api/health")["ladder"] == "over")
+    lobby = server.get("/api/lobby")
+    assert lobby["event"] == {"tables": 8, "done": 8}
+    played = server.get("/api/games?limit=100")["games"]
+    assert len(played) == 8 and all(g["rated"] for g in played)
+    assert len({g["board"] for g in played}) == 2
     assert server.terminate() == 0

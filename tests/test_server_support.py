@@ -8,6 +8,7 @@ import json
 import os
 import re
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -168,6 +169,11 @@ class ServerProcess:
         self.bots: list[subprocess.Popen[bytes]] = []
         self.bots_port = 0
         self.web_port = 0
+        self.scheme = "http"
+        self.env: dict[str, str] = {}
+        """Extra environment for the bots (e.g. ARENA_TLS_CA)."""
+        self.tls_context: ssl.SSLContext | None = None
+        """How :meth:`get` trusts an https server."""
 
     @staticmethod
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -187,8 +193,8 @@ class ServerProcess:
         assert done.returncode == 0, done.stderr
         return done.stdout.strip()
 
-    def start(self) -> None:
-        """Start the server and wait for its ports."""
+    def start(self, *extra: str) -> None:
+        """Start the server (``extra``: more ``serve`` flags) and wait for its ports."""
         self.proc = subprocess.Popen(
             [
                 sys.executable,
@@ -205,6 +211,7 @@ class ServerProcess:
                 str(self.config_path),
                 "--log",
                 str(self.log),
+                *extra,
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -219,11 +226,12 @@ class ServerProcess:
             _, err = self.proc.communicate(timeout=START_TIMEOUT_S)
             raise AssertionError(f"server did not start: {line!r} {err}")
         self.bots_port, self.web_port = int(match[1]), int(match[2])
+        self.scheme = "https" if "--tls-cert" in extra else "http"
 
     @property
     def url(self) -> str:
         """The leaderboard's address."""
-        return f"http://127.0.0.1:{self.web_port}"
+        return f"{self.scheme}://127.0.0.1:{self.web_port}"
 
     def bot(
         self, name: str, token: str, *args: str, sample: str | None = None
@@ -234,6 +242,7 @@ class ServerProcess:
             ARENA_ADDRESS=f"127.0.0.1:{self.bots_port}",
             ARENA_TOKEN=token,
             ARENA_BOT_NAME=name,
+            **self.env,
         )
         command = (
             [sys.executable, str(REPO / "sample_bots" / f"{sample}.py")]
@@ -248,7 +257,9 @@ class ServerProcess:
 
     def get(self, path: str) -> Any:
         """GET a JSON resource of the leaderboard."""
-        with urllib.request.urlopen(self.url + path, timeout=30) as response:
+        with urllib.request.urlopen(
+            self.url + path, timeout=30, context=self.tls_context
+        ) as response:
             return json.loads(response.read())
 
     def wait_for(self, what: Callable[[], bool], timeout_s: float = 120.0) -> None:

@@ -131,6 +131,10 @@ def test_health_standings_games_and_replay(tmp_path: Path) -> None:
         assert hand["pass_to"] == [1, 2, 3, 0]  # hand 0 passes left
         status, lobby = await get(site.base + "/api/lobby")
         assert status == 200 and len(lobby["sessions"]) == 7 and lobby["tables"] == []
+        # A draining server tells load balancers to look elsewhere.
+        site.competition.draining = True
+        assert await get(site.base + "/healthz") == (503, "draining")
+        assert (await get(site.base + "/api/health"))[1]["ladder"] == "draining"
 
     run(check, tmp_path)
 
