@@ -57,6 +57,8 @@ SPECTATOR_SERVICE = spec_pb.DESCRIPTOR.services_by_name["SpectatorService"].full
 MS = 1000.0
 FINAL_WRITE_S = 1.0
 """How long the last message of a session (a Shutdown) may take to go out."""
+CLOSE_LINGER_S = 1.0
+"""After a Shutdown, how long the referee waits for the bot to close its side of the stream."""
 SERVER_STOP_GRACE_S = 1.0
 """After every session was told to stop, how long gRPC waits for streams to close."""
 
@@ -309,7 +311,11 @@ class Referee:
                 session.end(ending or Ending(None, "the handler finished"))
             self.closed_sessions[session.ending.result().code_name] += 1
         if ending.shutdown is not None:
-            await session.send_final(bot_pb.PlayResponse(shutdown=ending.shutdown), FINAL_WRITE_S)
+            shutdown = bot_pb.PlayResponse(shutdown=ending.shutdown)
+            if await session.send_final(shutdown, FINAL_WRITE_S) and not reader.done():
+                # Let the bot close its side first: closing under a bot that is still writing an
+                # answer fails its write, and a failed write hides the Shutdown from it.
+                await asyncio.wait([reader], timeout=CLOSE_LINGER_S)
         if ending.code is not None:
             await context.abort(ending.code, ending.message)
 

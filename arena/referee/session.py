@@ -64,6 +64,12 @@ class Ending:
         return "OK" if self.code is None else self.code.name
 
 
+def _observe(write: asyncio.Future[None]) -> None:
+    """Retrieve a write's outcome so that a failure nobody awaited is not reported as lost."""
+    if not write.cancelled():
+        write.exception()
+
+
 class SessionLostError(Exception):
     """A write to a session whose stream has ended or could not take the message."""
 
@@ -113,6 +119,7 @@ class Session:
         self.ending: asyncio.Future[Ending] = asyncio.get_running_loop().create_future()
         """Resolved once, when the session ends."""
         self._write_lock = asyncio.Lock()
+        self._writing: asyncio.Future[None] | None = None
 
     def __repr__(self) -> str:
         return f"<Session {self.id} bot={self.bot!r} peer={self.peer}>"
@@ -153,25 +160,46 @@ class Session:
             self.end(Ending(None, f"the stream broke: {type(e).__name__}: {e}"))
 
     async def send(self, message: bot_pb.PlayResponse | bytes) -> None:
-        """Write one message; a failure ends the session and raises :class:`SessionLostError`."""
+        """Write one message; a failure ends the session and raises :class:`SessionLostError`.
+
+        Cancelling a pending write would ruin the stream (as for reads), so the write runs in a
+        task of its own and a caller that gives up (a deadline, an interruption) leaves it to
+        finish; the next write waits for it first. A bot that does not read its stream thus
+        makes its own requests time out, and nothing else.
+        """
         if self.closed:
             raise SessionLostError(f"session {self.id} has ended: {self.close_reason}")
         async with self._write_lock:
-            try:
-                await self.context.write(message)  # type: ignore[arg-type]
-            except asyncio.CancelledError:
-                # A write cut short leaves the stream in an unknown state: the session is over.
-                self.end(Ending(None, "a message could not be sent in time (is the bot reading?)"))
+            await self._settle()
+            write = asyncio.ensure_future(self.context.write(message))  # type: ignore[arg-type]
+            write.add_done_callback(_observe)
+            self._writing = write
+            await self._settle()
+
+    async def _settle(self) -> None:
+        """Wait (shielded) for the write in flight, if any; a failed write ends the session."""
+        write = self._writing
+        if write is None:
+            return
+        try:
+            await asyncio.shield(write)
+        except asyncio.CancelledError:
+            if not write.done():
                 raise
-            except Exception as e:
-                self.end(Ending(None, f"writing to the stream failed: {type(e).__name__}: {e}"))
-                raise SessionLostError(f"session {self.id}: {e}") from e
+        if write.cancelled() or write.exception() is not None:
+            error = "cancelled" if write.cancelled() else repr(write.exception())
+            self.end(Ending(None, f"writing to the stream failed: {error}"))
+            raise SessionLostError(f"session {self.id}: {error}")
+        self._writing = None
 
     async def send_final(self, message: bot_pb.PlayResponse, timeout_s: float) -> bool:
         """Write a last message before closing, within ``timeout_s``; False if it did not go."""
         try:
             async with asyncio.timeout(timeout_s), self._write_lock:
-                await self.context.write(message)  # type: ignore[arg-type]
+                await self._settle()
+                self._writing = asyncio.ensure_future(self.context.write(message))  # type: ignore[arg-type]
+                self._writing.add_done_callback(_observe)
+                await self._settle()
         except Exception:
             return False
         return True

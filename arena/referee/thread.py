@@ -112,8 +112,10 @@ class RefereeThread:
         ).result()
 
     def stop(self, grace_ms: int | None = None, timeout_s: float | None = None) -> None:
-        """Stop the referee (games get ``grace_ms`` to finish) and join the thread."""
+        """Stop the referee (games get ``grace_ms`` to finish) and join the thread (idempotent)."""
         if self._thread is None or self._loop is None or self._stop_request is None:
+            return
+        if not self._thread.is_alive():
             return
         self._stop_grace_ms = grace_ms
         self._loop.call_soon_threadsafe(self._stop_request.set)

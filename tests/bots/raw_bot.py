@@ -2,10 +2,12 @@
 
     python tests/bots/raw_bot.py --address 127.0.0.1:PORT --token TOKEN --mode MODE
 
-Each mode is one way a bot can behave (see MODES); the well-behaved ``good`` mode plays the
-lowest legal card and passes its first cards. Whatever happens, the last line on stdout is
-``STATUS <code> <details>``, the status the referee closed the stream with, so that a test can
-check refusals (a wrong token, a wrong version, a flood).
+Each mode is one way a bot can behave (the ``mode_*`` methods of :class:`Bot`, plus ``mute``:
+no Hello at all, ``nohello``: a Decision before any Hello, ``huge``: a message over the size
+limit); the well-behaved ``good`` mode plays the lowest legal card and passes its first cards.
+Whatever happens, the last line on stdout is ``STATUS <code> <details>``, the status the referee
+closed the stream with, so that a test can check refusals (a wrong token, a wrong version, a
+flood); a Shutdown is printed as ``SHUTDOWN <reason>`` before it.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
-import contextlib
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -30,6 +31,7 @@ CRASH_AT_TRICK = 3
 RECONNECT_AT_TRICK = 2
 GARBAGE = b"\xff\xfe\x00garbage, not a PlayRequest\x07"
 WRONG_ID_OFFSET = 1_000_000
+HUGE_BYTES = 200_000
 
 
 def _serialize(message: bot_pb.PlayRequest | bytes) -> bytes:
@@ -88,7 +90,9 @@ class Bot:
 
     async def open(self) -> None:
         if self.args.tls_ca:
-            creds = grpc.ssl_channel_credentials(Path(self.args.tls_ca).read_bytes())
+            cert = Path(self.args.tls_cert).read_bytes() if self.args.tls_cert else None
+            key = Path(self.args.tls_key).read_bytes() if self.args.tls_key else None
+            creds = grpc.ssl_channel_credentials(Path(self.args.tls_ca).read_bytes(), key, cert)
             self.channel = grpc.aio.secure_channel(
                 self.args.address,
                 creds,
@@ -101,12 +105,18 @@ class Bot:
             request_serializer=_serialize,
             response_deserializer=bot_pb.PlayResponse.FromString,
         )()  # type: ignore[call-arg]
-        await self.call.write(self.hello())
+        if self.mode == "nohello":
+            await self.send(good_answer(bot_pb.DecisionRequest(legal_cards=["2C"])))
+        elif self.mode != "mute":
+            await self.call.write(self.hello())
 
     async def run(self) -> str:
-        await self.open()
-        if self.mode == "flood":
-            asyncio.get_running_loop().create_task(self.flood())
+        try:
+            await self.open()
+        except grpc.aio.AioRpcError as e:
+            return f"{e.code().name} {e.details()}"
+        if self.mode == "huge":
+            await self.send(play(bot_pb.DecisionRequest(), "X" * HUGE_BYTES))
         while True:
             assert self.call is not None
             try:
@@ -124,6 +134,7 @@ class Bot:
             if response.HasField("shutdown"):
                 reason = bot_pb.ShutdownReason.Name(response.shutdown.reason)
                 print("SHUTDOWN", reason, flush=True)
+                await self.call.done_writing()
                 break
         assert self.call is not None
         code = await self.call.code()
@@ -132,8 +143,10 @@ class Bot:
     async def send(self, message: bot_pb.PlayRequest | bytes) -> None:
         """Write, ignoring a stream that has already ended (its status is read in run())."""
         assert self.call is not None
-        with contextlib.suppress(grpc.aio.AioRpcError, grpc.aio.UsageError):
+        try:
             await self.call.write(message)
+        except (grpc.aio.AioRpcError, grpc.aio.UsageError) as e:
+            print("WRITE-FAILED", type(e).__name__, flush=True)
 
     async def answer(self, request: bot_pb.DecisionRequest) -> None:
         handler: Callable[[bot_pb.DecisionRequest], Awaitable[None]] = getattr(
@@ -201,12 +214,9 @@ class Bot:
         await self.send(answer)
 
     async def mode_flood(self, request: bot_pb.DecisionRequest) -> None:
-        """Answer legally (the flood runs beside)."""
-        await self.send(good_answer(request))
-
-    async def flood(self) -> None:
+        """At the first request, send thousands of answers to a request that never was."""
         message = bot_pb.PlayRequest(
-            decision=bot_pb.Decision(request_id=1, play_card=bot_pb.PlayCard(card="2C"))
+            decision=bot_pb.Decision(request_id=0, play_card=bot_pb.PlayCard(card="2C"))
         )
         assert self.call is not None
         for _ in range(FLOOD_MESSAGES):
@@ -228,6 +238,8 @@ def main() -> None:
     parser.add_argument("--decide-forced", action="store_true")
     parser.add_argument("--record", default="")
     parser.add_argument("--tls-ca", default="")
+    parser.add_argument("--tls-cert", default="")
+    parser.add_argument("--tls-key", default="")
     args = parser.parse_args()
     status = asyncio.run(Bot(args).run())
     print("STATUS", status, flush=True)

@@ -1,1 +1,0 @@
-"""Bot programs for the referee tests: real processes speaking raw gRPC via generated stubs."""

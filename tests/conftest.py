@@ -1,0 +1,104 @@
+"""Shared fixtures: a running referee on 127.0.0.1:0 and bot processes that are always killed.
+
+The referee runs in a :class:`~arena.referee.RefereeThread`, so tests are plain synchronous
+functions that submit tables and wait for records; the bots are real processes
+(``tests/bots/raw_bot.py``) speaking raw gRPC.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from arena.referee import RefereeConfig, RefereeThread, TokenAccounts
+
+BOTS_DIR = Path(__file__).parent / "bots"
+RAW_BOT = BOTS_DIR / "raw_bot.py"
+BOT_READY_MS = 30_000
+"""How long a test waits for freshly started bot processes to say Hello (a slow machine)."""
+EXIT_WAIT_S = 30.0
+
+
+class BotProcesses:
+    """Starts raw-gRPC bot processes against one referee and kills every one of them at the end."""
+
+    def __init__(self, referee: RefereeThread, accounts: TokenAccounts, tmp: Path) -> None:
+        self.referee = referee
+        self.accounts = accounts
+        self.tmp = tmp
+        self.address = f"127.0.0.1:{referee.port}"
+        self.procs: list[subprocess.Popen[str]] = []
+        self.tokens: dict[str, str] = {}
+
+    def token(self, name: str) -> str:
+        """The token of bot ``name`` (issued on first use)."""
+        if name not in self.tokens:
+            self.tokens[name] = self.accounts.issue(name)
+        return self.tokens[name]
+
+    def start(
+        self, name: str, mode: str = "good", *extra: str, token: str | None = None
+    ) -> subprocess.Popen[str]:
+        """Start one bot process (it connects and waits in the lobby)."""
+        tok = self.token(name) if token is None else token
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                str(RAW_BOT),
+                f"--address={self.address}",
+                f"--token={tok}",
+                f"--name={name}",
+                f"--mode={mode}",
+                *extra,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.procs.append(proc)
+        return proc
+
+    def ready(self, *names: str) -> None:
+        """Wait until these bots (one session per occurrence) wait in the lobby."""
+        assert self.referee.wait_for_bots(list(names), BOT_READY_MS), (
+            f"bots {names} did not connect; idle: {self.referee.idle()}"
+        )
+
+    def output(self, proc: subprocess.Popen[str]) -> str:
+        """Everything a bot process printed, once it has exited."""
+        out, _ = proc.communicate(timeout=EXIT_WAIT_S)
+        return out
+
+    def kill_all(self) -> None:
+        """Kill every process started (idempotent)."""
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.communicate()
+        self.procs.clear()
+
+
+@pytest.fixture
+def referee() -> Iterator[tuple[RefereeThread, TokenAccounts]]:
+    """A referee on 127.0.0.1 (a free port), stopped at the end."""
+    accounts = TokenAccounts()
+    thread = RefereeThread(RefereeConfig(), accounts)
+    thread.start("127.0.0.1:0")
+    try:
+        yield thread, accounts
+    finally:
+        thread.stop(0)
+
+
+@pytest.fixture
+def bots(referee: tuple[RefereeThread, TokenAccounts], tmp_path: Path) -> Iterator[BotProcesses]:
+    """A factory of bot processes for the ``referee`` fixture; all are killed at the end."""
+    procs = BotProcesses(referee[0], referee[1], tmp_path)
+    try:
+        yield procs
+    finally:
+        procs.kill_all()

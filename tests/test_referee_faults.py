@@ -1,0 +1,208 @@
+"""Misbehaving bots: each fault is recorded with its reason, the game completes, and a table
+playing at the same time is unharmed.
+
+Every case runs two tables at once on one referee: table A seats a misbehaving bot process with
+three well-behaved ones on short clocks; table B seats four well-behaved bots on calm clocks and
+must end exactly as it would alone (no fault, every seat normal). The clocks are what is tested
+here, not the machine's speed: no assertion depends on how long anything took.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from conftest import BOT_READY_MS, BotProcesses
+
+from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
+from arena.referee import RefereeConfig, RefereeThread, TokenAccounts
+from arena.rules import Rules
+from arena.table import Clocks, FaultKind, FaultPolicy, GameRecord, TableSpec, Termination
+
+RESULT_S = 120.0
+SHORT = Clocks(move_ms=300, bank_ms=300, handshake_ms=30_000)
+CALM = Clocks(move_ms=5000, bank_ms=10_000, handshake_ms=30_000)
+GOOD_A = ("ga1", "ga2", "ga3")
+GOOD_B = ("gb1", "gb2", "gb3", "gb4")
+BAD_SEAT = 2
+
+
+@dataclass
+class Arena:
+    """One referee and seven well-behaved bots shared by this module's tests."""
+
+    referee: RefereeThread
+    bots: BotProcesses
+
+
+@pytest.fixture(scope="module")
+def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
+    """The shared referee and its good bots; everything is stopped and killed at the end."""
+    accounts = TokenAccounts()
+    referee = RefereeThread(RefereeConfig(), accounts)
+    referee.start("127.0.0.1:0")
+    bots = BotProcesses(referee, accounts, tmp_path_factory.mktemp("bots"))
+    try:
+        for name in GOOD_A + GOOD_B:
+            bots.start(name)
+        assert referee.wait_for_bots(GOOD_A + GOOD_B, BOT_READY_MS)
+        yield Arena(referee, bots)
+    finally:
+        bots.kill_all()
+        referee.stop(0)
+
+
+def play_beside(
+    arena: Arena, bad: str, table_id: str, faults: FaultPolicy | None = None
+) -> tuple[GameRecord, GameRecord]:
+    """Table A (with ``bad`` in seat 2) and table B (all good) at once; both records."""
+    seats = list(GOOD_A)
+    seats.insert(BAD_SEAT, bad)
+    a = TableSpec(
+        f"{table_id}-a",
+        Rules(),
+        11,
+        tuple(seats),
+        "11",
+        clocks=SHORT,
+        faults=faults or FaultPolicy(grace_ms=300),
+    )
+    b = TableSpec(f"{table_id}-b", Rules(), 11, GOOD_B, "11", clocks=CALM)
+    future_a = arena.referee.submit(a)
+    future_b = arena.referee.submit(b)
+    record_a, record_b = future_a.result(RESULT_S), future_b.result(RESULT_S)
+    assert record_b.termination is Termination.NORMAL
+    assert record_b.faults == ()
+    assert record_b.seat_status == (Termination.NORMAL,) * 4
+    assert record_a.termination is Termination.NORMAL
+    assert all(h.complete for h in record_a.hands)
+    for seat in range(4):
+        if seat != BAD_SEAT:
+            assert record_a.faults_of(seat) == ()
+    return record_a, record_b
+
+
+def start_bad(arena: Arena, name: str, mode: str, *extra: str) -> None:
+    """Start a misbehaving bot and wait until it is in the lobby."""
+    arena.bots.start(name, mode, *extra)
+    assert arena.referee.wait_for_bots([name], BOT_READY_MS)
+
+
+def kinds(record: GameRecord) -> set[FaultKind]:
+    """The kinds of fault the bad seat made."""
+    return {f.kind for f in record.faults_of(BAD_SEAT)}
+
+
+def test_a_silent_bot_times_out_and_is_forfeited(arena: Arena) -> None:
+    start_bad(arena, "silent", "silent")
+    record, _ = play_beside(arena, "silent", "silent")
+    assert kinds(record) == {FaultKind.TIMEOUT}
+    assert len(record.faults_of(BAD_SEAT)) == 4
+    assert record.seat_status[BAD_SEAT] is Termination.TIMEOUT
+    assert record.placings[BAD_SEAT] == 4
+    first = record.faults_of(BAD_SEAT)[0]
+    assert first.trick == -1 and len(first.substitute) == 3  # the pass was substituted
+    assert "600 ms (300 ms move time + 300 ms time bank left)" in first.detail
+    assert "forfeited: 4 faults (timeout x4) with 3 allowed" in record.reason
+
+
+def test_a_slow_bot_times_out_and_its_late_answers_are_dropped(arena: Arena) -> None:
+    start_bad(arena, "slow", "slow", "--delay-ms=1000")
+    record, _ = play_beside(arena, "slow", "slow")
+    assert kinds(record) == {FaultKind.TIMEOUT}
+    assert record.seat_status[BAD_SEAT] is Termination.TIMEOUT
+    assert record.late and all(x.seat == BAD_SEAT for x in record.late)
+    timed_out = {d.request_id for d in record.decisions if d.fault is FaultKind.TIMEOUT}
+    assert {x.request_id for x in record.late} <= timed_out
+
+
+def test_an_illegal_card_is_refused_with_the_rule_named(arena: Arena) -> None:
+    start_bad(arena, "illegal", "illegal")
+    record, _ = play_beside(arena, "illegal", "illegal")
+    assert kinds(record) == {FaultKind.ILLEGAL_CARD}
+    assert record.seat_status[BAD_SEAT] is Termination.ILLEGAL
+    fault = record.faults_of(BAD_SEAT)[0]
+    assert "may not be played" in fault.detail and fault.sent.startswith("play ")
+    decision = next(d for d in record.decisions if d.fault is FaultKind.ILLEGAL_CARD)
+    assert decision.cards == fault.substitute and decision.fallback
+
+
+def test_a_card_not_held_is_refused(arena: Arena) -> None:
+    start_bad(arena, "notheld", "notheld")
+    record, _ = play_beside(arena, "notheld", "notheld")
+    assert kinds(record) == {FaultKind.CARD_NOT_HELD}
+    assert record.seat_status[BAD_SEAT] is Termination.ILLEGAL
+
+
+def test_garbage_bytes_are_a_malformed_fault_not_a_dead_stream(arena: Arena) -> None:
+    start_bad(arena, "garbage", "garbage")
+    record, _ = play_beside(arena, "garbage", "garbage")
+    assert kinds(record) == {FaultKind.MALFORMED}
+    assert record.seat_status[BAD_SEAT] is Termination.ILLEGAL
+    assert "undecodable bytes" in record.faults_of(BAD_SEAT)[0].sent
+    assert "garbage" in arena.referee.idle()  # the session survived its garbage
+
+
+def test_a_wrong_request_id_is_dropped_and_counted(arena: Arena) -> None:
+    start_bad(arena, "wrongid", "wrongid")
+    record, _ = play_beside(arena, "wrongid", "wrongid")
+    assert FaultKind.WRONG_REQUEST_ID in kinds(record)
+    wrong = [f for f in record.faults_of(BAD_SEAT) if f.kind is FaultKind.WRONG_REQUEST_ID]
+    assert all(f.substitute == () for f in wrong)  # dropped; the request stayed open
+    assert kinds(record) <= {FaultKind.WRONG_REQUEST_ID, FaultKind.TIMEOUT}
+    assert record.seat_status[BAD_SEAT].is_forfeit
+
+
+def test_a_crash_mid_hand_is_a_disconnect_then_a_forfeit(arena: Arena) -> None:
+    start_bad(arena, "crash", "crash")
+    record, _ = play_beside(arena, "crash", "crash")
+    assert kinds(record) == {FaultKind.DISCONNECT}
+    assert record.seat_status[BAD_SEAT] is Termination.DISCONNECT
+    assert "grace period" in record.faults_of(BAD_SEAT)[-1].detail
+    assert all(h.complete for h in record.hands)
+
+
+def test_a_bot_that_drops_and_comes_back_takes_its_seat_back(arena: Arena, tmp_path: Path) -> None:
+    log = tmp_path / "back.b64"
+    start_bad(arena, "back", "reconnect", "--delay-ms=50", f"--record={log}")
+    record, _ = play_beside(arena, "back", "back", FaultPolicy(grace_ms=30_000))
+    assert record.seat_status[BAD_SEAT] is Termination.NORMAL
+    assert kinds(record) <= {FaultKind.DISCONNECT}
+    messages = [
+        bot_pb.PlayResponse.FromString(base64.b64decode(x)) for x in log.read_text().split()
+    ]
+    welcomes = [m.welcome for m in messages if m.HasField("welcome")]
+    assert [w.resumed for w in welcomes] == [False, True]
+    resumed_at = next(i for i, m in enumerate(messages) if m.welcome.resumed)
+    # The state is resent: the game and the hand start again for the new session.
+    replay = [e.WhichOneof("kind") for e in messages[resumed_at + 1].events]
+    assert replay[:3] == ["game_started", "hand_started", "cards_dealt"]
+    assert messages[resumed_at + 1].HasField("request")
+    plays = [d for d in record.decisions if d.seat == BAD_SEAT and not d.forced]
+    assert not any(d.fallback for d in plays)
+
+
+def test_a_flood_is_cut_off_without_growing_memory(arena: Arena) -> None:
+    before = arena.referee.call(lambda r: r.closed_sessions["RESOURCE_EXHAUSTED"])
+    arena.bots.start("flood", "flood")
+    assert arena.referee.wait_for_bots(["flood"], BOT_READY_MS)
+    proc = arena.bots.procs[-1]
+    record, _ = play_beside(arena, "flood", "flood")
+    assert FaultKind.WRONG_REQUEST_ID in kinds(record)
+    assert record.seat_status[BAD_SEAT].is_forfeit
+    out = arena.bots.output(proc)  # the bot exits once the referee has closed its stream
+    assert "STATUS" in out
+    after = arena.referee.call(lambda r: r.closed_sessions["RESOURCE_EXHAUSTED"])
+    assert after == before + 1
+
+
+def test_strict_mode_forfeits_at_the_first_fault(arena: Arena) -> None:
+    start_bad(arena, "strict", "illegal")
+    record, _ = play_beside(arena, "strict", "strict", FaultPolicy(strict=True, max_faults=5))
+    assert len(record.faults_of(BAD_SEAT)) == 1
+    assert record.seat_status[BAD_SEAT] is Termination.ILLEGAL
+    later = [d for d in record.decisions if d.seat == BAD_SEAT and not d.forced]
+    assert all(d.fallback for d in later[later.index(next(d for d in later if d.fault)) :])

@@ -1,0 +1,301 @@
+"""Whole games on a real referee with real bot processes over loopback gRPC."""
+
+from __future__ import annotations
+
+import base64
+import threading
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+from conftest import BotProcesses
+
+from arena.cards import parse_cards
+from arena.engine import Game
+from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
+from arena.proto.hearts.v1 import events_pb2 as ev_pb
+from arena.proto.hearts.v1 import spectator_service_pb2 as spec_pb
+from arena.proto.hearts.v1 import spectator_service_pb2_grpc as spec_grpc
+from arena.referee import RefereeThread, TokenAccounts
+from arena.rules import Rules
+from arena.table import Clocks, FaultPolicy, GameRecord, TableSpec, Termination
+
+RESULT_S = 120.0
+CALM = Clocks(move_ms=5000, bank_ms=10_000, handshake_ms=30_000)
+"""Clocks no well-behaved bot can miss, for the tables whose result must be exact."""
+
+
+def spec(table_id: str, seats: tuple[str, ...], *, seed: int = 7, **kw: object) -> TableSpec:
+    """A table spec with calm clocks unless told otherwise."""
+    kw.setdefault("clocks", CALM)
+    return TableSpec(table_id, Rules(), seed, seats, str(seed), **kw)  # type: ignore[arg-type]
+
+
+def play(referee: RefereeThread, table: TableSpec) -> GameRecord:
+    """Play one table and return its record."""
+    return referee.submit(table).result(RESULT_S)
+
+
+def replay_totals(record: GameRecord) -> tuple[int, ...]:
+    """The totals the engine gives when the recorded cards are played again."""
+    game = Game(record.spec.rules, record.spec.seed)
+    for h in record.hands:
+        hand = game.hand
+        assert [str(c) for s in range(4) for c in hand.dealt(s)] == [
+            c for cards in h.dealt for c in cards
+        ]
+        for seat, cards in enumerate(h.passes):
+            if cards:
+                hand.pass_cards(seat, cards)
+        for trick in h.tricks:
+            for i, card in enumerate(trick.cards):
+                hand.play(card, (trick.leader + i) % 4)
+        game.finish_hand()
+    return tuple(game.totals)
+
+
+def test_a_full_game_of_four_bots_completes_and_replays(
+    referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
+) -> None:
+    names = ("north", "east", "south", "west")
+    for n in names:
+        bots.start(n)
+    bots.ready(*names)
+    record = play(referee[0], spec("full", names, hands=None))
+    assert record.termination is Termination.NORMAL
+    assert record.seat_status == (Termination.NORMAL,) * 4
+    assert record.faults == ()
+    assert max(record.totals) >= 100
+    assert all(h.complete and len(h.tricks) == 13 for h in record.hands)
+    assert replay_totals(record) == record.totals
+    assert sorted(record.placings)[0] == 1
+    # Every card of every hand went through a decision, asked or forced.
+    plays = [d for d in record.decisions if d.kind == "play"]
+    assert len(plays) == 52 * len(record.hands)
+    # The last trick of a hand is always forced: played without asking.
+    assert sum(d.forced for d in plays) >= 4 * len(record.hands)
+    assert all(d.request_id == 0 for d in plays if d.forced)
+
+
+def test_one_session_plays_table_after_table(
+    referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
+) -> None:
+    names = ("a", "b", "c", "d")
+    for n in names:
+        bots.start(n)
+    bots.ready(*names)
+    first = play(referee[0], spec("one", names, seed=1))
+    second = play(referee[0], spec("two", ("d", "c", "b", "a"), seed=1))
+    assert first.termination is second.termination is Termination.NORMAL
+    # The same board in another seat order deals the same cards to the same seats.
+    assert first.hands[0].dealt == second.hands[0].dealt
+    assert first.totals == second.totals  # the bots play the same deterministic way
+
+
+def test_a_bot_asking_for_forced_moves_is_asked(
+    referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
+) -> None:
+    bots.start("asker", "good", "--decide-forced")
+    for n in ("x", "y", "z"):
+        bots.start(n)
+    bots.ready("asker", "x", "y", "z")
+    record = play(referee[0], spec("forced", ("asker", "x", "y", "z")))
+    assert record.termination is Termination.NORMAL
+    mine = [d for d in record.decisions if d.seat == 0 and d.kind == "play"]
+    others = [d for d in record.decisions if d.seat != 0 and d.kind == "play"]
+    assert len(mine) == 13 and not any(d.forced for d in mine)
+    assert all(d.request_id > 0 for d in mine)
+    assert sum(d.forced for d in others) >= 3
+
+
+def _cards_in(message: object, out: set[str], skip: frozenset[str]) -> None:
+    """Every card code anywhere in a protobuf message (strings of two characters)."""
+    from google.protobuf.message import Message
+
+    assert isinstance(message, Message)
+    for field, value in message.ListFields():
+        if field.name in skip:
+            continue
+        values = value if field.is_repeated else [value]
+        for v in values:
+            if isinstance(v, Message):
+                _cards_in(v, out, skip)
+            elif isinstance(v, str) and len(v) == 2:
+                out.add(v)
+
+
+def test_a_bot_never_sees_a_card_of_another_seat_before_it_is_played(
+    referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses, tmp_path: Path
+) -> None:
+    log = tmp_path / "seen.b64"
+    spy = bots.start("spy", "good", f"--record={log}")
+    for n in ("p", "q", "r"):
+        bots.start(n)
+    bots.ready("spy", "p", "q", "r")
+    record = play(referee[0], spec("spy", ("p", "spy", "q", "r"), hands=4))
+    assert record.termination is Termination.NORMAL
+    referee[0].stop(0)  # the spy gets a Shutdown and exits: its log is then complete
+    assert "SHUTDOWN SHUTDOWN_REASON_SERVER_SHUTDOWN" in bots.output(spy)
+    seat = 1
+    messages = [
+        bot_pb.PlayResponse.FromString(base64.b64decode(x)) for x in log.read_text().split()
+    ]
+    assert messages[0].HasField("welcome")
+    hand_no = -1
+    played: set[str] = set()
+    own: set[str] = set()
+    requests = 0
+    skip = frozenset({"rules_json", "session_id", "server_version"})
+
+    def check(part: object) -> None:
+        seen: set[str] = set()
+        _cards_in(part, seen, skip)
+        leaked = {c for c in seen if _is_card(c)} - own - played
+        assert not leaked, f"hand {hand_no}: saw {sorted(leaked)} before they were played"
+
+    for message in messages:
+        for event in message.events:
+            kind = event.WhichOneof("kind")
+            assert kind != "hand_revealed", "a bot must never get the spectators' reveal"
+            if kind == "hand_started":
+                hand_no = event.hand_started.hand_number
+                h = record.hands[hand_no]
+                got = [
+                    p for s, p in enumerate(h.passes) if (s + _offset(h.pass_direction)) % 4 == seat
+                ]
+                own = set(h.dealt[seat]) | {c for p in got for c in p}
+                played = set()
+            if kind == "card_played":
+                played.add(event.card_played.card)
+                trick = record.hands[hand_no].tricks[event.card_played.trick_number]
+                assert event.card_played.card in trick.cards  # the event tells the truth
+            check(event)
+        if message.HasField("request"):
+            requests += 1
+            req = message.request
+            assert set(req.hand) <= own
+            check(req)
+    # Events ride with requests: a message per request, plus the welcome, the game's end and
+    # the shutdown.
+    assert messages[-1].HasField("shutdown")
+    assert len(messages) == requests + 3
+
+
+def _offset(direction: str) -> int:
+    return {"left": 1, "right": 3, "across": 2, "hold": 0}[direction]
+
+
+def _is_card(text: str) -> bool:
+    try:
+        parse_cards([text])
+    except ValueError:
+        return False
+    return True
+
+
+def test_a_missing_bot_is_forfeited_and_the_table_still_ends(
+    referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
+) -> None:
+    for n in ("m1", "m2", "m3"):
+        bots.start(n)
+    bots.ready("m1", "m2", "m3")
+    table = spec(
+        "missing",
+        ("m1", "m2", "m3", "ghost"),
+        clocks=Clocks(move_ms=100, bank_ms=100, handshake_ms=100),
+        faults=FaultPolicy(grace_ms=200),
+    )
+    record = play(referee[0], table)
+    assert record.termination is Termination.NORMAL
+    assert record.seat_status[3] is Termination.DISCONNECT
+    assert record.placings[3] == 4  # a forfeit places last
+    assert {f.kind.value for f in record.faults_of(3)} == {"disconnect"}
+    assert all(d.fallback or d.forced for d in record.decisions if d.seat == 3)
+
+
+class Watcher(threading.Thread):
+    """A spectator client on its own thread, collecting one table's events."""
+
+    def __init__(self, port: int, table_id: str) -> None:
+        super().__init__(daemon=True)
+        self.port = port
+        self.table_id = table_id
+        self.events: list[ev_pb.Event] = []
+        self.error: Exception | None = None
+
+    def run(self) -> None:
+        try:
+            with grpc.insecure_channel(f"127.0.0.1:{self.port}") as channel:
+                stub = spec_grpc.SpectatorServiceStub(channel)
+                deadline = time.monotonic() + RESULT_S
+                while time.monotonic() < deadline:
+                    listed = stub.ListTables(spec_pb.ListTablesRequest(include_finished=True))
+                    if any(t.table_id == self.table_id for t in listed.tables):
+                        break
+                    time.sleep(0.01)
+                request = spec_pb.WatchRequest(table_id=self.table_id, from_start=True)
+                for response in stub.Watch(request, timeout=RESULT_S):
+                    self.events.extend(response.events)
+        except Exception as e:
+            self.error = e
+
+
+def test_spectators_see_public_events_live_and_the_deal_only_after_the_hand(
+    referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
+) -> None:
+    names = ("s1", "s2", "s3", "s4")
+    for n in names:
+        bots.start(n)
+    bots.ready(*names)
+    watcher = Watcher(referee[0].port, "watched")
+    watcher.start()
+    record = play(referee[0], spec("watched", names, hands=2))
+    watcher.join(RESULT_S)
+    assert watcher.error is None
+    kinds = [e.WhichOneof("kind") for e in watcher.events]
+    assert kinds[0] == "game_started" and kinds[-1] == "game_ended"
+    assert not {"cards_dealt", "cards_received", "fault_notice"} & set(kinds)
+    assert kinds.count("card_played") == 52 * len(record.hands)
+    # Each hand's reveal comes after its last card and its score, never before.
+    for number, h in enumerate(record.hands):
+        reveal = next(
+            i
+            for i, e in enumerate(watcher.events)
+            if e.HasField("hand_revealed") and e.hand_revealed.hand_number == number
+        )
+        last_play = max(
+            i
+            for i, e in enumerate(watcher.events)
+            if e.HasField("card_played") and e.card_played.hand_number == number
+        )
+        assert last_play < reveal
+        shown = watcher.events[reveal].hand_revealed
+        assert tuple(tuple(s.cards) for s in shown.dealt) == h.dealt
+    assert watcher.events[0].game_started.HasField("your_seat") is False
+
+
+def test_a_finished_table_can_be_replayed_by_a_late_spectator(
+    referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
+) -> None:
+    names = ("l1", "l2", "l3", "l4")
+    for n in names:
+        bots.start(n)
+    bots.ready(*names)
+    play(referee[0], spec("late", names))
+    with grpc.insecure_channel(f"127.0.0.1:{referee[0].port}") as channel:
+        stub = spec_grpc.SpectatorServiceStub(channel)
+        listed = stub.ListTables(spec_pb.ListTablesRequest(include_finished=True))
+        assert [t.status for t in listed.tables if t.table_id == "late"] == [
+            spec_pb.TABLE_STATUS_FINISHED
+        ]
+        assert not stub.ListTables(spec_pb.ListTablesRequest()).tables
+        events = [
+            e
+            for r in stub.Watch(spec_pb.WatchRequest(table_id="late", from_start=True))
+            for e in r.events
+        ]
+        assert events[-1].HasField("game_ended")
+        with pytest.raises(grpc.RpcError) as err:
+            list(stub.Watch(spec_pb.WatchRequest(table_id="nope")))
+        assert err.value.code() is grpc.StatusCode.NOT_FOUND

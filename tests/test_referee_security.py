@@ -1,0 +1,188 @@
+"""The referee's door: tokens, versions, handshakes, message limits, TLS, health, reflection."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+from pathlib import Path
+
+import grpc
+import pytest
+from conftest import BOT_READY_MS, BotProcesses
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+from arena.referee import (
+    BOT_SERVICE,
+    SPECTATOR_SERVICE,
+    RefereeConfig,
+    RefereeThread,
+    TlsConfig,
+    TokenAccounts,
+)
+from arena.referee.accounts import Standing
+from arena.rules import Rules
+from arena.table import Clocks, TableSpec, Termination
+
+RESULT_S = 120.0
+CALM = Clocks(move_ms=5000, bank_ms=10_000, handshake_ms=30_000)
+
+
+def status_of(bots: BotProcesses, proc: subprocess.Popen[str]) -> str:
+    """The STATUS line a bot printed when its stream ended."""
+    lines = [x for x in bots.output(proc).splitlines() if x.startswith("STATUS ")]
+    assert lines, "the bot printed no status"
+    return lines[-1].removeprefix("STATUS ")
+
+
+def test_a_wrong_token_is_refused_with_unauthenticated(
+    referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
+) -> None:
+    proc = bots.start("intruder", token="not-a-token")
+    status = status_of(bots, proc)
+    assert status.startswith("UNAUTHENTICATED unknown token")
+    assert referee[0].idle() == {}
+
+
+def test_a_missing_token_is_refused_with_unauthenticated(bots: BotProcesses) -> None:
+    proc = bots.start("anonymous", token="")
+    assert status_of(bots, proc).startswith("UNAUTHENTICATED no token: set Hello.token")
+
+
+def test_a_protocol_version_mismatch_says_which_version_to_use(bots: BotProcesses) -> None:
+    proc = bots.start("future", "good", "--version=2")
+    status = status_of(bots, proc)
+    assert status.startswith("FAILED_PRECONDITION protocol version 2 is not spoken here")
+    assert "protocol_version to 1" in status
+
+
+def test_a_banned_bot_is_refused_with_permission_denied(
+    referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
+) -> None:
+    bots.token("cheat")
+    referee[1].ban("cheat", "caught peeking")
+    proc = bots.start("cheat")
+    assert status_of(bots, proc) == (
+        f"PERMISSION_DENIED bot 'cheat' may not play now ({Standing.BANNED.value}: caught peeking)"
+    )
+
+
+def test_a_first_message_that_is_not_hello_is_invalid(bots: BotProcesses) -> None:
+    proc = bots.start("rude", "nohello")
+    assert status_of(bots, proc).startswith("INVALID_ARGUMENT the first message")
+
+
+def test_no_hello_in_time_is_deadline_exceeded(tmp_path: Path) -> None:
+    accounts = TokenAccounts()
+    referee = RefereeThread(RefereeConfig(handshake_ms=200), accounts)
+    referee.start("127.0.0.1:0")
+    bots = BotProcesses(referee, accounts, tmp_path)
+    try:
+        proc = bots.start("mute", "mute")
+        assert status_of(bots, proc).startswith("DEADLINE_EXCEEDED no Hello within 200 ms")
+    finally:
+        bots.kill_all()
+        referee.stop(0)
+
+
+def test_a_message_over_the_size_limit_is_refused(
+    referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
+) -> None:
+    proc = bots.start("huge", "huge")
+    assert status_of(bots, proc).startswith("RESOURCE_EXHAUSTED")
+
+
+def test_garbage_on_the_socket_leaves_the_referee_serving(
+    referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
+) -> None:
+    for payload in (b"\x00" * 64, b"GET / HTTP/1.1\r\n\r\n", bytes(range(256)) * 16):
+        with socket.create_connection(("127.0.0.1", referee[0].port)) as raw:
+            raw.sendall(payload)
+    with grpc.insecure_channel(f"127.0.0.1:{referee[0].port}") as channel:
+        check = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
+        assert check.status == health_pb2.HealthCheckResponse.SERVING
+    names = ("n1", "n2", "n3", "n4")
+    for n in names:
+        bots.start(n)
+    bots.ready(*names)
+    record = referee[0].submit(TableSpec("after", Rules(), 3, names, "3", clocks=CALM))
+    assert record.result(RESULT_S).termination is Termination.NORMAL
+
+
+def test_health_and_reflection_are_served(
+    referee: tuple[RefereeThread, TokenAccounts],
+) -> None:
+    with grpc.insecure_channel(f"127.0.0.1:{referee[0].port}") as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        for service in ("", BOT_SERVICE, SPECTATOR_SERVICE):
+            reply = health.Check(health_pb2.HealthCheckRequest(service=service))
+            assert reply.status == health_pb2.HealthCheckResponse.SERVING
+        stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+        request = reflection_pb2.ServerReflectionRequest(list_services="")
+        (reply,) = list(stub.ServerReflectionInfo(iter([request])))
+        listed = {s.name for s in reply.list_services_response.service}
+        assert {BOT_SERVICE, SPECTATOR_SERVICE, "grpc.health.v1.Health"} <= listed
+
+
+def _self_signed(directory: Path, name: str) -> tuple[Path, Path]:
+    """A self-signed certificate for localhost and 127.0.0.1, made with the openssl CLI."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("the openssl command is needed to make a test certificate")
+    cert, key = directory / f"{name}.pem", directory / f"{name}.key"
+    subprocess.run(
+        [
+            openssl,
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-days",
+            "1",
+            "-subj",
+            f"/CN={name}",
+            "-addext",
+            "subjectAltName=DNS:localhost,IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
+
+
+@pytest.mark.parametrize("mutual", [False, True], ids=["tls", "mutual-tls"])
+def test_a_game_runs_over_tls(tmp_path: Path, mutual: bool) -> None:
+    cert, key = _self_signed(tmp_path, "localhost")
+    client_cert, client_key = _self_signed(tmp_path, "bot")
+    tls = TlsConfig.from_files(
+        cert, key, client_cert if mutual else None, require_client_cert=mutual
+    )
+    accounts = TokenAccounts()
+    referee = RefereeThread(RefereeConfig(tls=tls), accounts)
+    referee.start("127.0.0.1:0")
+    bots = BotProcesses(referee, accounts, tmp_path)
+    try:
+        creds = [f"--tls-ca={cert}"]
+        if mutual:
+            creds += [f"--tls-cert={client_cert}", f"--tls-key={client_key}"]
+        names = ("t1", "t2", "t3", "t4")
+        for n in names:
+            bots.start(n, "good", *creds)
+        # A client speaking plain text (or, with mutual TLS, without a certificate) gets nowhere.
+        outsider = bots.start("t1", "good", *([f"--tls-ca={cert}"] if mutual else []))
+        assert referee.wait_for_bots(names, BOT_READY_MS)
+        record = referee.submit(TableSpec("tls", Rules(), 5, names, "5", clocks=CALM))
+        assert record.result(RESULT_S).termination is Termination.NORMAL
+        assert status_of(bots, outsider).startswith("UNAVAILABLE")
+        assert referee.idle() == {n: 1 for n in names}
+    finally:
+        bots.kill_all()
+        referee.stop(0)

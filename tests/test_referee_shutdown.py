@@ -1,0 +1,103 @@
+"""Stopping a referee: games in play finish within the grace or are recorded INTERRUPTED, and
+every bot's stream closes with a status."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import BOT_READY_MS, RAW_BOT, BotProcesses
+
+from arena.referee import RefereeThread, TokenAccounts
+from arena.rules import Rules
+from arena.table import Clocks, GameRecord, TableSpec, Termination
+
+REFEREE_MAIN = Path(__file__).parent / "bots" / "referee_main.py"
+RESULT_S = 120.0
+CALM = Clocks(move_ms=5000, bank_ms=10_000, handshake_ms=30_000)
+ENDLESS = Rules(target=1_000_000)
+"""A game nobody finishes during a test: it can only end by being stopped."""
+
+
+def _line(proc: subprocess.Popen[str], prefix: str) -> str:
+    """Read the process's stdout up to a line starting with ``prefix``; that line."""
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith(prefix):
+            return line.strip()
+    raise AssertionError(f"the process ended without printing {prefix!r}")
+
+
+def test_sigterm_interrupts_a_game_records_it_and_closes_every_stream(tmp_path: Path) -> None:
+    names = ("r1", "r2", "r3", "r4")
+    tokens = {f"token-{n}": n for n in names}
+    spec = TableSpec("endless", ENDLESS, 9, names, "9", hands=None, clocks=CALM)
+    (tmp_path / "tokens.json").write_text(json.dumps(tokens))
+    (tmp_path / "spec.json").write_text(json.dumps(spec.to_dict()))
+    out = tmp_path / "record.json"
+    procs: list[subprocess.Popen[str]] = []
+    try:
+        referee = subprocess.Popen(
+            [
+                sys.executable,
+                str(REFEREE_MAIN),
+                str(tmp_path / "tokens.json"),
+                str(tmp_path / "spec.json"),
+                str(out),
+                "0",
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        procs.append(referee)
+        port = int(_line(referee, "PORT").split()[1])
+        for n in names:
+            procs.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        str(RAW_BOT),
+                        f"--address=127.0.0.1:{port}",
+                        f"--token=token-{n}",
+                        f"--name={n}",
+                    ],
+                    stdout=subprocess.PIPE,
+                    text=True,
+                )
+            )
+        _line(referee, "PLAYING")
+        referee.send_signal(signal.SIGTERM)
+        assert referee.wait(RESULT_S) == 0
+        record = GameRecord.from_dict(json.loads(out.read_text()))
+        assert record.termination is Termination.INTERRUPTED
+        assert record.reason.startswith("interrupted (the referee is stopping)")
+        assert record.hands and not record.hands[-1].complete
+        for bot in procs[1:]:
+            printed, _ = bot.communicate(timeout=RESULT_S)
+            assert "SHUTDOWN SHUTDOWN_REASON_SERVER_SHUTDOWN" in printed
+            assert "STATUS OK" in printed
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.communicate()
+
+
+def test_stopping_with_a_grace_lets_the_game_in_play_finish(
+    referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
+) -> None:
+    names = ("w1", "w2", "w3", "w4")
+    for n in names:
+        bots.start(n, "slow", "--delay-ms=10")
+    assert referee[0].wait_for_bots(names, BOT_READY_MS)
+    future = referee[0].submit(TableSpec("graced", Rules(), 4, names, "4", clocks=CALM))
+    while referee[0].idle():  # the table has taken its bots: the game is under way
+        time.sleep(0.01)
+    referee[0].stop(grace_ms=int(RESULT_S * 1000))
+    record = future.result(RESULT_S)
+    assert record.termination is Termination.NORMAL
+    assert len(record.hands) == 1 and record.hands[0].complete
