@@ -154,6 +154,10 @@ def test_admin_pauses_and_bans_and_a_banned_token_is_refused(server: ServerProce
     assert again.stderr is not None and b"PERMISSION_DENIED" in again.stderr.read()
     kicked = server.cli("admin", "kick", "no-such-session", *base)
     assert kicked.returncode == 2 and "no session" in kicked.stderr
+    victim = next(s["id"] for s in server.get("/api/lobby")["sessions"] if s["bot"] == "a")
+    kicked = server.cli("admin", "kick", victim, "--reason", "testing kicks", *base)
+    assert kicked.returncode == 0, kicked.stderr
+    server.wait_for(lambda: victim not in {s["id"] for s in server.get("/api/lobby")["sessions"]})
     assert server.cli("admin", "resume", *base).returncode == 0
     assert server.get("/api/health")["ladder"] == "running"
     assert server.terminate() == 0
@@ -271,3 +275,20 @@ def test_fixed_event_plays_its_schedule_and_refuses_outsiders(server: ServerProc
     assert len(played) == 8 and all(g["rated"] for g in played)
     assert len({g["board"] for g in played}) == 2
     assert server.terminate() == 0
+
+
+def test_a_database_keeps_its_competition_and_bad_settings_are_one_line(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    server.start()
+    assert server.terminate() == 0
+    other = tmp_path / "three.toml"
+    other.write_text("players = 3\n")
+    refused = server.cli("serve", "--db", str(server.db), "--config", str(other), "--port", "0")
+    assert refused.returncode == 2
+    assert "holds another run" in refused.stderr and "Traceback" not in refused.stderr
+    bad = tmp_path / "bad.toml"
+    bad.write_text("players = 9\n")
+    refused = server.cli("serve", "--db", str(server.db), "--config", str(bad))
+    assert refused.returncode == 2
+    assert refused.stderr.strip().count("\n") == 0 and "players = 9" in refused.stderr
