@@ -70,17 +70,22 @@ def _fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
 
 def _guard(action: Callable[[], T]) -> T:
     """Run ``action``; an arena error becomes one line and an exit code, never a traceback."""
-    from arena.ratings import RatingsError
-    from arena.store import StoreError
-
     try:
         return action()
-    except (ConfigError, StoreError, RatingsError) as e:
-        _fail(str(e), EXIT_BAD_INPUT)
     except ArenaError as e:
-        _fail(str(e), EXIT_FAILED)
+        _fail(str(e), EXIT_BAD_INPUT if _is_bad_input(e) else EXIT_FAILED)
     except KeyboardInterrupt:
         _fail("interrupted before the run started; nothing was stored", EXIT_INTERRUPTED)
+
+
+def _is_bad_input(error: ArenaError) -> bool:
+    from arena.store import StoreError
+
+    if isinstance(error, ConfigError | StoreError):
+        return True
+    # The ratings load scipy: when they are not loaded, the error cannot be theirs.
+    ratings = sys.modules.get("arena.ratings.results")
+    return ratings is not None and isinstance(error, ratings.RatingsError)
 
 
 # ---- options shared by `run`, `demo` and `sprt` ------------------------------------------------
@@ -155,9 +160,6 @@ def _do_run(
     port: int | None,
 ) -> None:
     from arena.config import build_config, load_toml
-    from arena.director.progress import make_reporter
-    from arena.director.run import run_batch
-    from arena.director.summary import print_summary
 
     settings = _guard(
         lambda: build_config(
@@ -179,6 +181,11 @@ def _do_run(
             port=port,
         )
     )
+    # Imported once the flags are good: the ratings bring numpy, scipy and matplotlib.
+    from arena.director.progress import make_reporter
+    from arena.director.run import run_batch
+    from arena.director.summary import print_summary
+
     outcome = _guard(lambda: run_batch(settings, make_reporter(sys.stderr)))
     if outcome.interrupted:
         _fail(
@@ -462,3 +469,19 @@ def sprt(
     else:
         verdict = f"no decision: stopped at the cap of {max_boards} boards (--max-boards)"
     console.print(verdict, markup=False, highlight=False)
+
+
+def _register_other_commands() -> None:
+    """The competition server's commands (serve, bots, admin) and check-bot live with their
+    packages; they add themselves here."""
+    from arena.checkbot import register as register_checkbot
+    from arena.server.cli import register as register_server
+
+    register_server(app)
+    register_checkbot(app)
+
+
+_register_other_commands()
+
+if __name__ == "__main__":
+    app()

@@ -356,6 +356,8 @@ def build_config(
     if not 0 <= the_port <= MAX_PORT:
         raise ConfigError(f"--port {the_port}: a port is 0 (any free one) to {MAX_PORT}")
     db_path = Path(pick("db", db) or DEFAULT_DB)
+    if db_path.is_dir() or not db_path.name:
+        raise ConfigError(f"--db {db_path}: is a folder, not a database file")
     out_value = pick("out", out)
     out_path = Path(out_value) if out_value else _default_out(db_path)
     if check_commands:

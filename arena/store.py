@@ -22,11 +22,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.errors import ArenaError, ConfigError
-from arena.ratings.results import TableResult
 from arena.table import GameRecord
+
+if TYPE_CHECKING:
+    from arena.ratings.results import TableResult
 
 __all__ = [
     "SCHEMA",
@@ -491,6 +493,8 @@ def load_results(db_path: Path | str, run: str | None = None) -> list[TableResul
     A single-hand table gives one result with its moon; a full game gives one result with the
     game's totals and placings.
     """
+    from arena.ratings.results import TableResult  # the ratings package loads scipy: only here
+
     with Store.open(db_path, create=False) as store:
         sql = "SELECT run_id, game, board, full_game FROM games"
         args: tuple[str, ...] = ()

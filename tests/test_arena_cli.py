@@ -1,0 +1,239 @@
+"""The `arena` command as a user runs it: exit codes, one-line errors, nothing half-written, and
+the replay, ratings, sprt and demo commands."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_store import play_record
+from typer.testing import CliRunner, Result
+
+from arena.cli import app
+from arena.config import build_config
+from arena.director.schedule import schedule
+from arena.store import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = shlex.quote(sys.executable)
+LOW = f"{PY} {shlex.quote(str(ROOT / 'sample_bots' / 'lowcard.py'))}"
+HEUR = f"{PY} {shlex.quote(str(ROOT / 'sample_bots' / 'heuristic.py'))}"
+HASH = f"{PY} {shlex.quote(str(ROOT / 'tests' / 'arena_bots' / 'hashbot.py'))}"
+CLI_TIMEOUT_S = 240
+QUITTER = 'import sys; print("no cards today", file=sys.stderr); sys.exit(3)'
+ARENA = Path(sys.executable).with_name("arena")
+
+
+def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run the `arena` command in ``cwd``."""
+    return subprocess.run(
+        [str(ARENA), *args] if ARENA.exists() else [sys.executable, "-m", "arena.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT_S,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+
+
+def test_version_and_help(tmp_path: Path) -> None:
+    done = arena("--version", cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout.startswith("arena ")
+    helped = arena("run", "--help", cwd=tmp_path)
+    assert helped.returncode == 0
+    for flag in (
+        "--bot", "--players", "--rules", "--rule", "--format", "--candidate", "--boards",
+        "--game-to", "--concurrency", "--seed", "--move-time", "--time-bank", "--db", "--out",
+        "--config", "--port",
+    ):  # fmt: skip
+        assert flag in helped.stdout
+
+
+def one_port_in_use() -> socket.socket:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    return listener
+
+
+BAD_INPUT = {
+    "missing command": (
+        ["--bot", "a=/no/such/bot", "--bot", f"b={LOW}", "--bot", f"c={LOW}", "--players", "3"],
+        "bot 'a': command '/no/such/bot' does not exist",
+    ),
+    "exits at once": (
+        [
+            "--bot",
+            f"quitter={PY} -c {shlex.quote(QUITTER)}",
+            "--bot",
+            f"b={LOW}",
+            "--bot",
+            f"c={LOW}",
+            "--players",
+            "3",
+            "--concurrency",
+            "1",
+        ],
+        "exited at once with code 3: no cards today",
+    ),
+    "bad rule": (["--rule", "colour=red"], "--rule: rules.colour: unknown rule"),
+    "bad preset": (["--rules", "chess"], "--rules: unknown preset 'chess'"),
+    "too few bots": (
+        ["--bot", f"a={LOW}", "--bot", f"b={LOW}"],
+        "2 bot(s) (a, b) for 4-player tables: give at least 4",
+    ),
+    "database in a missing folder": (
+        [
+            "--db",
+            "nowhere/x.db",
+            "--bot",
+            f"a={LOW}",
+            "--bot",
+            f"b={LOW}",
+            "--bot",
+            f"c={LOW}",
+            "--players",
+            "3",
+        ],
+        "--db nowhere/x.db: folder nowhere does not exist",
+    ),
+    "database is a folder": (["--db", "."], "--db .: is a folder, not a database file"),
+    "bad duration": (["--move-time", "soon"], "--move-time 'soon'"),
+    "config file missing": (["--config", "nothing.toml"], "--config nothing.toml: no such file"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUT))
+def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path: Path, case: str) -> None:
+    args, message = BAD_INPUT[case]
+    done = arena("run", *args, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("arena: error: ") and message in done.stderr
+    assert "Traceback" not in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_port_in_use_is_refused(tmp_path: Path) -> None:
+    with one_port_in_use() as taken:
+        port = taken.getsockname()[1]
+        done = arena(
+            "run", "--port", str(port), "--bot", f"a={LOW}", "--bot", f"b={LOW}", "--bot",
+            f"c={LOW}", "--players", "3", cwd=tmp_path,
+        )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr == f"arena: error: --port {port}: 127.0.0.1:{port} is not free " + (
+        "(Address already in use)\n"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_existing_database_is_left_as_it_was_when_a_bot_fails(tmp_path: Path) -> None:
+    args = ["--bot", f"a={LOW}", "--bot", f"b={LOW}", "--bot", f"c={LOW}", "--players", "3"]
+    first = arena("run", *args, "--boards", "1", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    before = (tmp_path / "arena.db").read_bytes()
+    broken = [*args[:4], "--bot", f"c={PY} -c 'import sys; sys.exit(1)'", "--players", "3"]
+    done = arena("run", *broken, "--boards", "1", cwd=tmp_path)
+    # Another configuration (c's command changed) is refused before any bot starts.
+    assert done.returncode == 2 and "holds another run (bots differ)" in done.stderr
+    assert (tmp_path / "arena.db").read_bytes() == before
+
+
+def stored_db(tmp_path: Path) -> Path:
+    """A database with a few engine-played games (no processes needed)."""
+    config = build_config(
+        bots=["a=true", "b=true", "c=true", "d=true"], boards=2, db=tmp_path / "s.db"
+    )
+    with Store.open(config.db) as store:
+        store.claim(config.run_id, "batch", config.identity(), 8)
+        for table in schedule(config):
+            store.save_game(config.run_id, table.index, play_record(table.spec, fault_seat=2))
+    return config.db
+
+
+def invoke(*args: str) -> Result:
+    """Run the `arena` command in this process (for commands that start no process)."""
+    return CliRunner().invoke(app, list(args))
+
+
+def test_replay_prints_the_deal_the_passes_every_trick_and_fault(tmp_path: Path) -> None:
+    db = stored_db(tmp_path)
+    done = invoke("replay", "b1-g0-r3", "--db", str(db))
+    assert done.exit_code == 0, done.output
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("table b1-g0-r3 (game 7): board 1:1, seed ")
+    assert lines[1] == "seats: 0 b, 1 c, 2 d, 3 a"
+    assert lines[2] == "hand 0: dealer seat 0, pass left"
+    assert sum(line.startswith("    seat ") and "->" in line for line in lines) == 4
+    assert sum(line.startswith("  trick ") for line in lines) == 13
+    assert sum("FAULT seat 2 d: timeout: too slow" in line for line in lines) == 1
+    assert lines[-1] == "ended: normal: played to the end"
+    as_json = invoke("replay", "7", "--db", str(db), "--json")
+    events = [json.loads(line)["event"] for line in as_json.stdout.splitlines()]
+    assert events[0] == "table" and events[-1] == "result" and "fault" in events
+    missing = invoke("replay", "b9-g9-r9", "--db", str(db))
+    assert missing.exit_code == 2 and "no game 'b9-g9-r9'" in missing.stderr
+
+
+def test_ratings_in_every_format(tmp_path: Path) -> None:
+    db = stored_db(tmp_path)
+    table = invoke("ratings", "--db", str(db), "--crosstable", "--los")
+    assert table.exit_code == 0, table.stderr
+    assert "Ratings, 4-seat tables" in table.stdout and "Crosstable" in table.stdout
+    as_json = invoke("ratings", "--db", str(db), "--format", "json")
+    assert as_json.exit_code == 0, as_json.stderr
+    assert "a" in json.dumps(json.loads(as_json.stdout))
+    as_csv = invoke("ratings", "--db", str(db), "--format", "csv")
+    assert as_csv.exit_code == 0 and as_csv.stdout.count("\n") >= 5
+    plot = tmp_path / "elo.png"
+    plotted = invoke("ratings", "--db", str(db), "--plot", str(plot))
+    assert plotted.exit_code == 0 and plot.read_bytes().startswith(b"\x89PNG")
+    bad = invoke("ratings", "--db", str(tmp_path / "none.db"))
+    assert bad.exit_code == 2 and bad.stderr.startswith("arena: error: --db ")
+    wrong = invoke("ratings", "--db", str(db), "--format", "xml")
+    assert wrong.exit_code == 2
+
+
+def test_sprt_plays_boards_until_a_decision_or_the_cap_and_resumes(tmp_path: Path) -> None:
+    args = [
+        "sprt", "--bot", f"low={LOW}", "--bot", f"heur={HEUR}", "--filler", f"h1={HASH}",
+        "--filler", f"h2={HASH}", "--elo0", "0", "--elo1", "300", "--alpha", "0.1", "--beta",
+        "0.1", "--max-boards", "3", "--concurrency", "2",
+    ]  # fmt: skip
+    done = arena(*args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
+    assert out[0].startswith("SPRT heur (B) against low (A) at low, heur, h1, h2")
+    assert "LLR" in out[-2]
+    assert out[-1].startswith(("H1 accepted", "H0 accepted", "no decision: stopped at the cap"))
+    boards = [line for line in done.stderr.splitlines() if "LLR" in line]
+    assert 1 <= len(boards) <= 3
+    assert boards[-1].split("LLR")[1] == out[-2].split("LLR")[1]
+    # The same command again feeds the stored boards and decides the same, playing nothing.
+    started = time.monotonic()
+    again = arena(*args, cwd=tmp_path)
+    assert again.returncode == 0 and again.stdout.splitlines()[-2:] == out[-2:]
+    assert "games to play" not in again.stderr
+    assert time.monotonic() - started >= 0  # (no timing asserted: only that it returned)
+    too_many = arena(
+        "sprt", "--bot", f"a={LOW}", "--bot", f"b={LOW}", "--filler", f"c={LOW}", "--filler",
+        f"d={LOW}", "--filler", f"e={LOW}", cwd=tmp_path,
+    )  # fmt: skip
+    assert too_many.returncode == 2 and "3 filler(s) for a 4-player table" in too_many.stderr
+
+
+def test_demo_plays_the_sample_bots_and_rates_them(tmp_path: Path) -> None:
+    done = arena("demo", "--boards", "1", "--move-time", "100", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "4 of 4 games in arena-demo.db" in done.stdout
+    for bot in ("random", "lowcard", "heuristic", "montecarlo"):
+        assert bot in done.stdout
+    assert "Ratings, 4-seat tables" in done.stdout and "Faults per bot" in done.stdout

@@ -1,0 +1,151 @@
+"""`arena run` end to end: real referee, real bot processes, real SQLite, in this process.
+
+The CLI's own behaviour (exit codes, one-line errors, signals) is in test_arena_cli.py and
+test_arena_resume.py; here the director is driven through :func:`run_batch` to keep it quick.
+"""
+
+from __future__ import annotations
+
+import io
+import shlex
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.config import RunConfig, build_config
+from arena.director.progress import PlainReporter
+from arena.director.replay import replay_text
+from arena.director.run import run_batch
+from arena.director.schedule import schedule
+from arena.errors import ConfigError
+from arena.store import Store, load_results
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = shlex.quote(sys.executable)
+
+
+def sample(name: str) -> str:
+    """The command of a sample bot."""
+    return f"{PY} {shlex.quote(str(ROOT / 'sample_bots' / name))}"
+
+
+def test_bot(name: str, *args: str) -> str:
+    """The command of one of this suite's bots (tests/arena_bots, tests/bots)."""
+    return shlex.join([sys.executable, str(ROOT / "tests" / name), *args])
+
+
+test_bot.__test__ = False  # type: ignore[attr-defined]  # a helper, not a test
+
+DETERMINISTIC = [
+    f"low={sample('lowcard.py')}",
+    f"heur={sample('heuristic.py')}",
+    f"hash1={test_bot('arena_bots/hashbot.py')}",
+    f"hash2={test_bot('arena_bots/hashbot.py')}",
+]
+
+
+def run(config: RunConfig) -> tuple[int, int, int, str]:
+    """Run a batch; (stored, played, total, progress text)."""
+    out = io.StringIO()
+    outcome = run_batch(config, PlainReporter(out))
+    assert not outcome.interrupted
+    return outcome.stored, outcome.played, outcome.total, out.getvalue()
+
+
+def test_a_batch_plays_every_board_in_every_rotation_and_resumes_as_done(tmp_path: Path) -> None:
+    config = build_config(
+        bots=DETERMINISTIC, boards=2, concurrency=2, db=tmp_path / "a.db", move_time="2s"
+    )
+    stored, played, total, progress = run(config)
+    assert (stored, played, total) == (8, 8, 8)
+    assert "8 games to play of 8" in progress and "8/8 games" in progress
+
+    planned = {t.spec.table_id: t.spec for t in schedule(config)}
+    with Store.open(config.db, create=False) as store:
+        records = dict(store.records(config.run_id))
+    assert sorted(records) == list(range(8))
+    for index, record in records.items():
+        assert record.spec == planned[record.spec.table_id]
+        assert record.termination.value == "normal" and not record.faults
+        [hand] = record.hands
+        assert len(hand.tricks) == 13
+        assert sum(record.totals) in (26, 78)  # 26 points, or a moon: 3 x 26
+        assert (
+            tmp_path / "a-out" / "replays" / f"{index:06d}-{record.spec.table_id}.jsonl"
+        ).exists()
+    for bot in ("low", "heur", "hash1", "hash2"):
+        assert "started process 0" in (tmp_path / "a-out" / "logs" / f"{bot}.log").read_text()
+
+    results = load_results(config.db)
+    assert len(results) == 8
+    assert {r.board for r in results} == {"1:0", "1:1"}
+    # Every bot held every seat's cards of each board once.
+    for board in ("1:0", "1:1"):
+        seatings = [r.players for r in results if r.board == board]
+        for seat in range(4):
+            assert sorted(s[seat] for s in seatings) == ["hash1", "hash2", "heur", "low"]
+
+    lines = list(replay_text(records[5], 5))
+    assert lines[0].startswith("table b1-g0-r1 (game 5): board 1:1")
+    assert any(line.startswith("  trick 13:") for line in lines)
+    assert lines[-1] == "ended: normal: 1 hand played"
+
+    # The same command again has nothing left to play, and starts no bot.
+    again = run(config)
+    assert again[:3] == (8, 0, 8)
+
+
+def test_misbehaving_bots_are_recorded_and_the_run_finishes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = tmp_path / "crashed-once"
+    monkeypatch.setenv("ARENA_TEST_CRASH_MARKER", str(marker))
+    monkeypatch.setenv("ARENA_TEST_CRASH_AT", "3")
+    config = build_config(
+        bots=[
+            f"low={sample('lowcard.py')}",
+            f"crash={test_bot('arena_bots/crashbot.py')}",
+            f"illegal={test_bot('bots/raw_bot.py', '--mode', 'illegal')}",
+            f"slow={test_bot('bots/raw_bot.py', '--mode', 'slow', '--delay-ms', '400')}",
+        ],
+        boards=1,
+        concurrency=1,
+        move_time="100ms",
+        time_bank="100ms",
+        db=tmp_path / "m.db",
+    )
+    stored, played, total, progress = run(config)
+    assert (stored, played, total) == (4, 4, 4)
+    assert "bot crash (process 0) exited with code 3: crashbot: crashing on purpose" in progress
+    assert marker.exists()
+
+    db = sqlite3.connect(config.db)
+    kinds = dict(db.execute("SELECT bot, GROUP_CONCAT(DISTINCT kind) FROM faults GROUP BY bot"))
+    assert "illegal-card" in kinds["illegal"]
+    assert "timeout" in kinds["slow"]  # and its late answers may arrive as wrong ids
+    assert "low" not in kinds
+    statuses = dict(db.execute("SELECT bot, GROUP_CONCAT(DISTINCT status) FROM seats GROUP BY bot"))
+    assert statuses["low"] == "normal"
+    assert statuses["slow"] != "normal"  # too many timeouts forfeit the seat
+    [(bot, code, said)] = db.execute("SELECT bot, exit_code, stderr FROM crashes").fetchall()
+    assert (bot, code) == ("crash", 3) and "crashing on purpose" in said
+    [(game, seat)] = db.execute("SELECT game, seat FROM seats WHERE crashed = 1").fetchall()
+    reason = db.execute("SELECT reason FROM games WHERE game = ?", (game,)).fetchone()[0]
+    assert f"bot crash in seat {seat} crashed (exit code 3)" in reason
+    db.close()
+    with Store.open(config.db, create=False) as store:
+        faults = {row.bot: row for row in store.bot_faults(config.run_id)}
+    assert faults["crash"].exits == 1 and faults["crash"].crashed_games == 1
+    assert faults["low"].total_faults == 0 and faults["slow"].forfeits >= 1
+
+
+def test_another_configuration_on_the_same_database_is_refused(tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    first = build_config(bots=DETERMINISTIC, boards=1, concurrency=2, db=db)
+    assert run(first)[:3] == (4, 4, 4)
+    other = build_config(bots=DETERMINISTIC, boards=2, concurrency=2, db=db)
+    with pytest.raises(ConfigError, match=r"holds another run \(boards 1, not 2\)"):
+        run_batch(other, PlainReporter(io.StringIO()))
+    assert len(load_results(db)) == 4
