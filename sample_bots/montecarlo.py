@@ -20,8 +20,11 @@ from arena.client import Bot, DecisionView, playout, run, sample_world
 
 PLAYOUTS = 400
 """Playouts per decision when the deadline allows (a few milliseconds each on a laptop core)."""
-PLAYOUTS_PER_SECOND_ALLOWED = 2000
-"""Playouts per second of move deadline: a quarter of what one slow core manages."""
+PLAYOUTS_PER_SECOND_ALLOWED = 800
+"""Playouts per second of move deadline: a playout costs up to 0.3 ms on one core, so the search
+spends at most about a quarter of the deadline."""
+SAFE_SPADES = 4
+"""Spades below the queen that make holding her (and her guards) safe."""
 
 
 class MonteCarloBot(Bot):
@@ -32,11 +35,13 @@ class MonteCarloBot(Bot):
         self.playouts = playouts
 
     def choose_pass(self, view: DecisionView) -> Sequence[Card]:
-        # Passing is judged by rule of thumb: the queen and her guards, then high cards.
-        spades_low = sum(1 for c in view.hand if c.suit is Suit.SPADES and c.rank < Rank.QUEEN)
+        # Passing is judged by rule of thumb: the queen and her top guards unless the spades are
+        # long, then the highest cards, hearts first.
+        low_spades = sum(1 for c in view.hand if c.suit is Suit.SPADES and c.rank < Rank.QUEEN)
 
         def urgency(card: Card) -> float:
-            danger = card.suit is Suit.SPADES and card.rank >= Rank.QUEEN and spades_low < 4
+            exposed = card.suit is Suit.SPADES and card.rank >= Rank.QUEEN
+            danger = exposed and low_spades < SAFE_SPADES and view.rules.queen_penalty > 0
             return card.rank + 20 * danger + 2 * (card.suit is Suit.HEARTS)
 
         return sorted(view.hand, key=urgency, reverse=True)[: view.pass_count]

@@ -261,14 +261,16 @@ def _positions(rules: Rules, seeds: range) -> list[tuple[Hand, DecisionView]]:
     [
         Rules(),
         Rules(players=3),
+        Rules(players=3, kitty=True),
         Rules(players=5, kitty=True),
+        Rules(players=5, kitty=True, first_lead=FirstLead.ANY_CLUB),
         Rules(players=6, first_lead=FirstLead.ANY_CLUB),
     ],
-    ids=["standard", "three", "five-kitty", "six-any-club"],
+    ids=["standard", "three", "three-kitty", "five-kitty", "five-kitty-any-club", "six-any-club"],
 )
 def test_sampled_worlds_are_consistent_with_the_view(rules: Rules) -> None:
     rng = random.Random(7)
-    for truth, view in _positions(rules, range(40)):
+    for truth, view in _positions(rules, range(60)):
         me = view.seat
         for _ in range(3):
             world = sample_world(view, rng)

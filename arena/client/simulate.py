@@ -40,32 +40,25 @@ def sample_world(view: DecisionView, rng: random.Random) -> Hand:
             played_by[trick.seat_of(pos, n)].append(card)
             sequence.append(card)
     played = mask_of(sequence)
-    forced: list[list[Card]] = [[] for _ in range(n)]
+    # Cards whose holder is known: bins 0..n-1 are the seats, bin n the kitty.
+    forced: list[list[Card]] = [[] for _ in range(n + 1)]
     if view.pass_to != me:
         forced[view.pass_to] = [c for c in view.passed if not played & c.bit]
-    if rules.first_lead is FirstLead.ANY_CLUB and sequence:
-        # The first trick's leader held the lowest club in play, whatever club it led.
-        first = view.tricks[0] if view.tricks else view.trick
-        assert first is not None
-        lowest_club = min(c for c in rules.cards_in_deck if c.suit is Suit.CLUBS)
-        if not (played | mask_of(view.hand)) & lowest_club.bit and first.leader != me:
-            forced[first.leader].append(lowest_club)
+    if sequence and rules.first_lead is not FirstLead.LEFT_OF_DEALER:
+        _place_opening_club(view, played_by, forced, rng)
     forced_mask = mask_of(c for f in forced for c in f)
     pool = [c for c in view.unseen if not forced_mask & c.bit]
-    # One more bin for the kitty: its cards stay unseen even after the first trick takes it.
     capacity = [0 if s == me else view.cards_in_hand[s] - len(forced[s]) for s in range(n)]
-    capacity.append(rules.kitty_size)
-    voids = [0] * (n + 1)
-    for s in range(n):
-        for suit in view.voids[s]:
-            voids[s] |= _SUIT_BITS << (int(suit) * RANKS_PER_SUIT)
+    # The kitty's cards stay unseen even after the first trick takes them.
+    capacity.append(rules.kitty_size - len(forced[n]))
+    voids = [sum(1 << suit for suit in view.voids[s]) for s in range(n)] + [0]
     hidden = _deal(pool, capacity, voids, rng)
     holdings: list[list[Card]] = []
     for s in range(n):
         cards = list(view.hand) if s == me else hidden[s] + forced[s]
         # Play starts from the holdings after the pass, so the hand is rebuilt from them.
         holdings.append(cards + (played_by[s] if view.kind is DecisionKind.PLAY else []))
-    kitty = hidden[n]
+    kitty = hidden[n] + forced[n]
     if view.kind is DecisionKind.PASS:
         return Hand(
             rules, holdings, dealer=view.dealer, pass_direction=view.pass_direction, kitty=kitty
@@ -76,32 +69,90 @@ def sample_world(view: DecisionView, rng: random.Random) -> Hand:
     return hand
 
 
+def _place_opening_club(
+    view: DecisionView,
+    played_by: Sequence[Sequence[Card]],
+    forced: list[list[Card]],
+    rng: random.Random,
+) -> None:
+    """Put the clubs below the opening lead where the club-lead rules say they must be.
+
+    The first trick's leader held the lowest club dealt to a hand after the pass, and any club
+    below that one lay in the kitty. The unseen clubs below the lowest club known to be in a hand
+    therefore went to the kitty, except, when any club may be led, the lowest of them that did
+    not, which was the leader's (and must be, if that known club is another seat's).
+    """
+    rules = view.rules
+    n = view.players
+    first = view.tricks[0] if view.tricks else view.trick
+    assert first is not None and first.cards
+    leader = first.leader
+    owner = {c: s for s in range(n) for c in played_by[s]}
+    owner.update(dict.fromkeys(view.hand, view.seat))
+    for seat in range(n):
+        owner.update(dict.fromkeys(forced[seat], seat))  # e.g. the cards this seat passed
+    below: list[Card] = []  # unseen clubs below the lowest club seen in a hand
+    stop_owner = leader
+    for club in (c for c in rules.cards_in_deck if c.suit is Suit.CLUBS):
+        if club in owner:
+            stop_owner = owner[club]
+            break
+        below.append(club)
+    if rules.first_lead is FirstLead.LOWEST_CLUB or leader == view.seat:
+        forced[n].extend(below)  # below the leader's lowest club, so in no hand
+        return
+    kitty_room = rules.kitty_size - len(forced[n])
+    leader_room = view.cards_in_hand[leader] - len(forced[leader])
+    if Suit.CLUBS in view.voids[leader]:
+        leader_room = 0  # it has shown that it holds no club any more
+    for k, club in enumerate(below):
+        # If the lowest club seen is another seat's, one of these must be the leader's.
+        must = stop_owner != leader and k == len(below) - 1
+        if not must and kitty_room > 0 and rng.randrange(kitty_room + leader_room) < kitty_room:
+            forced[n].append(club)
+            kitty_room -= 1
+            continue
+        forced[leader].append(club)
+        return
+
+
 def _deal(
     pool: Sequence[Card], capacity: Sequence[int], voids: Sequence[int], rng: random.Random
 ) -> list[list[Card]]:
-    """Deal ``pool`` into bins of the given sizes, no card into a bin whose voids hold it."""
+    """Deal ``pool`` into bins of the given sizes, no card into a bin void in its suit.
+
+    ``voids[b]`` is a bit set of suits. The cards of a suit some bin lacks go first, each to a
+    bin that may hold it, chosen with odds in proportion to the room left there; the others then
+    fill the room left in a random order, which is the same distribution and much cheaper.
+    """
     bins = range(len(capacity))
+    eligible = [[b for b in bins if not voids[b] >> suit & 1] for suit in range(4)]
+    constrained = [c for c in pool if len(eligible[c.suit]) < len(capacity)]
+    free = [c for c in pool if len(eligible[c.suit]) == len(capacity)]
     for _ in range(SAMPLE_ATTEMPTS):
-        cards = list(pool)
-        rng.shuffle(cards)
-        # Most constrained cards first, so that the last ones rarely find every bin full.
-        cards.sort(key=lambda c: sum(1 for b in bins if voids[b] & c.bit))
-        cards.reverse()
+        rng.shuffle(constrained)
+        # The most constrained suits first, so that the last cards rarely find every bin full.
+        constrained.sort(key=lambda c: len(eligible[c.suit]))
         left = list(capacity)
         out: list[list[Card]] = [[] for _ in bins]
-        for card in cards:
-            weights = [left[b] if not voids[b] & card.bit else 0 for b in bins]
-            total = sum(weights)
+        for card in constrained:
+            options = eligible[card.suit]
+            total = sum(left[b] for b in options)
             if total == 0:
                 break
-            pick = rng.randrange(total)
-            for b in bins:
-                if pick < weights[b]:
+            pick = int(rng.random() * total)
+            for b in options:
+                pick -= left[b]
+                if pick < 0:
                     break
-                pick -= weights[b]
             out[b].append(card)
             left[b] -= 1
         else:
+            rng.shuffle(free)
+            start = 0
+            for b in bins:
+                out[b].extend(free[start : start + left[b]])
+                start += left[b]
             return out
     # The voids cannot be met (a view that contradicts itself): deal ignoring them.
     cards = list(pool)
