@@ -1,0 +1,381 @@
+"""The client's side of hearts.v1 in the corners a real referee reaches only rarely.
+
+A scripted peer (a real grpc.aio server on loopback, speaking the generated protocol) sends
+exactly the messages a test needs: several parts in one message, a decision kind from a newer
+protocol, a clean end of the session, a refusal, a failure and then success. The client under
+test is the real runner, in-process (:func:`arena.client.serve`) or as a sample-bot process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from arena.cards import Card
+from arena.client import Bot, DecisionView, FaultNotice, GameStarted, HandStarted, serve
+from arena.client.remote import ClientSettings, Refused
+from arena.client.wire import PROTOCOL_VERSION
+from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
+from arena.proto.hearts.v1 import bot_service_pb2_grpc as bot_grpc
+from arena.proto.hearts.v1 import events_pb2 as ev_pb
+from arena.proto.hearts.v1 import game_pb2 as game_pb
+from arena.rules import Rules
+from arena.table import FaultKind
+
+ROOT = Path(__file__).resolve().parent.parent
+PROCESS_TIMEOUT_S = 60.0
+UNKNOWN_DECISION_KIND = 7
+"""A decision kind no version of this SDK knows (the protocol keeps 3 and up for the future)."""
+
+Stream = grpc.aio.ServicerContext[bot_pb.PlayRequest, bot_pb.PlayResponse]
+Script = Callable[[int, Stream], Awaitable[None]]
+
+
+class ScriptedPeer(bot_grpc.BotServiceServicer):
+    """A BotService that plays ``script(n, stream)`` on the n-th stream, on its own thread."""
+
+    def __init__(self, script: Script) -> None:
+        self.script = script
+        self.streams = 0
+        self.received: list[bot_pb.PlayRequest] = []
+        self.port = 0
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._server: grpc.aio.Server | None = None
+
+    async def Play(self, request_iterator: Any, context: Stream) -> None:  # type: ignore[override]
+        """Run the script on this stream."""
+        n = self.streams
+        self.streams += 1
+        await self.script(n, context)
+
+    async def read(self, stream: Stream) -> bot_pb.PlayRequest | None:
+        """The client's next message (None once it has closed its side)."""
+        message = await stream.read()
+        if message is grpc.aio.EOF:  # type: ignore[attr-defined]
+            return None
+        assert isinstance(message, bot_pb.PlayRequest)
+        self.received.append(message)
+        return message
+
+    async def drain(self, stream: Stream) -> None:
+        """Read until the client closes its side."""
+        while await self.read(stream) is not None:
+            pass
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_until_complete(self._start())
+        self._ready.set()
+        self._loop.run_forever()
+
+    async def _start(self) -> None:
+        server = grpc.aio.server()
+        bot_grpc.add_BotServiceServicer_to_server(self, server)
+        self.port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        self._server = server
+
+    def __enter__(self) -> ScriptedPeer:
+        self._thread.start()
+        self._ready.wait()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        async def stop() -> None:
+            if self._server is not None:
+                await self._server.stop(0)
+
+        asyncio.run_coroutine_threadsafe(stop(), self._loop).result()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
+
+    @property
+    def settings(self) -> ClientSettings:
+        """Client settings pointing at this peer."""
+        return ClientSettings(f"127.0.0.1:{self.port}", "a-token", "tester")
+
+
+def _rules_message(rules: Rules) -> game_pb.Rules:
+    return game_pb.Rules(players=rules.players, rules_json=json.dumps(rules.to_dict()))
+
+
+HAND = ["2C", "5C", "9D", "KD", "3H", "8H", "QH", "2S", "4S", "7S", "JS", "QS", "AS"]
+
+
+def _play_request(request_id: int, kind: int = bot_pb.DECISION_KIND_PLAY) -> bot_pb.DecisionRequest:
+    """Seat 0 to lead the first trick of a hold hand, holding the two of clubs."""
+    return bot_pb.DecisionRequest(
+        request_id=request_id,
+        kind=kind,  # type: ignore[arg-type]
+        game_id="g1",
+        your_seat=0,
+        hand=HAND,
+        legal_cards=["2C"],
+        move_deadline_ms=1000,
+        time_bank_ms=5000,
+        state=game_pb.PublicState(
+            players=4,
+            seat_names=["tester", "b", "c", "d"],
+            current_trick=game_pb.Trick(trick_number=0, leader=0),
+            hand_points=[0, 0, 0, 0],
+            game_totals=[0, 0, 0, 0],
+            cards_in_hand=[13, 13, 13, 13],
+            first_trick=True,
+            pass_direction=game_pb.PASS_DIRECTION_HOLD,
+            forfeited=[False] * 4,
+            rules=_rules_message(Rules()),
+        ),
+    )
+
+
+def _events() -> list[ev_pb.Event]:
+    return [
+        ev_pb.Event(
+            game_started=ev_pb.GameStarted(
+                game_id="g1",
+                seat_names=["tester", "b", "c", "d"],
+                your_seat=0,
+                rules=_rules_message(Rules()),
+                clock=ev_pb.ClockSettings(move_time_ms=1000, time_bank_ms=5000),
+            )
+        ),
+        ev_pb.Event(
+            hand_started=ev_pb.HandStarted(
+                hand_number=0, dealer=3, pass_direction=game_pb.PASS_DIRECTION_HOLD
+            )
+        ),
+        ev_pb.Event(
+            fault_notice=ev_pb.FaultNotice(
+                kind=ev_pb.FAULT_KIND_TIMEOUT,
+                game_id="g1",
+                request_id=1,
+                substitute_cards=["2C"],
+                message="no answer within 1000 ms",
+                faults=1,
+                faults_allowed=3,
+            )
+        ),
+    ]
+
+
+class Listener(Bot):
+    """Records the hooks called and the views shown."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.views: list[DecisionView] = []
+        self.faults: list[FaultNotice] = []
+
+    def choose_play(self, view: DecisionView) -> Card:
+        self.views.append(view)
+        self.calls.append("choose_play")
+        return super().choose_play(view)
+
+    def choose_pass(self, view: DecisionView) -> Sequence[Card]:
+        self.calls.append("choose_pass")
+        return super().choose_pass(view)
+
+    def on_game_start(self, event: GameStarted) -> None:
+        self.calls.append("on_game_start")
+
+    def on_hand_start(self, event: HandStarted) -> None:
+        self.calls.append("on_hand_start")
+
+    def on_fault(self, event: FaultNotice) -> None:
+        self.calls.append("on_fault")
+        self.faults.append(event)
+
+
+def _shutdown(reason: int, may_reconnect: bool = False) -> bot_pb.PlayResponse:
+    return bot_pb.PlayResponse(
+        shutdown=bot_pb.Shutdown(
+            reason=reason,  # type: ignore[arg-type]
+            message="that is all",
+            may_reconnect=may_reconnect,
+        )
+    )
+
+
+# ---- one message, several parts; a kind from the future; a clean end ------------------------
+
+
+def test_parts_are_handled_in_order_and_an_unknown_kind_is_left_unanswered(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def script(n: int, stream: Stream) -> None:
+        hello = await peer.read(stream)
+        assert hello is not None and hello.HasField("hello")
+        await stream.write(
+            bot_pb.PlayResponse(
+                welcome=bot_pb.Welcome(session_id="s1", protocol_version=1),
+                events=_events(),
+                request=_play_request(41),
+            )
+        )
+        answer = await peer.read(stream)
+        assert answer is not None and answer.decision.request_id == 41
+        await stream.write(bot_pb.PlayResponse(request=_play_request(42, UNKNOWN_DECISION_KIND)))
+        await stream.write(_shutdown(bot_pb.SHUTDOWN_REASON_NO_MORE_GAMES))
+        await peer.drain(stream)
+
+    bot = Listener()
+    with ScriptedPeer(script) as peer:
+        end = serve(bot, peer.settings, give_up_after=5)
+    assert (end.reason, end.message) == ("NO_MORE_GAMES", "that is all")
+    assert bot.calls == ["on_game_start", "on_hand_start", "on_fault", "choose_play"]
+    hello, decision = peer.received
+    assert hello.hello.token == "a-token" and hello.hello.bot_name == "tester"
+    assert hello.hello.protocol_version == PROTOCOL_VERSION
+    assert not hello.hello.decide_forced_moves
+    assert decision.decision.play_card.card == "2C"
+    (fault,) = bot.faults
+    assert fault.kind is FaultKind.TIMEOUT and fault.substitute == (Card.parse("2C"),)
+    (view,) = bot.views
+    assert view.hand == tuple(map(Card.parse, HAND)) and view.leading and view.first_trick
+    assert view.move_ms == 1000 and view.bank_ms == 5000
+    logged = caplog.text
+    assert "FAULT TIMEOUT in game g1" in logged
+    assert f"kind {UNKNOWN_DECISION_KIND}" in logged
+
+
+# ---- refusals and retries ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        grpc.StatusCode.UNAUTHENTICATED,
+        grpc.StatusCode.PERMISSION_DENIED,
+        grpc.StatusCode.FAILED_PRECONDITION,
+        grpc.StatusCode.INVALID_ARGUMENT,
+    ],
+)
+def test_a_refusal_is_final(code: grpc.StatusCode) -> None:
+    async def script(n: int, stream: Stream) -> None:
+        await peer.read(stream)
+        await stream.abort(code, "go away\nand do not come back")
+
+    with ScriptedPeer(script) as peer, pytest.raises(Refused) as refused:
+        serve(Bot(), peer.settings, give_up_after=5)
+    assert refused.value.code is code
+    assert peer.streams == 1
+    assert "go away and do not come back" in str(refused.value)
+    assert "\n" not in str(refused.value)
+
+
+def test_transient_failures_are_retried_then_the_session_plays() -> None:
+    async def script(n: int, stream: Stream) -> None:
+        await peer.read(stream)
+        if n == 0:
+            await stream.abort(grpc.StatusCode.UNAVAILABLE, "restarting")
+        if n == 1:
+            await stream.abort(grpc.StatusCode.INTERNAL, "oops")
+        if n == 2:
+            await stream.write(
+                bot_pb.PlayResponse(
+                    welcome=bot_pb.Welcome(session_id="s"),
+                    shutdown=bot_pb.Shutdown(
+                        reason=bot_pb.SHUTDOWN_REASON_SERVER_SHUTDOWN,
+                        may_reconnect=True,
+                        reconnect_after_ms=50,
+                    ),
+                )
+            )
+        if n == 3:
+            await stream.write(bot_pb.PlayResponse(request=_play_request(7)))
+            await peer.read(stream)
+            await stream.write(_shutdown(bot_pb.SHUTDOWN_REASON_NO_MORE_GAMES))
+        await peer.drain(stream)
+
+    with ScriptedPeer(script) as peer:
+        end = serve(Bot(), peer.settings, give_up_after=30)
+    assert end.reason == "NO_MORE_GAMES"
+    assert peer.streams == 4
+    assert [m.WhichOneof("kind") for m in peer.received] == [
+        "hello",
+        "hello",
+        "hello",
+        "hello",
+        "decision",
+    ]
+
+
+def test_a_session_replaced_by_another_ends_without_reconnecting() -> None:
+    async def script(n: int, stream: Stream) -> None:
+        await peer.read(stream)
+        await stream.write(_shutdown(bot_pb.SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION))
+        await peer.drain(stream)
+
+    with ScriptedPeer(script) as peer:
+        end = serve(Bot(), peer.settings, give_up_after=5)
+    assert end.reason == "REPLACED_BY_NEW_SESSION" and peer.streams == 1
+
+
+# ---- the process: exit codes ----------------------------------------------------------------
+
+
+@pytest.fixture
+def bot_env() -> Iterator[dict[str, str]]:
+    """The environment for a sample-bot process, without any ARENA_* of the caller's."""
+    yield {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+
+
+def test_a_sample_bot_exits_0_when_there_are_no_more_games(bot_env: dict[str, str]) -> None:
+    async def script(n: int, stream: Stream) -> None:
+        await peer.read(stream)
+        await stream.write(bot_pb.PlayResponse(welcome=bot_pb.Welcome(session_id="s")))
+        await stream.write(bot_pb.PlayResponse(request=_play_request(3)))
+        await peer.read(stream)
+        await stream.write(_shutdown(bot_pb.SHUTDOWN_REASON_NO_MORE_GAMES))
+        await peer.drain(stream)
+
+    with ScriptedPeer(script) as peer:
+        bot_env.update(ARENA_ADDRESS=f"127.0.0.1:{peer.port}", ARENA_TOKEN="t", ARENA_BOT_NAME="h")
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "sample_bots" / "heuristic.py")],
+            env=bot_env,
+            capture_output=True,
+            text=True,
+            timeout=PROCESS_TIMEOUT_S,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert peer.received[-1].decision.play_card.card == "2C"
+
+
+def test_a_version_refusal_exits_2_with_one_line(bot_env: dict[str, str]) -> None:
+    async def script(n: int, stream: Stream) -> None:
+        await peer.read(stream)
+        await stream.abort(
+            grpc.StatusCode.FAILED_PRECONDITION, "protocol version 1 is not spoken here: use 2"
+        )
+
+    with ScriptedPeer(script) as peer:
+        bot_env.update(ARENA_ADDRESS=f"127.0.0.1:{peer.port}", ARENA_TOKEN="t", ARENA_BOT_NAME="l")
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "sample_bots" / "lowcard.py")],
+            env=bot_env,
+            capture_output=True,
+            text=True,
+            timeout=PROCESS_TIMEOUT_S,
+            check=False,
+        )
+    assert done.returncode == 2
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, lines
+    assert "does not speak this protocol version" in lines[0]
+    assert "FAILED_PRECONDITION" in lines[0] and "use 2" in lines[0]
