@@ -467,7 +467,7 @@ def test_a_bot_reconnects_after_the_referee_is_killed_and_restarted(
         for name in names:
             log = procs.stderr(name)
             assert log.count(f"connected to {_address(port)} as {name!r}") == 2, log
-            assert "reconnecting in" in log and "Traceback" not in log
+            assert "lost the connection to" in log and "Traceback" not in log
     finally:
         first.close()
         if second is not None:

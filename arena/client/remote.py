@@ -311,7 +311,8 @@ def serve(
             1 + BACKOFF_JITTER * (2 * jitter.random() - 1)
         )
         log.warning(
-            "connection to %s lost (%s: %s); reconnecting in %.1f s",
+            "%s %s (%s: %s); retrying in %.1f s",
+            "lost the connection to" if runner.welcomed else "cannot connect to",
             settings.address,
             code.name,
             detail or "no details",
@@ -413,7 +414,12 @@ class _Runner:
         which = message.WhichOneof("kind")
         if which not in self.hooked and which not in _ALWAYS:
             return
-        event = event_of(message, self.seat)
+        try:
+            event = event_of(message, self.seat)
+        except Exception:
+            # A referee message this SDK cannot read is a bug to report, not a reason to stop.
+            log.exception("could not read a %s event; skipped", which)
+            return
         if event is None:
             return
         if isinstance(event, FaultNotice):
@@ -448,8 +454,12 @@ class _Runner:
                     request.kind,
                 )
             return None
-        view = view_of_request(request, kind, received_at)
         rid = request.request_id
+        try:
+            view = view_of_request(request, kind, received_at)
+        except Exception:
+            log.exception("could not read decision request %d; not answering it", rid)
+            return None
         if kind is DecisionKind.PLAY:
             try:
                 return play_decision(rid, self.bot.choose_play(view))
