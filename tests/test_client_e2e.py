@@ -14,6 +14,7 @@ import os
 import pickle
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
@@ -475,8 +476,11 @@ def test_a_bot_reconnects_after_the_referee_is_killed_and_restarted(
 
 
 def test_serve_gives_up_on_a_referee_that_never_answers() -> None:
-    # Port 9 (discard) on loopback: nothing listens, so every attempt is refused.
-    settings = ClientSettings("127.0.0.1:9", "token", "nobody")
+    # A port that was free a moment ago: nothing listens, so every attempt is refused.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings = ClientSettings(_address(port), "token", "nobody")
     with pytest.raises(GaveUp, match="unreachable"):
         serve(Bot(), settings, give_up_after=0.5)
 
