@@ -84,8 +84,9 @@ def test_the_sample_bots_play_legally_under_every_variant(variant: str) -> None:
         assert len(result.hands) == 4
 
 
-def test_a_whole_game_with_full_strength_montecarlo() -> None:
-    result = play_local(_all_four(4, playouts=100), seed=1)
+def test_a_whole_game_with_montecarlo_at_its_default_strength() -> None:
+    bots = [MonteCarloBot("mc"), HeuristicBot(), LowCardBot(), RandomBot("r")]
+    result = play_local(bots, seed=1, move_ms=1000)
     assert max(result.totals) >= Rules().target
 
 
