@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 import shutil
 import signal
 import socket
@@ -243,6 +244,15 @@ def play_tables(
             director.store.close()
 
 
+@dataclass(frozen=True)
+class _GameDone:
+    """A finished game on its way to the store."""
+
+    table: Table
+    record: GameRecord
+    crashed: tuple[int, ...]
+
+
 class _Director:
     """The state of one call of :func:`play_tables` (one trio run)."""
 
@@ -268,9 +278,11 @@ class _Director:
         self.played = 0
         self.interrupted = False
         self.exits: list[BotExit] = []
-        self._pending_exits: list[BotExit] = []
-        self._lock: trio.Lock | None = None
         self._referee_stopped = False
+        # Everything the database gets goes through one writer task, in order: the games and the
+        # bot crashes share one connection, and a transaction must never interleave with another.
+        self._writes, self._to_write = trio.open_memory_channel[_GameDone | BotExit](math.inf)
+        self._pool: BotPool | None = None
 
     def outcome(self, done: int, started: float) -> RunOutcome:
         """What was done."""
@@ -288,7 +300,6 @@ class _Director:
         """The whole run, inside trio."""
         from arena.referee import RefereeThread  # the referee brings grpc; load it only to play
 
-        self._lock = trio.Lock()
         accounts = Accounts()
         referee = RefereeThread(_referee_config(self.config), accounts)
         try:
@@ -307,6 +318,7 @@ class _Director:
             STARTUP_TIMEOUT_S,
             on_exit=self._bot_exited,
         )
+        self._pool = pool
         try:
             async with trio.open_nursery() as nursery:
                 await nursery.start(pool.run)
@@ -314,7 +326,13 @@ class _Director:
                 self.reporter.start(self.total or 0, done, self.standings())
                 stop = trio.Event()
                 nursery.start_soon(self._watch_signals, stop, referee, pool)
-                await self._play(iter(todo), referee, stop)
+                async with trio.open_nursery() as writing:
+                    writing.start_soon(self._writer, stop)
+                    try:
+                        await self._play(iter(todo), referee, stop)
+                    finally:
+                        # The writer stores what is queued, then ends.
+                        self._writes.close()
                 await self._stop_referee(referee, pool)
                 nursery.cancel_scope.cancel()
         finally:
@@ -344,9 +362,6 @@ class _Director:
         self.store.claim(self.run_id, self.kind, self.identity, self.total)
         self.claimed = True
         self.config.out.mkdir(parents=True, exist_ok=True)
-        for gone in self._pending_exits:
-            self._save_exit(gone)
-        self._pending_exits.clear()
 
     def _bot_exited(self, gone: BotExit) -> None:
         self.exits.append(gone)
@@ -355,15 +370,8 @@ class _Director:
             f"bot {gone.bot} (process {gone.slot}) exited with code {gone.exit_code}: {last}; "
             "restarting it"
         )
-        if self.store is None or not self.claimed:
-            self._pending_exits.append(gone)
-        else:
-            # A plain write from the trio thread: rare, small, and it must not wait for a game.
-            self._save_exit(gone)
-
-    def _save_exit(self, gone: BotExit) -> None:
-        assert self.store is not None
-        self.store.save_crash(self.run_id, gone.bot, gone.at, gone.exit_code, gone.stderr)
+        with contextlib.suppress(trio.ClosedResourceError):  # after the last game: not kept
+            self._writes.send_nowait(gone)
 
     async def _watch_signals(self, stop: trio.Event, referee: _RefereeLike, pool: BotPool) -> None:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -396,19 +404,31 @@ class _Director:
             crashed = self._crashed_seats(record)
             if crashed:
                 record = _with_crash_reason(record, crashed, self.exits)
-            with trio.CancelScope(shield=True):
-                assert self._lock is not None
-                async with self._lock:
-                    await trio.to_thread.run_sync(self._save, table, record, crashed)
-            self.played += 1
-            self.reporter.game(record)
-            if self.on_record is not None and self.on_record(table, record):
-                stop.set()
+            assert self._pool is not None
+            for seat, bot in enumerate(record.spec.seats):
+                if record.seat_status[seat] is Termination.NORMAL:
+                    self._pool.game_finished(bot)
+            # Queued, not awaited: the next table starts while this one is being committed.
+            self._writes.send_nowait(_GameDone(table, record, crashed))
 
-    def _save(self, table: Table, record: GameRecord, crashed: tuple[int, ...]) -> None:
+    async def _writer(self, stop: trio.Event) -> None:
+        async with self._to_write:
+            async for item in self._to_write:
+                with trio.CancelScope(shield=True):
+                    await trio.to_thread.run_sync(self._write, item)
+                if isinstance(item, _GameDone):
+                    self.played += 1
+                    self.reporter.game(item.record)
+                    if self.on_record is not None and self.on_record(item.table, item.record):
+                        stop.set()
+
+    def _write(self, item: _GameDone | BotExit) -> None:
         assert self.store is not None
-        write_replay(self.config.out, table.index, record)
-        self.store.save_game(self.run_id, table.index, record, crashed)
+        if isinstance(item, BotExit):
+            self.store.save_crash(self.run_id, item.bot, item.at, item.exit_code, item.stderr)
+            return
+        write_replay(self.config.out, item.table.index, item.record)
+        self.store.save_game(self.run_id, item.table.index, item.record, item.crashed)
 
     def _crashed_seats(self, record: GameRecord) -> tuple[int, ...]:
         """Seats whose bot process died during the game (and the referee saw it go)."""
