@@ -48,7 +48,7 @@ PING_METHOD = "/bench.Ping/Ring"
 RING = 4
 """Clients in the ping-pong ring: the seats of a table."""
 REQUEST_BYTES = 900
-"""About the size of a decision request (884 B on average, as scripts/bench_protocol.py measures)."""
+"""About the size of a decision request (884 B on average in scripts/bench_protocol.py)."""
 REPLY_BYTES = 20
 """About the size of an answer (a request id and a card)."""
 WARMUP = 200
