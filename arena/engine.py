@@ -450,7 +450,7 @@ class Hand:
                 if seat != hand._turn or not hand.legal_mask() & card.bit:
                     why = hand.check_play(seat, card) or Violation.NOT_YOUR_TURN
                     raise IllegalMoveError(seat, (card,), why)
-                hand._apply(card.index)
+                hand.play_index(card.index)
         return hand
 
     def copy(self) -> Hand:
@@ -719,7 +719,7 @@ class Hand:
         why = self.check_play(s, c)
         if why is not None:
             raise IllegalMoveError(s, (c,), why)
-        if self._apply(c.index):
+        if self.play_index(c.index):
             return self._trick_value(len(self._history) - 1)
         return None
 
@@ -867,8 +867,6 @@ class Hand:
         if len(self._history) == self._tricks_total:
             self.phase = _OVER
         return True
-
-    _apply = play_index
 
     def _exchange(self) -> None:
         n = self._n
