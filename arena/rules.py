@@ -144,7 +144,8 @@ class Settling(Enum):
     POINTS = "points"
     """Running totals to a target; the lowest total wins (the default)."""
     SWEEPSTAKES = "sweepstakes"
-    """A pool of one counter per heart, won by the only clean player, split by two, else a jack."""
+    """One counter per heart into a pool, won by the only clean player or split by two clean
+    players (an odd counter stays); otherwise the pool is a jack, carried to the next deal."""
     HOWELL = "howell"
     """Each pays players-minus-one counters per heart taken and takes one per heart not taken."""
     SPOT = "spot"
@@ -169,7 +170,7 @@ class Rules:
     """Seats at the table, 3 to 6."""
     removed_cards: tuple[Card, ...] | None = None
     """Cards taken out of the deck so it divides evenly; None means the documented default for the
-    table size (:data:`DEFAULT_REMOVED_CARDS`). Ignored (must be empty or None) with ``kitty``."""
+    table size (:data:`DEFAULT_REMOVED_CARDS`). With ``kitty`` it must be None or empty."""
     kitty: bool = False
     """Instead of removing cards, deal the odd ones face down as a kitty that goes, with its points,
     to the winner of the first trick."""
@@ -189,8 +190,8 @@ class Rules:
     """Whether a leader holding only hearts and the queen of spades may lead a heart before hearts
     are broken (if False, such a leader must lead the queen)."""
     queen_penalty: int = QUEEN_PENALTY
-    """Points for the queen of spades; 0 in the older game where only hearts count (and then the
-    queen neither breaks hearts nor is needed for the moon)."""
+    """Points for the queen of spades; 0 in the older game where only hearts count (and then she is
+    a plain spade: no penalty card, not needed for the moon, and she does not break hearts)."""
     jack_of_diamonds: int = 0
     """Points for the jack of diamonds (Omnibus: -10). Not needed to shoot the moon."""
     spot_hearts: bool = False
