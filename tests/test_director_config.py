@@ -17,7 +17,14 @@ from arena.config import (
     parse_bot,
     parse_duration_ms,
 )
-from arena.director.schedule import board_seed, groups, rotation, schedule, sprt_tables
+from arena.director.schedule import (
+    board_rules,
+    board_seed,
+    groups,
+    rotation,
+    schedule,
+    sprt_tables,
+)
 from arena.errors import ConfigError
 from arena.rules import MoonRule, Rules
 from arena.table import Clocks, FaultPolicy
@@ -171,7 +178,11 @@ def test_round_robin_plays_every_board_in_every_rotation_of_every_group() -> Non
             # Every bot holds every seat's cards exactly once per board.
             for seat in range(4):
                 assert sorted(s[seat] for s in seatings) == sorted(group)
-    assert all(t.spec.hands == 1 and t.spec.rules == Rules() for t in tables)
+    assert all(t.spec.hands == 1 for t in tables)
+    # Single-hand boards take the pass directions of a game in turn: left, right, across.
+    directions = [t.spec.rules.pass_direction(0).value for t in tables if t.index % 20 == 0]
+    assert directions == ["left", "right", "across"]
+    assert all(t.spec.rules.replace(pass_cycle=None) == Rules() for t in tables)
     assert len({board_seed(4, b) for b in range(100)}) == 100
     assert board_seed(4, 0) != board_seed(5, 0)
 
@@ -193,6 +204,7 @@ def test_gauntlet_puts_the_candidate_at_every_table() -> None:
     opponents = Counter(name for t in tables for name in t.spec.seats if name != "c")
     assert set(opponents.values()) == {2 * 3 * 3}
     assert all(t.spec.hands is None and t.spec.rules.target == 60 for t in tables)
+    assert all(t.spec.rules.pass_cycle is None for t in tables)  # a game cycles by itself
 
 
 def test_sprt_schedule_is_endless_boards_in_every_rotation() -> None:
@@ -202,3 +214,6 @@ def test_sprt_schedule_is_endless_boards_in_every_rotation() -> None:
     assert [t.index for t in first] == list(range(7))
     assert first[1].spec.seats == ("f", "a", "b")
     assert first[3].spec.seed == board_seed(3, 1)
+    assert first[3].spec.rules.pass_direction(0).value == "right"
+    no_pass = Rules(players=3, pass_count=0)
+    assert board_rules(no_pass, 1) is no_pass

@@ -6,6 +6,11 @@ tournament is played on the same cards. Each board is played by each group of bo
 seat rotation: the cards stay with the seat numbers and the bots move round the table, so that
 over a board's rotations every bot has held every hand.
 
+A single hand is always the first of its game, so on its own it would always pass left; a board of
+single hands therefore takes the pass direction of its number in the rules' cycle (board 0 left,
+1 right, 2 across, 3 hold, ...), written into the table's rules, so that a batch of hands meets
+every direction as often as a game does. Full games (``--game-to``) cycle by themselves.
+
 The order is board-major (board 0 for every group and rotation, then board 1, ...), so that a run
 stopped half way has played every group about equally. A table's index in the schedule is its
 identity in the store: the same configuration always yields the same schedule.
@@ -26,6 +31,7 @@ from arena.table import Clocks, FaultPolicy, TableSpec
 __all__ = [
     "ScheduledTable",
     "board_id",
+    "board_rules",
     "board_seed",
     "groups",
     "rotation",
@@ -113,6 +119,7 @@ def schedule(config: RunConfig) -> list[ScheduledTable]:
     all_groups = groups(config)
     for board in range(config.boards):
         seed = board_seed(config.seed, board)
+        rules = config.rules if hands is None else board_rules(config.rules, board)
         key = board_id(config.seed, board)
         for g, group in enumerate(all_groups):
             for r in range(config.players):
@@ -124,7 +131,7 @@ def schedule(config: RunConfig) -> list[ScheduledTable]:
                         rotation=r,
                         spec=_spec(
                             f"b{board}-g{g}-r{r}",
-                            config.rules,
+                            rules,
                             seed,
                             rotation(group, r),
                             key,
@@ -135,6 +142,13 @@ def schedule(config: RunConfig) -> list[ScheduledTable]:
                     )
                 )
     return tables
+
+
+def board_rules(rules: Rules, board: int) -> Rules:
+    """The rules of a single-hand board: the pass direction of its number in the cycle."""
+    if rules.pass_count == 0 or len(rules.cycle) == 1:
+        return rules
+    return rules.replace(pass_cycle=(rules.pass_direction(board),))
 
 
 def sprt_tables(
@@ -152,6 +166,7 @@ def sprt_tables(
     board = first_board
     while True:
         seed = board_seed(run_seed, board)
+        board_rules_ = rules if hands is None else board_rules(rules, board)
         for r in range(k):
             yield ScheduledTable(
                 index=board * k + r,
@@ -160,7 +175,7 @@ def sprt_tables(
                 rotation=r,
                 spec=_spec(
                     f"b{board}-r{r}",
-                    rules,
+                    board_rules_,
                     seed,
                     rotation(group, r),
                     board_id(run_seed, board),
