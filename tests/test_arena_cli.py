@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
+import signal
 import socket
 import subprocess
 import sys
@@ -29,12 +31,13 @@ HASH = f"{PY} {shlex.quote(str(ROOT / 'tests' / 'arena_bots' / 'hashbot.py'))}"
 CLI_TIMEOUT_S = 240
 QUITTER = 'import sys; print("no cards today", file=sys.stderr); sys.exit(3)'
 ARENA = Path(sys.executable).with_name("arena")
+BASE = [str(ARENA)] if ARENA.exists() else [sys.executable, "-m", "arena.cli"]
 
 
 def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """Run the `arena` command in ``cwd``."""
     return subprocess.run(
-        [str(ARENA), *args] if ARENA.exists() else [sys.executable, "-m", "arena.cli", *args],
+        [*BASE, *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -136,13 +139,38 @@ def test_a_port_in_use_is_refused(tmp_path: Path) -> None:
 
 
 def test_an_existing_database_is_left_as_it_was_when_a_bot_fails(tmp_path: Path) -> None:
-    args = ["--bot", f"a={LOW}", "--bot", f"b={LOW}", "--bot", f"c={LOW}", "--players", "3"]
-    first = arena("run", *args, "--boards", "1", cwd=tmp_path)
-    assert first.returncode == 0, first.stderr
+    # The same run, resumed with one more board... no: the same command, whose bot c now dies at
+    # start-up (its environment says so): the run must stop before touching the database.
+    flaky = f"""sh -c 'test -z "$BREAK_BOT" && exec {LOW}'"""
+    args = ["--bot", f"a={LOW}", "--bot", f"b={LOW}", "--bot", f"c={flaky}", "--players", "3"]
+    # A first run, stopped with Ctrl-C after a few games, leaves games to resume.
+    first = subprocess.Popen(
+        [*BASE, "run", *args, "--boards", "20"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert first.stderr is not None
+    for line in first.stderr:
+        if re.match(r"arena: [1-9]\d*/60 games", line):
+            break
+    first.send_signal(signal.SIGINT)
+    _, said = first.communicate(timeout=CLI_TIMEOUT_S)
+    assert first.returncode == 130, said
     before = (tmp_path / "arena.db").read_bytes()
-    broken = [*args[:4], "--bot", f"c={PY} -c 'import sys; sys.exit(1)'", "--players", "3"]
-    done = arena("run", *broken, "--boards", "1", cwd=tmp_path)
+    os.environ["BREAK_BOT"] = "1"
+    try:
+        broken = arena("run", *args, "--boards", "20", cwd=tmp_path)
+    finally:
+        del os.environ["BREAK_BOT"]
+    assert broken.returncode == 2, broken.stderr
+    assert broken.stderr.startswith("arena: error: bot 'c': ") and "exited at once" in broken.stderr
+    assert (tmp_path / "arena.db").read_bytes() == before
+    assert not (tmp_path / "arena.db-wal").exists()
     # Another configuration (c's command changed) is refused before any bot starts.
+    other = [*args[:4], "--bot", f"c={PY} -c 'import sys; sys.exit(1)'", "--players", "3"]
+    done = arena("run", *other, "--boards", "20", cwd=tmp_path)
     assert done.returncode == 2 and "holds another run (bots differ)" in done.stderr
     assert (tmp_path / "arena.db").read_bytes() == before
 
