@@ -67,6 +67,12 @@ class Handshakes:
     def __init__(self, accounts: Accounts) -> None:
         self.accounts = accounts
         self.names: list[str] = []
+        self._arrived = trio.Event()
+
+    async def wait_for(self, count: int) -> None:
+        """Until ``count`` handshakes have been made."""
+        while len(self.names) < count:
+            await self._arrived.wait()
 
     async def handle(self, stream: trio.SocketStream) -> None:
         data = b""
@@ -77,6 +83,8 @@ class Handshakes:
             data += chunk
         who = self.accounts.lookup(data.decode().strip())
         self.names.append(who.name if who is not None else "?")
+        self._arrived.set()
+        self._arrived = trio.Event()
         # A bot killed at the end resets its connection: that is its way of leaving here.
         with contextlib.suppress(trio.BrokenResourceError):
             await stream.send_all(b"k")
@@ -189,7 +197,6 @@ def test_a_crashed_process_is_restarted_and_reported(tmp_path: Path) -> None:
     async def main() -> None:
         async with trio.open_nursery() as nursery:
             address = await serve(nursery, handshakes)
-            restarted = trio.Event()
 
             def on_exit(gone: BotExit) -> None:
                 exits.append(gone)
@@ -204,16 +211,9 @@ def test_a_crashed_process_is_restarted_and_reported(tmp_path: Path) -> None:
                 on_exit=on_exit,
             )
 
-            async def watch() -> None:
-                # The restarted process says hello a second time.
-                while len(handshakes.names) < 2:
-                    await trio.sleep(0.01)
-                restarted.set()
-
             async with trio.open_nursery() as inner:
                 await inner.start(pool.run)
-                inner.start_soon(watch)
-                await restarted.wait()
+                await handshakes.wait_for(2)  # the restarted process says hello again
                 inner.cancel_scope.cancel()
             nursery.cancel_scope.cancel()
 
