@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import io
+import json
 import shlex
 import statistics
 import subprocess
@@ -181,12 +182,24 @@ def main() -> None:
     parser.add_argument("--boards", type=int, default=30, help="boards per batch (x4 hands)")
     parser.add_argument("--pings", type=int, default=4000, help="ping-pong round trips")
     parser.add_argument("--ping-client", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--ping-server", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.ping_client:
         asyncio.run(ping_client(args.ping_client))
         return
+    if args.ping_server:
+        print(json.dumps(asyncio.run(ping_pong(args.pings))))
+        return
 
-    samples = asyncio.run(ping_pong(args.pings))
+    # The anchor's server runs in a process of its own: grpc.aio keeps a process-wide poller
+    # bound to the first event loop, which the referee's loop must not inherit.
+    anchor = subprocess.run(
+        [sys.executable, __file__, "--ping-server", "--pings", str(args.pings)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    samples = json.loads(anchor.stdout)
     latency = statistics.median(samples)
     print(
         f"bare grpc.aio ping-pong, ring of {RING} processes: p50 {latency * MS:.3f} ms, "
