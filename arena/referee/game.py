@@ -37,7 +37,7 @@ from arena.proto.hearts.v1 import spectator_service_pb2 as spec_pb
 from arena.referee import wire
 from arena.referee.config import RefereeConfig
 from arena.referee.fallback import fallback_pass, fallback_play
-from arena.referee.session import Closed, Inbound, Session, SessionLostError
+from arena.referee.session import Closed, Inbound, Session, SessionLostError, Wake
 from arena.referee.spectators import TableFeed
 from arena.rules import PassDirection
 from arena.table import (
@@ -64,12 +64,17 @@ _PASS = "pass"
 _PLAY = "play"
 
 
+class _Interrupted(Exception):
+    """The table is being stopped: unwinds the game from the next safe point."""
+
+
 class _Outcome(Enum):
     """Why waiting for an answer stopped without a usable answer."""
 
     TIMEOUT = "timeout"
     LOST = "lost"
     FORFEITED = "forfeited"
+    INTERRUPTED = "interrupted"
 
 
 class _Refused:
@@ -111,8 +116,8 @@ class Seat:
         self.forfeit_reason = ""
         self.faults: list[FaultKind] = []
         self.bank_ms = float(bank_ms)
-        self.pending: list[ev_pb.Event] = []
-        """Events not yet sent to the seat's bot."""
+        self.pending: list[bytes] = []
+        """Events not yet sent to the seat's bot (pre-encoded PlayResponse.events entries)."""
         self.expired: dict[int, float] = {}
         """Request ids that timed out, with their deadlines (late answers are dropped, not
         faults); the oldest are forgotten past :data:`EXPIRED_REMEMBERED`."""
@@ -155,7 +160,9 @@ class TableRun:
             _clear(session)
         self.game = Game(spec.rules, spec.seed)
         self._rules_msg = wire.rules_message(spec.rules)
-        self._trick_msgs: list[game_pb.Trick] = []
+        self._state_constant = wire.constant_state(self._rules_msg, spec.seats)
+        self._tricks: list[bytes] = []
+        """The hand's completed tricks, as PublicState.completed_tricks entries."""
         self.hands: list[HandRecord] = []
         self.decisions: list[Decision] = []
         self.faults: list[Fault] = []
@@ -182,15 +189,12 @@ class TableRun:
                     break
                 if self.spec.hands is not None and len(self.hands) >= self.spec.hands:
                     break
-        except asyncio.CancelledError:
-            if not self._interrupting:
-                self._release()
-                raise
-            task = asyncio.current_task()
-            if task is not None:
-                task.uncancel()
+        except _Interrupted:
             termination = Termination.INTERRUPTED
             self._record_partial_hand()
+        except asyncio.CancelledError:
+            self._release()
+            raise
         except Exception as e:
             log.exception("table %s failed", self.spec.table_id)
             termination = Termination.CRASH
@@ -201,12 +205,22 @@ class TableRun:
         return record
 
     def interrupt(self, reason: str) -> None:
-        """Stop the game now; it is recorded INTERRUPTED (used when the referee stops)."""
-        if self.task is None or self.task.done():
+        """Stop the game at its next safe point; it is recorded INTERRUPTED (the referee stops).
+
+        The game is not cancelled: cancelling a write in flight would leave that bot's stream
+        unusable (and its Shutdown undelivered). Waits for answers and for reconnections are
+        woken instead, and the game unwinds from there.
+        """
+        if self._interrupting:
             return
         self._interrupting = True
         self._interrupt_reason = reason
-        self.task.cancel()
+        now = self._loop.time()
+        for seat in self.seats:
+            if seat.session is not None:
+                seat.session.inbox.put_nowait((now, Wake()))
+            if seat.returned is not None:
+                seat.returned.set()
 
     def live_sessions(self) -> list[Session]:
         """The sessions still open at the table (to return to the lobby after the game)."""
@@ -226,7 +240,7 @@ class TableRun:
             clock=settings,
         )
         for seat in self.seats:
-            seat.pending.append(self._game_started(seat.index))
+            seat.pending.append(wire.event_entry(self._game_started(seat.index)))
         self.feed.publish(ev_pb.Event(game_started=public))
 
     def _game_started(self, seat: int) -> ev_pb.Event:
@@ -244,17 +258,19 @@ class TableRun:
         game = self.game
         hand = game.hand
         number = game.hand_number
-        self._trick_msgs = []
+        self._tricks = []
         self.feed.hand_number = number
         self._broadcast(wire.hand_started(hand, number))
         for seat in self.seats:
-            seat.pending.append(wire.cards_dealt(hand, number, seat.index))
+            seat.pending.append(wire.event_entry(wire.cards_dealt(hand, number, seat.index)))
         if hand.phase is Phase.PASS:
             async with asyncio.TaskGroup() as tg:
                 for s in hand.seats_to_pass:
                     tg.create_task(self._pass_seat(hand, number, s))
+            if self._interrupting:
+                raise _Interrupted
             for seat in self.seats:
-                seat.pending.append(wire.cards_received(hand, number, seat.index))
+                seat.pending.append(wire.event_entry(wire.cards_received(hand, number, seat.index)))
         while hand.phase is Phase.PLAY:
             await self._play_turn(hand, number)
         result = game.finish_hand()
@@ -264,7 +280,10 @@ class TableRun:
         self.feed.publish(wire.hand_revealed(hand, number))
 
     async def _pass_seat(self, hand: Hand, number: int, seat: int) -> None:
-        cards = await self._decide(hand, number, seat, _PASS)
+        try:
+            cards = await self._decide(hand, number, seat, _PASS)
+        except _Interrupted:
+            return  # the other seats unwind on their own; the game stops after the pass
         hand.pass_cards(seat, cards)
 
     async def _play_turn(self, hand: Hand, number: int) -> None:
@@ -285,7 +304,7 @@ class TableRun:
         self._broadcast(wire.card_played(number, trick_number, seat_index, card))
         if done is not None:
             kitty = hand.kitty if trick_number == 0 else []
-            self._trick_msgs.append(wire.trick_message(self.rules, done, kitty))
+            self._tricks.append(wire.trick_entry(wire.trick_message(self.rules, done, kitty)))
             self._broadcast(wire.trick_won(self.rules, number, done, kitty))
 
     # ---- one decision -----------------------------------------------------------------------
@@ -300,6 +319,8 @@ class TableRun:
         request_id = 0
         fault: FaultKind | None = None
         while True:
+            if self._interrupting:
+                raise _Interrupted
             if seat.forfeit is not None:
                 cards = self._fallback(hand, index, kind)
                 self._decided(hand, number, index, kind, request_id, cards, due, fault, True)
@@ -318,7 +339,7 @@ class TableRun:
             request_id = next(self._ids)
             request = self._request(hand, number, index, kind, request_id, deadline)
             outcome = await self._exchange(seat, session, request, request_id, deadline, hand, kind)
-            if outcome is _Outcome.LOST or outcome is _Outcome.FORFEITED:
+            if outcome in (_Outcome.LOST, _Outcome.FORFEITED, _Outcome.INTERRUPTED):
                 continue
             if isinstance(outcome, _Accepted):
                 self._charge(seat, (outcome.at - due) * MS)
@@ -360,7 +381,7 @@ class TableRun:
                 pass
             finally:
                 seat.returned = None
-        if seat.session is not None or seat.forfeit is not None:
+        if seat.session is not None or seat.forfeit is not None or self._interrupting:
             return None
         cards = self._fallback(hand, index, kind)
         if self._loop.time() >= grace_end:
@@ -381,7 +402,7 @@ class TableRun:
         self,
         seat: Seat,
         session: Session,
-        request: bot_pb.DecisionRequest,
+        request: bytes,
         request_id: int,
         deadline: float,
         hand: Hand,
@@ -389,7 +410,7 @@ class TableRun:
     ) -> _Accepted | _Refused | _Outcome:
         """Send the request with the seat's pending events and wait for the answer."""
         events, seat.pending = seat.pending, []
-        message = bot_pb.PlayResponse(events=events, request=request)
+        message = wire.response_bytes(events, request)
         try:
             async with asyncio.timeout_at(deadline):
                 await session.send(message)
@@ -421,6 +442,8 @@ class TableRun:
         at, message = item
         if isinstance(message, Closed):
             return _Outcome.LOST
+        if isinstance(message, Wake):
+            return _Outcome.INTERRUPTED if self._interrupting else None
         if isinstance(message, wire.Malformed):
             return _Refused(
                 FaultKind.MALFORMED,
@@ -518,7 +541,7 @@ class TableRun:
         """Judge a message that answers no open request: a late answer is noted and dropped;
         anything else is returned, described, to be counted as a fault."""
         at, message = item
-        if isinstance(message, Closed):
+        if isinstance(message, Closed | Wake):
             return None
         if isinstance(message, bot_pb.PlayRequest) and message.HasField("decision"):
             if message.decision.request_id in seat.expired:
@@ -543,44 +566,40 @@ class TableRun:
 
     def _request(
         self, hand: Hand, number: int, index: int, kind: str, request_id: int, deadline: float
-    ) -> bot_pb.DecisionRequest:
-        """The self-contained request: hand, legal choices, public state, clocks."""
+    ) -> bytes:
+        """The self-contained request (serialised): hand, legal choices, public state, clocks."""
         seat = self.seats[index]
         left_ms = max(0, int((deadline - self._loop.time()) * MS))
-        held = hand.hand(index)
+        held = wire.codes(hand.hand_mask(index))
         request = bot_pb.DecisionRequest(
             request_id=request_id,
             game_id=self.game_id,
             hand_number=number,
             your_seat=index,
-            hand=wire.cards_of(held),
+            hand=held,
             move_deadline_ms=left_ms,
             time_bank_ms=int(seat.bank_ms),
-            state=self._state(hand, number, index),
         )
         if kind == _PASS:
             request.kind = bot_pb.DECISION_KIND_PASS
-            request.legal_cards.extend(request.hand)
+            request.legal_cards.extend(held)
             request.pass_count = self.rules.pass_count
             request.pass_direction = wire.pass_direction(hand.pass_direction)
             request.pass_to_seat = hand.pass_target(index)
         else:
             request.kind = bot_pb.DECISION_KIND_PLAY
             request.trick_number = hand.trick_number
-            request.legal_cards.extend(wire.cards_of(hand.legal_plays()))
-        return request
+            request.legal_cards.extend(wire.codes(hand.legal_mask()))
+        return wire.request_bytes(request, self._state(hand, number, index))
 
-    def _state(self, hand: Hand, number: int, index: int) -> game_pb.PublicState:
+    def _state(self, hand: Hand, number: int, index: int) -> bytes:
         """Everything public about the hand and the game, plus this seat's own pass."""
         n = hand.players
         passing_done = hand.phase is not Phase.PASS
         hold = hand.pass_direction is PassDirection.HOLD
-        state = game_pb.PublicState(
-            players=n,
+        variable = game_pb.PublicState(
             dealer=hand.dealer,
-            seat_names=self.spec.seats,
             hand_number=number,
-            completed_tricks=self._trick_msgs,
             hand_points=hand.points_taken(),
             game_totals=self.game.totals,
             cards_in_hand=[hand.hand_mask(s).bit_count() for s in range(n)],
@@ -590,15 +609,14 @@ class TableRun:
             passed_to_seat=hand.pass_target(index),
             received_from_seat=wire.source_of_pass(hand, index),
             forfeited=[s.forfeit is not None for s in self.seats],
-            rules=self._rules_msg,
         )
         if passing_done and not hold:
-            state.passed_cards.extend(wire.cards_of(hand.passed(index) or ()))
-            state.received_cards.extend(wire.cards_of(hand.received(index) or ()))
+            variable.passed_cards.extend(wire.cards_of(hand.passed(index) or ()))
+            variable.received_cards.extend(wire.cards_of(hand.received(index) or ()))
         current = hand.current_trick
         if current is not None:
-            state.current_trick.CopyFrom(wire.trick_message(self.rules, current))
-        return state
+            variable.current_trick.CopyFrom(wire.trick_message(self.rules, current))
+        return wire.state_bytes(variable, self._state_constant, self._tricks)
 
     # ---- clocks, faults, forfeits -----------------------------------------------------------
 
@@ -613,10 +631,12 @@ class TableRun:
         ):
             seat.warned = True
             seat.pending.append(
-                ev_pb.Event(
-                    time_warning=ev_pb.TimeWarning(
-                        time_bank_ms=int(seat.bank_ms),
-                        message=f"{seat.bank_ms:.0f} ms of time bank left for this game",
+                wire.event_entry(
+                    ev_pb.Event(
+                        time_warning=ev_pb.TimeWarning(
+                            time_bank_ms=int(seat.bank_ms),
+                            message=f"{seat.bank_ms:.0f} ms of time bank left for this game",
+                        )
                     )
                 )
             )
@@ -702,22 +722,21 @@ class TableRun:
             kind.value,
             detail,
         )
-        seat.pending.append(
-            ev_pb.Event(
-                fault_notice=ev_pb.FaultNotice(
-                    kind=wire.fault_kind(kind),
-                    game_id=self.game_id,
-                    hand_number=number,
-                    request_id=request_id,
-                    your_answer=sent,
-                    substitute_cards=codes,
-                    message=detail,
-                    faults=len(seat.faults),
-                    faults_allowed=allowed,
-                    forfeited=seat.forfeit is not None,
-                )
+        notice = ev_pb.Event(
+            fault_notice=ev_pb.FaultNotice(
+                kind=wire.fault_kind(kind),
+                game_id=self.game_id,
+                hand_number=number,
+                request_id=request_id,
+                your_answer=sent,
+                substitute_cards=codes,
+                message=detail,
+                faults=len(seat.faults),
+                faults_allowed=allowed,
+                forfeited=seat.forfeit is not None,
             )
         )
+        seat.pending.append(wire.event_entry(notice))
         public = ev_pb.Event(
             seat_faulted=ev_pb.SeatFaulted(
                 seat=index,
@@ -728,9 +747,10 @@ class TableRun:
                 forfeited=seat.forfeit is not None,
             )
         )
+        entry = wire.event_entry(public)
         for other in self.seats:
             if other is not seat:
-                other.pending.append(public)
+                other.pending.append(entry)
         self.feed.publish(public)
 
     def _forfeit(self, seat: Seat, termination: Termination, reason: str) -> None:
@@ -788,7 +808,7 @@ class TableRun:
         ]
         if hand.phase is not Phase.PASS and hand.pass_direction is not PassDirection.HOLD:
             replay.append(wire.cards_received(hand, number, seat.index))
-        seat.pending = replay + seat.pending
+        seat.pending = [wire.event_entry(e) for e in replay] + seat.pending
         if seat.returned is not None:
             seat.returned.set()
         return True
@@ -797,8 +817,9 @@ class TableRun:
 
     def _broadcast(self, event: ev_pb.Event) -> None:
         """A public event: every seat gets it with its next message, spectators now."""
+        entry = wire.event_entry(event)
         for seat in self.seats:
-            seat.pending.append(event)
+            seat.pending.append(entry)
         self.feed.publish(event)
 
     async def _announce_end(self, record: GameRecord) -> None:
@@ -818,11 +839,13 @@ class TableRun:
         self.feed.close()
         timeout = self.config.write_timeout_ms / MS
 
+        last = wire.event_entry(ended)
+
         async def flush(seat: Seat, session: Session) -> None:
-            events, seat.pending = [*seat.pending, ended], []
+            events, seat.pending = [*seat.pending, last], []
             try:
                 async with asyncio.timeout(timeout):
-                    await session.send(bot_pb.PlayResponse(events=events))
+                    await session.send(wire.response_bytes(events))
             except (TimeoutError, SessionLostError):
                 pass
 
@@ -906,7 +929,8 @@ class TableRun:
 
 
 def _clear(session: Session) -> None:
-    """Drop what a session sent before it sat down (nothing was asked of it yet)."""
+    """Drop what a session sent before it sat down (nothing was asked of it yet), and any
+    marker left by a table it sat at before."""
     while not session.inbox.empty():
         item = session.inbox.get_nowait()
         if isinstance(item[1], Closed):

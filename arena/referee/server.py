@@ -333,7 +333,7 @@ class Referee:
             )
         if isinstance(first, Closed):
             return Ending(None, first.reason)
-        if isinstance(first, wire.Malformed) or not first.HasField("hello"):
+        if not isinstance(first, bot_pb.PlayRequest) or not first.HasField("hello"):
             got = "undecodable bytes" if isinstance(first, wire.Malformed) else "another message"
             return Ending(
                 grpc.StatusCode.INVALID_ARGUMENT,

@@ -26,7 +26,15 @@ import grpc
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.referee.wire import Malformed
 
-__all__ = ["Closed", "Ending", "Inbound", "Session", "SessionLostError", "SessionOwner"]
+__all__ = [
+    "Closed",
+    "Ending",
+    "Inbound",
+    "Session",
+    "SessionLostError",
+    "SessionOwner",
+    "Wake",
+]
 
 log = logging.getLogger("arena.referee")
 
@@ -43,7 +51,12 @@ class Closed:
     """Whether the bot left on purpose (Goodbye): no grace period for its seat."""
 
 
-Inbound = tuple[float, bot_pb.PlayRequest | Malformed | Closed]
+@dataclass(frozen=True, slots=True)
+class Wake:
+    """A marker a table puts in a seated session's inbox to stop waiting (it is interrupted)."""
+
+
+Inbound = tuple[float, bot_pb.PlayRequest | Malformed | Closed | Wake]
 """An inbox entry: arrival time (loop clock, seconds) and what arrived."""
 
 
@@ -62,12 +75,6 @@ class Ending:
     def code_name(self) -> str:
         """The status the stream closes with, by name ("OK", "UNAUTHENTICATED", ...)."""
         return "OK" if self.code is None else self.code.name
-
-
-def _observe(write: asyncio.Future[None]) -> None:
-    """Retrieve a write's outcome so that a failure nobody awaited is not reported as lost."""
-    if not write.cancelled():
-        write.exception()
 
 
 class SessionLostError(Exception):
@@ -119,7 +126,6 @@ class Session:
         self.ending: asyncio.Future[Ending] = asyncio.get_running_loop().create_future()
         """Resolved once, when the session ends."""
         self._write_lock = asyncio.Lock()
-        self._writing: asyncio.Future[None] | None = None
 
     def __repr__(self) -> str:
         return f"<Session {self.id} bot={self.bot!r} peer={self.peer}>"
@@ -162,44 +168,28 @@ class Session:
     async def send(self, message: bot_pb.PlayResponse | bytes) -> None:
         """Write one message; a failure ends the session and raises :class:`SessionLostError`.
 
-        Cancelling a pending write would ruin the stream (as for reads), so the write runs in a
-        task of its own and a caller that gives up (a deadline, an interruption) leaves it to
-        finish; the next write waits for it first. A bot that does not read its stream thus
-        makes its own requests time out, and nothing else.
+        A write returns as soon as gRPC has taken the message, so it is awaited directly (a
+        task per write would cost two turns of the loop on every decision). It can only be cut
+        short when the bot has not read its stream for a whole deadline, or when the referee
+        stops; a cut-short write leaves the stream in an unknown state, so the session ends.
         """
         if self.closed:
             raise SessionLostError(f"session {self.id} has ended: {self.close_reason}")
         async with self._write_lock:
-            await self._settle()
-            write = asyncio.ensure_future(self.context.write(message))  # type: ignore[arg-type]
-            write.add_done_callback(_observe)
-            self._writing = write
-            await self._settle()
-
-    async def _settle(self) -> None:
-        """Wait (shielded) for the write in flight, if any; a failed write ends the session."""
-        write = self._writing
-        if write is None:
-            return
-        try:
-            await asyncio.shield(write)
-        except asyncio.CancelledError:
-            if not write.done():
+            try:
+                await self.context.write(message)  # type: ignore[arg-type]
+            except asyncio.CancelledError:
+                self.end(Ending(None, "a message could not be sent in time (is the bot reading?)"))
                 raise
-        if write.cancelled() or write.exception() is not None:
-            error = "cancelled" if write.cancelled() else repr(write.exception())
-            self.end(Ending(None, f"writing to the stream failed: {error}"))
-            raise SessionLostError(f"session {self.id}: {error}")
-        self._writing = None
+            except Exception as e:
+                self.end(Ending(None, f"writing to the stream failed: {type(e).__name__}: {e}"))
+                raise SessionLostError(f"session {self.id}: {e}") from e
 
     async def send_final(self, message: bot_pb.PlayResponse, timeout_s: float) -> bool:
         """Write a last message before closing, within ``timeout_s``; False if it did not go."""
         try:
             async with asyncio.timeout(timeout_s), self._write_lock:
-                await self._settle()
-                self._writing = asyncio.ensure_future(self.context.write(message))  # type: ignore[arg-type]
-                self._writing.add_done_callback(_observe)
-                await self._settle()
+                await self.context.write(message)  # type: ignore[arg-type]
         except Exception:
             return False
         return True

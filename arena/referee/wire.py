@@ -12,9 +12,10 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import DecodeError
 
-from arena.cards import Card
+from arena.cards import CARDS, Card
 from arena.engine import Hand, HandResult, Trick
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import events_pb2 as ev_pb
@@ -23,14 +24,22 @@ from arena.rules import PassDirection, Rules
 from arena.table import Clocks, FaultKind, Termination
 
 __all__ = [
+    "CODES",
     "Malformed",
     "cards_of",
+    "codes",
+    "constant_state",
     "decode_request",
     "encode_response",
+    "event_entry",
     "fault_kind",
     "pass_direction",
+    "request_bytes",
+    "response_bytes",
     "rules_message",
+    "state_bytes",
     "termination",
+    "trick_entry",
     "trick_message",
 ]
 
@@ -66,7 +75,88 @@ def encode_response(message: bot_pb.PlayResponse | bytes) -> bytes:
 
 def cards_of(cards: Iterable[Card]) -> list[str]:
     """Card codes, in the order given."""
-    return [str(c) for c in cards]
+    return [CODES[c.index] for c in cards]
+
+
+CODES: tuple[str, ...] = tuple(str(c) for c in CARDS)
+"""Card codes by :attr:`Card.index`."""
+
+
+def codes(mask: int) -> list[str]:
+    """The codes of the cards in a bit mask, in index order (sorted by suit, then rank)."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(CODES[low.bit_length() - 1])
+        mask ^= low
+    return out
+
+
+# ---- pre-serialised messages ---------------------------------------------------------------------
+#
+# A message a bot receives is mostly parts that do not change from one request to the next (the
+# rules, the seat names, the tricks already taken) or that every seat receives alike (a card
+# played). Protobuf's encoding of a message is the concatenation of the encodings of its fields,
+# so such parts are serialised once and joined as bytes: a length-delimited field is its key,
+# the payload's length as a varint, and the payload. The bots parse the same messages as if they
+# had been built whole.
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _key(descriptor: Descriptor, name: str) -> bytes:
+    """The key of a length-delimited field (wire type 2)."""
+    return _varint(descriptor.fields_by_name[name].number << 3 | 2)
+
+
+_EVENTS = _key(bot_pb.PlayResponse.DESCRIPTOR, "events")
+_REQUEST = _key(bot_pb.PlayResponse.DESCRIPTOR, "request")
+_STATE = _key(bot_pb.DecisionRequest.DESCRIPTOR, "state")
+_TRICKS = _key(game_pb.PublicState.DESCRIPTOR, "completed_tricks")
+
+
+def _field(key: bytes, payload: bytes) -> bytes:
+    return key + _varint(len(payload)) + payload
+
+
+def event_entry(event: ev_pb.Event) -> bytes:
+    """An event, encoded as one entry of PlayResponse.events."""
+    return _field(_EVENTS, event.SerializeToString())
+
+
+def trick_entry(trick: game_pb.Trick) -> bytes:
+    """A completed trick, encoded as one entry of PublicState.completed_tricks."""
+    return _field(_TRICKS, trick.SerializeToString())
+
+
+def constant_state(rules: game_pb.Rules, seat_names: Sequence[str]) -> bytes:
+    """The fields of PublicState that stay the same for a whole game."""
+    return game_pb.PublicState(
+        players=len(seat_names), seat_names=seat_names, rules=rules
+    ).SerializeToString()
+
+
+def state_bytes(variable: game_pb.PublicState, constant: bytes, tricks: Sequence[bytes]) -> bytes:
+    """A PublicState: the fields that change, the constant ones, the completed tricks."""
+    return variable.SerializeToString() + constant + b"".join(tricks)
+
+
+def request_bytes(request: bot_pb.DecisionRequest, state: bytes) -> bytes:
+    """A DecisionRequest (built without its state) with its state."""
+    return request.SerializeToString() + _field(_STATE, state)
+
+
+def response_bytes(events: Sequence[bytes], request: bytes | None = None) -> bytes:
+    """A PlayResponse carrying event entries and, optionally, a request."""
+    body = b"".join(events)
+    return body if request is None else body + _field(_REQUEST, request)
 
 
 def pass_direction(direction: PassDirection) -> game_pb.PassDirection.ValueType:

@@ -1,0 +1,329 @@
+"""Decisions per second and decision latency of the referee, beside a bare grpc.aio ping-pong.
+
+    python scripts/bench_protocol.py [--games 20] [--seconds 5] [--tables 8]
+
+Four measurements in one run, on loopback, with real client processes:
+
+1. the referee playing one table of four trivial bots (each answers at once: the lowest legal
+   card), game after game; the referee's own clock times every decision it asks for, from the
+   moment it starts building the request to the arrival of the answer;
+2. a bare grpc.aio ping-pong with no game logic: four client processes in turn, one message in
+   flight at a time (as at a table), each message the mean size of the referee's requests and
+   answers measured in step 1, timed the same way on the server;
+3. and 4. the same with eight tables at once (32 bots) beside eight ping-pong rings (32 clients).
+
+It prints decisions per second and p50/p99 latency for each, and the ratio referee / bare.
+Forced moves (a single legal card) cost the referee no round trip at all; the figures count
+round trips only, and show the cards per second beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb  # noqa: E402
+from arena.referee import Referee, RefereeConfig, TokenAccounts, wire  # noqa: E402
+from arena.rules import Rules  # noqa: E402
+from arena.table import Clocks, GameRecord, TableSpec  # noqa: E402
+
+PLAY_METHOD = "/hearts.v1.BotService/Play"
+PING_METHOD = "/bench.Ping/Ring"
+CALM = Clocks(move_ms=10_000, bank_ms=60_000, handshake_ms=60_000)
+SEATS = 4
+READY_MS = 60_000
+SIZING_GAMES = 3
+MS = 1000.0
+
+
+# ---- the client processes ----------------------------------------------------------------------
+
+
+def _lowest(cards: Sequence[str]) -> str:
+    return min(cards, key=lambda c: ("23456789TJQKA".index(c[0]), "CDHS".index(c[1])))
+
+
+async def trivial_bot(address: str, token: str) -> None:
+    """A bot that answers every request at once; runs until the referee ends the session."""
+    async with grpc.aio.insecure_channel(address) as channel:
+        call = channel.stream_stream(
+            PLAY_METHOD,
+            request_serializer=bot_pb.PlayRequest.SerializeToString,
+            response_deserializer=bot_pb.PlayResponse.FromString,
+        )()  # type: ignore[call-arg]  # grpc-stubs: the request iterator is optional
+        hello = bot_pb.Hello(bot_name="bench", token=token, protocol_version=1)
+        await call.write(bot_pb.PlayRequest(hello=hello))
+        async for response in call:
+            if response.HasField("request"):
+                request = response.request
+                decision = bot_pb.Decision(request_id=request.request_id)
+                if request.kind == bot_pb.DECISION_KIND_PASS:
+                    decision.pass_cards.cards.extend(request.legal_cards[: request.pass_count])
+                else:
+                    decision.play_card.card = _lowest(request.legal_cards)
+                await call.write(bot_pb.PlayRequest(decision=decision))
+            if response.HasField("shutdown"):
+                await call.done_writing()
+                break
+
+
+async def ping_client(address: str, size: int) -> None:
+    """A ping-pong client: answers every message with ``size`` bytes, until the server ends."""
+    payload = os.urandom(size)
+    async with grpc.aio.insecure_channel(address) as channel:
+        call = channel.stream_stream(PING_METHOD)()  # type: ignore[call-arg]
+        await call.write(b"hello")
+        async for _ in call:
+            await call.write(payload)
+
+
+# ---- the bare ping-pong server -------------------------------------------------------------------
+
+
+class Ring:
+    """The bare baseline: the server sends to each client in turn and waits for its answer."""
+
+    def __init__(self, reply_size: int) -> None:
+        self.payload = os.urandom(reply_size)
+        self.streams: list[tuple[grpc.aio.ServicerContext[bytes, bytes], asyncio.Event]] = []
+        self.joined = asyncio.Event()
+        self.expected = 0
+
+    async def handler(
+        self, _requests: object, context: grpc.aio.ServicerContext[bytes, bytes]
+    ) -> None:
+        await context.read()  # the hello
+        done = asyncio.Event()
+        self.streams.append((context, done))
+        if len(self.streams) >= self.expected:
+            self.joined.set()
+        await done.wait()
+
+
+async def ring_round_trips(
+    ring: Ring,
+    group: Sequence[tuple[grpc.aio.ServicerContext[bytes, bytes], asyncio.Event]],
+    seconds: float,
+    samples: list[float],
+) -> int:
+    """One message in flight at a time, client after client, for ``seconds``; round trips."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + seconds
+    count = 0
+    while loop.time() < end:
+        for context, _ in group:
+            start = loop.time()
+            await context.write(ring.payload)
+            await context.read()
+            samples.append((loop.time() - start) * MS)
+            count += 1
+    return count
+
+
+async def bare(rings: int, request_size: int, response_size: int, seconds: float) -> Result:
+    """The bare ping-pong: ``rings`` groups of four clients, one message in flight per group."""
+    ring = Ring(response_size)
+    ring.expected = rings * SEATS
+    server = grpc.aio.server()
+    handler = grpc.stream_stream_rpc_method_handler(ring.handler)
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler("bench.Ping", {"Ring": handler}),)
+    )
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    procs = [_spawn("ping", f"127.0.0.1:{port}", str(request_size)) for _ in range(ring.expected)]
+    try:
+        await asyncio.wait_for(ring.joined.wait(), READY_MS / MS)
+        samples: list[float] = []
+        groups = [ring.streams[i * SEATS : (i + 1) * SEATS] for i in range(rings)]
+        started = time.perf_counter()
+        counts = await asyncio.gather(
+            *(ring_round_trips(ring, g, seconds, samples) for g in groups)
+        )
+        wall = time.perf_counter() - started
+        for _, done in ring.streams:
+            done.set()
+        return Result(sum(counts), sum(counts), wall, samples)
+    finally:
+        await server.stop(0.5)
+        _reap(procs)
+
+
+# ---- the referee ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Result:
+    """What one measurement counted."""
+
+    round_trips: int
+    cards: int
+    wall_s: float
+    latencies_ms: list[float]
+
+    @property
+    def per_second(self) -> float:
+        return self.round_trips / self.wall_s
+
+    def quantile(self, q: float) -> float:
+        ordered = sorted(self.latencies_ms)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+@dataclass
+class Sizes:
+    """Bytes of the referee's decision messages, counted as they are serialised."""
+
+    requests: list[int]
+    answers: list[int]
+
+
+def _count_sizes(sizes: Sizes) -> tuple[object, object]:
+    """Wrap the referee's (de)serialisers to record message sizes; the originals, to restore."""
+    encode, decode = wire.encode_response, wire.decode_request
+
+    def counting_encode(message: bot_pb.PlayResponse | bytes) -> bytes:
+        data = encode(message)
+        if bot_pb.PlayResponse.FromString(data).HasField("request"):
+            sizes.requests.append(len(data))
+        return data
+
+    def counting_decode(data: bytes) -> bot_pb.PlayRequest | wire.Malformed:
+        request = decode(data)
+        if isinstance(request, bot_pb.PlayRequest) and request.HasField("decision"):
+            sizes.answers.append(len(data))
+        return request
+
+    wire.encode_response = counting_encode
+    wire.decode_request = counting_decode
+    return encode, decode
+
+
+async def referee_run(tables: int, games: int) -> tuple[Result, list[GameRecord]]:
+    """``tables`` tables at once, each playing ``games`` full games; the decisions' figures."""
+    names = [f"b{t}-{s}" for t in range(tables) for s in range(SEATS)]
+    accounts, tokens = TokenAccounts.issue_for(names)
+    referee = Referee(RefereeConfig(), accounts)
+    port = await referee.start("127.0.0.1:0")
+    procs = [_spawn("bot", f"127.0.0.1:{port}", tokens[n]) for n in names]
+    try:
+        assert await referee.wait_for_bots(names, READY_MS), "the bots did not connect"
+
+        async def table(t: int) -> list[GameRecord]:
+            seats = tuple(names[t * SEATS : (t + 1) * SEATS])
+            out = []
+            for g in range(games):
+                spec = TableSpec(
+                    f"t{t}g{g}", Rules(), 1000 * t + g, seats, str(g), hands=None, clocks=CALM
+                )
+                out.append(await referee.play_table(spec))
+            return out
+
+        started = time.perf_counter()
+        per_table = await asyncio.gather(*(table(t) for t in range(tables)))
+        wall = time.perf_counter() - started
+        records = [r for rs in per_table for r in rs]
+        asked = [d for r in records for d in r.decisions if not d.forced]
+        cards = sum(1 for r in records for d in r.decisions if d.kind == "play")
+        latencies = [d.elapsed_ms for d in asked if d.kind == "play"]
+        return Result(len(asked), cards, wall, latencies), records
+    finally:
+        await referee.stop(0)
+        _reap(procs)
+
+
+# ---- plumbing ------------------------------------------------------------------------------------
+
+
+def _spawn(role: str, address: str, arg: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, __file__, f"--role={role}", f"--address={address}", f"--arg={arg}"],
+        stdout=subprocess.DEVNULL,
+    )
+
+
+def _reap(procs: Sequence[subprocess.Popen[bytes]]) -> None:
+    for p in procs:
+        try:
+            p.wait(5)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+def _line(label: str, r: Result) -> str:
+    return (
+        f"{label:<34} {r.per_second:9.0f}/s  p50 {r.quantile(0.5):6.3f} ms  "
+        f"p99 {r.quantile(0.99):6.3f} ms  ({r.round_trips} round trips, {r.cards} cards, "
+        f"{r.wall_s:.1f} s)"
+    )
+
+
+async def bench(games: int, seconds: float, tables: int) -> None:
+    """Run the four measurements and print them with their ratios."""
+    print(f"python {sys.version.split()[0]}, grpcio {grpc.__version__}, {os.cpu_count()} cpus")
+    sizes = Sizes([], [])
+    originals = _count_sizes(sizes)
+    await referee_run(1, SIZING_GAMES)  # message sizes only; not timed
+    wire.encode_response, wire.decode_request = originals  # type: ignore[assignment]
+    one, _ = await referee_run(1, games)
+    request_size = round(statistics.mean(sizes.answers))
+    response_size = round(statistics.mean(sizes.requests))
+    print(
+        f"message sizes: request (referee -> bot) {response_size} B, "
+        f"answer (bot -> referee) {request_size} B"
+    )
+    bare_one = await bare(1, request_size, response_size, seconds)
+    many, _ = await referee_run(tables, max(1, games // 2))
+    bare_many = await bare(tables, request_size, response_size, seconds)
+    print(_line("referee, 1 table of 4 bots", one))
+    print(_line("bare ping-pong, 1 ring of 4", bare_one))
+    print(
+        f"{'':<34} ratio {one.per_second / bare_one.per_second:6.1%} of bare throughput, "
+        f"p50 {bare_one.quantile(0.5) / one.quantile(0.5):6.1%} of bare speed"
+    )
+    print(_line(f"referee, {tables} tables at once", many))
+    print(_line(f"bare ping-pong, {tables} rings at once", bare_many))
+    print(
+        f"{'':<34} ratio {many.per_second / bare_many.per_second:6.1%} of bare throughput, "
+        f"p50 {bare_many.quantile(0.5) / many.quantile(0.5):6.1%} of bare speed"
+    )
+    print(
+        f"cards per second (forced moves need no round trip): 1 table "
+        f"{one.cards / one.wall_s:.0f}/s, {tables} tables {many.cards / many.wall_s:.0f}/s"
+    )
+
+
+def main() -> None:
+    """Parse the arguments: the benchmark, or one of its client processes."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=20, help="full games per table (one table)")
+    parser.add_argument("--seconds", type=float, default=5.0, help="length of each bare run")
+    parser.add_argument("--tables", type=int, default=8, help="tables at once in the second run")
+    parser.add_argument("--role", choices=("bench", "bot", "ping"), default="bench")
+    parser.add_argument("--address", default="")
+    parser.add_argument("--arg", default="")
+    args = parser.parse_args()
+    if args.role == "bot":
+        asyncio.run(trivial_bot(args.address, args.arg))
+    elif args.role == "ping":
+        asyncio.run(ping_client(args.address, int(args.arg)))
+    else:
+        asyncio.run(bench(args.games, args.seconds, args.tables))
+
+
+if __name__ == "__main__":
+    main()
