@@ -2,14 +2,38 @@
 
 The rules engine is importable without any network code::
 
-    from arena import Card, Rules, Hand, Game
+    from arena import Card, Rules, Hand, Game, preset
 """
 
 from importlib.metadata import PackageNotFoundError, version
+
+from arena.cards import Card, Rank, Suit, parse_cards
+from arena.engine import Game, Hand, HandResult, Phase, SeatView, Trick
+from arena.errors import ArenaError, CardParseError, IllegalMoveError, RulesError
+from arena.rules import PassDirection, Rules, preset
 
 try:
     __version__ = version("hearts-arena")
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0.0.0+unknown"
 
-__all__ = ["__version__"]
+__all__ = [
+    "ArenaError",
+    "Card",
+    "CardParseError",
+    "Game",
+    "Hand",
+    "HandResult",
+    "IllegalMoveError",
+    "PassDirection",
+    "Phase",
+    "Rank",
+    "Rules",
+    "RulesError",
+    "SeatView",
+    "Suit",
+    "Trick",
+    "__version__",
+    "parse_cards",
+    "preset",
+]
