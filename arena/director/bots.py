@@ -32,6 +32,9 @@ from arena.config import BotSpec
 from arena.errors import ArenaError, ConfigError
 from arena.referee.accounts import BotIdentity, token_key
 
+ORPHAN_GIVE_UP_S = 15
+"""Seconds a bot keeps retrying an unreachable referee (it inherits ARENA_GIVE_UP_S)."""
+
 __all__ = [
     "Accounts",
     "BotCrashLoopError",
@@ -220,6 +223,9 @@ class BotPool:
         env["ARENA_ADDRESS"] = self._address
         env["ARENA_TOKEN"] = slot.token
         env["ARENA_BOT_NAME"] = slot.bot.name
+        # If the director dies without stopping its bots (kill -9), they must not linger for
+        # the SDK's default ten minutes trying to reach a referee that is gone.
+        env.setdefault("ARENA_GIVE_UP_S", str(ORPHAN_GIVE_UP_S))
         log = self._logs[slot.bot.name]
         try:
             slot.process = await trio.lowlevel.open_process(
