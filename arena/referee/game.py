@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from enum import Enum
 
-from arena.cards import Card
+from arena.cards import CARDS, Card
 from arena.engine import Game, Hand, Phase
 from arena.errors import CardParseError, Violation
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
@@ -163,6 +163,7 @@ class TableRun:
         self._state_constant = wire.constant_state(self._rules_msg, spec.seats)
         self._tricks: list[bytes] = []
         """The hand's completed tricks, as PublicState.completed_tricks entries."""
+        self._seat_states: dict[tuple[int, int, bool], bytes] = {}
         self.hands: list[HandRecord] = []
         self.decisions: list[Decision] = []
         self.faults: list[Fault] = []
@@ -290,17 +291,17 @@ class TableRun:
         seat_index = hand.to_move
         assert seat_index is not None
         seat = self.seats[seat_index]
-        legal = hand.legal_plays()
+        legal = hand.legal_mask()
         asks_forced = seat.session is not None and seat.session.decide_forced
-        if len(legal) == 1 and not (asks_forced and seat.forfeit is None):
-            card = legal[0]
+        if legal & (legal - 1) == 0 and not (asks_forced and seat.forfeit is None):
+            card = CARDS[legal.bit_length() - 1]
             self.decisions.append(
-                Decision(number, seat_index, _PLAY, 0, (str(card),), 0.0, forced=True)
+                Decision(number, seat_index, _PLAY, 0, (wire.CODES[card.index],), 0.0, forced=True)
             )
         else:
             (card,) = await self._decide(hand, number, seat_index, _PLAY)
         trick_number = hand.trick_number
-        done = hand.play(card, seat_index)
+        done = hand.play(card)
         self._broadcast(wire.card_played(number, trick_number, seat_index, card))
         if done is not None:
             kitty = hand.kitty if trick_number == 0 else []
@@ -595,28 +596,39 @@ class TableRun:
     def _state(self, hand: Hand, number: int, index: int) -> bytes:
         """Everything public about the hand and the game, plus this seat's own pass."""
         n = hand.players
-        passing_done = hand.phase is not Phase.PASS
-        hold = hand.pass_direction is PassDirection.HOLD
         variable = game_pb.PublicState(
-            dealer=hand.dealer,
-            hand_number=number,
             hand_points=hand.points_taken(),
-            game_totals=self.game.totals,
             cards_in_hand=[hand.hand_mask(s).bit_count() for s in range(n)],
             hearts_broken=hand.hearts_broken,
             first_trick=hand.phase is Phase.PLAY and hand.trick_number == 0,
-            pass_direction=wire.pass_direction(hand.pass_direction),
-            passed_to_seat=hand.pass_target(index),
-            received_from_seat=wire.source_of_pass(hand, index),
             forfeited=[s.forfeit is not None for s in self.seats],
         )
-        if passing_done and not hold:
-            variable.passed_cards.extend(wire.cards_of(hand.passed(index) or ()))
-            variable.received_cards.extend(wire.cards_of(hand.received(index) or ()))
         current = hand.current_trick
         if current is not None:
             variable.current_trick.CopyFrom(wire.trick_message(self.rules, current))
-        return wire.state_bytes(variable, self._state_constant, self._tricks)
+        return wire.state_bytes(variable, self._seat_state(hand, number, index), self._tricks)
+
+    def _seat_state(self, hand: Hand, number: int, index: int) -> bytes:
+        """The parts of a seat's PublicState fixed for a phase of a hand (serialised, cached)."""
+        key = (number, index, hand.phase is Phase.PASS)
+        cached = self._seat_states.get(key)
+        if cached is not None:
+            return cached
+        part = game_pb.PublicState(
+            dealer=hand.dealer,
+            hand_number=number,
+            game_totals=self.game.totals,
+            pass_direction=wire.pass_direction(hand.pass_direction),
+            passed_to_seat=hand.pass_target(index),
+            received_from_seat=wire.source_of_pass(hand, index),
+        )
+        if hand.phase is not Phase.PASS and hand.pass_direction is not PassDirection.HOLD:
+            part.passed_cards.extend(wire.cards_of(hand.passed(index) or ()))
+            part.received_cards.extend(wire.cards_of(hand.received(index) or ()))
+        if len(self._seat_states) > 4 * len(self.seats):
+            self._seat_states.clear()  # older hands' parts
+        self._seat_states[key] = cached = part.SerializeToString() + self._state_constant
+        return cached
 
     # ---- clocks, faults, forfeits -----------------------------------------------------------
 

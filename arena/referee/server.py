@@ -163,9 +163,11 @@ class Referee:
         log.info("referee listening on port %d%s", port, " (TLS)" if cfg.tls else "")
         return port
 
-    async def stop(self, grace_ms: int | None = None) -> None:
+    async def stop(self, grace_ms: int | None = None, *, finished: bool = False) -> None:
         """Stop: running games get ``grace_ms`` to finish, then are recorded INTERRUPTED;
-        every session is told the server is shutting down and its stream closes with OK."""
+        every session is told why and its stream closes with OK. ``finished`` says there are
+        no more games (the batch or the event is over: bots should exit) rather than that the
+        server is going down for a while (bots may reconnect later)."""
         if self._stopping:
             await self._stopped.wait()
             return
@@ -181,14 +183,21 @@ class Referee:
         tasks = [r.task for r in self._running.values() if r.task is not None]
         if tasks:
             await asyncio.wait(tasks)
-        shutdown = bot_pb.Shutdown(
-            reason=bot_pb.SHUTDOWN_REASON_SERVER_SHUTDOWN,
-            message="the referee is shutting down",
-            may_reconnect=True,
-            reconnect_after_ms=self.config.reconnect_after_ms,
-        )
+        if finished:
+            shutdown = bot_pb.Shutdown(
+                reason=bot_pb.SHUTDOWN_REASON_NO_MORE_GAMES,
+                message="no more games: the referee's work is done",
+                may_reconnect=False,
+            )
+        else:
+            shutdown = bot_pb.Shutdown(
+                reason=bot_pb.SHUTDOWN_REASON_SERVER_SHUTDOWN,
+                message="the referee is shutting down",
+                may_reconnect=True,
+                reconnect_after_ms=self.config.reconnect_after_ms,
+            )
         for session in list(self._sessions.values()):
-            session.end(Ending(None, "the referee is shutting down", shutdown))
+            session.end(Ending(None, shutdown.message, shutdown))
         for feed in self._feeds.values():
             feed.close()
         if self._server is not None:

@@ -44,6 +44,7 @@ class RefereeThread:
         self._start_error: BaseException | None = None
         self._stop_request: asyncio.Event | None = None
         self._stop_grace_ms: int | None = None
+        self._stop_finished = False
         self.port = 0
         """The port the referee listens on, once started."""
 
@@ -80,7 +81,7 @@ class RefereeThread:
             return
         self._started.set()
         await self._stop_request.wait()
-        await self._referee.stop(self._stop_grace_ms)
+        await self._referee.stop(self._stop_grace_ms, finished=self._stop_finished)
 
     def submit(
         self, spec: TableSpec, *, wait_ms: int | None = None
@@ -111,13 +112,17 @@ class RefereeThread:
             self.referee.wait_for_bots(bots, timeout_ms), loop
         ).result()
 
-    def stop(self, grace_ms: int | None = None, timeout_s: float | None = None) -> None:
-        """Stop the referee (games get ``grace_ms`` to finish) and join the thread (idempotent)."""
+    def stop(
+        self, grace_ms: int | None = None, timeout_s: float | None = None, *, finished: bool = False
+    ) -> None:
+        """Stop the referee (games get ``grace_ms`` to finish) and join the thread (idempotent);
+        ``finished``: tell the bots there are no more games (see :meth:`Referee.stop`)."""
         if self._thread is None or self._loop is None or self._stop_request is None:
             return
         if not self._thread.is_alive():
             return
         self._stop_grace_ms = grace_ms
+        self._stop_finished = finished
         self._loop.call_soon_threadsafe(self._stop_request.set)
         self._thread.join(timeout_s)
 
