@@ -10,6 +10,7 @@ here, not the machine's speed: no assertion depends on how long anything took.
 from __future__ import annotations
 
 import base64
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ import pytest
 from conftest import BOT_READY_MS, BotProcesses
 
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
+from arena.proto.hearts.v1 import events_pb2 as ev_pb
 from arena.referee import RefereeConfig, RefereeThread, TokenAccounts
 from arena.rules import Rules
 from arena.table import Clocks, FaultKind, FaultPolicy, GameRecord, TableSpec, Termination
@@ -28,6 +30,8 @@ CALM = Clocks(move_ms=5000, bank_ms=10_000, handshake_ms=30_000)
 GOOD_A = ("ga1", "ga2", "ga3")
 GOOD_B = ("gb1", "gb2", "gb3", "gb4")
 BAD_SEAT = 2
+WARN_MS = 200
+"""The bank below which a seat is warned (the short clocks' bank is 300 ms)."""
 
 
 @dataclass
@@ -42,7 +46,7 @@ class Arena:
 def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
     """The shared referee and its good bots; everything is stopped and killed at the end."""
     accounts = TokenAccounts()
-    referee = RefereeThread(RefereeConfig(), accounts)
+    referee = RefereeThread(RefereeConfig(time_warning_ms=WARN_MS), accounts)
     referee.start("127.0.0.1:0")
     bots = BotProcesses(referee, accounts, tmp_path_factory.mktemp("bots"))
     try:
@@ -96,8 +100,9 @@ def kinds(record: GameRecord) -> set[FaultKind]:
     return {f.kind for f in record.faults_of(BAD_SEAT)}
 
 
-def test_a_silent_bot_times_out_and_is_forfeited(arena: Arena) -> None:
-    start_bad(arena, "silent", "silent")
+def test_a_silent_bot_times_out_and_is_forfeited(arena: Arena, tmp_path: Path) -> None:
+    log = tmp_path / "silent.b64"
+    start_bad(arena, "silent", "silent", f"--record={log}")
     record, _ = play_beside(arena, "silent", "silent")
     assert kinds(record) == {FaultKind.TIMEOUT}
     assert len(record.faults_of(BAD_SEAT)) == 4
@@ -107,6 +112,33 @@ def test_a_silent_bot_times_out_and_is_forfeited(arena: Arena) -> None:
     assert first.trick == -1 and len(first.substitute) == 3  # the pass was substituted
     assert "600 ms (300 ms move time + 300 ms time bank left)" in first.detail
     assert "forfeited: 4 faults (timeout x4) with 3 allowed" in record.reason
+    # The bot is told each fault, exactly, with what was played instead, and warned of its bank.
+    events = [e for m in _messages(log) for e in m.events]
+    notices = [e.fault_notice for e in events if e.HasField("fault_notice")]
+    assert [tuple(n.substitute_cards) for n in notices] == [
+        f.substitute for f in record.faults_of(BAD_SEAT)
+    ]
+    assert notices[0].kind == ev_pb.FAULT_KIND_TIMEOUT and notices[0].faults_allowed == 3
+    assert [n.forfeited for n in notices] == [False, False, False, True]
+    assert "played instead" in notices[0].message
+    assert any(e.HasField("time_warning") for e in events)
+    others = [
+        e.seat_faulted for m in _messages(log) for e in m.events if e.HasField("seat_faulted")
+    ]
+    assert not any(o.seat == BAD_SEAT for o in others)  # its own faults come as FaultNotice
+
+
+def _messages(log: Path) -> list[bot_pb.PlayResponse]:
+    """What a recording bot received, in order, up to the end of its game (which it may still
+    be writing down when the referee's record is already back)."""
+    deadline = time.monotonic() + RESULT_S
+    while True:
+        text = log.read_text() if log.exists() else ""
+        messages = [bot_pb.PlayResponse.FromString(base64.b64decode(x)) for x in text.split()]
+        if any(e.HasField("game_ended") for m in messages for e in m.events):
+            return messages
+        assert time.monotonic() < deadline, "the bot never got the end of its game"
+        time.sleep(0.01)
 
 
 def test_a_slow_bot_times_out_and_its_late_answers_are_dropped(arena: Arena) -> None:

@@ -349,7 +349,7 @@ class TableRun:
             cards = self._fallback(hand, index, kind)
             if outcome is _Outcome.TIMEOUT:
                 bank = seat.bank_ms
-                seat.bank_ms = 0.0
+                self._charge(seat, allowed_ms)  # the whole bank: it ran out
                 fault = FaultKind.TIMEOUT
                 detail = (
                     f"no answer to request {request_id} within {allowed_ms:.0f} ms "
