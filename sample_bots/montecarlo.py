@@ -5,18 +5,18 @@ consistently with what it has seen (how many cards each holds, the suits each ha
 the cards it passed), plays the card, finishes the hand with the engine and a fast greedy policy,
 and keeps the card with the best average score (its own points minus the others' mean, so that a
 moon counts). The number of playouts is fixed by its budget and scaled down when the move
-deadline is short; nothing depends on the wall clock, so it is deterministic given its seed.
+deadline is short; nothing depends on the wall clock or on earlier decisions, so each answer is
+a function of its seed and the request alone.
 
 Run it against a referee with ``python sample_bots/montecarlo.py`` and the environment variables
 ``ARENA_ADDRESS``, ``ARENA_TOKEN`` and ``ARENA_BOT_NAME`` (``ARENA_BOT_SEED`` sets its seed).
 """
 
 import os
-import random
 from collections.abc import Sequence
 
 from arena.cards import QUEEN_OF_SPADES, Card, Rank, Suit
-from arena.client import Bot, DecisionView, playout, run, sample_world
+from arena.client import Bot, DecisionView, decision_rng, playout, run, sample_world
 
 PLAYOUTS = 400
 """Playouts per decision when the deadline allows (a few milliseconds each on a laptop core)."""
@@ -54,9 +54,9 @@ class MonteCarloBot(Bot):
         if view.move_ms is not None:
             budget = min(budget, view.move_ms * PLAYOUTS_PER_SECOND_ALLOWED // 1000)
         samples = max(1, budget // len(legal))
-        # One generator per decision, keyed by the position: the same view gets the same answer.
-        key = f"{self.seed}/{view.hand_number}/{view.seat}/{view.hand}/{view.played}"
-        rng = random.Random(key)
+        # One generator per decision, keyed by the position: the same view gets the same answer
+        # in any process, whatever that process searched before.
+        rng = decision_rng(self.seed, view)
         totals = view.totals
         score = dict.fromkeys(legal, 0.0)
         for _ in range(samples):

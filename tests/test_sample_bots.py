@@ -10,22 +10,28 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import json
+import os
+import pickle
 import random
 import statistics
+import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from arena.client import Bot, DecisionKind, DecisionView, play_local, view_of
+from arena.cards import Card
+from arena.client import Bot, DecisionKind, DecisionView, play_local, position_key, view_of
 from arena.engine import Hand
 from arena.rules import FirstLead, MoonRule, Rules, preset
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots"
 FAST_PLAYOUTS = 12
 """Montecarlo's playouts per decision where only its legality is tested (it is the slow one)."""
+PROCESS_TIMEOUT_S = 120.0
 
 
 def _load(name: str) -> ModuleType:
@@ -100,6 +106,137 @@ def test_random_and_montecarlo_repeat_themselves_given_their_seed() -> None:
 
     assert game("a") == game("a")
     assert game("a") != game("b")
+
+
+class Keeper(Bot):
+    """Plays as ``inner`` does and keeps every view it is shown."""
+
+    def __init__(self, inner: Bot, views: list[DecisionView]) -> None:
+        self.inner = inner
+        self.views = views
+
+    def choose_pass(self, view: DecisionView) -> Sequence[Card]:
+        self.views.append(view)
+        return self.inner.choose_pass(view)
+
+    def choose_play(self, view: DecisionView) -> Card:
+        self.views.append(view)
+        return self.inner.choose_play(view)
+
+
+def _views_of_a_game() -> list[DecisionView]:
+    """Every pass and play view of three hands of the four sample bots, in the order asked."""
+    views: list[DecisionView] = []
+    play_local([Keeper(bot, views) for bot in _all_four(4)], seed=21, hands=3, move_ms=1000)
+    return views
+
+
+DECIDERS: dict[str, Callable[[], Bot]] = {
+    "random_bot": lambda: RandomBot("seed"),
+    "heuristic": HeuristicBot,
+    "montecarlo": lambda: MonteCarloBot("seed", playouts=FAST_PLAYOUTS),
+}
+"""The sample bots whose answers could depend on more than the view (lowcard plainly cannot)."""
+
+
+def _answers(bot: Bot, views: Sequence[DecisionView], order: Sequence[int]) -> list[str]:
+    """The bot's answer to each view, asked in ``order``, listed in the views' own order."""
+    out = [""] * len(views)
+    for i in order:
+        view = views[i]
+        if view.kind is DecisionKind.PASS:
+            out[i] = " ".join(map(str, bot.choose_pass(view)))
+        else:
+            out[i] = str(bot.choose_play(view))
+    return out
+
+
+def test_each_answer_depends_only_on_the_seed_and_the_request() -> None:
+    # The arena deals tables to a pool of processes and resumes interrupted runs: a bot that
+    # seeded one generator per process would play a table differently in another process.
+    views = _views_of_a_game()
+    assert {v.kind for v in views} == set(DecisionKind) and len(views) > 60
+    forward = range(len(views))
+    shuffled = random.Random(5).sample(forward, len(views))
+    for name, make in DECIDERS.items():
+        bot = make()
+        first = _answers(bot, views, forward)
+        assert _answers(bot, views, shuffled) == first, name  # the same instance, later
+        assert _answers(make(), views, shuffled) == first, name  # a fresh one, another order
+        # What varies between two runs of the same game does not change the answer.
+        late = [dataclasses.replace(v, bank_ms=1, received_at=0.0) for v in views]
+        assert _answers(make(), late, forward) == first, name
+    assert len(set(first)) > 10  # (montecarlo) the answers do vary with the request
+
+
+def test_position_keys_tell_positions_apart_and_ignore_the_clock() -> None:
+    views = _views_of_a_game()
+    assert len({position_key(v) for v in views}) == len(views)
+    view = views[-1]
+    same = dataclasses.replace(view, bank_ms=7, move_ms=9, received_at=1.0, forfeited=(True,) * 4)
+    assert position_key(same) == position_key(view)
+    moved = dataclasses.replace(view, totals=(1, 0, 0, 0))
+    assert position_key(moved) != position_key(view)
+
+
+ANSWER_IN_A_FRESH_PROCESS = """
+import importlib.util, json, pickle, sys
+from pathlib import Path
+from arena.client import DecisionKind
+
+samples, views_file, order = Path(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3])
+with open(views_file, "rb") as f:
+    views = pickle.load(f)
+makers = {}
+for name, cls, args in [
+    ("random_bot", "RandomBot", ["seed"]),
+    ("heuristic", "HeuristicBot", []),
+    ("montecarlo", "MonteCarloBot", ["seed", int(sys.argv[4])]),
+]:
+    spec = importlib.util.spec_from_file_location(name, samples / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    makers[name] = getattr(module, cls)(*args)
+out = {}
+for name, bot in makers.items():
+    answers = [""] * len(views)
+    for i in order:
+        v = views[i]
+        if v.kind is DecisionKind.PASS:
+            answers[i] = " ".join(map(str, bot.choose_pass(v)))
+        else:
+            answers[i] = str(bot.choose_play(v))
+    out[name] = answers
+print(json.dumps(out))
+"""
+
+
+def test_two_fresh_processes_answer_alike_whatever_they_were_asked_before(
+    tmp_path: Path,
+) -> None:
+    views = _views_of_a_game()
+    views_file = tmp_path / "views.pickle"
+    views_file.write_bytes(pickle.dumps(views))
+    script = tmp_path / "answer.py"
+    script.write_text(ANSWER_IN_A_FRESH_PROCESS)
+    forward = list(range(len(views)))
+    results = []
+    # Different hash seeds too: an answer that hung on set or dict order of strings would differ.
+    for hash_seed, order in (("1", forward), ("2", forward[::-1])):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        args = [str(SAMPLES), str(views_file), json.dumps(order), str(FAST_PLAYOUTS)]
+        done = subprocess.run(
+            [sys.executable, str(script), *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=PROCESS_TIMEOUT_S,
+            check=True,
+        )
+        results.append(json.loads(done.stdout))
+    assert results[0] == results[1]
+    here = {name: _answers(make(), views, forward) for name, make in DECIDERS.items()}
+    assert results[0] == here
 
 
 def _open_choice(seed: int, after: int) -> DecisionView:

@@ -14,7 +14,9 @@
         run(LowBot())  # address, token and name from ARENA_ADDRESS, ARENA_TOKEN, ARENA_BOT_NAME
 
 :func:`play_local` plays the same classes against each other in-process, with no network.
-:func:`sample_world` and :func:`playout` help a bot search with the rules engine.
+:func:`sample_world` and :func:`playout` help a bot search with the rules engine;
+:func:`decision_rng` gives a bot randomness that replays: one generator per decision, seeded from
+the bot's seed and the position, never from what the process did before.
 """
 
 from arena.client.bot import Bot, default_pass, default_play
@@ -44,7 +46,15 @@ from arena.client.remote import (
     serve,
 )
 from arena.client.simulate import playout, sample_world
-from arena.client.view import DecisionKind, DecisionView, highest, lowest, voids_shown
+from arena.client.view import (
+    DecisionKind,
+    DecisionView,
+    decision_rng,
+    highest,
+    lowest,
+    position_key,
+    voids_shown,
+)
 from arena.client.wire import PROTOCOL_VERSION
 
 __all__ = [
@@ -71,12 +81,14 @@ __all__ = [
     "Termination",
     "TimeWarning",
     "TrickWon",
+    "decision_rng",
     "default_pass",
     "default_play",
     "highest",
     "lowest",
     "play_local",
     "playout",
+    "position_key",
     "run",
     "sample_world",
     "serve",

@@ -7,6 +7,7 @@ public knowledge or this seat's own, so a bot that remembers nothing between cal
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -16,7 +17,15 @@ from arena.cards import Card, Suit, cards_from_mask, mask_of
 from arena.engine import Trick
 from arena.rules import PassDirection, Rules
 
-__all__ = ["DecisionKind", "DecisionView", "highest", "lowest", "voids_shown"]
+__all__ = [
+    "DecisionKind",
+    "DecisionView",
+    "decision_rng",
+    "highest",
+    "lowest",
+    "position_key",
+    "voids_shown",
+]
 
 
 class DecisionKind(Enum):
@@ -180,3 +189,45 @@ def lowest(cards: Sequence[Card]) -> Card:
 def highest(cards: Sequence[Card]) -> Card:
     """The highest-ranked card (ties broken by suit order: spades before hearts before ...)."""
     return max(cards, key=lambda c: (c.rank, c.suit))
+
+
+def _codes(cards: Iterable[Card]) -> str:
+    return "".join(map(str, cards))
+
+
+def position_key(view: DecisionView) -> str:
+    """A text that names the decision's position: equal views give equal keys in any process.
+
+    It holds what the referee's deal and the bots' answers fix (seat, hand number, dealer, the
+    cards held, passed and received, every trick with its leader, the scores), and nothing that
+    varies from one run of the same game to the next: no request id, no game id (a referee's game
+    ids count the games of its process), no clock readings, no forfeits (a forfeit can come from a
+    timeout).
+    """
+    tricks = "/".join(
+        f"{t.leader}:{_codes(t.cards)}" for t in (*view.tricks, view.trick) if t is not None
+    )
+    return "|".join(
+        (
+            view.kind.value,
+            f"s{view.seat}of{view.players}",
+            f"h{view.hand_number}d{view.dealer}{view.pass_direction.name}",
+            _codes(view.hand),
+            _codes(view.passed),
+            _codes(view.received),
+            tricks,
+            ",".join(map(str, view.points_taken)),
+            ",".join(map(str, view.totals)),
+        )
+    )
+
+
+def decision_rng(seed: str, view: DecisionView) -> random.Random:
+    """A generator for one decision, seeded from the bot's seed and the view's position.
+
+    A bot that draws its randomness here answers the same request the same way in any process,
+    whatever it was asked before, so a game replays from its seed and a resumed run equals an
+    unbroken one. (A generator seeded once per process would depend on which games that process
+    happened to play first.)
+    """
+    return random.Random(f"{seed}|{position_key(view)}")
