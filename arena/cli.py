@@ -138,6 +138,24 @@ Port = Annotated[
     int | None,
     typer.Option("--port", help="The referee's port on 127.0.0.1 (default: any free one)."),
 ]
+MaxFaults = Annotated[
+    int | None,
+    typer.Option(
+        "--max-faults",
+        help="Faults a bot may make in a game before its seat is forfeited (default: 3).",
+    ),
+]
+Strict = Annotated[
+    bool | None,
+    typer.Option("--strict/--no-strict", help="Forfeit a seat at its first fault."),
+]
+Grace = Annotated[
+    str | None,
+    typer.Option(
+        "--grace",
+        help="How long a disconnected bot may take to reconnect before forfeiting (default: 5s).",
+    ),
+]
 
 
 def _do_run(
@@ -158,6 +176,9 @@ def _do_run(
     out: Path | None,
     config: Path | None,
     port: int | None,
+    max_faults: int | None = None,
+    strict: bool | None = None,
+    grace: str | None = None,
 ) -> None:
     from arena.config import build_config, load_toml
 
@@ -179,6 +200,9 @@ def _do_run(
             db=db,
             out=out,
             port=port,
+            max_faults=max_faults,
+            strict=strict,
+            grace=grace,
         )
     )
     # Imported once the flags are good: the ratings bring numpy, scipy and matplotlib.
@@ -242,6 +266,9 @@ def run(
     out: Out = None,
     config: ConfigFile = None,
     port: Port = None,
+    max_faults: MaxFaults = None,
+    strict: Strict = None,
+    grace: Grace = None,
 ) -> None:
     """Play a batch of bot processes; resumable: run the same command again to carry on."""
     _do_run(
@@ -261,6 +288,9 @@ def run(
         out=out,
         config=config,
         port=port,
+        max_faults=max_faults,
+        strict=strict,
+        grace=grace,
     )
 
 

@@ -49,7 +49,14 @@ from typing import Any
 
 from arena.errors import ConfigError, RulesError
 from arena.rules import MAX_PLAYERS, MIN_PLAYERS, STANDARD_PLAYERS, Rules, preset
-from arena.table import DEFAULT_BANK_MS, DEFAULT_MOVE_MS, Clocks, FaultPolicy
+from arena.table import (
+    DEFAULT_BANK_MS,
+    DEFAULT_GRACE_MS,
+    DEFAULT_MAX_FAULTS,
+    DEFAULT_MOVE_MS,
+    Clocks,
+    FaultPolicy,
+)
 
 __all__ = [
     "DEFAULT_DB",
@@ -265,6 +272,9 @@ _FILE_KEYS = (
     "db",
     "out",
     "port",
+    "max_faults",
+    "strict",
+    "grace",
 )
 
 
@@ -286,6 +296,9 @@ def build_config(
     db: str | Path | None = None,
     out: str | Path | None = None,
     port: int | None = None,
+    max_faults: int | None = None,
+    strict: bool | None = None,
+    grace: str | None = None,
     check_commands: bool = True,
 ) -> RunConfig:
     """Merge the TOML settings ``file`` with flags (flags win; None means "not given") and validate.
@@ -352,6 +365,13 @@ def build_config(
     if move_ms < 1:
         raise ConfigError(f"--move-time {move_ms}: give each move at least 1 ms")
     bank_ms = parse_duration_ms(pick("time_bank", time_bank) or DEFAULT_BANK_MS, "--time-bank")
+    fault_limit = _int("--max-faults", pick("max_faults", max_faults), DEFAULT_MAX_FAULTS)
+    if fault_limit < 0:
+        raise ConfigError(f"--max-faults {fault_limit}: give 0 or more faults per game")
+    strict_mode = pick("strict", strict)
+    if strict_mode is not None and not isinstance(strict_mode, bool):
+        raise ConfigError(f"strict = {strict_mode!r}: expected true or false")
+    grace_ms = parse_duration_ms(pick("grace", grace) or DEFAULT_GRACE_MS, "--grace")
     the_port = _int("--port", pick("port", port), 0)
     if not 0 <= the_port <= MAX_PORT:
         raise ConfigError(f"--port {the_port}: a port is 0 (any free one) to {MAX_PORT}")
@@ -372,6 +392,7 @@ def build_config(
         game_to=points,
         seed=the_seed,
         clocks=Clocks(move_ms=move_ms, bank_ms=bank_ms),
+        faults=FaultPolicy(max_faults=fault_limit, strict=bool(strict_mode), grace_ms=grace_ms),
         concurrency=workers,
         db=db_path,
         out=out_path,

@@ -217,3 +217,21 @@ def test_sprt_schedule_is_endless_boards_in_every_rotation() -> None:
     assert first[3].spec.rules.pass_direction(0).value == "right"
     no_pass = Rules(players=3, pass_count=0)
     assert board_rules(no_pass, 1) is no_pass
+
+
+def test_the_fault_policy_comes_from_flags_or_the_file_and_is_part_of_the_run() -> None:
+    default = build_config(bots=FIVE)
+    assert default.faults == FaultPolicy()
+    strict = build_config(bots=FIVE, strict=True, max_faults=1, grace="2s")
+    assert strict.faults == FaultPolicy(max_faults=1, strict=True, grace_ms=2000)
+    assert strict.faults.faults_allowed == 0
+    from_file = build_config({"max_faults": 5, "strict": False}, bots=FIVE)
+    assert from_file.faults.max_faults == 5
+    # Another fault policy decides games differently: it is another run.
+    assert strict.run_id != default.run_id
+    with pytest.raises(ConfigError, match="--max-faults -1"):
+        build_config(bots=FIVE, max_faults=-1)
+    with pytest.raises(ConfigError, match="strict"):
+        build_config({"strict": "yes"}, bots=FIVE)
+    with pytest.raises(ConfigError, match="--grace"):
+        build_config(bots=FIVE, grace="soon")
