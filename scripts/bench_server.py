@@ -176,6 +176,92 @@ async def pingpong_server_main() -> None:
     await server.wait_for_termination()
 
 
+# ---- the referee alone (no ladder, no ledger, no page) ----------------------------------------
+
+
+async def referee_only_main(tokens: dict[str, str], per_bot: int) -> dict[str, Any]:
+    """The referee with the simplest scheduler: any four bots with idle sessions form a table.
+    Runs until SIGTERM; returns the decisions' latencies and the span of play."""
+    from arena.referee import Referee, RefereeConfig
+    from arena.rules import Rules
+    from arena.table import GameRecord, TableSpec, Termination
+
+    referee = Referee(RefereeConfig(max_sessions_per_token=per_bot), tokens)
+    port = await referee.start("127.0.0.1:0")
+    print(port, flush=True)
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    records: list[GameRecord] = []
+    tasks: set[asyncio.Task[None]] = set()
+    serial = 0
+
+    async def play(spec: TableSpec) -> None:
+        records.append(await referee.play_table(spec))
+
+    async def schedule() -> None:
+        nonlocal serial
+        while True:
+            idle = dict(referee.idle())
+            while sum(1 for n in idle.values() if n > 0) >= PLAYERS:
+                seats = tuple(sorted(idle, key=lambda b: -idle[b])[:PLAYERS])
+                for bot in seats:
+                    idle[bot] -= 1
+                spec = TableSpec(f"t{serial}", Rules(), serial, seats, str(serial))
+                serial += 1
+                task = asyncio.get_running_loop().create_task(play(spec))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+            # Let the new tables take their sessions (their first step) before looking again.
+            await asyncio.sleep(0)
+            await referee.lobby_changed()
+
+    scheduler = asyncio.get_running_loop().create_task(schedule())
+    await stop.wait()
+    scheduler.cancel()
+    await referee.stop(0)
+    if tasks:
+        await asyncio.wait(tasks)
+    played = [r for r in records if r.termination is Termination.NORMAL]
+    latencies = [d.elapsed_ms for r in played for d in r.decisions if not d.forced]
+    span = max(r.finished_at for r in played) - min(r.started_at for r in played)
+    return {"latencies": latencies, "span": span}
+
+
+def referee_only(args: argparse.Namespace, tokens: dict[str, str]) -> tuple[float, float, float]:
+    """Decisions per second, p50 and p99 in ms, of the referee alone under the same clients."""
+    per_bot = -(-args.sessions // args.bots)
+    server = subprocess.Popen(
+        [sys.executable, __file__, "--role", "referee-only"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.write(
+        json.dumps({"tokens": {t: n for n, t in tokens.items()}, "per_bot": per_bot})
+    )
+    server.stdin.close()
+    port = int(server.stdout.readline())
+    names = sorted(tokens)
+    sessions = [
+        (names[i % len(names)], tokens[names[i % len(names)]]) for i in range(args.sessions)
+    ]
+    specs = [
+        {"mode": "server", "port": port, "sessions": sessions[i :: args.processes]}
+        for i in range(args.processes)
+    ]
+
+    def during() -> None:
+        time.sleep(args.seconds)
+        server.send_signal(signal.SIGTERM)
+
+    run_clients(specs, during)
+    result = json.loads(server.stdout.read())
+    server.wait(timeout=120)
+    latencies = result["latencies"]
+    return len(latencies) / result["span"], percentile(latencies, 50), percentile(latencies, 99)
+
+
 # ---- the driver -------------------------------------------------------------------------------
 
 
@@ -339,6 +425,7 @@ def measure_server(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         "client_decisions": sum(c["decisions"] for c in clients),
         "client_errors": {k: v for c in clients for k, v in c.items() if k.startswith("error")},
         "span_s": span,
+        "tokens": tokens,
     }
 
 
@@ -350,7 +437,9 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=4)
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--keep", type=Path, help="keep the database and log in this folder")
-    parser.add_argument("--role", choices=("driver", "client", "pingpong-server"), default="driver")
+    parser.add_argument(
+        "--role", choices=("driver", "client", "pingpong-server", "referee-only"), default="driver"
+    )
     args = parser.parse_args()
     if args.role == "client":
         spec = json.loads(sys.stdin.read())
@@ -358,6 +447,10 @@ def main() -> None:
         return
     if args.role == "pingpong-server":
         asyncio.run(pingpong_server_main())
+        return
+    if args.role == "referee-only":
+        spec = json.loads(sys.stdin.read())
+        print(json.dumps(asyncio.run(referee_only_main(spec["tokens"], spec["per_bot"]))))
         return
     tables = args.sessions // PLAYERS
     print(
@@ -368,19 +461,25 @@ def main() -> None:
         work = Path(tmp) if args.keep is None else args.keep
         work.mkdir(parents=True, exist_ok=True)
         server = measure_server(args, work)
+    alone = referee_only(args, server["tokens"])
     rate, p50, p99 = anchor(tables, args.processes, args.seconds)
-    print(f"{'':34}{'server':>12}{'anchor':>12}{'ratio':>8}")
-    print(
-        f"{'decisions per second':34}{server['decisions_per_s']:12.0f}{rate:12.0f}"
-        f"{server['decisions_per_s'] / rate:8.2f}"
+    print(f"{'':28}{'server':>10}{'referee':>10}{'anchor':>10}{'server/anchor':>15}")
+    rows = (
+        ("decisions per second", server["decisions_per_s"], alone[0], rate, "{:10.0f}"),
+        ("p50 decision latency (ms)", server["p50_ms"], alone[1], p50, "{:10.2f}"),
+        ("p99 decision latency (ms)", server["p99_ms"], alone[2], p99, "{:10.2f}"),
     )
-    for label, ours, theirs in (("p50", server["p50_ms"], p50), ("p99", server["p99_ms"], p99)):
+    for label, ours, referee, theirs, shape in rows:
         print(
-            f"{label + ' decision latency (ms)':34}{ours:12.2f}{theirs:12.2f}{ours / theirs:8.2f}"
+            f"{label:28}{shape.format(ours)}{shape.format(referee)}{shape.format(theirs)}"
+            f"{ours / theirs:15.2f}"
         )
     print(
+        "referee: the referee alone, any four idle bots form a table (no ladder, ledger or page);"
+    )
+    print(
         f"anchor: bare grpc.aio ping-pong, {tables} closed-loop streams (one per table), "
-        "same message sizes"
+        "same message sizes; all three driven by the same client processes"
     )
     print(
         f"server memory (RSS): {server['memory_start']:.1f} MiB at the start, "

@@ -248,12 +248,13 @@ def test_health_checks_and_the_session_limit_per_token(server: ServerProcess) ->
         assert server.get("/api/health")["sessions"] == 2
         with urllib.request.urlopen(server.url + "/healthz", timeout=10) as r:
             assert r.status == 200 and r.read() == b"ok"
-        for outbox in outboxes:
-            outbox.put(None)
+        # A drain tells every session why it ends (before the bots close their side).
         assert server.terminate() == 0
         for stream in streams[1:]:
             rest = list(stream)
             assert rest[-1].shutdown.reason == bot_pb.SHUTDOWN_REASON_SERVER_SHUTDOWN
+        for outbox in outboxes:
+            outbox.put(None)
 
 
 def test_fixed_event_plays_its_schedule_and_refuses_outsiders(server: ServerProcess) -> None:

@@ -15,14 +15,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import logging
 import math
+import os
 import random
+import signal
+import sqlite3
+import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from multiprocessing import get_context
 from typing import Any, Protocol
 
 from arena.ratings import RatingsError, fit
@@ -36,6 +43,7 @@ from arena.server.ledger import (
     LedgerReader,
     interrupted_record,
     is_rated,
+    read_rated_results,
     table_result,
 )
 from arena.server.matchmaking import (
@@ -59,6 +67,11 @@ __all__ = [
 
 log = logging.getLogger("arena.server")
 
+DB_TIMEOUT_S = 10.0
+PR_SET_PDEATHSIG = 1
+"""Linux prctl option: a signal for this process when its parent ends."""
+PARENT_CHECK_S = 1.0
+"""Elsewhere, how often the fit's worker looks whether the server is still there."""
 STATUS_TTL_S = 1.0
 """Longest time the ladder trusts its copy of the account statuses."""
 RECENT_FINISHED = 50
@@ -201,6 +214,34 @@ def compute_fit(results: Sequence[TableResult], seed: int) -> _Published:
     return _Published("ok", message, rows, rating.results, rating.boards, now)
 
 
+def die_with_parent(parent: int) -> None:
+    """Make this worker process end when the server does, even by kill -9 (else an orphan would
+    hold the server's output pipes open and compute fits for nobody)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        # Not Linux: a watcher thread notices the parent's end instead.
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(PARENT_CHECK_S)
+            os._exit(0)
+
+        threading.Thread(target=watch, daemon=True).start()
+    if os.getppid() != parent:  # the server ended before the line above took effect
+        os._exit(0)
+
+
+def fit_published(path: str, run_id: str, seed: int) -> _Published:
+    """The published ratings from the rated games in the database (run in a worker process)."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=DB_TIMEOUT_S)
+    try:
+        results = [r for _, r in read_rated_results(db, run_id)]
+    finally:
+        db.close()
+    return compute_fit(results, seed)
+
+
 class EventAccounts:
     """The account lookup during a fixed event: only entrants may play."""
 
@@ -253,7 +294,8 @@ class Competition:
         self._fit_dirty = asyncio.Event()
         self._running: dict[int, _Running] = {}
         self._tallies: dict[str, BotTally] = {}
-        self._results: list[TableResult] = []
+        self._rated = 0
+        self._fit_pool: ProcessPoolExecutor | None = None
         self._live = LiveRatings()
         self._published = _Published()
         self._owed: list[OwedBoard] = []
@@ -281,14 +323,14 @@ class Competition:
             changed = self._live.update(table_result(record)) if is_rated(record) else {}
             await self.ledger.write(LedgerDB.finish, game, record, changed)
         await self.ledger.write(LedgerDB.flush)
-        state, tallies, results, next_game, tables = await self.ledger.write(_load)
+        state, tallies, rated, next_game, tables = await self.ledger.write(_load)
         for game, record in interrupted:
             log.warning(
                 "table interrupted by a crash recorded",
                 extra={"game": game, "table": record.spec.table_id, "seats": record.spec.seats},
             )
         self._tallies = tallies
-        self._results = [r for _, r in results]
+        self._rated = rated
         self._next_game = next_game
         self._games = len(tables)
         self._next_board = int(state.get("next_board", 0))
@@ -310,7 +352,7 @@ class Competition:
                 slot = _slot_of(table_id)
                 if slot is not None and termination == Termination.NORMAL.value:
                     self._done_slots.add(slot)
-        if self._results:
+        if self._rated:
             self._fit_dirty.set()
         return interrupted
 
@@ -519,7 +561,7 @@ class Competition:
         for seat, bot in enumerate(record.spec.seats):
             self._tallies.setdefault(bot, BotTally()).add(record, seat, game)
         if result is not None:
-            self._results.append(result)
+            self._rated += 1
             self._fit_dirty.set()
         if self.config.event is not None and is_rated(record):
             slot = _slot_of(record.spec.table_id)
@@ -546,13 +588,27 @@ class Competition:
         self.poke()
 
     async def _fitter(self) -> None:
+        # The fit runs in a process of its own, reading the rated games from the database: in a
+        # thread it would hold the interpreter lock for whole seconds on a large competition,
+        # and every decision of every table would wait. "spawn", because gRPC does not survive
+        # fork().
         interval = self.config.fit_interval_ms / 1000
+        loop = asyncio.get_running_loop()
+        path, run_id = str(self.ledger.db.path), self.ledger.db.run_id
         while True:
             await self._fit_dirty.wait()
             self._fit_dirty.clear()
-            snapshot = list(self._results)
+            if self._fit_pool is None:
+                self._fit_pool = ProcessPoolExecutor(
+                    1,
+                    mp_context=get_context("spawn"),
+                    initializer=die_with_parent,
+                    initargs=(os.getpid(),),
+                )
             try:
-                self._published = await asyncio.to_thread(compute_fit, snapshot, self.config.seed)
+                self._published = await loop.run_in_executor(
+                    self._fit_pool, fit_published, path, run_id, self.config.seed
+                )
             except Exception:
                 log.exception("the rating fit failed")
             # Rate-limits refits: results arriving meanwhile set the flag again.
@@ -590,12 +646,16 @@ class Competition:
             await asyncio.gather(*tasks, return_exceptions=True)
 
     async def close(self) -> None:
-        """Cancel the background tasks (call after the tables are recorded)."""
+        """Cancel the background tasks and stop the fit's process (after the tables are
+        recorded)."""
         for task in list(self._tasks):
             task.cancel()
         for task in list(self._tasks):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        if self._fit_pool is not None:
+            self._fit_pool.shutdown(wait=True, cancel_futures=True)
+            self._fit_pool = None
 
     # ---- what the page shows ----------------------------------------------------------------
 
@@ -610,7 +670,7 @@ class Competition:
             "sessions": len(sessions),
             "tables": len(self._running),
             "games": self._games,
-            "rated": len(self._results),
+            "rated": self._rated,
             "uptime_s": round(self._clock() - self._started, 3),
         }
 
@@ -663,7 +723,7 @@ class Competition:
                 "message": pub.message,
                 "results": pub.results,
                 "boards": pub.boards,
-                "pending": len(self._results) - pub.results,
+                "pending": self._rated - pub.results,
             },
             "bots": _finite(rows),
         }
@@ -758,4 +818,4 @@ def _finite(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _load(db: LedgerDB) -> tuple[Any, ...]:
     """Everything start-up needs, read in the writer thread."""
-    return db.state(), db.tallies(), db.rated_results(), db.next_game(), db.finished_tables()
+    return db.state(), db.tallies(), db.rated_count(), db.next_game(), db.finished_tables()

@@ -44,6 +44,7 @@ __all__ = [
     "LedgerDB",
     "interrupted_record",
     "is_rated",
+    "read_rated_results",
     "table_result",
 ]
 
@@ -158,6 +159,48 @@ class BotTally:
         }
 
 
+def read_rated_results(
+    db: sqlite3.Connection, run_id: str, after: int = -1
+) -> list[tuple[int, TableResult]]:
+    """Every rated game of a run numbered above ``after``, as rating input, in game order."""
+    games = db.execute(
+        "SELECT game, board, full_game, hands FROM games"
+        " WHERE run_id = ? AND termination = 'normal' AND game > ? ORDER BY game",
+        (run_id, after),
+    ).fetchall()
+    seats: dict[int, list[tuple[str, int, int, int]]] = {}
+    for game, bot, points, placing, faults in db.execute(
+        "SELECT game, bot, points, placing, faults FROM seats WHERE run_id = ? AND game > ?"
+        " ORDER BY game, seat",
+        (run_id, after),
+    ):
+        seats.setdefault(game, []).append((bot, points, placing, faults))
+    moons = dict(
+        db.execute(
+            "SELECT game, moon FROM hands WHERE run_id = ? AND game > ? AND number = 0"
+            " AND moon IS NOT NULL",
+            (run_id, after),
+        ).fetchall()
+    )
+    out = []
+    for game, board, full_game, hands in games:
+        rows = seats[game]
+        out.append(
+            (
+                game,
+                TableResult(
+                    board=board,
+                    players=tuple(r[0] for r in rows),
+                    points=tuple(float(r[1]) for r in rows),
+                    placings=tuple(r[2] for r in rows) if full_game else None,
+                    moon=moons.get(game) if hands == 1 else None,
+                    faults=tuple(r[3] for r in rows),
+                ),
+            )
+        )
+    return out
+
+
 class LedgerDB:
     """The database side; every method runs in the one writer thread."""
 
@@ -234,42 +277,15 @@ class LedgerDB:
 
     def rated_results(self, after: int = -1) -> list[tuple[int, TableResult]]:
         """Every rated game numbered above ``after``, as rating input, in game order."""
-        games = self._db.execute(
-            "SELECT game, board, full_game, hands FROM games"
-            " WHERE run_id = ? AND termination = 'normal' AND game > ? ORDER BY game",
-            (self.run_id, after),
-        ).fetchall()
-        seats: dict[int, list[tuple[str, int, int, int]]] = {}
-        for game, bot, points, placing, faults in self._db.execute(
-            "SELECT game, bot, points, placing, faults FROM seats WHERE run_id = ? AND game > ?"
-            " ORDER BY game, seat",
-            (self.run_id, after),
-        ):
-            seats.setdefault(game, []).append((bot, points, placing, faults))
-        moons = dict(
-            self._db.execute(
-                "SELECT game, moon FROM hands WHERE run_id = ? AND game > ? AND number = 0"
-                " AND moon IS NOT NULL",
-                (self.run_id, after),
-            ).fetchall()
-        )
-        out = []
-        for game, board, full_game, hands in games:
-            rows = seats[game]
-            out.append(
-                (
-                    game,
-                    TableResult(
-                        board=board,
-                        players=tuple(r[0] for r in rows),
-                        points=tuple(float(r[1]) for r in rows),
-                        placings=tuple(r[2] for r in rows) if full_game else None,
-                        moon=moons.get(game) if hands == 1 else None,
-                        faults=tuple(r[3] for r in rows),
-                    ),
-                )
-            )
-        return out
+        return read_rated_results(self._db, self.run_id, after)
+
+    def rated_count(self) -> int:
+        """How many games are rated."""
+        row = self._db.execute(
+            "SELECT COUNT(*) FROM games WHERE run_id = ? AND termination = 'normal'",
+            (self.run_id,),
+        ).fetchone()
+        return int(row[0])
 
     def tallies(self) -> dict[str, BotTally]:
         """Every bot's tally, from the stored games."""
