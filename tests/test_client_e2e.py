@@ -28,7 +28,7 @@ from arena.client.wire import PROTOCOL_VERSION
 from arena.engine import Hand
 from arena.referee import PROTOCOL_VERSIONS, RefereeConfig, RefereeThread, TlsConfig
 from arena.rules import Rules
-from arena.table import FaultKind, GameRecord, TableSpec, Termination
+from arena.table import FaultKind, FaultPolicy, GameRecord, TableSpec, Termination
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"
@@ -161,6 +161,14 @@ def test_the_four_sample_bots_play_a_whole_game(procs: Procs, referee: RefereeTh
         log = procs.stderr(name)
         assert "Traceback" not in log and "FAULT" not in log, log
         assert f"connected to {_address(referee.port)} as {name!r}" in log
+    # As the arena director stops its bots: SIGTERM; each says Goodbye and exits with 0.
+    for proc in procs.running:
+        proc.terminate()
+    assert [proc.wait(GAME_TIMEOUT_S) for proc in procs.running] == [0] * len(names)
+    for name in names:
+        log = procs.stderr(name)
+        assert "(GOODBYE): goodbye (received SIGTERM)" in log, log
+        assert log.splitlines()[-1].endswith("stopped by SIGTERM"), log
 
 
 @pytest.mark.parametrize("players", [3, 5, 6])
@@ -372,6 +380,46 @@ def test_an_exception_in_the_bot_is_logged_and_the_game_goes_on(
     assert "Traceback" in log and "RuntimeError: a bug in the author's code" in log
 
 
+QUITTER = """
+import os, signal
+from arena.client import Bot, run
+
+class Quitter(Bot):
+    '''Is sent SIGTERM while it thinks about its first card, as a stopping director would.'''
+
+    def choose_play(self, view):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return super().choose_play(view)
+
+run(Quitter())
+"""
+LONG_GRACE_MS = 600_000
+"""A reconnection grace longer than any test: only a Goodbye frees a seat before it ends."""
+
+
+def test_sigterm_in_a_game_says_goodbye_and_the_seat_is_freed_at_once(
+    procs: Procs, referee: RefereeThread, tmp_path: Path
+) -> None:
+    script = tmp_path / "quitter.py"
+    script.write_text(QUITTER)
+    address = _address(referee.port)
+    quitter = procs.start(script, address, TOKENS["faulty"], "faulty")
+    for name in ("lowcard", "heuristic", "random_bot"):
+        procs.start(SAMPLES / f"{name}.py", address, TOKENS[name], name)
+    names = ("faulty", "lowcard", "heuristic", "random_bot")
+    policy = FaultPolicy(grace_ms=LONG_GRACE_MS)
+    spec = TableSpec("quit", Rules(), seed=3, seats=names, board="3", hands=1, faults=policy)
+    # Without the Goodbye the referee would hold the seat for the whole grace period.
+    record = _play(referee, spec)
+    assert quitter.wait(GAME_TIMEOUT_S) == 0
+    assert record.termination is Termination.NORMAL, record.reason
+    assert record.seat_status[0] is Termination.DISCONNECT
+    assert record.seat_status[1:] == (Termination.NORMAL,) * 3
+    assert [(f.seat, f.kind) for f in record.faults] == [(0, FaultKind.DISCONNECT)]
+    log = procs.stderr("faulty")
+    assert "(GOODBYE): goodbye (received SIGTERM)" in log and "Traceback" not in log, log
+
+
 # ---- reconnection ----------------------------------------------------------------------------
 
 REFEREE = """
@@ -475,14 +523,52 @@ def test_a_bot_reconnects_after_the_referee_is_killed_and_restarted(
             second.close()
 
 
-def test_serve_gives_up_on_a_referee_that_never_answers() -> None:
-    # A port that was free a moment ago: nothing listens, so every attempt is refused.
+def _free_port() -> int:
+    """A port that was free a moment ago: nothing listens, so every attempt is refused."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    settings = ClientSettings(_address(port), "token", "nobody")
+        port: int = probe.getsockname()[1]
+    return port
+
+
+def test_serve_gives_up_on_a_referee_that_never_answers() -> None:
+    settings = ClientSettings(_address(_free_port()), "token", "nobody")
     with pytest.raises(GaveUp, match="unreachable"):
         serve(Bot(), settings, give_up_after=0.5)
+
+
+def test_a_bot_process_gives_up_after_arena_give_up_s(procs: Procs) -> None:
+    # Left at its default of 600 s, the bot would outlive the test's wait.
+    give_up = {"ARENA_GIVE_UP_S": "0.3"}
+    proc = procs.start(SAMPLES / "lowcard.py", _address(_free_port()), "t", "lowcard", give_up)
+    assert proc.wait(GAME_TIMEOUT_S) == 1
+    last = procs.stderr("lowcard").splitlines()[-1]
+    assert last.startswith("arena.client: the referee at 127.0.0.1:") and "unreachable" in last
+
+
+def test_sigterm_ends_a_bot_that_waits_to_reconnect(procs: Procs) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    # The default give-up time (600 s) would keep it retrying long past the test's wait.
+    env.update(ARENA_ADDRESS=_address(_free_port()), ARENA_TOKEN="t", ARENA_BOT_NAME="lowcard")
+    proc = subprocess.Popen(
+        [sys.executable, str(SAMPLES / "lowcard.py")],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    procs.running.append(proc)
+    assert proc.stderr is not None
+    # Its first warning says it is in the backoff loop (a pipe: read as written, no polling).
+    seen = b""
+    for line in iter(proc.stderr.readline, b""):
+        seen += line
+        if b"cannot connect to" in line:
+            break
+    proc.terminate()
+    rest = proc.communicate(timeout=GAME_TIMEOUT_S)[1].decode()
+    assert proc.returncode == 0, seen.decode() + rest
+    assert rest.splitlines()[-1].endswith("stopped by SIGTERM"), rest
 
 
 # ---- TLS -------------------------------------------------------------------------------------

@@ -9,8 +9,11 @@ test is the real runner, in-process (:func:`arena.client.serve`) or as a sample-
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+import math
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -23,8 +26,18 @@ import pytest
 
 from arena.cards import Card
 from arena.client import Bot, DecisionView, FaultNotice, GameStarted, HandStarted, serve
-from arena.client.remote import ClientSettings, Refused
+from arena.client.remote import (
+    DEFAULT_GIVE_UP_S,
+    ENV_ADDRESS,
+    ENV_BOT_NAME,
+    ENV_GIVE_UP,
+    ENV_TOKEN,
+    ClientSettings,
+    GaveUp,
+    Refused,
+)
 from arena.client.wire import PROTOCOL_VERSION
+from arena.errors import ConfigError
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import bot_service_pb2_grpc as bot_grpc
 from arena.proto.hearts.v1 import events_pb2 as ev_pb
@@ -379,3 +392,102 @@ def test_a_version_refusal_exits_2_with_one_line(bot_env: dict[str, str]) -> Non
     assert len(lines) == 1, lines
     assert "does not speak this protocol version" in lines[0]
     assert "FAILED_PRECONDITION" in lines[0] and "use 2" in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("sig", "code", "confirm"),
+    [
+        (signal.SIGTERM, 0, True),
+        (signal.SIGTERM, 0, False),
+        (signal.SIGINT, 130, True),
+    ],
+    ids=["sigterm", "sigterm-unanswered", "sigint"],
+)
+def test_a_stop_signal_says_goodbye_then_exits(
+    bot_env: dict[str, str], sig: signal.Signals, code: int, confirm: bool
+) -> None:
+    connected = threading.Event()
+
+    async def script(n: int, stream: Stream) -> None:
+        await peer.read(stream)
+        await stream.write(bot_pb.PlayResponse(welcome=bot_pb.Welcome(session_id="s")))
+        connected.set()
+        said = await peer.read(stream)
+        if confirm and said is not None and said.HasField("goodbye"):
+            # What the real referee answers (arena/referee/session.py).
+            await stream.write(_shutdown(bot_pb.SHUTDOWN_REASON_GOODBYE, may_reconnect=True))
+            return
+        await peer.drain(stream)  # never confirms: the bot must hang up by itself
+
+    with ScriptedPeer(script) as peer:
+        bot_env.update(ARENA_ADDRESS=f"127.0.0.1:{peer.port}", ARENA_TOKEN="t", ARENA_BOT_NAME="h")
+        proc = subprocess.Popen(
+            [sys.executable, str(ROOT / "sample_bots" / "heuristic.py")],
+            env=bot_env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert connected.wait(PROCESS_TIMEOUT_S), "the bot never connected"
+            proc.send_signal(sig)
+            _, stderr = proc.communicate(timeout=PROCESS_TIMEOUT_S)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    assert proc.returncode == code, stderr
+    assert [m.WhichOneof("kind") for m in peer.received] == ["hello", "goodbye"]
+    assert peer.received[-1].goodbye.reason == f"received {sig.name}"
+    assert "Traceback" not in stderr
+    if sig is signal.SIGTERM:
+        assert stderr.splitlines()[-1].endswith("stopped by SIGTERM"), stderr
+    else:
+        assert stderr.splitlines()[-1] == "arena.client: interrupted", stderr
+
+
+# ---- settings ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def arena_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """The three required ARENA_* variables set, every other one unset."""
+    for var in [v for v in os.environ if v.startswith("ARENA_")]:
+        monkeypatch.delenv(var)
+    monkeypatch.setenv(ENV_ADDRESS, "127.0.0.1:1")
+    monkeypatch.setenv(ENV_TOKEN, "t")
+    monkeypatch.setenv(ENV_BOT_NAME, "b")
+    return monkeypatch
+
+
+def test_the_give_up_time_comes_from_the_argument_else_the_environment(
+    arena_env: pytest.MonkeyPatch,
+) -> None:
+    assert ClientSettings.resolve().give_up_after == DEFAULT_GIVE_UP_S == 600
+    arena_env.setenv(ENV_GIVE_UP, "2.5")
+    assert ClientSettings.resolve().give_up_after == 2.5
+    assert ClientSettings.resolve(give_up_after=7).give_up_after == 7
+    arena_env.setenv(ENV_GIVE_UP, "inf")
+    assert ClientSettings.resolve().give_up_after == math.inf
+
+
+@pytest.mark.parametrize("text", ["soon", "-1", "nan", "10s"])
+def test_a_bad_give_up_time_is_refused_naming_the_variable(
+    arena_env: pytest.MonkeyPatch, text: str
+) -> None:
+    arena_env.setenv(ENV_GIVE_UP, text)
+    with pytest.raises(ConfigError, match=f"ARENA_GIVE_UP_S .*{text!r}"):
+        ClientSettings.resolve()
+
+
+def test_serve_takes_the_give_up_time_of_its_settings() -> None:
+    async def script(n: int, stream: Stream) -> None:
+        await peer.read(stream)
+        await stream.abort(grpc.StatusCode.UNAVAILABLE, "not today")
+
+    with ScriptedPeer(script) as peer:
+        settings = dataclasses.replace(peer.settings, give_up_after=0)
+        with pytest.raises(GaveUp, match="not today"):
+            serve(Bot(), settings)
+    assert peer.streams == 2  # the first failure starts the count; the second is past it

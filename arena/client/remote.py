@@ -11,9 +11,11 @@ What happens when things go wrong:
   for a protocol version it does not speak, ``INVALID_ARGUMENT``, ``UNIMPLEMENTED``):
   :func:`serve` raises :class:`Refused`; :func:`run` prints one line and exits with code 2.
 * The connection fails or breaks (``UNAVAILABLE``, ``INTERNAL``, a reset...): reconnect with
-  exponential backoff, forever or until ``give_up_after`` seconds pass without a welcome
-  (:class:`GaveUp`, exit code 1). A referee that restarts within the reconnection grace gives the
-  seat back.
+  exponential backoff until ``give_up_after`` seconds pass without a welcome (:class:`GaveUp`,
+  exit code 1). That is 600 s unless the argument or the environment variable
+  ``ARENA_GIVE_UP_S`` says otherwise (seconds, or ``inf`` to keep trying forever); ``arena run``
+  sets it short, so that a bot whose director has died does not linger. A referee that restarts
+  within the reconnection grace gives the seat back.
 * The referee reports a fault of the bot (a late, illegal or malformed answer): a warning line on
   stderr, then the bot's :meth:`~arena.client.Bot.on_fault` hook. Nothing is hidden.
 * The bot's own ``choose_pass``/``choose_play`` raises: the traceback goes to stderr and the SDK
@@ -22,19 +24,28 @@ What happens when things go wrong:
   move deadline and the time bank, and end in a TIMEOUT fault that says nothing of the bug, while
   the referee's substitute would be just as arbitrary. The author sees the bug; the table goes on.
   An exception in an event hook is logged the same way and the event skipped.
+* :func:`run` is sent SIGTERM (as ``arena run`` does to stop its bots) or SIGINT (Ctrl-C): it
+  stops asking the bot, says Goodbye (so the referee frees the seat at once instead of holding it
+  through the reconnection grace), waits up to half a second for the referee to close the stream,
+  and exits: code 0 after SIGTERM, 130 after Ctrl-C. A second signal exits at once.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import os
 import queue
 import random
+import signal
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 
 import grpc
 
@@ -58,10 +69,13 @@ from arena.proto.hearts.v1 import events_pb2 as ev_pb
 __all__ = [
     "ENV_ADDRESS",
     "ENV_BOT_NAME",
+    "ENV_GIVE_UP",
     "ENV_TLS_CA",
     "ENV_TOKEN",
     "EXIT_GAVE_UP",
+    "EXIT_INTERRUPTED",
     "EXIT_REFUSED",
+    "EXIT_TERMINATED",
     "ClientSettings",
     "GaveUp",
     "Refused",
@@ -84,6 +98,8 @@ ENV_TLS_KEY = "ARENA_TLS_KEY"
 """Path of the client certificate's PEM private key."""
 ENV_TLS = "ARENA_TLS"
 """Set to 1 to connect with TLS trusting the system's CAs (no ARENA_TLS_CA needed)."""
+ENV_GIVE_UP = "ARENA_GIVE_UP_S"
+"""Seconds to keep retrying an unreachable referee before exiting (``inf``: forever)."""
 
 EXIT_REFUSED = 2
 """Exit code of :func:`run` when the referee refuses the bot (token, version, handshake)."""
@@ -91,6 +107,8 @@ EXIT_GAVE_UP = 1
 """Exit code of :func:`run` when the referee stays unreachable past ``give_up_after``."""
 EXIT_INTERRUPTED = 130
 """Exit code of :func:`run` after Ctrl-C (128 + SIGINT, as shells report it)."""
+EXIT_TERMINATED = 0
+"""Exit code of :func:`run` after SIGTERM: a stop that was asked for is a clean stop."""
 
 BACKOFF_FIRST_S = 0.1
 """First wait before reconnecting; it doubles with each failure in a row."""
@@ -100,6 +118,8 @@ BACKOFF_JITTER = 0.2
 """Random spread of each wait (a fraction), so that many bots do not reconnect in lockstep."""
 DEFAULT_GIVE_UP_S = 600.0
 """How long :func:`run` keeps trying to reach an unreachable referee before it exits."""
+GOODBYE_WAIT_S = 0.5
+"""After a Goodbye, how long to wait for the referee to close the stream before closing it."""
 
 REFUSALS = {
     grpc.StatusCode.UNAUTHENTICATED: "refused the token",
@@ -164,6 +184,8 @@ class ClientSettings:
     """The bot's own version, recorded with each game."""
     decide_forced_moves: bool = False
     """Ask the bot even when it holds a single legal card (slower; off by default)."""
+    give_up_after: float = DEFAULT_GIVE_UP_S
+    """Seconds without a welcome after which to stop retrying (``math.inf``: never)."""
 
     @classmethod
     def resolve(
@@ -175,6 +197,7 @@ class ClientSettings:
         tls_ca: str | Path | None = None,
         bot_version: str = "",
         decide_forced_moves: bool = False,
+        give_up_after: float | None = None,
     ) -> ClientSettings:
         """Settings from the arguments given, the rest from ``ARENA_*`` variables."""
         env = os.environ
@@ -196,6 +219,11 @@ class ClientSettings:
         if (cert_path is None) != (key_path is None):
             raise ConfigError(f"set both {ENV_TLS_CERT} and {ENV_TLS_KEY}, or neither")
         tls = bool(ca_path or cert_path or env.get(ENV_TLS, "") not in ("", "0"))
+        if give_up_after is None:
+            text = env.get(ENV_GIVE_UP, "").strip()
+            give_up_after = _seconds(text, ENV_GIVE_UP) if text else DEFAULT_GIVE_UP_S
+        elif not give_up_after >= 0:  # NaN too
+            raise ConfigError(f"give_up_after must be 0 or more seconds, got {give_up_after!r}")
         return cls(
             address=address,
             token=token,
@@ -206,7 +234,18 @@ class ClientSettings:
             tls_key=_read(key_path, "client key") if key_path else None,
             bot_version=bot_version,
             decide_forced_moves=decide_forced_moves,
+            give_up_after=give_up_after,
         )
+
+
+def _seconds(text: str, var: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value >= 0:  # NaN too
+        raise ConfigError(f"{var} must be a number of seconds, 0 or more (or inf), got {text!r}")
+    return value
 
 
 def _read(path: str | Path, what: str) -> bytes:
@@ -225,17 +264,19 @@ def run(
     tls_ca: str | Path | None = None,
     bot_version: str = "",
     decide_forced_moves: bool = False,
-    give_up_after: float | None = DEFAULT_GIVE_UP_S,
+    give_up_after: float | None = None,
 ) -> None:
     """Connect ``bot`` to the referee and play until told to stop; for a bot's ``__main__``.
 
     The address, token and name come from the arguments or from ``ARENA_ADDRESS``,
-    ``ARENA_TOKEN`` and ``ARENA_BOT_NAME``; ``ARENA_TLS_CA`` (a PEM file) turns on TLS. Returns
-    when the referee ends the session. A refusal (bad token, protocol version...) or a bad setting
-    prints one line on stderr and exits with code 2; a referee unreachable for ``give_up_after``
-    seconds, one line and code 1.
+    ``ARENA_TOKEN`` and ``ARENA_BOT_NAME``; ``ARENA_TLS_CA`` (a PEM file) turns on TLS;
+    ``give_up_after`` from ``ARENA_GIVE_UP_S``, else 600 s. Returns when the referee ends the
+    session. A refusal (bad token, protocol version...) or a bad setting prints one line on stderr
+    and exits with code 2; a referee unreachable for ``give_up_after`` seconds, one line and code
+    1. SIGTERM says Goodbye to the referee and exits with code 0; Ctrl-C the same with code 130.
     """
     _default_logging()
+    runner: _Runner | None = None
     try:
         settings = ClientSettings.resolve(
             address,
@@ -244,14 +285,48 @@ def run(
             tls_ca=tls_ca,
             bot_version=bot_version,
             decide_forced_moves=decide_forced_moves,
+            give_up_after=give_up_after,
         )
-        serve(bot, settings, give_up_after=give_up_after)
+        runner = _Runner(bot, settings)
+        with _stop_on_signals(runner):
+            _serve(runner, settings.give_up_after)
     except (ConfigError, Refused) as e:
         _fatal(str(e), EXIT_REFUSED)
     except GaveUp as e:
         _fatal(str(e), EXIT_GAVE_UP)
-    except KeyboardInterrupt:
-        _fatal("interrupted", EXIT_INTERRUPTED)
+    except (KeyboardInterrupt, _Interrupted):
+        pass  # told below, by the signal that stopped it
+    else:
+        assert runner is not None
+        if runner.stop_signal is None:
+            return
+    if runner is not None and runner.stop_signal == signal.SIGTERM:
+        log.info("stopped by SIGTERM")
+        raise SystemExit(EXIT_TERMINATED)
+    _fatal("interrupted", EXIT_INTERRUPTED)
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+"""The signals on which :func:`run` says Goodbye and exits."""
+
+
+class _Interrupted(BaseException):
+    """A stop signal cut a wait short (a backoff sleep), or a second one came: stop now."""
+
+
+@contextmanager
+def _stop_on_signals(runner: _Runner) -> Iterator[None]:
+    """While in effect, SIGTERM and SIGINT ask ``runner`` to stop."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # Python lets only the main thread set handlers: signals keep their defaults
+        return
+    previous = {sig: signal.signal(sig, runner.on_signal) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            if handler is not None:  # None: set outside Python, cannot be put back
+                signal.signal(sig, handler)
 
 
 def _fatal(message: str, code: int) -> None:
@@ -270,29 +345,37 @@ def _default_logging() -> None:
     log.propagate = False
 
 
-def serve(
-    bot: Bot, settings: ClientSettings, *, give_up_after: float | None = DEFAULT_GIVE_UP_S
-) -> SessionEnd:
+def serve(bot: Bot, settings: ClientSettings, *, give_up_after: float | None = None) -> SessionEnd:
     """Play sessions with the referee until it ends one for good; reconnect after failures.
 
     Raises :class:`Refused` when the referee refuses the bot, :class:`GaveUp` when it stays
-    unreachable (no welcome) for ``give_up_after`` seconds (None: keep trying forever).
+    unreachable (no welcome) for ``give_up_after`` seconds (None: ``settings.give_up_after``;
+    ``math.inf``: keep trying forever).
     """
-    runner = _Runner(bot, settings)
+    limit = settings.give_up_after if give_up_after is None else give_up_after
+    return _serve(_Runner(bot, settings), limit)
+
+
+def _serve(runner: _Runner, give_up_after: float) -> SessionEnd:
+    """:func:`serve` with a runner that a signal handler may ask to stop."""
+    settings = runner.settings
     failing_since: float | None = None
     delay = BACKOFF_FIRST_S
     jitter = random.Random()
     while True:
         runner.welcomed = False
         pause: float | None = None  # the referee's own suggestion, when it gives one
+        end: SessionEnd | None = None
         try:
             end = runner.session()
         except grpc.RpcError as e:
             code = e.code() if isinstance(e, grpc.Call) else grpc.StatusCode.UNKNOWN
             detail = " ".join(((e.details() if isinstance(e, grpc.Call) else None) or "").split())
-            if code in REFUSALS:
+            if code in REFUSALS and runner.stop_signal is None:
                 raise Refused(settings.address, settings.name, code, detail) from None
-        else:
+        if runner.stop_signal is not None:
+            return end or SessionEnd("GOODBYE", "the referee did not confirm it")
+        if end is not None:
             if end.reason != "SERVER_SHUTDOWN" or not runner.may_reconnect:
                 return end
             code, detail = grpc.StatusCode.UNAVAILABLE, end.message
@@ -302,7 +385,7 @@ def serve(
             failing_since, delay = now, BACKOFF_FIRST_S
         elif failing_since is None:
             failing_since = now
-        if give_up_after is not None and now - failing_since > give_up_after:
+        if now - failing_since > give_up_after:
             raise GaveUp(
                 f"the referee at {settings.address} has been unreachable for "
                 f"{now - failing_since:.0f} s ({code.name}: {detail or 'no details'})"
@@ -318,7 +401,8 @@ def serve(
             detail or "no details",
             wait,
         )
-        time.sleep(wait)
+        if not runner.sleep(wait):
+            return SessionEnd("GOODBYE", "stopped while waiting to reconnect")
         if pause is None:
             delay = min(delay * 2, BACKOFF_MAX_S)
 
@@ -334,12 +418,49 @@ class _Runner:
         self.may_reconnect = False
         self.reconnect_after_s = 0.0
         self.warned_kinds: set[int] = set()
+        self.stop_signal: signal.Signals | None = None
+        """The signal that asked this runner to stop (it then says Goodbye and asks no more)."""
+        self.outbox: _Outbox | None = None
+        """The open session's outbox, where a stop request puts the Goodbye."""
+        self.sleeping = False
+        """Whether the runner waits to reconnect, a wait a stop request cuts short."""
         # Events are only translated for the hooks a bot overrides (most override none).
         self.hooked = {
             kind
             for kind, hook in _HOOKS.items()
             if getattr(type(bot), hook) is not getattr(Bot, hook)
         }
+
+    def on_signal(self, signum: int, frame: FrameType | None) -> None:
+        """The SIGTERM/SIGINT handler: say Goodbye, stop asking the bot; a second signal: go now.
+
+        It runs on the main thread between two bytecodes of whatever runs there. So it raises
+        only where that is safe (in a backoff sleep; or at a second signal, when the user
+        insists), and otherwise only queues the Goodbye: a SimpleQueue's put may be called from
+        a signal handler, and gRPC's thread sends it.
+        """
+        if self.stop_signal is not None:
+            raise _Interrupted
+        self.stop_signal = signal.Signals(signum)
+        outbox = self.outbox
+        if outbox is not None:
+            outbox.goodbye(f"received {self.stop_signal.name}")
+        if self.sleeping:
+            raise _Interrupted
+
+    def sleep(self, seconds: float) -> bool:
+        """Wait before reconnecting; False if a stop signal came (before or during the wait)."""
+        try:
+            self.sleeping = True
+            # Checked after the flag is up: a signal from here on raises instead.
+            if self.stop_signal is not None:
+                return False
+            time.sleep(seconds)
+        except _Interrupted:
+            return False
+        finally:
+            self.sleeping = False
+        return self.stop_signal is None
 
     def _channel(self) -> grpc.Channel:
         s = self.settings
@@ -365,31 +486,39 @@ class _Runner:
 
     def session(self) -> SessionEnd:
         """One stream, from Hello to its end; a broken stream raises grpc.RpcError."""
-        outbox: queue.SimpleQueue[bot_pb.PlayRequest | None] = queue.SimpleQueue()
+        outbox = _Outbox()
         outbox.put(self._hello())
         end = SessionEnd("CLOSED", "")
         self.may_reconnect = False
         with self._channel() as channel:
-            responses = bot_grpc.BotServiceStub(channel).Play(_drain(outbox))
+            responses = bot_grpc.BotServiceStub(channel).Play(iter(outbox))
+            outbox.cancel = responses.cancel
+            self.outbox = outbox
+            if self.stop_signal is not None:  # it came before there was an outbox to tell
+                outbox.goodbye(f"received {self.stop_signal.name}")
             try:
                 for response in responses:
                     received_at = time.monotonic()
                     if response.HasField("welcome"):
                         self._welcome(response.welcome)
-                    for event in response.events:
-                        self._event(event)
-                    if response.HasField("request"):
+                    # Once stopping, the bot is asked nothing more and its hooks are not called.
+                    if self.stop_signal is None:
+                        for event in response.events:
+                            self._event(event)
+                    if response.HasField("request") and self.stop_signal is None:
                         answer = self._decide(response.request, received_at)
                         if answer is not None:
                             outbox.put(answer)
                     if response.HasField("shutdown"):
                         end = self._shutdown(response.shutdown)
-                        outbox.put(None)
+                        outbox.close()
             except KeyboardInterrupt:
-                outbox.put(bot_pb.PlayRequest(goodbye=bot_pb.Goodbye(reason="interrupted")))
+                # Only without run()'s handler (serve() called directly): a best effort.
+                outbox.goodbye("interrupted")
                 raise
             finally:
-                outbox.put(None)
+                self.outbox = None
+                outbox.close()
         return end
 
     def _welcome(self, welcome: bot_pb.Welcome) -> None:
@@ -523,10 +652,42 @@ def _log_fault(event: FaultNotice) -> None:
     )
 
 
-def _drain(outbox: queue.SimpleQueue[bot_pb.PlayRequest | None]) -> Iterator[bot_pb.PlayRequest]:
-    """The request stream gRPC sends from: the outbox's messages until a None."""
-    while True:
-        item = outbox.get()
-        if item is None:
-            return
-        yield item
+class _Outbox:
+    """What the bot sends on one stream, drained by gRPC's thread: messages until a close.
+
+    After a Goodbye nothing more is sent; if the referee has not closed the stream within
+    :data:`GOODBYE_WAIT_S`, the stream is cancelled from this side.
+    """
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[bot_pb.PlayRequest | None] = queue.SimpleQueue()
+        self.cancel: Callable[[], object] | None = None
+        """Cancels the stream's call, when a Goodbye goes unanswered."""
+
+    def put(self, message: bot_pb.PlayRequest) -> None:
+        """Send ``message`` (safe from a signal handler)."""
+        self._queue.put(message)
+
+    def goodbye(self, reason: str) -> None:
+        """Say Goodbye (safe from a signal handler)."""
+        self._queue.put(bot_pb.PlayRequest(goodbye=bot_pb.Goodbye(reason=reason)))
+
+    def close(self) -> None:
+        """End the stream from this side once what is queued has gone."""
+        self._queue.put(None)
+
+    def __iter__(self) -> Iterator[bot_pb.PlayRequest]:
+        leaving = False
+        while True:
+            try:
+                item = self._queue.get(timeout=GOODBYE_WAIT_S if leaving else None)
+            except queue.Empty:
+                if self.cancel is not None:
+                    self.cancel()  # the referee did not confirm the Goodbye: hang up
+                return
+            if item is None:
+                return
+            if leaving:
+                continue  # an answer or a second Goodbye queued after the first: too late
+            yield item
+            leaving = item.HasField("goodbye")
