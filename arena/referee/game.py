@@ -605,7 +605,10 @@ class TableRun:
         )
         current = hand.current_trick
         if current is not None:
-            variable.current_trick.CopyFrom(wire.trick_message(self.rules, current))
+            trick = variable.current_trick
+            trick.trick_number = current.number
+            trick.leader = current.leader
+            trick.cards.extend([wire.CODES[c.index] for c in current.cards])
         return wire.state_bytes(variable, self._seat_state(hand, number, index), self._tricks)
 
     def _seat_state(self, hand: Hand, number: int, index: int) -> bytes:

@@ -94,7 +94,9 @@ class Session:
 
     def __init__(
         self,
-        context: grpc.aio.ServicerContext[bytes, bytes],
+        context: grpc.aio.ServicerContext[
+            bot_pb.PlayRequest | Malformed, bot_pb.PlayResponse | bytes
+        ],
         session_id: str,
         inbox_limit: int,
     ) -> None:
@@ -139,7 +141,6 @@ class Session:
                 if message is _EOF:
                     self.end(Ending(None, "the bot closed its side of the stream"))
                     return
-                assert isinstance(message, bot_pb.PlayRequest | Malformed)
                 if isinstance(message, bot_pb.PlayRequest) and message.HasField("goodbye"):
                     said = message.goodbye.reason
                     shutdown = bot_pb.Shutdown(
@@ -177,7 +178,7 @@ class Session:
             raise SessionLostError(f"session {self.id} has ended: {self.close_reason}")
         async with self._write_lock:
             try:
-                await self.context.write(message)  # type: ignore[arg-type]
+                await self.context.write(message)
             except asyncio.CancelledError:
                 self.end(Ending(None, "a message could not be sent in time (is the bot reading?)"))
                 raise
@@ -189,7 +190,7 @@ class Session:
         """Write a last message before closing, within ``timeout_s``; False if it did not go."""
         try:
             async with asyncio.timeout(timeout_s), self._write_lock:
-                await self.context.write(message)  # type: ignore[arg-type]
+                await self.context.write(message)
         except Exception:
             return False
         return True
