@@ -15,11 +15,19 @@ its database:
 * games lost or left unrecorded: tables the log says started minus games in the database, and
   tables still marked running (both must be 0); interrupted games are counted apart.
 
-The anchor, measured in the same run on the same machine: a bare grpc.aio server that answers
-each message of the same Play stream method with a pre-serialised decision request of a typical
-size, driven by the same client processes with one closed-loop stream per table the ladder can
-form (sessions / players: at a Hearts table one seat decides at a time). Its round trips per
-second and p99 bound what any referee can do here; the ratio says how close the server comes.
+Beside the server, measured in the same run on the same machine and driven by the same client
+processes:
+
+* the anchor: a bare grpc.aio server that answers each message of the same Play stream method with
+  a pre-serialised decision request of a typical size, with one closed-loop stream per table the
+  ladder can form (sessions / players: at a Hearts table one seat decides at a time). Its round
+  trips per second and p99 bound what any referee can do here;
+* the referee alone: the same referee with the simplest scheduler (any four idle bots form a
+  table), no ladder, no database, no page. The server's ratio to it is what the competition layer
+  (matchmaking, the commit of every game, ratings) costs.
+
+On a shared 2-core machine the figures move with whatever else runs; compare the columns of one
+run, not runs with each other.
 """
 
 from __future__ import annotations
@@ -463,7 +471,7 @@ def main() -> None:
         server = measure_server(args, work)
     alone = referee_only(args, server["tokens"])
     rate, p50, p99 = anchor(tables, args.processes, args.seconds)
-    print(f"{'':28}{'server':>10}{'referee':>10}{'anchor':>10}{'server/anchor':>15}")
+    print(f"{'':28}{'server':>10}{'referee':>10}{'anchor':>10}{'vs referee':>12}{'vs anchor':>11}")
     rows = (
         ("decisions per second", server["decisions_per_s"], alone[0], rate, "{:10.0f}"),
         ("p50 decision latency (ms)", server["p50_ms"], alone[1], p50, "{:10.2f}"),
@@ -472,7 +480,7 @@ def main() -> None:
     for label, ours, referee, theirs, shape in rows:
         print(
             f"{label:28}{shape.format(ours)}{shape.format(referee)}{shape.format(theirs)}"
-            f"{ours / theirs:15.2f}"
+            f"{ours / referee:12.2f}{ours / theirs:11.2f}"
         )
     print(
         "referee: the referee alone, any four idle bots form a table (no ladder, ledger or page);"
