@@ -1,0 +1,168 @@
+"""The README's "A bot in Python" examples, kept here as copies and run, so that they cannot rot.
+
+The bot is run the two ways the README shows: in-process with play_local, and as a process that
+reads the ARENA_* environment and plays through the real referee on loopback. Once the README
+holds the section, a test checks that its code blocks are these copies, character for character.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.cards import Card
+from arena.client import Bot, DecisionView, view_of
+from arena.engine import Hand
+from arena.referee import RefereeConfig, RefereeThread
+from arena.rules import Rules
+from arena.table import TableSpec, Termination
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+SECTION = "### A bot in Python"
+PLACEHOLDER = "PYTHON_BOT_SECTION"
+"""What the README's section held before the text was written."""
+WAIT_MS = 30_000
+WAIT_S = 120.0
+
+EXAMPLE = '''\
+from collections.abc import Sequence
+
+from arena.cards import Card
+from arena.client import Bot, DecisionView, highest, lowest, run
+
+
+class DuckBot(Bot):
+    """Passes its highest cards; plays under the card taking the trick when it can."""
+
+    def choose_pass(self, view: DecisionView) -> Sequence[Card]:
+        return sorted(view.hand, key=lambda c: c.rank, reverse=True)[: view.pass_count]
+
+    def choose_play(self, view: DecisionView) -> Card:
+        winning = view.winning()  # (seat, card) taking the trick so far; None when leading
+        if winning is not None:
+            top = winning[1]
+            under = [c for c in view.legal if c.suit is top.suit and c.rank < top.rank]
+            if under:
+                return highest(under)  # the highest card that still loses the trick
+        return lowest(view.legal)
+
+
+if __name__ == "__main__":
+    run(DuckBot())  # address, token and name from ARENA_ADDRESS, ARENA_TOKEN, ARENA_BOT_NAME
+'''
+
+LOCAL_EXAMPLE = """\
+from arena.client import Bot, play_local
+
+result = play_local([DuckBot(), Bot(), DuckBot(), Bot()], seed=7)  # a whole game, no network
+print(result.totals, result.placings, result.mean_points)
+"""
+
+
+def _duck_bot() -> type[Bot]:
+    namespace: dict[str, Any] = {"__name__": "duck"}
+    exec(compile(EXAMPLE, "duck.py", "exec"), namespace)
+    cls = namespace["DuckBot"]
+    assert isinstance(cls, type) and issubclass(cls, Bot)
+    return cls
+
+
+def test_the_example_bot_ducks_and_passes_high() -> None:
+    duck = _duck_bot()()
+    hand = Hand.deal(Rules(), seed=4, hand_number=0)
+    passing = view_of(hand, 0)
+    passed = duck.choose_pass(passing)
+    assert sorted(c.rank for c in passed) == sorted(c.rank for c in passing.hand)[-3:]
+    for seat in range(4):
+        hand.pass_cards(seat, duck.choose_pass(view_of(hand, seat)))
+    ducked = 0
+    while not hand.is_over:
+        mover = hand.to_move
+        assert mover is not None
+        view = view_of(hand, mover)
+        card = duck.choose_play(view)
+        winning = view.winning()
+        if winning is not None and _can_duck(view, winning[1]):
+            assert card.suit is winning[1].suit and card.rank < winning[1].rank
+            ducked += 1
+        hand.play(card)
+    assert ducked > 5
+
+
+def _can_duck(view: DecisionView, top: Card) -> bool:
+    return any(c.suit is top.suit and c.rank < top.rank for c in view.legal)
+
+
+def test_the_local_example_plays_a_whole_game(capsys: pytest.CaptureFixture[str]) -> None:
+    namespace: dict[str, Any] = {"DuckBot": _duck_bot()}
+    exec(compile(LOCAL_EXAMPLE, "local.py", "exec"), namespace)
+    result = namespace["result"]
+    assert max(result.totals) >= Rules().target
+    assert str(result.totals) in capsys.readouterr().out
+
+
+def test_the_example_runs_as_a_bot_process_from_the_environment(tmp_path: Path) -> None:
+    script = tmp_path / "duck.py"
+    script.write_text(EXAMPLE)
+    names = ("duck", "lowcard", "heuristic", "random_bot")
+    referee = RefereeThread(RefereeConfig(), {f"token-{n}": n for n in names})
+    referee.start()
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        for name in names:
+            env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+            env.update(
+                ARENA_ADDRESS=f"127.0.0.1:{referee.port}",
+                ARENA_TOKEN=f"token-{name}",
+                ARENA_BOT_NAME=name,
+            )
+            path = script if name == "duck" else ROOT / "sample_bots" / f"{name}.py"
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, str(path)],
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
+        assert referee.wait_for_bots(names, WAIT_MS), referee.idle()
+        spec = TableSpec("readme", Rules(), seed=9, seats=names, board="9", hands=2)
+        record = referee.submit(spec).result(WAIT_S)
+        assert record.termination is Termination.NORMAL, record.reason
+        assert record.faults == (), record.faults
+        assert any(d.seat == 0 and not d.forced for d in record.decisions)
+        procs[0].send_signal(signal.SIGTERM)
+        assert procs[0].wait(WAIT_S) == 0  # as the README says
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+        referee.stop(0)
+
+
+def _python_blocks(text: str) -> list[str]:
+    blocks = []
+    rest = text
+    while "```python\n" in rest:
+        rest = rest[rest.index("```python\n") + len("```python\n") :]
+        blocks.append(rest[: rest.index("```")])
+        rest = rest[rest.index("```") + 3 :]
+    return blocks
+
+
+def test_the_readme_shows_these_examples() -> None:
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index(SECTION) + len(SECTION) :]
+    section = section[: section.index("\n## ")]
+    if section.strip() == PLACEHOLDER:
+        pytest.skip("the README's 'A bot in Python' section is not written yet")
+    assert _python_blocks(section)[:2] == [EXAMPLE, LOCAL_EXAMPLE]
