@@ -15,6 +15,7 @@ from arena.server.matchmaking import (
     event_schedule,
     plan_event,
     plan_ladder,
+    prune_owed,
     rotate,
 )
 
@@ -180,3 +181,11 @@ def test_plan_event_starts_tables_whose_bots_are_idle() -> None:
     used: Counter[str] = Counter(b for t in chosen for b in t.seats)
     # Greedy in schedule order: the first board's four rotations take a-d's every session.
     assert chosen == schedule[:4] and used == Counter({n: 4 for n in "abcd"})
+
+
+def test_owed_boards_expire_by_age_and_count() -> None:
+    owed = [OwedBoard(f"1:{i}", i, ("a", "b", "c", "d"), (1, 2, 3), i) for i in range(10)]
+    assert prune_owed(owed, 10, max_age=100, max_count=100) == tuple(owed)
+    assert prune_owed(owed, 10, max_age=3, max_count=100) == tuple(owed[7:])
+    assert prune_owed(owed, 10, max_age=100, max_count=4) == tuple(owed[6:])
+    assert prune_owed(owed, 10, max_age=100, max_count=0) == ()

@@ -53,6 +53,7 @@ from arena.server.matchmaking import (
     event_schedule,
     plan_event,
     plan_ladder,
+    prune_owed,
 )
 from arena.server.webapp import AdminError
 from arena.table import GameRecord, TableSpec, Termination
@@ -460,7 +461,7 @@ class Competition:
                 duplicate=self.config.duplicate,
             )
             planned = [(t, None) for t in plan.tables]
-            self._owed = list(plan.owed)
+            self._owed = list(prune_owed(plan.owed, plan.next_board))
             self._next_board = plan.next_board
         else:
             busy = {_slot_of(r.spec.table_id) for r in self._running.values()}
@@ -672,6 +673,9 @@ class Competition:
             "games": self._games,
             "rated": self._rated,
             "uptime_s": round(self._clock() - self._started, 3),
+            "event": None
+            if self.config.event is None
+            else {"tables": len(self._schedule), "done": len(self._done_slots)},
         }
 
     def standings(self) -> dict[str, Any]:

@@ -37,6 +37,7 @@ __all__ = [
     "event_schedule",
     "plan_event",
     "plan_ladder",
+    "prune_owed",
     "rotate",
 ]
 
@@ -45,6 +46,10 @@ DEFAULT_RATING_SCALE = 25.0 / 3.0
 sigma at the start)."""
 DEFAULT_GAMES_SCALE = 10.0
 """Games more than the least-played idle bot that cost as much as one rating scale."""
+MAX_OWED_AGE = 2000
+"""Boards older than this (in boards dealt since) are no longer owed: their group is gone."""
+MAX_OWED = 500
+"""The most boards owed at once (the oldest go first)."""
 JITTER = 0.25
 """Random cost added per candidate, in rating scales, so that equal bots do not always meet the
 same opponents."""
@@ -208,6 +213,19 @@ def plan_ladder(
         if rotations:
             owed_list.append(OwedBoard(name, new_seed, tuple(group), tuple(rotations), index_new))
     return Plan(tuple(tables), tuple(owed_list), next_board)
+
+
+def prune_owed(
+    owed: Sequence[OwedBoard],
+    next_board: int,
+    *,
+    max_age: int = MAX_OWED_AGE,
+    max_count: int = MAX_OWED,
+) -> tuple[OwedBoard, ...]:
+    """The owed boards still worth waiting for: none older than ``max_age`` boards, at most
+    ``max_count`` (the newest). A group whose bot left for good would otherwise be owed forever."""
+    fresh = [b for b in owed if next_board - b.created <= max_age]
+    return tuple(fresh[-max_count:]) if max_count > 0 else ()
 
 
 class EventFormat(Enum):

@@ -66,8 +66,9 @@ async function refreshHealth() {
     const label = h.status === "draining" ? "draining" : h.ladder;
     pill.textContent = label;
     pill.className = `pill ${label.split(" ")[0]}`;
+    const event = h.event ? ` · event: ${h.event.done} of ${h.event.tables} tables` : "";
     document.getElementById("counts").textContent =
-      `${h.sessions} sessions · ${h.tables} tables playing · ${h.games} games`;
+      `${h.sessions} sessions · ${h.tables} tables playing · ${h.games} games${event}`;
   } catch (e) {
     pill.textContent = "unreachable";
     pill.className = "pill down";
