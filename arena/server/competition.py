@@ -74,6 +74,8 @@ PR_SET_PDEATHSIG = 1
 PARENT_CHECK_S = 1.0
 """Elsewhere, how often the fit's worker looks whether the server is still there."""
 STATUS_TTL_S = 1.0
+STANDINGS_TTL_S = 1.0
+"""Longest time the page's standings are served from the last computation."""
 """Longest time the ladder trusts its copy of the account statuses."""
 RECENT_FINISHED = 50
 """Finished tables remembered in memory for the health figures."""
@@ -311,6 +313,8 @@ class Competition:
         self._listeners: list[Callable[[int, GameRecord], Awaitable[None] | None]] = []
         self._status_cache: dict[str, AccountStatus] = {}
         self._statuses_at = -math.inf
+        self._standings: dict[str, Any] | None = None
+        self._standings_at = -math.inf
 
     # ---- start-up ---------------------------------------------------------------------------
 
@@ -679,7 +683,18 @@ class Competition:
         }
 
     def standings(self) -> dict[str, Any]:
-        """The leaderboard: the published fit beside each bot's tally and live rating."""
+        """The leaderboard: the published fit beside each bot's tally and live rating.
+
+        Kept for STANDINGS_TTL_S (an admin action clears it), so that many viewers polling the
+        page cost the loop one listing of the sessions a second, not one each.
+        """
+        now = time.monotonic()
+        if self._standings is None or now - self._standings_at > STANDINGS_TTL_S:
+            self._standings = self._compute_standings()
+            self._standings_at = now
+        return self._standings
+
+    def _compute_standings(self) -> dict[str, Any]:
         sessions: dict[str, list[SessionInfo]] = {}
         if self.host is not None:
             for s in self.host.sessions():
@@ -772,10 +787,11 @@ class Competition:
     async def admin(self, action: str, args: Mapping[str, Any]) -> dict[str, Any]:
         """Pause, resume, kick a session, ban or unban a bot."""
         log.warning("admin action", extra={"action": action, "arguments": dict(args)})
+        # An admin action may change who may play, and what the page shows.
+        self._statuses_at = self._standings_at = -math.inf
         if action == "pause":
             self.paused = True
             return {"ladder": self.state.value}
-        self._statuses_at = -math.inf  # an admin action may change who may play
         if action == "resume":
             self.paused = False
             self.poke()
