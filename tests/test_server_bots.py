@@ -3,6 +3,8 @@
 * ``low``: the lowest legal card, the highest cards passed (like sample_bots/lowcard.py).
 * ``hang N``: plays like ``low`` for N decisions, then never answers again (holds its table open
   until the move clock runs out, so that a test can kill the server mid-game for certain).
+* ``slow N SECONDS``: plays like ``low`` but takes SECONDS over every N-th decision (a timeout
+  fault when that is past the move clock).
 
 No tests here; pytest only imports this file.
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from collections.abc import Sequence
 
 from arena.cards import Card
@@ -44,6 +47,33 @@ class Hang(Low):
         return super().choose_play(view)
 
 
+class Slow(Low):
+    """Every ``every``-th decision takes ``seconds``."""
+
+    def __init__(self, every: int, seconds: float) -> None:
+        self.every = every
+        self.seconds = seconds
+        self.count = 0
+
+    def _tick(self) -> None:
+        self.count += 1
+        if self.count % self.every == 0:
+            time.sleep(self.seconds)
+
+    def choose_pass(self, view: DecisionView) -> Sequence[Card]:
+        self._tick()
+        return super().choose_pass(view)
+
+    def choose_play(self, view: DecisionView) -> Card:
+        self._tick()
+        return super().choose_play(view)
+
+
 if __name__ == "__main__":
     kind = sys.argv[1]
-    run(Hang(int(sys.argv[2])) if kind == "hang" else Low())
+    if kind == "hang":
+        run(Hang(int(sys.argv[2])))
+    elif kind == "slow":
+        run(Slow(int(sys.argv[2]), float(sys.argv[3])))
+    else:
+        run(Low())

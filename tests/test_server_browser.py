@@ -39,12 +39,17 @@ def chromium() -> str:
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[ServerProcess]:
-    process = ServerProcess(tmp_path / "comp.db", 'fit_interval = "100ms"\nname = "Browser Cup"\n')
+    process = ServerProcess(
+        tmp_path / "comp.db",
+        'fit_interval = "100ms"\nname = "Browser Cup"\nmove_time = "300ms"\ntime_bank = "0s"\n',
+    )
     tokens = {name: process.add_bot(name) for name in BOTS}
     process.start()
     for name in BOTS:
         if name in SAMPLE:
             process.bot(name, tokens[name], sample=SAMPLE[name])
+        elif name == "echo":  # too slow now and then: timeout faults to show
+            process.bot(name, tokens[name], "slow", "9", "0.6")
         else:
             process.bot(name, tokens[name], "low")
     process.wait_for(lambda: process.get("/api/standings")["fit"]["results"] >= 20)
@@ -91,6 +96,13 @@ def test_leaderboard_shows_standings_games_and_a_replay(
     ranks = re.findall(r'<tr data-bot="(\w+)"><td class="num">(\d+)</td>', dom)
     assert sorted(int(rank) for _, rank in ranks) == [1, 2, 3, 4, 5]
     assert "clustered by board" in dom  # the fit's note
+    faults = {
+        name: int(count)
+        for name, count in re.findall(
+            r'<tr data-bot="(\w+)">(?:<td[^>]*>.*?</td>){7}<td class="num">(\d+)</td>', dom
+        )
+    }
+    assert faults["echo"] > 0 and faults["delta"] == 0, faults
     newest = server.get("/api/games?limit=1")["games"][0]["game"]
     assert f'data-game="{newest}"' in dom
 

@@ -240,7 +240,7 @@ function renderReplay() {
   document.getElementById("replay-trick").textContent = text;
   faultsList.replaceChildren(
     ...record.faults.filter((f) => f.hand === state.hand).map((f) =>
-      el("li", {}, `${f.bot} (seat ${f.seat}), trick ${f.trick + 1}: ${f.kind}: ${f.detail}` +
+      el("li", {}, `${f.bot} (seat ${f.seat}), ${f.trick < 0 ? "the pass" : `trick ${f.trick + 1}`}: ${f.kind}: ${f.detail}` +
         (f.substitute.length ? `; played ${f.substitute.join(" ")} instead` : ""))));
 }
 
