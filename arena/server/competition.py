@@ -510,7 +510,13 @@ class Competition:
                 for o in self._owed
             ],
         }
-        await self.ledger.write(LedgerDB.begin, batch, state, now)
+        try:
+            await self.ledger.write(LedgerDB.begin, batch, state, now)
+        except BaseException:
+            # Not marked running, so not started: the sessions are free again.
+            for game, _ in batch:
+                self._running.pop(game, None)
+            raise
         for game, spec in batch:
             log.info(
                 "table started",
