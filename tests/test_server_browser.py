@@ -93,18 +93,24 @@ def test_leaderboard_shows_standings_games_and_a_replay(
     assert "Browser Cup" in dom and "paused" in dom
     for name in BOTS:
         assert f'data-bot="{name}"' in dom
-    ranks = re.findall(r'<tr data-bot="(\w+)"><td class="num">(\d+)</td>', dom)
+    ranks = re.findall(r'<tr data-bot="(\w+)"[^>]*><td class="num">(\d+)</td>', dom)
     assert sorted(int(rank) for _, rank in ranks) == [1, 2, 3, 4, 5]
     assert "clustered by board" in dom  # the fit's note
     faults = {
         name: int(count)
         for name, count in re.findall(
-            r'<tr data-bot="(\w+)">(?:<td[^>]*>.*?</td>){7}<td class="num">(\d+)</td>', dom
+            r'<tr data-bot="(\w+)"[^>]*>(?:<td[^>]*>.*?</td>){7}<td class="num">(\d+)</td>', dom
         )
     }
     assert faults["echo"] > 0 and faults["delta"] == 0, faults
     newest = server.get("/api/games?limit=1")["games"][0]["game"]
     assert f'data-game="{newest}"' in dom
+
+    mine = browse(chromium, tmp_path / "profile", "--dump-dom", server.url + "/#bot/echo").stdout
+    assert "Recent games of echo" in mine
+    rows = mine.split('id="games"')[1].split("</table>")[0].split("<tr data-game=")[1:]
+    assert rows and all(">echo (" in row for row in rows)
+    assert '<tr data-bot="echo" class="chosen"' in mine
 
     replay = browse(
         chromium, tmp_path / "profile", "--dump-dom", f"{server.url}/#game/{newest}/0/5"

@@ -8,7 +8,7 @@ const SUITS = { C: "♣", D: "♦", H: "♥", S: "♠" };
 const SUIT_ORDER = "CDHS";
 const RANK_ORDER = "23456789TJQKA";
 
-const state = { replay: null, hand: 0, step: 0 };
+const state = { replay: null, hand: 0, step: 0, bot: null };
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -103,7 +103,8 @@ async function refreshStandings() {
         : r.sessions > 0
           ? el("span", { class: "online" }, `● ${r.sessions} (${r.playing} playing)`)
           : el("span", { class: "offline" }, "○ offline");
-      return el("tr", { dataset: { bot: r.name } },
+      const row = el("tr", { dataset: { bot: r.name }, class: state.bot === r.name ? "chosen" : "",
+        title: "Show this bot's games (click again for all)" },
         el("td", { class: "num" }, r.rank ?? ""),
         el("td", {}, r.name),
         el("td", { class: "num" }, fmt(r.elo, 0)),
@@ -116,6 +117,10 @@ async function refreshStandings() {
         el("td", { class: "num" }, r.forfeits),
         el("td", { class: "num" }, r.live_mu === null ? "–" : `${fmt(r.live_mu, 1)}±${fmt(r.live_sigma, 1)}`),
         el("td", {}, online));
+      row.addEventListener("click", () => {
+        location.hash = state.bot === r.name ? "" : `#bot/${encodeURIComponent(r.name)}`;
+      });
+      return row;
     }));
 }
 
@@ -133,7 +138,10 @@ function endBadge(game) {
 }
 
 async function refreshGames() {
-  const data = await getJSON("/api/games?limit=25");
+  const filter = state.bot ? `&bot=${encodeURIComponent(state.bot)}` : "";
+  const data = await getJSON(`/api/games?limit=25${filter}`);
+  document.getElementById("games-title").textContent =
+    state.bot ? `Recent games of ${state.bot}` : "Recent games";
   const body = document.querySelector("#games tbody");
   body.replaceChildren(
     ...data.games.map((g) => {
@@ -297,6 +305,13 @@ function route() {
   else {
     document.getElementById("replay-section").hidden = true;
     state.replay = null;
+    // #bot/NAME shows that bot's games; anything else, everyone's.
+    const bot = location.hash.match(/^#bot\/(.+)$/);
+    const chosen = bot ? decodeURIComponent(bot[1]) : null;
+    if (chosen !== state.bot) {
+      state.bot = chosen;
+      refresh();
+    }
   }
 }
 
