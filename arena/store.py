@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arena.errors import ArenaError, ConfigError
-from arena.table import GameRecord
+from arena.table import GameRecord, Termination
 
 if TYPE_CHECKING:
     from arena.ratings.results import TableResult
@@ -491,27 +491,30 @@ def load_results(db_path: Path | str, run: str | None = None) -> list[TableResul
     """Every stored game of the database (or of one run) as rating input, in schedule order.
 
     A single-hand table gives one result with its moon; a full game gives one result with the
-    game's totals and placings.
+    game's totals and placings. A game cut short by a stopped referee (INTERRUPTED) is kept in
+    the database but is not a result: its scores say nothing about the bots.
     """
     from arena.ratings.results import TableResult  # the ratings package loads scipy: only here
 
     with Store.open(db_path, create=False) as store:
-        sql = "SELECT run_id, game, board, full_game FROM games"
-        args: tuple[str, ...] = ()
+        sql = "SELECT run_id, game, board, full_game FROM games WHERE termination != ?"
+        args: tuple[str, ...] = (Termination.INTERRUPTED.value,)
         if run is not None:
-            sql += " WHERE run_id = ?"
-            args = (run,)
+            sql += " AND run_id = ?"
+            args = (*args, run)
         games = store._db.execute(sql + " ORDER BY run_id, game", args).fetchall()
         seats: dict[tuple[str, int], list[tuple[str, int, int, int]]] = {}
         seat_sql = "SELECT run_id, game, bot, points, placing, faults FROM seats"
+        seat_args = args[1:]
         for rid, game, bot, points, placing, faults in store._db.execute(
-            seat_sql + (" WHERE run_id = ?" if run is not None else "") + " ORDER BY seat", args
+            seat_sql + (" WHERE run_id = ?" if run is not None else "") + " ORDER BY seat",
+            seat_args,
         ):
             seats.setdefault((rid, game), []).append((bot, points, placing, faults))
         moons: dict[tuple[str, int], int] = {}
         moon_sql = "SELECT run_id, game, moon FROM hands WHERE moon IS NOT NULL AND number = 0"
         for rid, game, moon in store._db.execute(
-            moon_sql + (" AND run_id = ?" if run is not None else ""), args
+            moon_sql + (" AND run_id = ?" if run is not None else ""), seat_args
         ):
             moons[(rid, game)] = moon
     results = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sqlite3
@@ -246,3 +247,23 @@ def test_replay_is_json_lines_that_rebuild_the_record(tmp_path: Path) -> None:
         }
     )
     assert rebuilt == record
+
+
+def test_an_interrupted_game_is_stored_but_not_rated(tmp_path: Path) -> None:
+    config = build_config(bots=BOTS[:4], boards=1, db=tmp_path / "i.db")
+    first, second = schedule(config)[:2]
+    whole = play_record(first.spec)
+    cut = dataclasses.replace(
+        play_record(second.spec),
+        termination=Termination.INTERRUPTED,
+        reason="the referee stopped",
+    )
+    with Store.open(config.db) as store:
+        store.claim(config.run_id, "batch", config.identity(), 4)
+        store.save_game(config.run_id, 0, whole)
+        store.save_game(config.run_id, 1, cut)
+        assert store.finished(config.run_id) == {0, 1}
+    [result] = load_results(config.db)
+    assert result.board == whole.spec.board
+    assert result.points == tuple(float(t) for t in whole.totals)
+    assert len(load_results(config.db, run=config.run_id)) == 1
