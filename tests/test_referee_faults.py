@@ -197,6 +197,18 @@ def test_a_crash_mid_hand_is_a_disconnect_then_a_forfeit(arena: Arena) -> None:
     assert all(h.complete for h in record.hands)
 
 
+def test_a_goodbye_mid_game_forfeits_at_once(arena: Arena) -> None:
+    arena.bots.start("leaver", "goodbye")
+    proc = arena.bots.procs[-1]
+    assert arena.referee.wait_for_bots(["leaver"], BOT_READY_MS)
+    record, _ = play_beside(arena, "leaver", "leaver", FaultPolicy(grace_ms=60_000))
+    assert kinds(record) == {FaultKind.DISCONNECT}
+    assert record.seat_status[BAD_SEAT] is Termination.DISCONNECT
+    assert "past the grace period" in record.faults_of(BAD_SEAT)[0].detail
+    out = arena.bots.output(proc)
+    assert "SHUTDOWN SHUTDOWN_REASON_GOODBYE" in out and "STATUS OK" in out
+
+
 def test_a_bot_that_drops_and_comes_back_takes_its_seat_back(arena: Arena, tmp_path: Path) -> None:
     log = tmp_path / "back.b64"
     start_bad(arena, "back", "reconnect", "--delay-ms=50", f"--record={log}")

@@ -151,7 +151,7 @@ class TableRun:
         self.seats = [Seat(i, name, spec.clocks.bank_ms) for i, name in enumerate(spec.seats)]
         self._t0 = self._loop.time()
         for seat, session in zip(self.seats, sessions, strict=True):
-            if session is None:
+            if session is None or session.closed:
                 seat.away_since = self._t0
                 continue
             seat.session = session
@@ -334,6 +334,9 @@ class TableRun:
                 cards = self._fallback(hand, index, kind)
                 self._decided(hand, number, index, kind, request_id, cards, due, fault, True)
                 return cards
+            if session.closed:  # it ended before the table could hear of it
+                self.session_lost(session)
+                continue
             self._drain(seat, session, number, hand)
             if seat.forfeit is not None or seat.session is not session:
                 continue

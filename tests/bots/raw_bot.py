@@ -190,6 +190,15 @@ class Bot:
             return
         await self.send(good_answer(request))
 
+    async def mode_goodbye(self, request: bot_pb.DecisionRequest) -> None:
+        """Play legally, then leave mid-hand with a Goodbye (and read the referee's reply)."""
+        if request.kind == bot_pb.DECISION_KIND_PLAY and request.trick_number >= CRASH_AT_TRICK:
+            await self.send(bot_pb.PlayRequest(goodbye=bot_pb.Goodbye(reason="enough")))
+            assert self.call is not None
+            await self.call.done_writing()
+            return
+        await self.send(good_answer(request))
+
     async def mode_illegal(self, request: bot_pb.DecisionRequest) -> None:
         """Play a card it holds but may not play, whenever there is one."""
         illegal = [c for c in request.hand if c not in request.legal_cards]
