@@ -2,7 +2,8 @@
 
 Public API::
 
-    Referee(config, accounts)          asyncio: await start(address) -> port; await play_table(spec)
+    Referee(config, accounts)          asyncio: await start(address) -> port, await play_table(spec)
+                                       -> GameRecord; sessions(), kick(), lobby_changed(), stop()
     RefereeThread(config, accounts)    a Referee on its own thread: start(), submit(spec), stop()
     RefereeConfig, TlsConfig           server settings
     TokenAccounts, Accounts            token -> bot name (constant-time), or a pluggable store
@@ -14,7 +15,14 @@ The plain data of a table (TableSpec in, GameRecord out) is in :mod:`arena.table
 from arena.referee.accounts import Accounts, BotIdentity, Identity, Standing, TokenAccounts
 from arena.referee.config import PROTOCOL_VERSIONS, RefereeConfig, TlsConfig
 from arena.referee.fallback import fallback_pass, fallback_play
-from arena.referee.server import BOT_SERVICE, SPECTATOR_SERVICE, Referee, serve, serve_forever
+from arena.referee.server import (
+    BOT_SERVICE,
+    SPECTATOR_SERVICE,
+    Referee,
+    SessionInfo,
+    serve,
+    serve_forever,
+)
 from arena.referee.thread import RefereeThread
 
 __all__ = [
@@ -27,6 +35,7 @@ __all__ = [
     "Referee",
     "RefereeConfig",
     "RefereeThread",
+    "SessionInfo",
     "Standing",
     "TlsConfig",
     "TokenAccounts",
