@@ -149,14 +149,14 @@ async def bare(rings: int, request_size: int, response_size: int, seconds: float
         await asyncio.wait_for(ring.joined.wait(), READY_MS / MS)
         samples: list[float] = []
         groups = [ring.streams[i * SEATS : (i + 1) * SEATS] for i in range(rings)]
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         counts = await asyncio.gather(
             *(ring_round_trips(ring, g, seconds, samples) for g in groups)
         )
-        wall = time.perf_counter() - started
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu
         for _, done in ring.streams:
             done.set()
-        return Result(sum(counts), sum(counts), wall, samples)
+        return Result(sum(counts), sum(counts), wall, samples, cpu)
     finally:
         await server.stop(0.5)
         _reap(procs)
@@ -173,6 +173,8 @@ class Result:
     cards: int
     wall_s: float
     latencies_ms: list[float]
+    cpu_s: float
+    """CPU time of the serving process (referee or bare server) during the run."""
 
     @property
     def per_second(self) -> float:
@@ -232,14 +234,14 @@ async def referee_run(tables: int, games: int) -> tuple[Result, list[GameRecord]
                 out.append(await referee.play_table(spec))
             return out
 
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         per_table = await asyncio.gather(*(table(t) for t in range(tables)))
-        wall = time.perf_counter() - started
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu
         records = [r for rs in per_table for r in rs]
         asked = [d for r in records for d in r.decisions if not d.forced]
         cards = sum(1 for r in records for d in r.decisions if d.kind == "play")
         latencies = [d.elapsed_ms for d in asked if d.kind == "play"]
-        return Result(len(asked), cards, wall, latencies), records
+        return Result(len(asked), cards, wall, latencies, cpu), records
     finally:
         await referee.stop(0)
         _reap(procs)
@@ -267,52 +269,62 @@ def _reap(procs: Sequence[subprocess.Popen[bytes]]) -> None:
 def _line(label: str, r: Result) -> str:
     return (
         f"{label:<34} {r.per_second:9.0f}/s  p50 {r.quantile(0.5):6.3f} ms  "
-        f"p99 {r.quantile(0.99):6.3f} ms  ({r.round_trips} round trips, {r.cards} cards, "
-        f"{r.wall_s:.1f} s)"
+        f"p99 {r.quantile(0.99):6.3f} ms  server cpu {r.cpu_s / r.round_trips * MS:5.3f} ms/rt "
+        f"({r.round_trips} round trips, {r.cards} cards, {r.wall_s:.1f} s)"
     )
 
 
-async def bench(games: int, seconds: float, tables: int) -> None:
-    """Run the four measurements and print them with their ratios."""
+def _median(results: Sequence[Result]) -> Result:
+    """The run with the median throughput (the machine may be shared: one noisy run is noise)."""
+    return sorted(results, key=lambda r: r.per_second)[len(results) // 2]
+
+
+async def compare(tables: int, games: int, seconds: float, rounds: int, sizes: Sizes) -> None:
+    """Referee and bare runs, alternated ``rounds`` times; the medians and their ratio."""
+    request_size = round(statistics.mean(sizes.answers))
+    response_size = round(statistics.mean(sizes.requests))
+    referee_runs, bare_runs = [], []
+    for _ in range(rounds):
+        referee_runs.append((await referee_run(tables, games))[0])
+        bare_runs.append(await bare(tables, request_size, response_size, seconds))
+    ours, anchor = _median(referee_runs), _median(bare_runs)
+    what = "1 table of 4 bots" if tables == 1 else f"{tables} tables at once"
+    print(_line(f"referee, {what}", ours))
+    print(_line(f"bare ping-pong, {tables} ring{'s' if tables > 1 else ''} of 4", anchor))
+    print(
+        f"{'':<34} referee / bare: throughput {ours.per_second / anchor.per_second:6.1%}, "
+        f"p50 speed {anchor.quantile(0.5) / ours.quantile(0.5):6.1%}, "
+        f"p99 speed {anchor.quantile(0.99) / ours.quantile(0.99):6.1%}"
+    )
+    print(
+        f"{'':<34} cards per second (forced cards need no round trip): "
+        f"{ours.cards / ours.wall_s:.0f}/s"
+    )
+
+
+async def bench(games: int, seconds: float, tables: int, rounds: int) -> None:
+    """Measure the message sizes, then compare one table and ``tables`` tables with the bare."""
     print(f"python {sys.version.split()[0]}, grpcio {grpc.__version__}, {os.cpu_count()} cpus")
     sizes = Sizes([], [])
     originals = _count_sizes(sizes)
     await referee_run(1, SIZING_GAMES)  # message sizes only; not timed
     wire.encode_response, wire.decode_request = originals  # type: ignore[assignment]
-    one, _ = await referee_run(1, games)
-    request_size = round(statistics.mean(sizes.answers))
-    response_size = round(statistics.mean(sizes.requests))
     print(
-        f"message sizes: request (referee -> bot) {response_size} B, "
-        f"answer (bot -> referee) {request_size} B"
+        f"mean message sizes: request (referee -> bot) {round(statistics.mean(sizes.requests))} B,"
+        f" answer (bot -> referee) {round(statistics.mean(sizes.answers))} B; "
+        f"median of {rounds} alternated runs each"
     )
-    bare_one = await bare(1, request_size, response_size, seconds)
-    many, _ = await referee_run(tables, max(1, games // 2))
-    bare_many = await bare(tables, request_size, response_size, seconds)
-    print(_line("referee, 1 table of 4 bots", one))
-    print(_line("bare ping-pong, 1 ring of 4", bare_one))
-    print(
-        f"{'':<34} ratio {one.per_second / bare_one.per_second:6.1%} of bare throughput, "
-        f"p50 {bare_one.quantile(0.5) / one.quantile(0.5):6.1%} of bare speed"
-    )
-    print(_line(f"referee, {tables} tables at once", many))
-    print(_line(f"bare ping-pong, {tables} rings at once", bare_many))
-    print(
-        f"{'':<34} ratio {many.per_second / bare_many.per_second:6.1%} of bare throughput, "
-        f"p50 {bare_many.quantile(0.5) / many.quantile(0.5):6.1%} of bare speed"
-    )
-    print(
-        f"cards per second (forced moves need no round trip): 1 table "
-        f"{one.cards / one.wall_s:.0f}/s, {tables} tables {many.cards / many.wall_s:.0f}/s"
-    )
+    await compare(1, games, seconds, rounds, sizes)
+    await compare(tables, max(1, games // 2), seconds, rounds, sizes)
 
 
 def main() -> None:
     """Parse the arguments: the benchmark, or one of its client processes."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games", type=int, default=20, help="full games per table (one table)")
-    parser.add_argument("--seconds", type=float, default=5.0, help="length of each bare run")
+    parser.add_argument("--games", type=int, default=10, help="full games per table (one table)")
+    parser.add_argument("--seconds", type=float, default=3.0, help="length of each bare run")
     parser.add_argument("--tables", type=int, default=8, help="tables at once in the second run")
+    parser.add_argument("--rounds", type=int, default=3, help="alternated runs of each kind")
     parser.add_argument("--role", choices=("bench", "bot", "ping"), default="bench")
     parser.add_argument("--address", default="")
     parser.add_argument("--arg", default="")
@@ -322,7 +334,7 @@ def main() -> None:
     elif args.role == "ping":
         asyncio.run(ping_client(args.address, int(args.arg)))
     else:
-        asyncio.run(bench(args.games, args.seconds, args.tables))
+        asyncio.run(bench(args.games, args.seconds, args.tables, args.rounds))
 
 
 if __name__ == "__main__":

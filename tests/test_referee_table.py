@@ -16,6 +16,7 @@ from arena.table import (
     FaultPolicy,
     GameRecord,
     HandRecord,
+    LateReply,
     TableSpec,
     Termination,
     TrickRecord,
@@ -60,6 +61,7 @@ def test_record_round_trips_through_json() -> None:
         decisions=(
             Decision(0, 1, "play", 7, ("3C",), 1.5, False, FaultKind.TIMEOUT),
             Decision(0, 2, "play", 0, ("4C",), 0.0, True),
+            Decision(0, 3, "play", 9, ("5C",), 0.5, False, None, True),
         ),
         faults=(Fault(0, 0, 1, "b", FaultKind.TIMEOUT, "no answer", "", ("3C",), 12.5),),
         totals=(0, 0, 0, 26),
@@ -74,6 +76,7 @@ def test_record_round_trips_through_json() -> None:
         reason="played 1 hand",
         started_at=1.0,
         finished_at=2.0,
+        late=(LateReply(0, 1, "b", 7, "play 3C", 40.0),),
     )
     again = GameRecord.from_dict(json.loads(json.dumps(record.to_dict())))
     assert again == record
