@@ -33,10 +33,11 @@ from __future__ import annotations
 import hashlib
 import random
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from fractions import Fraction
+from math import floor
 
 from arena.cards import (
     CARDS,
@@ -88,6 +89,48 @@ _FOLLOWERS = {
 """The seats that follow a lead from each seat, in playing order, by table size."""
 _NEVER = -1
 """A mask no hand equals (used to switch a comparison off)."""
+_HEARTS_SUIT = int(Suit.HEARTS)
+_SPADES_SUIT = int(Suit.SPADES)
+_NON_HEART_SUITS = (int(Suit.CLUBS), int(Suit.DIAMONDS), int(Suit.SPADES))
+_QS_INDEX = QUEEN_OF_SPADES.index
+
+
+# A suit's 13 bits split 7 + 6, and a mask's 52 bits split into bytes, each part looked up in a
+# table of the card indexes it holds: a set of cards becomes a list of indexes in a few steps
+# instead of one step per card (one 8192-entry table per suit would cost megabytes).
+def _index_table(first: int, width: int) -> tuple[tuple[int, ...], ...]:
+    return tuple(tuple(first + r for r in range(width) if m >> r & 1) for m in range(1 << width))
+
+
+_LOW_WIDTH = 7
+_HIGH_WIDTH = RANKS_PER_SUIT - _LOW_WIDTH
+_LOW = (1 << _LOW_WIDTH) - 1
+_HIGH = (1 << _HIGH_WIDTH) - 1
+_C_LOW, _D_LOW, _H_LOW, _S_LOW = (_index_table(RANKS_PER_SUIT * s, _LOW_WIDTH) for s in range(4))
+_C_HIGH, _D_HIGH, _H_HIGH, _S_HIGH = (
+    _index_table(RANKS_PER_SUIT * s + _LOW_WIDTH, _HIGH_WIDTH) for s in range(4)
+)
+_BYTE = 8
+_MASK_BYTES = 7
+"""Bytes of a mask that :func:`_indexes` reads: the standard deck's 52 cards fit in 7."""
+_B0, _B1, _B2, _B3, _B4, _B5, _B6 = (_index_table(_BYTE * j, _BYTE) for j in range(_MASK_BYTES))
+_INDEXABLE = 1 << (_BYTE * _MASK_BYTES)
+
+
+def _indexes(m: int) -> list[int]:
+    """The card indexes of a mask below :data:`_INDEXABLE`, lowest first."""
+    b0, b1, b2, b3, b4, b5, b6 = m.to_bytes(_MASK_BYTES, "little")
+    return [*_B0[b0], *_B1[b1], *_B2[b2], *_B3[b3], *_B4[b4], *_B5[b5], *_B6[b6]]
+
+
+def _suit_lists(masks: Sequence[int]) -> list[list[list[int]]]:
+    """Per suit, per seat, the card indexes of that suit in each mask, lowest first."""
+    return [
+        [[*_C_LOW[m & _LOW], *_C_HIGH[m >> 7 & _HIGH]] for m in masks],
+        [[*_D_LOW[m >> 13 & _LOW], *_D_HIGH[m >> 20 & _HIGH]] for m in masks],
+        [[*_H_LOW[m >> 26 & _LOW], *_H_HIGH[m >> 33 & _HIGH]] for m in masks],
+        [[*_S_LOW[m >> 39 & _LOW], *_S_HIGH[m >> 46 & _HIGH]] for m in masks],
+    ]
 
 
 class Phase(Enum):
@@ -107,9 +150,15 @@ _OPENING = {
     FirstLead.LEFT_OF_DEALER: _OPEN_FREE,
 }
 
+# Enum members looked up on their class cost a metaclass call each time: bound once here.
 _PASS = Phase.PASS
 _PLAY = Phase.PLAY
 _OVER = Phase.OVER
+_HOLD = PassDirection.HOLD
+_MOON_OFF = MoonRule.OFF
+_MOON_ADD = MoonRule.ADD
+_MOON_SUBTRACT = MoonRule.SUBTRACT
+_MOON_BEST = MoonRule.BEST
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,22 +255,40 @@ def deal_order(rules: Rules, seed: int, hand_number: int = 0) -> list[Card]:
 
 
 def _shuffled(deck: tuple[int, ...], seed: int, hand_number: int) -> list[int]:
-    """The card indexes of ``deck`` in the order fixed by the seed and the hand number.
+    """The card indexes of ``deck`` in the order fixed by the seed and the hand number."""
+    return [deck[i] for i in _deal_positions(len(deck), seed, hand_number)]
 
-    The cards are sorted by 64-bit keys from SHAKE-256: only hashing and sorting, so the order
-    is the same on every machine and Python version. A tie between two keys (chance about
+
+def _deal_positions(n: int, seed: int, hand_number: int) -> list[int]:
+    """The positions 0..n-1 of a deck of ``n`` cards in the order fixed by the seed and number.
+
+    The positions are sorted by 64-bit keys from SHAKE-256: only hashing and sorting, so the
+    order is the same on every machine and Python version. A tie between two keys (chance about
     2**-53 per deal) falls back to deck order, which is still deterministic.
     """
-    n = len(deck)
     digest = hashlib.shake_256(f"hearts-arena/deal/{seed}/{hand_number}".encode()).digest(8 * n)
-    order = sorted(range(n), key=struct.unpack(f">{n}Q", digest).__getitem__)
-    if n == len(CARDS):  # the full deck: positions are the card indexes
-        return order
-    return [deck[i] for i in order]
+    formats = _KEY_FORMATS.get(n) or _key_formats(n)
+    # The first 16 bits of each key give the same order whenever no two of them are equal (98%
+    # of 52-card deals), and small ints sort several times faster than 64-bit ones.
+    keys = formats[0].unpack(digest)
+    if len(set(keys)) < n:
+        keys = formats[1].unpack(digest)
+    return sorted(range(n), key=keys.__getitem__)
+
+
+_KEY_FORMATS: dict[int, tuple[struct.Struct, struct.Struct]] = {}
+
+
+def _key_formats(n: int) -> tuple[struct.Struct, struct.Struct]:
+    """How to read ``n`` keys from a digest: their first 16 bits, and their whole 64 bits."""
+    found = _KEY_FORMATS[n] = (struct.Struct(">" + "H6x" * n), struct.Struct(f">{n}Q"))
+    return found
 
 
 def mask_indexes(mask: int) -> list[int]:
     """The card indexes in a bit mask, lowest first (for drivers that work on indexes)."""
+    if 0 <= mask < _INDEXABLE:
+        return _indexes(mask)
     out = []
     while mask:
         low = mask & -mask
@@ -237,7 +304,7 @@ def pick_index(mask: int, draw: float) -> int:
     draw this is a uniformly random legal play, ``hand.play_index(pick_index(hand.legal_mask(),
     rng.random()))``.
     """
-    for _ in range(int(draw * mask.bit_count())):
+    for _ in range(floor(draw * mask.bit_count())):
         mask &= mask - 1
     return (mask & -mask).bit_length() - 1
 
@@ -348,7 +415,7 @@ class Hand:
         )
         self._restrict = 0 if rules.penalty_on_first_trick else rules.penalty_mask
         self._opening = _OPENING[rules.first_lead]
-        if direction is PassDirection.HOLD:
+        if direction is _HOLD:
             self._start_play()
         else:
             self.phase = _PASS
@@ -362,10 +429,10 @@ class Hand:
         """Deal hand ``hand_number`` of a game from a seed (pass direction from the cycle)."""
         n = rules.players
         size = rules.hand_size
-        deck = _shuffled(_deck_indexes(rules), seed, hand_number)
-        bits = _BITS
-        masks = [sum(map(bits.__getitem__, deck[s * size : (s + 1) * size])) for s in range(n)]
-        kitty = sum(map(bits.__getitem__, deck[n * size :]))
+        bits = _deck_bits(rules)
+        order = _deal_positions(len(bits), seed, hand_number)
+        masks = [sum(map(bits.__getitem__, order[s * size : (s + 1) * size])) for s in range(n)]
+        kitty = sum(map(bits.__getitem__, order[n * size :]))
         hand = cls.__new__(cls)
         hand._setup(
             rules,
@@ -566,17 +633,31 @@ class Hand:
 
     def points_taken(self) -> tuple[int, ...]:
         """Points per seat from the cards taken so far, before the moon rule."""
+        return tuple(self._scores()[0])
+
+    def _scores(self) -> tuple[list[int], list[int], int | None]:
+        """Points and hearts per seat from the cards taken, and who holds every moon card."""
         rules = self.rules
         queen = rules.queen_penalty
         jack = rules.jack_of_diamonds
-        if rules.spot_hearts:
-            hearts = [_SPOT_SUM[(m & _HEARTS) >> _HEARTS_SHIFT] for m in self._taken]
-        else:
-            hearts = [(m & _HEARTS).bit_count() for m in self._taken]
-        return tuple(
-            h + (queen if m & _QS else 0) + (jack if m & _JD else 0)
-            for h, m in zip(hearts, self._taken, strict=True)
-        )
+        spot = rules.spot_hearts
+        moon = rules.moon_mask
+        points = []
+        hearts = []
+        holder = None
+        for seat, m in enumerate(self._taken):
+            suit = m & _HEARTS
+            count = suit.bit_count()
+            hearts.append(count)
+            p = _SPOT_SUM[suit >> _HEARTS_SHIFT] if spot else count
+            if m & _QS:
+                p += queen
+            if m & _JD:
+                p += jack
+            points.append(p)
+            if m & moon == moon and holder is None:
+                holder = seat
+        return points, hearts, holder
 
     def taken(self, seat: int) -> list[Card]:
         """The cards ``seat`` has taken in tricks (and the kitty, if it won the first trick)."""
@@ -733,29 +814,22 @@ class Hand:
         """
         draw = rng.random
         if self.phase is _PASS:
-            count = self.rules.pass_count
-            passed = self._passed
-            for seat, done in enumerate(passed):
-                if done is None:
-                    chosen = 0
-                    held = self._hands[seat]
-                    for _ in range(count):
-                        options = held & ~chosen  # pick_index, inlined
-                        for _ in range(int(draw() * options.bit_count())):
-                            options &= options - 1
-                        chosen |= options & -options
-                    passed[seat] = chosen
-            self._exchange()
+            self._random_passes(draw)
         # A trick already begun is finished move by move; the loop below starts at a lead.
         while self._trick:
             self.play_index(pick_index(self.legal_mask(), draw()))
         if self.phase is not _PLAY:
             return
-        # The loop is legal_mask, pick_index and play_index inlined over local variables, one
-        # trick per turn of the loop: a random playout is the inner loop of a search, and there
-        # the calls and attribute lookups cost more than the rules. Hearts break between tricks
-        # here (only a lead asks whether they are broken).
+        # A random playout is the inner loop of a search, where calls and attribute lookups cost
+        # more than the rules: one trick per turn of the loop, over local variables, and each
+        # seat's cards as one sorted list of indexes per suit, so that a random card of a suit
+        # is one list.pop (the k-th legal card in index order, as pick_index chooses it). The
+        # masks are left as they were until the end; they stay exact through the first trick
+        # (nobody has played yet when they are read), the only trick that needs them. Hearts
+        # break between tricks here (only a lead asks whether they are broken).
         hands = self._hands
+        by_suit = _suit_lists(hands)
+        holdings = list(zip(*by_suit, strict=True))  # per seat, the same four lists
         history = self._history
         taken = self._taken
         tricks_won = self._tricks_won
@@ -765,51 +839,100 @@ class Hand:
         lead_free = self._lead_free
         restrict = self._restrict
         breakers = self._breakers
-        queen_lead = self._queen_lead
+        queen_lead = self._queen_lead != _NEVER
         broken = self._hearts_broken
         kitty = 0 if history else self._kitty
         followers = _FOLLOWERS[self._n]
-        remaining = self._tricks_total - len(history)
-        for _ in range(remaining):
-            held = hands[leader]
-            if opening:
-                options = 1 << self._lowest_club if opening == _OPEN_LOWEST_CLUB else held & _CLUBS
-                opening = _OPEN_FREE
-            elif lead_free:
-                options = held
-            else:
-                non_hearts = held & _NOT_HEARTS
-                options = non_hearts if non_hearts and non_hearts != queen_lead else held
-            if restrict and options & ~restrict:
-                options &= ~restrict
-            for _ in range(int(draw() * options.bit_count())):
-                options &= options - 1
-            bit = options & -options
-            best = bit.bit_length() - 1
-            hands[leader] = held ^ bit
-            cards = [best]
-            got = bit
-            winner = leader
-            suit = _SUIT_OF[best]
-            lead = _SUIT_MASK[suit]
-            for seat in followers[leader]:
-                held = hands[seat]
-                options = held & lead
-                if not options:
-                    options = held
-                    voids[seat] |= 1 << suit
+        suit_of = _SUIT_OF
+        bits = _BITS
+        left = self._tricks_total - len(history)  # cards each seat holds at the lead
+        while left:
+            held = holdings[leader]
+            if opening or restrict:
+                # The first trick, with its opening lead or its ban on penalty cards: the rule
+                # in full, on the mask.
+                mask = hands[leader]
+                if opening:
+                    if opening == _OPEN_LOWEST_CLUB:
+                        options = 1 << self._lowest_club
+                    else:
+                        options = mask & _CLUBS
+                    opening = _OPEN_FREE
+                elif lead_free:
+                    options = mask
+                else:
+                    non_hearts = mask & _NOT_HEARTS
+                    options = non_hearts if non_hearts and non_hearts != self._queen_lead else mask
                 if restrict and options & ~restrict:
                     options &= ~restrict
-                for _ in range(int(draw() * options.bit_count())):
-                    options &= options - 1
-                bit = options & -options
-                index = bit.bit_length() - 1
-                hands[seat] = held ^ bit
-                cards.append(index)
-                got |= bit
-                if index > best and bit & lead:
-                    best = index
-                    winner = seat
+                best = pick_index(options, draw())
+                held[suit_of[best]].remove(best)
+            elif lead_free:
+                k = floor(draw() * left)
+                for cards_of_suit in held:
+                    count = len(cards_of_suit)
+                    if k < count:
+                        best = cards_of_suit.pop(k)
+                        break
+                    k -= count
+            else:
+                # Hearts wait to be broken unless the leader holds nothing else (or, if the
+                # rules allow it, nothing else but the queen of spades).
+                others = left - len(held[_HEARTS_SUIT])
+                if others and not (others == 1 and queen_lead and _QS_INDEX in held[_SPADES_SUIT]):
+                    k = floor(draw() * others)
+                    for s in _NON_HEART_SUITS:
+                        cards_of_suit = held[s]
+                        count = len(cards_of_suit)
+                        if k < count:
+                            best = cards_of_suit.pop(k)
+                            break
+                        k -= count
+                else:
+                    k = floor(draw() * left)
+                    for cards_of_suit in held:
+                        count = len(cards_of_suit)
+                        if k < count:
+                            best = cards_of_suit.pop(k)
+                            break
+                        k -= count
+            suit = suit_of[best]
+            column = by_suit[suit]
+            # Nonzero only on a first trick led in a suit that holds a banned penalty card.
+            guard = restrict & _SUIT_MASK[suit]
+            winner = leader
+            cards = [best]
+            for seat in followers[leader]:
+                suited = column[seat]
+                if suited and not guard:
+                    card = suited.pop(floor(draw() * len(suited)))
+                    if card > best:
+                        best = card
+                        winner = seat
+                elif restrict:
+                    mask = hands[seat]
+                    options = mask & _SUIT_MASK[suit]
+                    if not options:
+                        options = mask
+                        voids[seat] |= 1 << suit
+                    if options & ~restrict:
+                        options &= ~restrict
+                    card = pick_index(options, draw())
+                    holdings[seat][suit_of[card]].remove(card)
+                    if card > best and suit_of[card] == suit:
+                        best = card
+                        winner = seat
+                else:
+                    voids[seat] |= 1 << suit
+                    k = floor(draw() * left)
+                    for cards_of_suit in holdings[seat]:
+                        count = len(cards_of_suit)
+                        if k < count:
+                            card = cards_of_suit.pop(k)
+                            break
+                        k -= count
+                cards.append(card)
+            got = sum(map(bits.__getitem__, cards))
             if got & breakers:
                 lead_free = broken = True
             taken[winner] |= got | kitty
@@ -817,12 +940,28 @@ class Hand:
             history.append((leader, cards, winner))
             kitty = restrict = 0
             leader = winner
+            left -= 1
+        self._hands = [0] * self._n
         self._turn = self._leader = leader
         self._opening = opening
         self._lead_free = lead_free
         self._hearts_broken = broken
         self._restrict = 0
         self.phase = _OVER
+
+    def _random_passes(self, draw: Callable[[], float]) -> None:
+        """Choose a uniformly random pass for every seat that has not passed, then exchange."""
+        count = self.rules.pass_count
+        passed = self._passed
+        for seat, done in enumerate(passed):
+            if done is None:
+                # The cards left to choose from, in index order: the k-th is pick_index's.
+                cards = _indexes(self._hands[seat])
+                chosen = 0
+                for _ in range(count):
+                    chosen |= 1 << cards.pop(floor(draw() * len(cards)))
+                passed[seat] = chosen
+        self._exchange()
 
     def play_index(self, index: int) -> bool:
         """Play the card at bit ``index`` for the seat to move; True if it ended a trick.
@@ -870,14 +1009,15 @@ class Hand:
 
     def _exchange(self) -> None:
         n = self._n
-        passed = [p or 0 for p in self._passed]
+        hands = self._hands
+        received = self._received
         offset = self.pass_direction.offset(n)
-        for s in range(n):
-            self._hands[s] &= ~passed[s]
-        for s in range(n):
-            target = (s + offset) % n
-            self._hands[target] |= passed[s]
-            self._received[target] = passed[s]
+        for seat, cards in enumerate(self._passed):
+            hands[seat] &= ~(cards or 0)
+        for seat, cards in enumerate(self._passed):
+            target = (seat + offset) % n
+            hands[target] |= cards or 0
+            received[target] = cards or 0
         self._start_play()
 
     def _start_play(self) -> None:
@@ -885,12 +1025,14 @@ class Hand:
         if self._opening == _OPEN_FREE:
             self._leader = self._turn = (self.dealer + 1) % self._n
             return
-        all_clubs = 0
-        for m in self._hands:
-            all_clubs |= m & _CLUBS
-        low = all_clubs & -all_clubs
+        hands = self._hands
+        clubs = sum(hands) & _CLUBS  # the hands are disjoint: their sum is their union
+        low = clubs & -clubs
         self._lowest_club = low.bit_length() - 1
-        self._leader = self._turn = next(s for s, m in enumerate(self._hands) if m & low)
+        for seat, held in enumerate(hands):
+            if held & low:
+                self._leader = self._turn = seat
+                break
 
     def _trick_value(self, number: int) -> Trick:
         leader, cards, winner = self._history[number]
@@ -925,30 +1067,30 @@ class Hand:
                 "played): there is no result yet"
             )
         rules = self.rules
-        taken = self.points_taken()
-        shooter = self.moon_shooter if rules.moon is not MoonRule.OFF else None
+        taken, hearts, shooter = self._scores()
         sun = False
         applied: MoonRule | None = None
-        if shooter is None:
-            points = self._with_bonus(list(taken))
+        if shooter is None or rules.moon is _MOON_OFF:
+            shooter = None
+            points = self._with_bonus(taken.copy())
         else:
             sun = rules.sun and self._tricks_won[shooter] == self._tricks_total
             value = rules.moon_value * (2 if sun else 1)
             applied = rules.moon
-            if applied is MoonRule.BEST:
-                add = self._moon_points(shooter, value, MoonRule.ADD)
-                sub = self._moon_points(shooter, value, MoonRule.SUBTRACT)
+            if applied is _MOON_BEST:
+                add = self._moon_points(shooter, value, _MOON_ADD)
+                sub = self._moon_points(shooter, value, _MOON_SUBTRACT)
                 before = list(totals) if totals is not None else [0] * self._n
                 better_sub = _moon_outcome(rules, shooter, before, sub) > _moon_outcome(
                     rules, shooter, before, add
                 )
-                applied, points = (MoonRule.SUBTRACT, sub) if better_sub else (MoonRule.ADD, add)
+                applied, points = (_MOON_SUBTRACT, sub) if better_sub else (_MOON_ADD, add)
             else:
                 points = self._moon_points(shooter, value, applied)
         return HandResult(
             points=tuple(points),
-            taken_points=taken,
-            hearts_taken=tuple((m & _HEARTS).bit_count() for m in self._taken),
+            taken_points=tuple(taken),
+            hearts_taken=tuple(hearts),
             tricks_won=tuple(self._tricks_won),
             moon=shooter,
             sun=sun,
@@ -963,9 +1105,9 @@ class Hand:
             # Cards outside the moon (the jack of diamonds) still score for whoever took them.
             own = self._mask_points(m & ~penalty)
             if s == shooter:
-                points.append(own - (value if rule is MoonRule.SUBTRACT else 0))
+                points.append(own - (value if rule is _MOON_SUBTRACT else 0))
             else:
-                points.append(own + (value if rule is MoonRule.ADD else 0))
+                points.append(own + (value if rule is _MOON_ADD else 0))
         return self._with_bonus(points)
 
     def _with_bonus(self, points: list[int]) -> list[int]:
@@ -1024,15 +1166,25 @@ def _reached(rules: Rules, totals: Sequence[int]) -> bool:
 
 
 _BITS = tuple(1 << i for i in range(len(CARDS)))
-_DECK_INDEXES: dict[int, tuple[int, ...]] = {}
+_DECKS: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+"""Per deck in play (by its mask), the card indexes and the one-card masks, in deck order."""
+
+
+def _deck(rules: Rules) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    mask = rules.deck_mask
+    found = _DECKS.get(mask)
+    if found is None:
+        indexes = tuple(mask_indexes(mask))
+        found = _DECKS[mask] = (indexes, tuple(1 << i for i in indexes))
+    return found
 
 
 def _deck_indexes(rules: Rules) -> tuple[int, ...]:
-    mask = rules.deck_mask
-    found = _DECK_INDEXES.get(mask)
-    if found is None:
-        found = _DECK_INDEXES[mask] = tuple(mask_indexes(mask))
-    return found
+    return _deck(rules)[0]
+
+
+def _deck_bits(rules: Rules) -> tuple[int, ...]:
+    return _deck(rules)[1]
 
 
 def _check_deal(rules: Rules, masks: Sequence[int], kitty: int, dealer: int) -> None:

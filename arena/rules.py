@@ -73,11 +73,18 @@ class PassDirection(Enum):
 
     def offset(self, players: int) -> int:
         """How many seats to the left the receiver sits, at a table of ``players``."""
-        if self is PassDirection.ACROSS:
-            return players // 2
-        return {"hold": 0, "left": 1, "right": players - 1, "left2": 2, "right2": players - 2}[
-            self.value
-        ]
+        # By the plain value (``_value_``): the engine asks once per pass, and enum properties
+        # and members looked up on the class cost more than the arithmetic.
+        value = self._value_
+        if value in _SEATS_LEFT:
+            return _SEATS_LEFT[value]
+        if value in _SEATS_RIGHT:
+            return players - _SEATS_RIGHT[value]
+        return players // 2
+
+
+_SEATS_LEFT = {"hold": 0, "left": 1, "left2": 2}
+_SEATS_RIGHT = {"right": 1, "right2": 2}
 
 
 DEFAULT_PASS_CYCLES: Mapping[int, tuple[PassDirection, ...]] = {
