@@ -270,9 +270,10 @@ def _deal_positions(n: int, seed: int, hand_number: int) -> list[int]:
     formats = _KEY_FORMATS.get(n) or _key_formats(n)
     # The first 16 bits of each key give the same order whenever no two of them are equal (98%
     # of 52-card deals), and small ints sort several times faster than 64-bit ones.
-    keys = formats[0].unpack(digest)
+    # (As lists: a list's __getitem__ is a plain method, a tuple's a slower slot wrapper.)
+    keys = list(formats[0].unpack(digest))
     if len(set(keys)) < n:
-        keys = formats[1].unpack(digest)
+        keys = list(formats[1].unpack(digest))
     return sorted(range(n), key=keys.__getitem__)
 
 
@@ -1165,17 +1166,19 @@ def _reached(rules: Rules, totals: Sequence[int]) -> bool:
     return max(totals) > rules.target
 
 
-_BITS = tuple(1 << i for i in range(len(CARDS)))
-_DECKS: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+# A list, not a tuple, for map(_BITS.__getitem__, ...): see _deal_positions. Never mutated.
+_BITS = [1 << i for i in range(len(CARDS))]
+_DECKS: dict[int, tuple[tuple[int, ...], list[int]]] = {}
 """Per deck in play (by its mask), the card indexes and the one-card masks, in deck order."""
 
 
-def _deck(rules: Rules) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def _deck(rules: Rules) -> tuple[tuple[int, ...], list[int]]:
     mask = rules.deck_mask
     found = _DECKS.get(mask)
     if found is None:
         indexes = tuple(mask_indexes(mask))
-        found = _DECKS[mask] = (indexes, tuple(1 << i for i in indexes))
+        # A list, not a tuple, for the deal's map(bits.__getitem__, ...): see _deal_positions.
+        found = _DECKS[mask] = (indexes, [1 << i for i in indexes])
     return found
 
 
@@ -1183,7 +1186,7 @@ def _deck_indexes(rules: Rules) -> tuple[int, ...]:
     return _deck(rules)[0]
 
 
-def _deck_bits(rules: Rules) -> tuple[int, ...]:
+def _deck_bits(rules: Rules) -> list[int]:
     return _deck(rules)[1]
 
 
