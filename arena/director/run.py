@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import math
 import shutil
 import signal
@@ -333,19 +334,23 @@ class _Director:
                     finally:
                         # The writer stores what is queued, then ends.
                         self._writes.close()
-                await self._stop_referee(referee, pool)
+                # A batch played to its end tells the bots there are no more games, so that
+                # they leave at once (exit 0) instead of waiting to reconnect.
+                await self._stop_referee(referee, pool, finished=not stop.is_set())
                 nursery.cancel_scope.cancel()
         finally:
             self.reporter.stop()
             with trio.CancelScope(shield=True):
                 await self._stop_referee(referee, pool)  # once only; here after an error
 
-    async def _stop_referee(self, referee: _RefereeLike, pool: BotPool) -> None:
+    async def _stop_referee(
+        self, referee: _RefereeLike, pool: BotPool, *, finished: bool = False
+    ) -> None:
         # The bots lose their referee: from now on their exits are no crashes.
         pool.begin_stop()
         if not self._referee_stopped:
             self._referee_stopped = True
-            await trio.to_thread.run_sync(referee.stop)
+            await trio.to_thread.run_sync(functools.partial(referee.stop, finished=finished))
 
     def standings(self) -> Standings:
         """The standings of the games already stored."""
@@ -460,7 +465,7 @@ def _with_crash_reason(
 class _RefereeLike(Protocol):
     def submit(self, spec: TableSpec) -> Future[GameRecord]: ...
 
-    def stop(self) -> None: ...
+    def stop(self, *, finished: bool = False) -> None: ...
 
 
 async def _wait_future(future: Future[T]) -> T:
