@@ -267,22 +267,18 @@ def _deal_positions(n: int, seed: int, hand_number: int) -> list[int]:
     2**-53 per deal) falls back to deck order, which is still deterministic.
     """
     digest = hashlib.shake_256(f"hearts-arena/deal/{seed}/{hand_number}".encode()).digest(8 * n)
-    formats = _KEY_FORMATS.get(n) or _key_formats(n)
-    # The first 16 bits of each key give the same order whenever no two of them are equal (98%
-    # of 52-card deals), and small ints sort several times faster than 64-bit ones.
-    # (As lists: a list's __getitem__ is a plain method, a tuple's a slower slot wrapper.)
-    keys = list(formats[0].unpack(digest))
-    if len(set(keys)) < n:
-        keys = list(formats[1].unpack(digest))
+    keys_format = _KEY_FORMATS.get(n) or _key_format(n)
+    # A list, not a tuple: a list's __getitem__ is a plain method, a tuple's a slower wrapper.
+    keys = list(keys_format.unpack(digest))
     return sorted(range(n), key=keys.__getitem__)
 
 
-_KEY_FORMATS: dict[int, tuple[struct.Struct, struct.Struct]] = {}
+_KEY_FORMATS: dict[int, struct.Struct] = {}
 
 
-def _key_formats(n: int) -> tuple[struct.Struct, struct.Struct]:
-    """How to read ``n`` keys from a digest: their first 16 bits, and their whole 64 bits."""
-    found = _KEY_FORMATS[n] = (struct.Struct(">" + "H6x" * n), struct.Struct(f">{n}Q"))
+def _key_format(n: int) -> struct.Struct:
+    """How to read ``n`` 64-bit keys from a digest (compiled once per deck size)."""
+    found = _KEY_FORMATS[n] = struct.Struct(f">{n}Q")
     return found
 
 
