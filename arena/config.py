@@ -453,7 +453,7 @@ def _rules(preset_name: Any, file_rule: Any, flag_rules: Sequence[str], players:
         if file_rule is not None:
             if not isinstance(file_rule, Mapping):
                 raise ConfigError("config file: [rule] must be a table of NAME = VALUE")
-            options = {str(k).replace("-", "_"): _toml_rule_value(v) for k, v in file_rule.items()}
+            options = {str(k).replace("-", "_"): v for k, v in file_rule.items()}
             if "players" in options:
                 raise ConfigError("config file: set the table size with players = K, not [rule]")
             base = base.with_options(options)
@@ -465,14 +465,6 @@ def _rules(preset_name: Any, file_rule: Any, flag_rules: Sequence[str], players:
         if e.field == "preset":
             raise ConfigError(f"--rules: {str(e).removeprefix('rules.preset: ')}") from None
         raise ConfigError(f"--rule: {e}") from None
-
-
-def _toml_rule_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return " ".join(str(v) for v in value)
-    return str(value)
 
 
 def _check_command(bot: BotSpec) -> None:

@@ -452,11 +452,12 @@ class Rules:
         """A copy with some fields changed (validated like any other)."""
         return dataclasses.replace(self, **changes)
 
-    def with_options(self, options: Mapping[str, str] | list[str]) -> Rules:
-        """A copy with ``NAME=VALUE`` options applied (as strings, from the CLI or a file)."""
+    def with_options(self, options: Mapping[str, Any] | list[str]) -> Rules:
+        """A copy with options applied: ``NAME=VALUE`` strings (the CLI's ``--rule``), or a
+        mapping of names to strings or plain TOML values (true, 3, ["left", "hold"])."""
         items: list[tuple[str, str]]
         if isinstance(options, Mapping):
-            items = [(k, str(v)) for k, v in options.items()]
+            items = [(str(k).replace("-", "_"), _option_text(v)) for k, v in options.items()]
         else:
             items = []
             for opt in options:
@@ -489,28 +490,29 @@ class Rules:
         return cls(**dict(data))
 
 
-_FIELD_TYPES: dict[str, str] = {
-    "players": "int",
-    "pass_count": "int",
-    "queen_penalty": "int",
-    "jack_of_diamonds": "int",
-    "no_tricks_bonus": "int",
-    "target": "int",
-    "moon_points": "optint",
-    "kitty": "bool",
-    "penalty_on_first_trick": "bool",
-    "queen_breaks_hearts": "bool",
-    "must_break_hearts": "bool",
-    "lead_hearts_with_queen": "bool",
-    "spot_hearts": "bool",
-    "sun": "bool",
-    "removed_cards": "cards",
-    "pass_cycle": "list",
-    "first_lead": "str",
-    "moon": "str",
-    "game_end": "str",
-    "settling": "str",
-}
+def _field_kind(annotation: object) -> str:
+    """How an option's text is read, from the field's annotation (a string: see the imports)."""
+    text = str(annotation)
+    if text in ("int", "bool"):
+        return text
+    if text == "int | None":
+        return "optint"
+    if text.startswith("tuple["):
+        return "list"
+    return "str"  # an enum: the field converts its value itself
+
+
+_FIELD_TYPES: dict[str, str] = {f.name: _field_kind(f.type) for f in dataclasses.fields(Rules)}
+"""Every option by name, and how its text is read; derived so a new field needs no entry here."""
+
+
+def _option_text(value: Any) -> str:
+    """An option's value as the text ``NAME=VALUE`` would carry (TOML booleans and lists too)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return " ".join(str(v) for v in value)
+    return str(value)
 
 
 def _parse_option(name: str, value: str) -> Any:
@@ -532,10 +534,6 @@ def _parse_option(name: str, value: str) -> Any:
         if low in ("0", "false", "no", "off"):
             return False
         raise RulesError(name, f"must be true or false, got {value!r}")
-    if kind == "cards":
-        if v.lower() in ("none", "default"):
-            return None
-        return tuple(v.replace(",", " ").split())
     if kind == "list":
         if v.lower() in ("none", "default"):
             return None

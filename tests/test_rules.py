@@ -243,3 +243,17 @@ def test_the_same_refusals_come_from_option_strings() -> None:
         preset("bridge")
     # Legal once the contradiction is resolved in the same breath.
     assert Rules().with_options(["moon=off", "moon_points=none"]).moon is MoonRule.OFF
+
+
+def test_options_from_a_toml_table_take_plain_values() -> None:
+    # A [rule] table in a config file gives booleans, numbers and lists, not strings.
+    rules = Rules().with_options(
+        {"sun": True, "moon": "best", "pass-count": 2, "pass_cycle": ["left", "hold"]}
+    )
+    assert rules.sun is True
+    assert rules.moon is MoonRule.BEST
+    assert rules.pass_count == 2
+    assert rules.pass_cycle == (PassDirection.LEFT, PassDirection.HOLD)
+    assert Rules().with_options({"kitty": False, "moon_points": "default"}) == Rules()
+    with pytest.raises(RulesError, match=r"rules\.colour: unknown rule"):
+        Rules().with_options({"colour": "red"})

@@ -265,20 +265,12 @@ def _rules(preset_name: Any, options: Any, players: int) -> Rules:
             return base
         if not isinstance(options, Mapping):
             raise ConfigError("server config: [rule] must be a table of NAME = VALUE")
-        texts = {str(k).replace("-", "_"): _rule_text(v) for k, v in options.items()}
-        if "players" in texts:
+        named = {str(k).replace("-", "_"): v for k, v in options.items()}
+        if "players" in named:
             raise ConfigError("server config: set the table size with players = K, not [rule]")
-        return base.with_options(texts)
+        return base.with_options(named)
     except RulesError as e:
         raise ConfigError(f"server config: {e}") from None
-
-
-def _rule_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return " ".join(str(v) for v in value)
-    return str(value)
 
 
 def _when(value: Any, key: str) -> float | None:
