@@ -31,18 +31,15 @@ def sample(name: str) -> str:
     return f"{PY} {shlex.quote(str(ROOT / 'sample_bots' / name))}"
 
 
-def test_bot(name: str, *args: str) -> str:
+def suite_bot(name: str, *args: str) -> str:
     """The command of one of this suite's bots (tests/arena_bots, tests/bots)."""
     return shlex.join([sys.executable, str(ROOT / "tests" / name), *args])
-
-
-test_bot.__test__ = False  # type: ignore[attr-defined]  # a helper, not a test
 
 DETERMINISTIC = [
     f"low={sample('lowcard.py')}",
     f"heur={sample('heuristic.py')}",
-    f"hash1={test_bot('arena_bots/hashbot.py')}",
-    f"hash2={test_bot('arena_bots/hashbot.py')}",
+    f"hash1={suite_bot('arena_bots/hashbot.py')}",
+    f"hash2={suite_bot('arena_bots/hashbot.py')}",
 ]
 
 
@@ -106,9 +103,9 @@ def test_misbehaving_bots_are_recorded_and_the_run_finishes(
     config = build_config(
         bots=[
             f"low={sample('lowcard.py')}",
-            f"crash={test_bot('arena_bots/crashbot.py')}",
-            f"illegal={test_bot('bots/raw_bot.py', '--mode', 'illegal')}",
-            f"slow={test_bot('bots/raw_bot.py', '--mode', 'slow', '--delay-ms', '400')}",
+            f"crash={suite_bot('arena_bots/crashbot.py')}",
+            f"illegal={suite_bot('bots/raw_bot.py', '--mode', 'illegal')}",
+            f"slow={suite_bot('bots/raw_bot.py', '--mode', 'slow', '--delay-ms', '400')}",
         ],
         boards=1,
         concurrency=1,
