@@ -10,6 +10,9 @@ Inside, a set of cards is an ``int`` bit mask over :attr:`Card.index`, so legali
 bit operations and :meth:`Hand.copy` is cheap enough for search. For search there is a fast path
 that skips the checks: :meth:`Hand.legal_mask`, :meth:`Hand.play_index`, :meth:`Hand.pass_mask`,
 :meth:`Hand.playout`, and :meth:`Hand.from_view` to rebuild a hand from what one seat knows.
+The seeded deal and the random playout run in :mod:`arena._kernel`, plain loops over ints and
+lists that setup.py compiles with mypyc at install when it can (:data:`COMPILED` says whether
+they run compiled here); every class and function of this module is Python either way.
 
 The phases are explicit (:class:`Phase`); a future decision kind (a bid, a discard) is a new phase
 with its own check and apply pair, and a different deck is a different
@@ -30,15 +33,14 @@ Seats are numbered 0..players-1 clockwise: seat ``s + 1`` sits to the left of se
 
 from __future__ import annotations
 
-import hashlib
 import random
-import struct
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from fractions import Fraction
 from math import floor
 
+from arena import _kernel
 from arena.cards import (
     CARDS,
     JACK_OF_DIAMONDS,
@@ -52,6 +54,7 @@ from arena.errors import IllegalMoveError, RulesError, StateError, Violation
 from arena.rules import FirstLead, GameEnd, MoonRule, PassDirection, Rules, Settling
 
 __all__ = [
+    "COMPILED",
     "Game",
     "Hand",
     "HandResult",
@@ -64,73 +67,31 @@ __all__ = [
     "settle_hand",
 ]
 
-_SUIT_MASK = tuple(((1 << RANKS_PER_SUIT) - 1) << (RANKS_PER_SUIT * s) for s in range(4))
-_HEARTS = _SUIT_MASK[Suit.HEARTS]
-_NOT_HEARTS = ~_HEARTS
-_CLUBS = _SUIT_MASK[Suit.CLUBS]
+_SUIT_MASK = _kernel.SUIT_MASK
+_HEARTS = _kernel.HEARTS
+_NOT_HEARTS = _kernel.NOT_HEARTS
+_CLUBS = _kernel.CLUBS
 _QS = QUEEN_OF_SPADES.bit
 _JD = JACK_OF_DIAMONDS.bit
 _HEARTS_SHIFT = RANKS_PER_SUIT * Suit.HEARTS
-_SUIT_OF = tuple(i // RANKS_PER_SUIT for i in range(len(CARDS)))
+_SUIT_OF = _kernel.SUIT_OF
 _SUIT_MASK_OF = tuple(_SUIT_MASK[s] for s in _SUIT_OF)
 # Spot values of every set of hearts (13 bits -> sum of pips 2..14), so scoring is one lookup.
 _SPOT_SUM = tuple(
     sum(r + 2 for r in range(RANKS_PER_SUIT) if m >> r & 1) for m in range(1 << RANKS_PER_SUIT)
 )
-# The opening lead restriction in force (only until the first card of the hand is played).
-_OPEN_FREE = 0
-_OPEN_LOWEST_CLUB = 1
-_OPEN_ANY_CLUB = 2
+_OPEN_FREE = _kernel.OPEN_FREE
+_OPEN_LOWEST_CLUB = _kernel.OPEN_LOWEST_CLUB
+_OPEN_ANY_CLUB = _kernel.OPEN_ANY_CLUB
 _NEXT_SEAT = {n: tuple((s + 1) % n for s in range(n)) for n in range(1, 8)}
 """The seat to the left of each seat, by table size."""
-_FOLLOWERS = {
-    n: tuple(tuple((s + k) % n for k in range(1, n)) for s in range(n)) for n in range(1, 8)
-}
-"""The seats that follow a lead from each seat, in playing order, by table size."""
-_NEVER = -1
-"""A mask no hand equals (used to switch a comparison off)."""
-_HEARTS_SUIT = int(Suit.HEARTS)
-_SPADES_SUIT = int(Suit.SPADES)
-_NON_HEART_SUITS = (int(Suit.CLUBS), int(Suit.DIAMONDS), int(Suit.SPADES))
-_QS_INDEX = QUEEN_OF_SPADES.index
+_NEVER = _kernel.NEVER
+_BITS = _kernel.BITS
 
-
-# A suit's 13 bits split 7 + 6, and a mask's 52 bits split into bytes, each part looked up in a
-# table of the card indexes it holds: a set of cards becomes a list of indexes in a few steps
-# instead of one step per card (one 8192-entry table per suit would cost megabytes).
-def _index_table(first: int, width: int) -> tuple[tuple[int, ...], ...]:
-    return tuple(tuple(first + r for r in range(width) if m >> r & 1) for m in range(1 << width))
-
-
-_LOW_WIDTH = 7
-_HIGH_WIDTH = RANKS_PER_SUIT - _LOW_WIDTH
-_LOW = (1 << _LOW_WIDTH) - 1
-_HIGH = (1 << _HIGH_WIDTH) - 1
-_C_LOW, _D_LOW, _H_LOW, _S_LOW = (_index_table(RANKS_PER_SUIT * s, _LOW_WIDTH) for s in range(4))
-_C_HIGH, _D_HIGH, _H_HIGH, _S_HIGH = (
-    _index_table(RANKS_PER_SUIT * s + _LOW_WIDTH, _HIGH_WIDTH) for s in range(4)
-)
-_BYTE = 8
-_MASK_BYTES = 7
-"""Bytes of a mask that :func:`_indexes` reads: the standard deck's 52 cards fit in 7."""
-_B0, _B1, _B2, _B3, _B4, _B5, _B6 = (_index_table(_BYTE * j, _BYTE) for j in range(_MASK_BYTES))
-_INDEXABLE = 1 << (_BYTE * _MASK_BYTES)
-
-
-def _indexes(m: int) -> list[int]:
-    """The card indexes of a mask below :data:`_INDEXABLE`, lowest first."""
-    b0, b1, b2, b3, b4, b5, b6 = m.to_bytes(_MASK_BYTES, "little")
-    return [*_B0[b0], *_B1[b1], *_B2[b2], *_B3[b3], *_B4[b4], *_B5[b5], *_B6[b6]]
-
-
-def _suit_lists(masks: Sequence[int]) -> list[list[list[int]]]:
-    """Per suit, per seat, the card indexes of that suit in each mask, lowest first."""
-    return [
-        [[*_C_LOW[m & _LOW], *_C_HIGH[m >> 7 & _HIGH]] for m in masks],
-        [[*_D_LOW[m >> 13 & _LOW], *_D_HIGH[m >> 20 & _HIGH]] for m in masks],
-        [[*_H_LOW[m >> 26 & _LOW], *_H_HIGH[m >> 33 & _HIGH]] for m in masks],
-        [[*_S_LOW[m >> 39 & _LOW], *_S_HIGH[m >> 46 & _HIGH]] for m in masks],
-    ]
+COMPILED = _kernel.COMPILED
+"""Whether the engine's inner loops run compiled (mypyc, built at install by setup.py) in this
+process, or as Python source. Both make exactly the same deals and moves; see :mod:`arena._kernel`
+for when the compiled build is used."""
 
 
 class Phase(Enum):
@@ -256,36 +217,13 @@ def deal_order(rules: Rules, seed: int, hand_number: int = 0) -> list[Card]:
 
 def _shuffled(deck: tuple[int, ...], seed: int, hand_number: int) -> list[int]:
     """The card indexes of ``deck`` in the order fixed by the seed and the hand number."""
-    return [deck[i] for i in _deal_positions(len(deck), seed, hand_number)]
-
-
-def _deal_positions(n: int, seed: int, hand_number: int) -> list[int]:
-    """The positions 0..n-1 of a deck of ``n`` cards in the order fixed by the seed and number.
-
-    The positions are sorted by 64-bit keys from SHAKE-256: only hashing and sorting, so the
-    order is the same on every machine and Python version. A tie between two keys (chance about
-    2**-53 per deal) falls back to deck order, which is still deterministic.
-    """
-    digest = hashlib.shake_256(f"hearts-arena/deal/{seed}/{hand_number}".encode()).digest(8 * n)
-    keys_format = _KEY_FORMATS.get(n) or _key_format(n)
-    # A list, not a tuple: a list's __getitem__ is a plain method, a tuple's a slower wrapper.
-    keys = list(keys_format.unpack(digest))
-    return sorted(range(n), key=keys.__getitem__)
-
-
-_KEY_FORMATS: dict[int, struct.Struct] = {}
-
-
-def _key_format(n: int) -> struct.Struct:
-    """How to read ``n`` 64-bit keys from a digest (compiled once per deck size)."""
-    found = _KEY_FORMATS[n] = struct.Struct(f">{n}Q")
-    return found
+    return [deck[i] for i in _kernel.deal_positions(len(deck), seed, hand_number)]
 
 
 def mask_indexes(mask: int) -> list[int]:
     """The card indexes in a bit mask, lowest first (for drivers that work on indexes)."""
-    if 0 <= mask < _INDEXABLE:
-        return _indexes(mask)
+    if 0 <= mask < _kernel.INDEXABLE:
+        return _kernel.indexes(mask)
     out = []
     while mask:
         low = mask & -mask
@@ -426,10 +364,7 @@ class Hand:
         """Deal hand ``hand_number`` of a game from a seed (pass direction from the cycle)."""
         n = rules.players
         size = rules.hand_size
-        bits = _deck_bits(rules)
-        order = _deal_positions(len(bits), seed, hand_number)
-        masks = [sum(map(bits.__getitem__, order[s * size : (s + 1) * size])) for s in range(n)]
-        kitty = sum(map(bits.__getitem__, order[n * size :]))
+        masks, kitty = _kernel.deal_masks(_deck_bits(rules), seed, hand_number, n, size)
         hand = cls.__new__(cls)
         hand._setup(
             rules,
@@ -817,147 +752,36 @@ class Hand:
             self.play_index(pick_index(self.legal_mask(), draw()))
         if self.phase is not _PLAY:
             return
-        # A random playout is the inner loop of a search, where calls and attribute lookups cost
-        # more than the rules: one trick per turn of the loop, over local variables, and each
-        # seat's cards as one sorted list of indexes per suit, so that a random card of a suit
-        # is one list.pop (the k-th legal card in index order, as pick_index chooses it). The
-        # masks are left as they were until the end; they stay exact through the first trick
-        # (nobody has played yet when they are read), the only trick that needs them. Hearts
-        # break between tricks here (only a lead asks whether they are broken).
-        hands = self._hands
-        by_suit = _suit_lists(hands)
-        holdings = list(zip(*by_suit, strict=True))  # per seat, the same four lists
+        # A random playout is the inner loop of a search: the kernel plays the tricks over plain
+        # lists and ints, where calls and attribute lookups would cost more than the rules.
         history = self._history
-        taken = self._taken
-        tricks_won = self._tricks_won
-        voids = self._voids
-        leader = self._leader
-        opening = self._opening
-        lead_free = self._lead_free
-        restrict = self._restrict
-        breakers = self._breakers
-        queen_lead = self._queen_lead != _NEVER
-        broken = self._hearts_broken
-        kitty = 0 if history else self._kitty
-        followers = _FOLLOWERS[self._n]
-        suit_of = _SUIT_OF
-        bits = _BITS
-        left = self._tricks_total - len(history)  # cards each seat holds at the lead
-        while left:
-            held = holdings[leader]
-            if opening or restrict:
-                # The first trick, with its opening lead or its ban on penalty cards: the rule
-                # in full, on the mask.
-                mask = hands[leader]
-                if opening:
-                    if opening == _OPEN_LOWEST_CLUB:
-                        options = 1 << self._lowest_club
-                    else:
-                        options = mask & _CLUBS
-                    opening = _OPEN_FREE
-                elif lead_free:
-                    options = mask
-                else:
-                    non_hearts = mask & _NOT_HEARTS
-                    options = non_hearts if non_hearts and non_hearts != self._queen_lead else mask
-                if restrict and options & ~restrict:
-                    options &= ~restrict
-                best = pick_index(options, draw())
-                held[suit_of[best]].remove(best)
-            elif lead_free:
-                k = floor(draw() * left)
-                for cards_of_suit in held:
-                    count = len(cards_of_suit)
-                    if k < count:
-                        best = cards_of_suit.pop(k)
-                        break
-                    k -= count
-            else:
-                # Hearts wait to be broken unless the leader holds nothing else (or, if the
-                # rules allow it, nothing else but the queen of spades).
-                others = left - len(held[_HEARTS_SUIT])
-                if others and not (others == 1 and queen_lead and _QS_INDEX in held[_SPADES_SUIT]):
-                    k = floor(draw() * others)
-                    for s in _NON_HEART_SUITS:
-                        cards_of_suit = held[s]
-                        count = len(cards_of_suit)
-                        if k < count:
-                            best = cards_of_suit.pop(k)
-                            break
-                        k -= count
-                else:
-                    k = floor(draw() * left)
-                    for cards_of_suit in held:
-                        count = len(cards_of_suit)
-                        if k < count:
-                            best = cards_of_suit.pop(k)
-                            break
-                        k -= count
-            suit = suit_of[best]
-            column = by_suit[suit]
-            # Nonzero only on a first trick led in a suit that holds a banned penalty card.
-            guard = restrict & _SUIT_MASK[suit]
-            winner = leader
-            cards = [best]
-            for seat in followers[leader]:
-                suited = column[seat]
-                if suited and not guard:
-                    card = suited.pop(floor(draw() * len(suited)))
-                    if card > best:
-                        best = card
-                        winner = seat
-                elif restrict:
-                    mask = hands[seat]
-                    options = mask & _SUIT_MASK[suit]
-                    if not options:
-                        options = mask
-                        voids[seat] |= 1 << suit
-                    if options & ~restrict:
-                        options &= ~restrict
-                    card = pick_index(options, draw())
-                    holdings[seat][suit_of[card]].remove(card)
-                    if card > best and suit_of[card] == suit:
-                        best = card
-                        winner = seat
-                else:
-                    voids[seat] |= 1 << suit
-                    k = floor(draw() * left)
-                    for cards_of_suit in holdings[seat]:
-                        count = len(cards_of_suit)
-                        if k < count:
-                            card = cards_of_suit.pop(k)
-                            break
-                        k -= count
-                cards.append(card)
-            got = sum(map(bits.__getitem__, cards))
-            if got & breakers:
-                lead_free = broken = True
-            taken[winner] |= got | kitty
-            tricks_won[winner] += 1
-            history.append((leader, cards, winner))
-            kitty = restrict = 0
-            leader = winner
-            left -= 1
+        self._turn, self._lead_free, broken = _kernel.play_tricks(
+            self._hands,
+            history,
+            self._taken,
+            self._tricks_won,
+            self._voids,
+            self._leader,
+            self._tricks_total - len(history),
+            self._opening,
+            self._lowest_club,
+            self._restrict,
+            self._lead_free,
+            self._queen_lead,
+            self._breakers,
+            0 if history else self._kitty,
+            draw,
+        )
+        self._leader = self._turn
         self._hands = [0] * self._n
-        self._turn = self._leader = leader
-        self._opening = opening
-        self._lead_free = lead_free
-        self._hearts_broken = broken
+        self._hearts_broken = self._hearts_broken or broken
+        self._opening = _OPEN_FREE
         self._restrict = 0
         self.phase = _OVER
 
     def _random_passes(self, draw: Callable[[], float]) -> None:
         """Choose a uniformly random pass for every seat that has not passed, then exchange."""
-        count = self.rules.pass_count
-        passed = self._passed
-        for seat, done in enumerate(passed):
-            if done is None:
-                # The cards left to choose from, in index order: the k-th is pick_index's.
-                cards = _indexes(self._hands[seat])
-                chosen = 0
-                for _ in range(count):
-                    chosen |= 1 << cards.pop(floor(draw() * len(cards)))
-                passed[seat] = chosen
+        _kernel.random_passes(self._hands, self._passed, self.rules.pass_count, draw)
         self._exchange()
 
     def play_index(self, index: int) -> bool:
@@ -1162,8 +986,6 @@ def _reached(rules: Rules, totals: Sequence[int]) -> bool:
     return max(totals) > rules.target
 
 
-# A list, not a tuple, for map(_BITS.__getitem__, ...): see _deal_positions. Never mutated.
-_BITS = [1 << i for i in range(len(CARDS))]
 _DECKS: dict[int, tuple[tuple[int, ...], list[int]]] = {}
 """Per deck in play (by its mask), the card indexes and the one-card masks, in deck order."""
 
@@ -1173,7 +995,7 @@ def _deck(rules: Rules) -> tuple[tuple[int, ...], list[int]]:
     found = _DECKS.get(mask)
     if found is None:
         indexes = tuple(mask_indexes(mask))
-        # A list, not a tuple, for the deal's map(bits.__getitem__, ...): see _deal_positions.
+        # A list, not a tuple, for the deal's map(bits.__getitem__, ...): see _kernel.BITS.
         found = _DECKS[mask] = (indexes, [1 << i for i in indexes])
     return found
 

@@ -15,11 +15,12 @@ by its chance node). Timing on a shared machine drifts, so the drivers run in in
 and each figure is the median of its rounds (CPU time of this process, so other processes on the
 machine disturb it less). OpenSpiel needs the optional extra: ``pip install -e '.[bench]'``.
 
-``--mypyc`` also compiles a copy of the same engine source with mypyc (from the dev extra; needs a
-C compiler) in a temporary directory and measures it the same way in a second process: the figure
-for a compiled build, which the package does not ship today.
+Ours is the engine as installed, and the first line says which build ran: the engine's inner
+loops (``arena._kernel``) compiled with mypyc, as setup.py builds them at install when it can, or
+the Python source (no compiler at install, ``HEARTS_ARENA_PURE_ENGINE=1``, or sources edited since
+the build). ``--pure`` also measures the Python source, in a second process, the same way.
 
-Usage: ``python scripts/bench_engine.py [--seconds 1.0] [--rounds 5] [--mypyc]``
+Usage: ``python scripts/bench_engine.py [--seconds 1.0] [--rounds 5] [--pure]``
 """
 
 from __future__ import annotations
@@ -27,17 +28,14 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-import arena.engine
+from arena import _kernel
 from arena.engine import Hand, Phase, pick_index
 from arena.rules import Rules
 
@@ -119,39 +117,18 @@ def rate(driver: Driver, seconds: float, rng: random.Random) -> float:
             return hands / elapsed
 
 
-def compile_engine(workdir: Path) -> None:
-    """Copy the ``arena`` package into ``workdir`` and compile its engine there with mypyc."""
-    package = Path(arena.engine.__file__).parent
-    shutil.copytree(
-        package, workdir / "arena", ignore=shutil.ignore_patterns("__pycache__", "*.so")
-    )
-    engine = workdir / "arena" / "engine.py"
-    source = engine.read_text()
-    # mypyc cannot make a native class through cls.__new__, which the cheap copy and the deal
-    # use to skip validation; an ordinary class with compiled methods is still most of the gain.
-    source = source.replace(
-        "from __future__ import annotations\n",
-        "from __future__ import annotations\n\nfrom mypy_extensions import mypyc_attr\n",
-        1,
-    ).replace("class Hand:\n", "@mypyc_attr(native_class=False)\nclass Hand:\n", 1)
-    engine.write_text(source)
-    subprocess.run(
-        [sys.executable, "-m", "mypyc", "arena/engine.py"],
-        cwd=workdir,
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
-
-
-def run_compiled(args: argparse.Namespace) -> int:
-    """Measure a mypyc-compiled copy of the engine in a child process; return its exit code."""
-    with tempfile.TemporaryDirectory(prefix="bench-engine-mypyc-") as tmp:
-        workdir = Path(tmp)
-        compile_engine(workdir)
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([tmp, os.environ.get("PYTHONPATH", "")])}
-        command = [sys.executable, __file__, "--seconds", str(args.seconds)]
-        command += ["--rounds", str(args.rounds), "--expect-compiled"]
-        return subprocess.run(command, env=env, check=False).returncode
+def run_pure(args: argparse.Namespace) -> int:
+    """Measure the Python source of the engine in a child process; return its exit code."""
+    env = {**os.environ, _kernel.PURE_ENGINE_VARIABLE: "1"}
+    command = [
+        sys.executable,
+        __file__,
+        "--seconds",
+        str(args.seconds),
+        "--rounds",
+        str(args.rounds),
+    ]
+    return subprocess.run(command, env=env, check=False).returncode
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -159,13 +136,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=1.0, help="length of one round")
     parser.add_argument("--rounds", type=int, default=5, help="rounds per driver")
-    parser.add_argument("--mypyc", action="store_true", help="also measure a compiled engine")
-    parser.add_argument("--expect-compiled", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--pure",
+        action="store_true",
+        help="also measure the Python source, if the build is compiled",
+    )
     args = parser.parse_args(argv)
-    compiled = not arena.engine.__file__.endswith(".py")
-    if args.expect_compiled and not compiled:
-        print(f"expected a compiled engine, imported {arena.engine.__file__}", file=sys.stderr)
-        return 1
     drivers: dict[str, Driver] = {"ours: playout": ours_playout, "ours: per move": ours_per_move}
     spiel = openspiel_driver()
     if spiel is None:
@@ -180,17 +156,16 @@ def main(argv: list[str] | None = None) -> int:
         for name, driver in drivers.items():
             rates[name].append(rate(driver, args.seconds, rng))
     anchor = statistics.median(rates["OpenSpiel hearts"]) if spiel is not None else None
-    engine = "engine compiled with mypyc" if compiled else "pure-Python engine"
-    print(f"{engine}: random full hands per second, median of {args.rounds} rounds of ", end="")
-    print(f"{args.seconds:g} s CPU")
+    print(f"engine: {_kernel.BUILD}")
+    print(f"random full hands per second, median of {args.rounds} rounds of {args.seconds:g} s CPU")
     print(f"{'driver':<18} {'hands/s':>10} {'min':>9} {'max':>9} {'vs OpenSpiel':>13}")
     for name, values in rates.items():
         median = statistics.median(values)
         ratio = f"{median / anchor:.2f}x" if anchor else "-"
         print(f"{name:<18} {median:>10.0f} {min(values):>9.0f} {max(values):>9.0f} {ratio:>13}")
-    if args.mypyc:
+    if args.pure and _kernel.COMPILED:
         print()
-        return run_compiled(args)
+        return run_pure(args)
     return 0
 
 
