@@ -109,13 +109,15 @@ def compiled_files(tree: Path) -> list[Path]:
     return sorted((tree / "arena").glob(f"_kernel*{sysconfig.get_config_var('EXT_SUFFIX')}"))
 
 
-def has_c_compiler() -> bool:
+def can_compile() -> bool:
+    """Whether this machine has what a C extension needs: a compiler and Python's headers."""
     compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
-    return shutil.which(compiler) is not None
+    headers = Path(sysconfig.get_paths()["include"]) / "Python.h"
+    return shutil.which(compiler) is not None and headers.exists()
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not has_c_compiler(), reason="no C compiler to build the kernel with")
+@pytest.mark.skipif(not can_compile(), reason="no C compiler or Python headers here")
 def test_a_compiled_kernel_plays_like_the_source_and_never_outlives_an_edit(
     tmp_path: Path,
 ) -> None:
