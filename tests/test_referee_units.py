@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arena.cards import parse_cards
 from arena.engine import Hand
@@ -11,33 +13,212 @@ from arena.proto.hearts.v1 import events_pb2 as ev_pb
 from arena.proto.hearts.v1 import game_pb2 as game_pb
 from arena.referee import TokenAccounts, fallback_pass, fallback_play, wire
 from arena.referee.accounts import Standing
-from arena.rules import Rules
+from arena.rules import PassDirection, Rules
 
 
 def test_pre_serialised_parts_parse_as_the_whole_message() -> None:
     rules = wire.rules_message(Rules())
     names = ["a", "b", "c", "d"]
     trick = game_pb.Trick(trick_number=0, leader=1, cards=["2C", "3C", "4C", "5C"], winner=3)
-    variable = game_pb.PublicState(dealer=2, hand_number=5, hand_points=[0, 1, 0, 13])
-    request = bot_pb.DecisionRequest(request_id=7, hand=["QS", "AH"], legal_cards=["QS"])
     events = [
         ev_pb.Event(card_played=ev_pb.CardPlayed(seat=1, card="QS")),
         ev_pb.Event(trick_won=ev_pb.TrickWon(winner=2, cards=["2C", "QS", "3C", "4C"])),
     ]
+    variable = wire.changing_state(
+        hand_points=[0, 1, 0, 13],
+        cards_in_hand=[12, 12, 11, 12],
+        hearts_broken=True,
+        first_trick=False,
+        forfeited=[False] * 4,
+        current_trick=wire.current_trick_field(1, 3, [_index("AS")]),
+    )
     state = wire.state_bytes(
         variable, wire.constant_state(rules, names), [wire.trick_entry(trick)] * 2
     )
-    joined = wire.response_bytes(
-        [wire.event_entry(e) for e in events], wire.request_bytes(request, state)
+    request = wire.play_request(
+        request_id=7,
+        game_id=wire.game_id_field("g"),
+        hand_number=0,
+        trick_number=1,
+        seat=0,
+        held=_mask("QS AH"),
+        legal=_mask("QS"),
+        deadline_ms=900,
+        bank_ms=0,
+        state=state,
     )
-    whole = bot_pb.PlayResponse(events=events, request=request)
-    whole.request.state.CopyFrom(variable)
-    whole.request.state.players = 4
-    whole.request.state.seat_names.extend(names)
-    whole.request.state.rules.CopyFrom(rules)
-    whole.request.state.completed_tricks.extend([trick, trick])
+    joined = wire.response_bytes([wire.event_entry(e) for e in events], request)
+    whole = bot_pb.PlayResponse(
+        events=events,
+        request=bot_pb.DecisionRequest(
+            request_id=7,
+            kind=bot_pb.DECISION_KIND_PLAY,
+            game_id="g",
+            trick_number=1,
+            hand=["AH", "QS"],
+            legal_cards=["QS"],
+            move_deadline_ms=900,
+            state=game_pb.PublicState(
+                players=4,
+                seat_names=names,
+                rules=rules,
+                completed_tricks=[trick, trick],
+                current_trick=game_pb.Trick(trick_number=1, leader=3, cards=["AS"]),
+                hand_points=[0, 1, 0, 13],
+                cards_in_hand=[12, 12, 11, 12],
+                hearts_broken=True,
+                forfeited=[False] * 4,
+            ),
+        ),
+    )
     assert bot_pb.PlayResponse.FromString(joined) == whole
     assert bot_pb.PlayResponse.FromString(wire.response_bytes([])) == bot_pb.PlayResponse()
+
+
+def _index(code: str) -> int:
+    return parse_cards(code)[0].index
+
+
+def _mask(codes: str) -> int:
+    return sum(c.bit for c in parse_cards(codes))
+
+
+_U32 = st.integers(0, 2**32 - 1)
+_SEAT = st.integers(0, 5)
+_MASKS = st.integers(0, 2**52 - 1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    request_id=st.integers(0, 2**64 - 1),
+    hand_number=_U32,
+    trick_number=_U32,
+    seat=_SEAT,
+    held=_MASKS,
+    legal=_MASKS,
+    deadline_ms=_U32,
+    bank_ms=_U32,
+    points=st.lists(st.integers(-(2**31), 2**31 - 1), max_size=6),
+    in_hand=st.lists(st.integers(0, 13), max_size=6),
+    flags=st.tuples(st.booleans(), st.booleans(), st.booleans()),
+    forfeited=st.lists(st.booleans(), max_size=6),
+    trick=st.tuples(_U32, _SEAT, st.lists(st.integers(0, 51), max_size=6)),
+)
+def test_hand_encoded_play_requests_parse_as_built_ones(
+    request_id: int,
+    hand_number: int,
+    trick_number: int,
+    seat: int,
+    held: int,
+    legal: int,
+    deadline_ms: int,
+    bank_ms: int,
+    points: list[int],
+    in_hand: list[int],
+    flags: tuple[bool, bool, bool],
+    forfeited: list[bool],
+    trick: tuple[int, int, list[int]],
+) -> None:
+    broken, first, in_play = flags
+    number, leader, cards = trick
+    current = wire.current_trick_field(number, leader, cards) if in_play else b""
+    variable = wire.changing_state(
+        hand_points=points,
+        cards_in_hand=in_hand,
+        hearts_broken=broken,
+        first_trick=first,
+        forfeited=forfeited,
+        current_trick=current,
+    )
+    encoded = wire.play_request(
+        request_id=request_id,
+        game_id=wire.game_id_field("t0-g\u00e9"),
+        hand_number=hand_number,
+        trick_number=trick_number,
+        seat=seat,
+        held=held,
+        legal=legal,
+        deadline_ms=deadline_ms,
+        bank_ms=bank_ms,
+        state=variable,
+    )
+    state = game_pb.PublicState(
+        hand_points=points,
+        cards_in_hand=in_hand,
+        hearts_broken=broken,
+        first_trick=first,
+        forfeited=forfeited,
+    )
+    if in_play:
+        state.current_trick.CopyFrom(
+            game_pb.Trick(trick_number=number, leader=leader, cards=[wire.CODES[c] for c in cards])
+        )
+    built = bot_pb.DecisionRequest(
+        request_id=request_id,
+        kind=bot_pb.DECISION_KIND_PLAY,
+        game_id="t0-g\u00e9",
+        hand_number=hand_number,
+        trick_number=trick_number,
+        your_seat=seat,
+        hand=wire.codes(held),
+        legal_cards=wire.codes(legal),
+        move_deadline_ms=deadline_ms,
+        time_bank_ms=bank_ms,
+        state=state,
+    )
+    parsed = bot_pb.DecisionRequest.FromString(encoded)
+    assert parsed == built
+    assert parsed.state.HasField("current_trick") == in_play
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    request_id=st.integers(1, 2**64 - 1),
+    seat=_SEAT,
+    held=_MASKS,
+    count=st.integers(0, 4),
+    direction=st.sampled_from(list(PassDirection)),
+    pass_to=_SEAT,
+    times=st.tuples(_U32, _U32),
+)
+def test_hand_encoded_pass_requests_parse_as_built_ones(
+    request_id: int,
+    seat: int,
+    held: int,
+    count: int,
+    direction: PassDirection,
+    pass_to: int,
+    times: tuple[int, int],
+) -> None:
+    encoded = wire.pass_request(
+        request_id=request_id,
+        game_id=wire.game_id_field("g"),
+        hand_number=3,
+        seat=seat,
+        held=held,
+        pass_count=count,
+        direction=direction,
+        pass_to=pass_to,
+        deadline_ms=times[0],
+        bank_ms=times[1],
+        state=b"",
+    )
+    built = bot_pb.DecisionRequest(
+        request_id=request_id,
+        kind=bot_pb.DECISION_KIND_PASS,
+        game_id="g",
+        hand_number=3,
+        your_seat=seat,
+        hand=wire.codes(held),
+        legal_cards=wire.codes(held),
+        pass_count=count,
+        pass_direction=wire.pass_direction(direction),
+        pass_to_seat=pass_to,
+        move_deadline_ms=times[0],
+        time_bank_ms=times[1],
+        state=game_pb.PublicState(),
+    )
+    assert bot_pb.DecisionRequest.FromString(encoded) == built
 
 
 def test_codes_follow_the_card_order() -> None:

@@ -164,6 +164,9 @@ class TableRun:
         self._tricks: list[bytes] = []
         """The hand's completed tricks, as PublicState.completed_tricks entries."""
         self._seat_states: dict[tuple[int, int, bool], bytes] = {}
+        self._game_id_field = wire.game_id_field(game_id)
+        self._points_key = (-1, -1)
+        self._points: tuple[int, ...] = ()
         self.hands: list[HandRecord] = []
         self.decisions: list[Decision] = []
         self.faults: list[Fault] = []
@@ -472,6 +475,12 @@ class TableRun:
                 _describe(decision),
             )
         choice = decision.WhichOneof("choice")
+        index = seat.index
+        if kind == _PLAY and choice == "play_card":
+            # The common case first, with no text built for a record it will not need.
+            played = wire.CARD_OF.get(decision.play_card.card)
+            if played is not None and hand.check_play(index, played) is None:
+                return _Accepted((played,), at)
         sent = _describe(decision)
         if choice is None:
             return _Refused(FaultKind.MALFORMED, "the Decision sets no choice", sent)
@@ -482,7 +491,6 @@ class TableRun:
                 f"the Decision sets {choice} but request {request_id} asked for {wanted}",
                 sent,
             )
-        index = seat.index
         if kind == _PLAY:
             text = decision.play_card.card
             try:
@@ -574,44 +582,57 @@ class TableRun:
         """The self-contained request (serialised): hand, legal choices, public state, clocks."""
         seat = self.seats[index]
         left_ms = max(0, int((deadline - self._loop.time()) * MS))
-        held = wire.codes(hand.hand_mask(index))
-        request = bot_pb.DecisionRequest(
-            request_id=request_id,
-            game_id=self.game_id,
-            hand_number=number,
-            your_seat=index,
-            hand=held,
-            move_deadline_ms=left_ms,
-            time_bank_ms=int(seat.bank_ms),
-        )
+        state = self._state(hand, number, index)
         if kind == _PASS:
-            request.kind = bot_pb.DECISION_KIND_PASS
-            request.legal_cards.extend(held)
-            request.pass_count = self.rules.pass_count
-            request.pass_direction = wire.pass_direction(hand.pass_direction)
-            request.pass_to_seat = hand.pass_target(index)
-        else:
-            request.kind = bot_pb.DECISION_KIND_PLAY
-            request.trick_number = hand.trick_number
-            request.legal_cards.extend(wire.codes(hand.legal_mask()))
-        return wire.request_bytes(request, self._state(hand, number, index))
+            return wire.pass_request(
+                request_id=request_id,
+                game_id=self._game_id_field,
+                hand_number=number,
+                seat=index,
+                held=hand.hand_mask(index),
+                pass_count=self.rules.pass_count,
+                direction=hand.pass_direction,
+                pass_to=hand.pass_target(index),
+                deadline_ms=left_ms,
+                bank_ms=int(seat.bank_ms),
+                state=state,
+            )
+        return wire.play_request(
+            request_id=request_id,
+            game_id=self._game_id_field,
+            hand_number=number,
+            trick_number=hand.trick_number,
+            seat=index,
+            held=hand.hand_mask(index),
+            legal=hand.legal_mask(),
+            deadline_ms=left_ms,
+            bank_ms=int(seat.bank_ms),
+            state=state,
+        )
 
     def _state(self, hand: Hand, number: int, index: int) -> bytes:
         """Everything public about the hand and the game, plus this seat's own pass."""
-        n = hand.players
-        variable = game_pb.PublicState(
-            hand_points=hand.points_taken(),
-            cards_in_hand=[hand.hand_mask(s).bit_count() for s in range(n)],
+        playing = hand.phase is Phase.PLAY
+        trick_number = hand.trick_number
+        current = b""
+        if playing:
+            trick = hand.current_trick
+            assert trick is not None
+            current = wire.current_trick_field(
+                trick.number, trick.leader, [c.index for c in trick.cards]
+            )
+        # Points change only when a trick is taken: computed once per trick, not per request.
+        if self._points_key != (number, trick_number):
+            self._points_key = (number, trick_number)
+            self._points = hand.points_taken()
+        variable = wire.changing_state(
+            hand_points=self._points,
+            cards_in_hand=[hand.hand_mask(s).bit_count() for s in range(hand.players)],
             hearts_broken=hand.hearts_broken,
-            first_trick=hand.phase is Phase.PLAY and hand.trick_number == 0,
+            first_trick=playing and trick_number == 0,
             forfeited=[s.forfeit is not None for s in self.seats],
+            current_trick=current,
         )
-        current = hand.current_trick
-        if current is not None:
-            trick = variable.current_trick
-            trick.trick_number = current.number
-            trick.leader = current.leader
-            trick.cards.extend([wire.CODES[c.index] for c in current.cards])
         return wire.state_bytes(variable, self._seat_state(hand, number, index), self._tricks)
 
     def _seat_state(self, hand: Hand, number: int, index: int) -> bytes:
@@ -682,7 +703,7 @@ class TableRun:
                 seat=index,
                 kind=kind,
                 request_id=request_id,
-                cards=tuple(str(c) for c in cards),
+                cards=tuple([wire.CODES[c.index] for c in cards]),
                 elapsed_ms=(self._loop.time() - due) * MS,
                 forced=False,
                 fault=fault,

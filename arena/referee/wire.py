@@ -24,17 +24,22 @@ from arena.rules import PassDirection, Rules
 from arena.table import Clocks, FaultKind, Termination
 
 __all__ = [
+    "CARD_OF",
     "CODES",
     "Malformed",
     "cards_of",
+    "changing_state",
     "codes",
     "constant_state",
+    "current_trick_field",
     "decode_request",
     "encode_response",
     "event_entry",
     "fault_kind",
+    "game_id_field",
     "pass_direction",
-    "request_bytes",
+    "pass_request",
+    "play_request",
     "response_bytes",
     "rules_message",
     "state_bytes",
@@ -81,6 +86,10 @@ def cards_of(cards: Iterable[Card]) -> list[str]:
 CODES: tuple[str, ...] = tuple(str(c) for c in CARDS)
 """Card codes by :attr:`Card.index`."""
 
+CARD_OF: dict[str, Card] = {str(c): c for c in CARDS}
+"""Cards by their exact two-character code (what a well-behaved bot sends; anything else goes
+through :meth:`Card.parse` for its error message)."""
+
 
 def codes(mask: int) -> list[str]:
     """The codes of the cards in a bit mask, in index order (sorted by suit, then rank)."""
@@ -102,7 +111,11 @@ def codes(mask: int) -> list[str]:
 # had been built whole.
 
 
-def _varint(value: int) -> bytes:
+_MASK64 = (1 << 64) - 1
+
+
+def _encode_varint(value: int) -> bytes:
+    value &= _MASK64  # a negative int32 is sent as its 64-bit two's complement, as protobuf does
     out = bytearray()
     while value > 0x7F:
         out.append((value & 0x7F) | 0x80)
@@ -111,9 +124,25 @@ def _varint(value: int) -> bytes:
     return bytes(out)
 
 
+_SMALL_VARINTS = tuple(_encode_varint(v) for v in range(1 << 14))
+"""Varints of the values that occur on every request (lengths, seats, counts, ids up to 16383),
+encoded once."""
+
+
+def _varint(value: int) -> bytes:
+    if 0 <= value < 1 << 14:
+        return _SMALL_VARINTS[value]
+    return _encode_varint(value)
+
+
 def _key(descriptor: Descriptor, name: str) -> bytes:
     """The key of a length-delimited field (wire type 2)."""
     return _varint(descriptor.fields_by_name[name].number << 3 | 2)
+
+
+def _tag(descriptor: Descriptor, name: str) -> bytes:
+    """The key of a varint field (wire type 0)."""
+    return _varint(descriptor.fields_by_name[name].number << 3)
 
 
 _EVENTS = _key(bot_pb.PlayResponse.DESCRIPTOR, "events")
@@ -143,20 +172,167 @@ def constant_state(rules: game_pb.Rules, seat_names: Sequence[str]) -> bytes:
     ).SerializeToString()
 
 
-def state_bytes(variable: game_pb.PublicState, constant: bytes, tricks: Sequence[bytes]) -> bytes:
+def state_bytes(variable: bytes, constant: bytes, tricks: Sequence[bytes]) -> bytes:
     """A PublicState: the fields that change, the constant ones, the completed tricks."""
-    return variable.SerializeToString() + constant + b"".join(tricks)
-
-
-def request_bytes(request: bot_pb.DecisionRequest, state: bytes) -> bytes:
-    """A DecisionRequest (built without its state) with its state."""
-    return request.SerializeToString() + _field(_STATE, state)
+    return variable + constant + b"".join(tricks)
 
 
 def response_bytes(events: Sequence[bytes], request: bytes | None = None) -> bytes:
     """A PlayResponse carrying event entries and, optionally, a request."""
     body = b"".join(events)
     return body if request is None else body + _field(_REQUEST, request)
+
+
+# ---- the decision request, encoded field by field -------------------------------------------
+#
+# A request is built for every decision, so its fields are written straight into bytes rather
+# than through a message object (building and serialising a DecisionRequest and its PublicState
+# cost more than the rest of a decision's handling). The fields follow the .proto's numbers;
+# tests/test_referee_units.py checks that what the bots parse equals the message built whole.
+
+_DR = bot_pb.DecisionRequest.DESCRIPTOR
+_PS = game_pb.PublicState.DESCRIPTOR
+_TR = game_pb.Trick.DESCRIPTOR
+_R_ID, _R_KIND, _R_HAND_NO, _R_TRICK, _R_SEAT = (
+    _tag(_DR, n) for n in ("request_id", "kind", "hand_number", "trick_number", "your_seat")
+)
+_R_PASS_COUNT, _R_PASS_DIR, _R_PASS_TO, _R_DEADLINE, _R_BANK = (
+    _tag(_DR, n)
+    for n in ("pass_count", "pass_direction", "pass_to_seat", "move_deadline_ms", "time_bank_ms")
+)
+_R_GAME = _key(_DR, "game_id")
+_R_HAND_CARDS = tuple(_key(_DR, "hand") + b"\x02" + code.encode() for code in CODES)
+_R_LEGAL_CARDS = tuple(_key(_DR, "legal_cards") + b"\x02" + code.encode() for code in CODES)
+_S_POINTS, _S_IN_HAND, _S_FORFEITED = (
+    _key(_PS, n) for n in ("hand_points", "cards_in_hand", "forfeited")
+)
+_S_BROKEN, _S_FIRST = _tag(_PS, "hearts_broken"), _tag(_PS, "first_trick")
+_S_CURRENT = _key(_PS, "current_trick")
+_T_NUMBER, _T_LEADER = _tag(_TR, "trick_number"), _tag(_TR, "leader")
+_T_CARDS = tuple(_key(_TR, "cards") + b"\x02" + code.encode() for code in CODES)
+_KIND_PASS = _R_KIND + _varint(bot_pb.DECISION_KIND_PASS)
+_KIND_PLAY = _R_KIND + _varint(bot_pb.DECISION_KIND_PLAY)
+
+
+def _uint(tag: bytes, value: int) -> bytes:
+    """A varint field; proto3 leaves a zero out."""
+    return tag + _varint(value) if value else b""
+
+
+def _packed(key: bytes, values: Iterable[int]) -> bytes:
+    """A packed repeated varint field; an empty list is left out."""
+    payload = b"".join([_varint(v) for v in values])
+    return key + _varint(len(payload)) + payload if payload else b""
+
+
+def _cards(entries: tuple[bytes, ...], mask: int) -> bytes:
+    """The cards of a bit mask, in index order, as entries of one repeated string field."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(entries[low.bit_length() - 1])
+        mask ^= low
+    return b"".join(out)
+
+
+def game_id_field(game_id: str) -> bytes:
+    """DecisionRequest.game_id, encoded once per game."""
+    return _field(_R_GAME, game_id.encode())
+
+
+def pass_request(
+    *,
+    request_id: int,
+    game_id: bytes,
+    hand_number: int,
+    seat: int,
+    held: int,
+    pass_count: int,
+    direction: PassDirection,
+    pass_to: int,
+    deadline_ms: int,
+    bank_ms: int,
+    state: bytes,
+) -> bytes:
+    """A DecisionRequest for a pass (``game_id`` from :func:`game_id_field`; ``held`` a mask)."""
+    return b"".join(
+        (
+            _uint(_R_ID, request_id),
+            _KIND_PASS,
+            game_id,
+            _uint(_R_HAND_NO, hand_number),
+            _uint(_R_SEAT, seat),
+            _cards(_R_HAND_CARDS, held),
+            _cards(_R_LEGAL_CARDS, held),
+            _uint(_R_PASS_COUNT, pass_count),
+            _uint(_R_PASS_DIR, pass_direction(direction)),
+            _uint(_R_PASS_TO, pass_to),
+            _uint(_R_DEADLINE, deadline_ms),
+            _uint(_R_BANK, bank_ms),
+            _field(_STATE, state),
+        )
+    )
+
+
+def play_request(
+    *,
+    request_id: int,
+    game_id: bytes,
+    hand_number: int,
+    trick_number: int,
+    seat: int,
+    held: int,
+    legal: int,
+    deadline_ms: int,
+    bank_ms: int,
+    state: bytes,
+) -> bytes:
+    """A DecisionRequest for a play (``game_id`` from :func:`game_id_field`; cards as masks)."""
+    return b"".join(
+        (
+            _uint(_R_ID, request_id),
+            _KIND_PLAY,
+            game_id,
+            _uint(_R_HAND_NO, hand_number),
+            _uint(_R_TRICK, trick_number),
+            _uint(_R_SEAT, seat),
+            _cards(_R_HAND_CARDS, held),
+            _cards(_R_LEGAL_CARDS, legal),
+            _uint(_R_DEADLINE, deadline_ms),
+            _uint(_R_BANK, bank_ms),
+            _field(_STATE, state),
+        )
+    )
+
+
+def current_trick_field(number: int, leader: int, cards: Sequence[int]) -> bytes:
+    """PublicState.current_trick: the trick being played (cards as indexes, in play order)."""
+    payload = b"".join(
+        (_uint(_T_NUMBER, number), _uint(_T_LEADER, leader), *[_T_CARDS[c] for c in cards])
+    )
+    return _field(_S_CURRENT, payload)
+
+
+def changing_state(
+    *,
+    hand_points: Sequence[int],
+    cards_in_hand: Sequence[int],
+    hearts_broken: bool,
+    first_trick: bool,
+    forfeited: Sequence[bool],
+    current_trick: bytes,
+) -> bytes:
+    """The PublicState fields that change within a hand (``current_trick`` may be empty)."""
+    return b"".join(
+        (
+            current_trick,
+            _packed(_S_POINTS, hand_points),
+            _packed(_S_IN_HAND, cards_in_hand),
+            _uint(_S_BROKEN, hearts_broken),
+            _uint(_S_FIRST, first_trick),
+            _packed(_S_FORFEITED, forfeited),
+        )
+    )
 
 
 def pass_direction(direction: PassDirection) -> game_pb.PassDirection.ValueType:
