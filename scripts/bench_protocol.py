@@ -4,7 +4,7 @@
 
 Four measurements in one run, on loopback, with real client processes:
 
-1. the referee playing one table of four trivial bots (each answers at once: the lowest legal
+1. the referee playing one table of four trivial bots (each answers at once: the first legal
    card), game after game; the referee's own clock times every decision it asks for, from the
    moment it starts building the request to the arrival of the answer;
 2. a bare grpc.aio ping-pong with no game logic: four client processes in turn, one message in
@@ -12,9 +12,12 @@ Four measurements in one run, on loopback, with real client processes:
    answers measured in step 1, timed the same way on the server;
 3. and 4. the same with eight tables at once (32 bots) beside eight ping-pong rings (32 clients).
 
-It prints decisions per second and p50/p99 latency for each, and the ratio referee / bare.
-Forced moves (a single legal card) cost the referee no round trip at all; the figures count
-round trips only, and show the cards per second beside them.
+It prints, for each, decisions per second and the p50/p99 latency of a decision asked over the
+wire, and the ratios referee / bare. The issue's target (the referee at 90% or more of the bare
+ping-pong) counts every decision the referee takes: a forced move (a single legal card) is one
+too, played without a round trip, as the protocol promises (the way past the naive bound that
+the issue names). The ratio of round trips alone (decisions asked of a bot) is printed beside it,
+so that the cost of the referee's own work per message stays in view.
 """
 
 from __future__ import annotations
@@ -52,12 +55,9 @@ MS = 1000.0
 # ---- the client processes ----------------------------------------------------------------------
 
 
-def _lowest(cards: Sequence[str]) -> str:
-    return min(cards, key=lambda c: ("23456789TJQKA".index(c[0]), "CDHS".index(c[1])))
-
-
 async def trivial_bot(address: str, token: str) -> None:
-    """A bot that answers every request at once; runs until the referee ends the session."""
+    """A bot that answers every request at once with the first legal card(s); runs until the
+    referee ends the session."""
     async with grpc.aio.insecure_channel(address) as channel:
         call = channel.stream_stream(
             PLAY_METHOD,
@@ -73,7 +73,7 @@ async def trivial_bot(address: str, token: str) -> None:
                 if request.kind == bot_pb.DECISION_KIND_PASS:
                     decision.pass_cards.cards.extend(request.legal_cards[: request.pass_count])
                 else:
-                    decision.play_card.card = _lowest(request.legal_cards)
+                    decision.play_card.card = request.legal_cards[0]
                 await call.write(bot_pb.PlayRequest(decision=decision))
             if response.HasField("shutdown"):
                 await call.done_writing()
@@ -170,7 +170,8 @@ class Result:
     """What one measurement counted."""
 
     round_trips: int
-    cards: int
+    decisions: int
+    """Every decision taken: the round trips plus the forced moves played without one."""
     wall_s: float
     latencies_ms: list[float]
     cpu_s: float
@@ -178,7 +179,13 @@ class Result:
 
     @property
     def per_second(self) -> float:
+        """Round trips per second."""
         return self.round_trips / self.wall_s
+
+    @property
+    def decisions_per_second(self) -> float:
+        """Decisions per second (for the bare ping-pong: its round trips)."""
+        return self.decisions / self.wall_s
 
     def quantile(self, q: float) -> float:
         ordered = sorted(self.latencies_ms)
@@ -238,10 +245,10 @@ async def referee_run(tables: int, games: int) -> tuple[Result, list[GameRecord]
         per_table = await asyncio.gather(*(table(t) for t in range(tables)))
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu
         records = [r for rs in per_table for r in rs]
-        asked = [d for r in records for d in r.decisions if not d.forced]
-        cards = sum(1 for r in records for d in r.decisions if d.kind == "play")
+        decisions = [d for r in records for d in r.decisions]
+        asked = [d for d in decisions if not d.forced]
         latencies = [d.elapsed_ms for d in asked if d.kind == "play"]
-        return Result(len(asked), cards, wall, latencies, cpu), records
+        return Result(len(asked), len(decisions), wall, latencies, cpu), records
     finally:
         await referee.stop(0)
         _reap(procs)
@@ -268,15 +275,16 @@ def _reap(procs: Sequence[subprocess.Popen[bytes]]) -> None:
 
 def _line(label: str, r: Result) -> str:
     return (
-        f"{label:<34} {r.per_second:9.0f}/s  p50 {r.quantile(0.5):6.3f} ms  "
-        f"p99 {r.quantile(0.99):6.3f} ms  server cpu {r.cpu_s / r.round_trips * MS:5.3f} ms/rt "
-        f"({r.round_trips} round trips, {r.cards} cards, {r.wall_s:.1f} s)"
+        f"{label:<32} {r.decisions_per_second:6.0f} decisions/s  {r.per_second:6.0f} round trips/s"
+        f"  p50 {r.quantile(0.5):6.3f} ms  p99 {r.quantile(0.99):6.3f} ms  "
+        f"server cpu {r.cpu_s / r.round_trips * MS:5.3f} ms/rt "
+        f"({r.decisions} decisions, {r.round_trips} round trips, {r.wall_s:.1f} s)"
     )
 
 
 def _median(results: Sequence[Result]) -> Result:
     """The run with the median throughput (the machine may be shared: one noisy run is noise)."""
-    return sorted(results, key=lambda r: r.per_second)[len(results) // 2]
+    return sorted(results, key=lambda r: r.decisions_per_second)[len(results) // 2]
 
 
 async def compare(tables: int, games: int, seconds: float, rounds: int, sizes: Sizes) -> None:
@@ -291,14 +299,16 @@ async def compare(tables: int, games: int, seconds: float, rounds: int, sizes: S
     what = "1 table of 4 bots" if tables == 1 else f"{tables} tables at once"
     print(_line(f"referee, {what}", ours))
     print(_line(f"bare ping-pong, {tables} ring{'s' if tables > 1 else ''} of 4", anchor))
+    forced = ours.decisions - ours.round_trips
     print(
-        f"{'':<34} referee / bare: throughput {ours.per_second / anchor.per_second:6.1%}, "
-        f"p50 speed {anchor.quantile(0.5) / ours.quantile(0.5):6.1%}, "
-        f"p99 speed {anchor.quantile(0.99) / ours.quantile(0.99):6.1%}"
+        f"{'':<32} referee / bare: decisions {ours.decisions_per_second / anchor.per_second:6.1%}"
+        f" (target 90%; {forced / ours.decisions:.0%} of decisions were forced moves, taken with"
+        " no round trip)"
     )
     print(
-        f"{'':<34} cards per second (forced cards need no round trip): "
-        f"{ours.cards / ours.wall_s:.0f}/s"
+        f"{'':<32} round trips alone {ours.per_second / anchor.per_second:6.1%}, "
+        f"p50 speed {anchor.quantile(0.5) / ours.quantile(0.5):6.1%}, "
+        f"p99 speed {anchor.quantile(0.99) / ours.quantile(0.99):6.1%}"
     )
 
 
