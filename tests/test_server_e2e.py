@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 import queue
 import shutil
+import signal
 import sqlite3
 import ssl
 import subprocess
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import grpc
@@ -29,6 +31,8 @@ from arena.proto.hearts.v1 import bot_service_pb2_grpc as bot_grpc
 
 CONFIG = 'fit_interval = "100ms"\nmove_time = "2s"\n'
 SAMPLES = ("lowcard", "random_bot", "heuristic")
+STOP_TIMEOUT_S = 120.0
+"""How long a drained server may take to exit (a deadline only against a hang)."""
 
 
 @pytest.fixture
@@ -222,7 +226,9 @@ def test_health_checks_and_the_session_limit_per_token(server: ServerProcess) ->
     server.config_path.write_text("max_sessions = 2\n")
     token = server.add_bot("solo")
     server.start()
-    with grpc.insecure_channel(f"127.0.0.1:{server.bots_port}") as channel:
+    # On the way out, whatever happened, every bot closes its side (its request iterator ends),
+    # so that no gRPC thread is left waiting for one more message.
+    with grpc.insecure_channel(f"127.0.0.1:{server.bots_port}") as channel, ExitStack() as done:
         reply = health_pb2_grpc.HealthStub(channel).Check(
             health_pb2.HealthCheckRequest(), timeout=10
         )
@@ -236,25 +242,37 @@ def test_health_checks_and_the_session_limit_per_token(server: ServerProcess) ->
         for _ in range(3):
             outbox: queue.SimpleQueue[bot_pb.PlayRequest | None] = queue.SimpleQueue()
             outbox.put(hello)
+            done.callback(outbox.put, None)
             outboxes.append(outbox)
             stream = iter(stub.Play(iter(outbox.get, None), timeout=60))
             assert next(stream).HasField("welcome")
             streams.append(stream)
-        # The third session took the place of the oldest idle one, which was told so.
+        # The third session took the place of the oldest idle one, which was told so; once it
+        # closes its side, as a bot does on a Shutdown, its stream ends with OK.
         first = next(streams[0])
         assert first.shutdown.reason == bot_pb.SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION
+        outboxes[0].put(None)
+        assert list(streams[0]) == []
         sessions = server.get("/api/lobby")["sessions"]
         assert [s["bot"] for s in sessions] == ["solo", "solo"]
         assert server.get("/api/health")["sessions"] == 2
         with urllib.request.urlopen(server.url + "/healthz", timeout=10) as r:
             assert r.status == 200 and r.read() == b"ok"
-        # A drain tells every session why it ends (before the bots close their side).
-        assert server.terminate() == 0
+        # A drain tells every session why it ends while the bots still hold their side open;
+        # each then closes its side, as the SDK does on a Shutdown, and its stream ends with OK.
+        # They must answer while the server drains, not after it has exited: the referee waits
+        # only a moment for a bot to close first, and the server's stop then cancels whatever
+        # stream is left (UNAVAILABLE "Cancelling all calls").
+        assert server.proc is not None
+        server.proc.send_signal(signal.SIGTERM)
         for stream in streams[1:]:
-            rest = list(stream)
-            assert rest[-1].shutdown.reason == bot_pb.SHUTDOWN_REASON_SERVER_SHUTDOWN
-        for outbox in outboxes:
+            told = next(m for m in stream if m.HasField("shutdown"))
+            assert told.shutdown.reason == bot_pb.SHUTDOWN_REASON_SERVER_SHUTDOWN
+        for outbox in outboxes[1:]:
             outbox.put(None)
+        for stream in streams[1:]:
+            assert list(stream) == []
+        assert server.proc.wait(timeout=STOP_TIMEOUT_S) == 0
 
 
 def test_fixed_event_plays_its_schedule_and_refuses_outsiders(server: ServerProcess) -> None:
