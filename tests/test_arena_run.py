@@ -25,6 +25,22 @@ from arena.store import Store, load_results
 ROOT = Path(__file__).resolve().parent.parent
 PY = shlex.quote(sys.executable)
 
+# The misbehaving-bots batch. Its honest bots must never fault, even on a loaded machine, so
+# they get a clock of whole seconds (the whole bank for one stall: move time plus bank); the
+# slow bot answers far later than that, so it faults whatever the load. One fault is tolerated
+# and the next forfeits the seat, which bounds what the slow bot costs each game (about one move
+# time plus bank, then one move time).
+HONEST_MOVE_TIME = "1s"
+HONEST_TIME_BANK = "1s"
+SLOW_DELAY_MS = 5_000
+"""The slow bot's delay before each answer: well past move time plus bank."""
+FAULTS_TOLERATED = 1
+CRASH_GRACE = "200ms"
+"""How long a crashed seat waits for its bot. The restarted process cannot be back so soon (the
+director waits 100 ms before restarting it, then the interpreter starts), so the seat is always
+forfeited for the disconnect; a grace as long as the move clock would let it take back its seat
+unhurt, and the crash would go unrecorded in the game."""
+
 
 def sample(name: str) -> str:
     """The command of a sample bot."""
@@ -34,6 +50,7 @@ def sample(name: str) -> str:
 def suite_bot(name: str, *args: str) -> str:
     """The command of one of this suite's bots (tests/arena_bots, tests/bots)."""
     return shlex.join([sys.executable, str(ROOT / "tests" / name), *args])
+
 
 DETERMINISTIC = [
     f"low={sample('lowcard.py')}",
@@ -105,12 +122,14 @@ def test_misbehaving_bots_are_recorded_and_the_run_finishes(
             f"low={sample('lowcard.py')}",
             f"crash={suite_bot('arena_bots/crashbot.py')}",
             f"illegal={suite_bot('bots/raw_bot.py', '--mode', 'illegal')}",
-            f"slow={suite_bot('bots/raw_bot.py', '--mode', 'slow', '--delay-ms', '400')}",
+            f"slow={suite_bot('bots/raw_bot.py', '--mode', 'slow', f'--delay-ms={SLOW_DELAY_MS}')}",
         ],
         boards=1,
         concurrency=1,
-        move_time="100ms",
-        time_bank="100ms",
+        move_time=HONEST_MOVE_TIME,
+        time_bank=HONEST_TIME_BANK,
+        max_faults=FAULTS_TOLERATED,
+        grace=CRASH_GRACE,
         db=tmp_path / "m.db",
     )
     stored, played, total, progress = run(config)
