@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -36,6 +37,8 @@ LOBBY_WAIT_MS = 30_000
 """How long a test waits for its bot processes to reach the lobby (they import grpc first)."""
 GAME_TIMEOUT_S = 120.0
 STOP_WAIT_S = 10.0
+LOG_POLL_S = 0.05
+"""How often a test rereads a bot's stderr while it waits for a line to appear there."""
 
 
 class Procs:
@@ -75,6 +78,15 @@ class Procs:
     def stderr(self, name: str) -> str:
         """What bot ``name`` has written to stderr so far."""
         return self.logs[name].read_text()
+
+    def wait_for_text(self, name: str, text: str) -> bool:
+        """Whether ``text`` shows in bot ``name``'s stderr within LOBBY_WAIT_MS."""
+        deadline = time.monotonic() + LOBBY_WAIT_MS / 1000
+        while text not in self.stderr(name):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(LOG_POLL_S)
+        return True
 
     def stop_all(self) -> None:
         """Terminate every process still running, then kill the ones that linger."""
@@ -508,6 +520,11 @@ def test_a_bot_reconnects_after_the_referee_is_killed_and_restarted(
         for name in names:
             procs.start(SAMPLES / f"{name}.py", _address(port), TOKENS[name], name)
         assert first.wait_for(names)
+        # The lobby has a bot once its Hello is accepted, a moment before the bot reads its
+        # Welcome (and logs "connected"); killing the referee in between makes the bot's first
+        # attempt a failed connection, not a lost one, and the test would be about that race.
+        for name in names:
+            assert procs.wait_for_text(name, f"connected to {_address(port)} as {name!r}")
         first.kill()
         second = RefereeProcess(script, _address(port))
         assert second.wait_for(names)
