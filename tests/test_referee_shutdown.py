@@ -101,3 +101,18 @@ def test_stopping_with_a_grace_lets_the_game_in_play_finish(
     record = future.result(RESULT_S)
     assert record.termination is Termination.NORMAL
     assert len(record.hands) == 1 and record.hands[0].complete
+
+
+def test_a_bot_that_never_closes_its_side_still_gets_its_shutdown_and_an_ok_status(
+    referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
+) -> None:
+    # The referee waits a moment for a bot to close its side after the Shutdown, then closes
+    # the stream itself; gRPC's own stop must not cancel the stream before that (UNAVAILABLE).
+    names = ("k1", "k2", "k3")
+    procs = [bots.start(n, "good", "--keep-open") for n in names]
+    bots.ready(*names)
+    referee[0].stop(0)
+    for proc in procs:
+        printed = bots.output(proc)
+        assert "SHUTDOWN SHUTDOWN_REASON_SERVER_SHUTDOWN" in printed
+        assert "STATUS OK" in printed, printed

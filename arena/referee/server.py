@@ -57,10 +57,13 @@ SPECTATOR_SERVICE = spec_pb.DESCRIPTOR.services_by_name["SpectatorService"].full
 MS = 1000.0
 FINAL_WRITE_S = 1.0
 """How long the last message of a session (a Shutdown) may take to go out."""
-CLOSE_LINGER_S = 1.0
+CLOSE_LINGER_S = 1.5
 """After a Shutdown, how long the referee waits for the bot to close its side of the stream."""
 SERVER_STOP_GRACE_S = 1.0
 """After every session was told to stop, how long gRPC waits for streams to close."""
+HANDLER_FINISH_S = FINAL_WRITE_S + CLOSE_LINGER_S + 1.0
+"""On stop, how long the Play handlers get to send their Shutdown, wait for the bot to close its
+side, and close the stream with its status, before gRPC's own stop cancels what is left."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,8 @@ class Referee:
         self._stopping = False
         self._stopped = asyncio.Event()
         self._readers: set[asyncio.Task[None]] = set()
+        self._handlers: set[asyncio.Task[Any]] = set()
+        """The tasks running Play handlers (gRPC's own task per call)."""
         self.closed_sessions: Counter[str] = Counter()
         """Sessions ended so far, by the status their stream closed with ("OK", "UNAUTHENTICATED",
         "RESOURCE_EXHAUSTED", ...): a cheap health signal for operators and tests."""
@@ -200,6 +205,11 @@ class Referee:
             session.end(Ending(None, shutdown.message, shutdown))
         for feed in self._feeds.values():
             feed.close()
+        # gRPC's stop cancels every call still open once its grace runs out; a handler may still
+        # be waiting (up to CLOSE_LINGER_S) for a slow bot to close its side, and a cancelled
+        # call would end with UNAVAILABLE instead of the OK promised above. So they finish first.
+        if self._handlers:
+            await asyncio.wait(list(self._handlers), timeout=HANDLER_FINISH_S)
         if self._server is not None:
             await self._server.stop(SERVER_STOP_GRACE_S)
         for reader in list(self._readers):
@@ -306,6 +316,10 @@ class Referee:
         reader = asyncio.create_task(session.read_loop(), name=f"reader {session.id}")
         self._readers.add(reader)
         reader.add_done_callback(self._readers.discard)
+        handler = asyncio.current_task()
+        if handler is not None:
+            self._handlers.add(handler)
+            handler.add_done_callback(self._handlers.discard)
         ending: Ending | None = None
         try:
             ending = await self._handshake(session)

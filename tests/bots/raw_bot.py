@@ -134,7 +134,8 @@ class Bot:
             if response.HasField("shutdown"):
                 reason = bot_pb.ShutdownReason.Name(response.shutdown.reason)
                 print("SHUTDOWN", reason, flush=True)
-                await self.call.done_writing()
+                if not self.args.keep_open:
+                    await self.call.done_writing()
                 break
         assert self.call is not None
         code = await self.call.code()
@@ -246,6 +247,11 @@ def main() -> None:
     parser.add_argument("--delay-ms", type=int, default=0)
     parser.add_argument("--decide-forced", action="store_true")
     parser.add_argument("--record", default="")
+    parser.add_argument(
+        "--keep-open",
+        action="store_true",
+        help="after a Shutdown, never close this side of the stream (wait for the status)",
+    )
     parser.add_argument("--tls-ca", default="")
     parser.add_argument("--tls-cert", default="")
     parser.add_argument("--tls-key", default="")
