@@ -582,32 +582,23 @@ class TableRun:
         """The self-contained request (serialised): hand, legal choices, public state, clocks."""
         seat = self.seats[index]
         left_ms = max(0, int((deadline - self._loop.time()) * MS))
-        state = self._state(hand, number, index)
-        if kind == _PASS:
-            return wire.pass_request(
-                request_id=request_id,
-                game_id=self._game_id_field,
-                hand_number=number,
-                seat=index,
-                held=hand.hand_mask(index),
-                pass_count=self.rules.pass_count,
-                direction=hand.pass_direction,
-                pass_to=hand.pass_target(index),
-                deadline_ms=left_ms,
-                bank_ms=int(seat.bank_ms),
-                state=state,
-            )
-        return wire.play_request(
+        passing = kind == _PASS
+        held = hand.hand_mask(index)
+        return wire.decision_request(
+            kind=bot_pb.DECISION_KIND_PASS if passing else bot_pb.DECISION_KIND_PLAY,
             request_id=request_id,
             game_id=self._game_id_field,
             hand_number=number,
-            trick_number=hand.trick_number,
+            trick_number=0 if passing else hand.trick_number,
             seat=index,
-            held=hand.hand_mask(index),
-            legal=hand.legal_mask(),
+            held=held,
+            legal=held if passing else hand.legal_mask(),
             deadline_ms=left_ms,
             bank_ms=int(seat.bank_ms),
-            state=state,
+            state=self._state(hand, number, index),
+            pass_count=self.rules.pass_count if passing else 0,
+            direction=hand.pass_direction if passing else None,
+            pass_to=hand.pass_target(index) if passing else 0,
         )
 
     def _state(self, hand: Hand, number: int, index: int) -> bytes:

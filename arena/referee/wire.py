@@ -29,17 +29,15 @@ __all__ = [
     "Malformed",
     "cards_of",
     "changing_state",
-    "codes",
     "constant_state",
     "current_trick_field",
+    "decision_request",
     "decode_request",
     "encode_response",
     "event_entry",
     "fault_kind",
     "game_id_field",
     "pass_direction",
-    "pass_request",
-    "play_request",
     "response_bytes",
     "rules_message",
     "state_bytes",
@@ -89,16 +87,6 @@ CODES: tuple[str, ...] = tuple(str(c) for c in CARDS)
 CARD_OF: dict[str, Card] = {str(c): c for c in CARDS}
 """Cards by their exact two-character code (what a well-behaved bot sends; anything else goes
 through :meth:`Card.parse` for its error message)."""
-
-
-def codes(mask: int) -> list[str]:
-    """The codes of the cards in a bit mask, in index order (sorted by suit, then rank)."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(CODES[low.bit_length() - 1])
-        mask ^= low
-    return out
 
 
 # ---- pre-serialised messages ---------------------------------------------------------------------
@@ -210,8 +198,6 @@ _S_BROKEN, _S_FIRST = _tag(_PS, "hearts_broken"), _tag(_PS, "first_trick")
 _S_CURRENT = _key(_PS, "current_trick")
 _T_NUMBER, _T_LEADER = _tag(_TR, "trick_number"), _tag(_TR, "leader")
 _T_CARDS = tuple(_key(_TR, "cards") + b"\x02" + code.encode() for code in CODES)
-_KIND_PASS = _R_KIND + _varint(bot_pb.DECISION_KIND_PASS)
-_KIND_PLAY = _R_KIND + _varint(bot_pb.DECISION_KIND_PLAY)
 
 
 def _uint(tag: bytes, value: int) -> bytes:
@@ -240,42 +226,9 @@ def game_id_field(game_id: str) -> bytes:
     return _field(_R_GAME, game_id.encode())
 
 
-def pass_request(
+def decision_request(
     *,
-    request_id: int,
-    game_id: bytes,
-    hand_number: int,
-    seat: int,
-    held: int,
-    pass_count: int,
-    direction: PassDirection,
-    pass_to: int,
-    deadline_ms: int,
-    bank_ms: int,
-    state: bytes,
-) -> bytes:
-    """A DecisionRequest for a pass (``game_id`` from :func:`game_id_field`; ``held`` a mask)."""
-    return b"".join(
-        (
-            _uint(_R_ID, request_id),
-            _KIND_PASS,
-            game_id,
-            _uint(_R_HAND_NO, hand_number),
-            _uint(_R_SEAT, seat),
-            _cards(_R_HAND_CARDS, held),
-            _cards(_R_LEGAL_CARDS, held),
-            _uint(_R_PASS_COUNT, pass_count),
-            _uint(_R_PASS_DIR, pass_direction(direction)),
-            _uint(_R_PASS_TO, pass_to),
-            _uint(_R_DEADLINE, deadline_ms),
-            _uint(_R_BANK, bank_ms),
-            _field(_STATE, state),
-        )
-    )
-
-
-def play_request(
-    *,
+    kind: bot_pb.DecisionKind.ValueType,
     request_id: int,
     game_id: bytes,
     hand_number: int,
@@ -286,18 +239,25 @@ def play_request(
     deadline_ms: int,
     bank_ms: int,
     state: bytes,
+    pass_count: int = 0,
+    direction: PassDirection | None = None,
+    pass_to: int = 0,
 ) -> bytes:
-    """A DecisionRequest for a play (``game_id`` from :func:`game_id_field`; cards as masks)."""
+    """A DecisionRequest: ``game_id`` from :func:`game_id_field`, cards as bit masks, the pass
+    fields only for a pass (zeros are left out, as proto3 does)."""
     return b"".join(
         (
             _uint(_R_ID, request_id),
-            _KIND_PLAY,
+            _uint(_R_KIND, kind),
             game_id,
             _uint(_R_HAND_NO, hand_number),
             _uint(_R_TRICK, trick_number),
             _uint(_R_SEAT, seat),
             _cards(_R_HAND_CARDS, held),
             _cards(_R_LEGAL_CARDS, legal),
+            _uint(_R_PASS_COUNT, pass_count),
+            b"" if direction is None else _uint(_R_PASS_DIR, pass_direction(direction)),
+            _uint(_R_PASS_TO, pass_to),
             _uint(_R_DEADLINE, deadline_ms),
             _uint(_R_BANK, bank_ms),
             _field(_STATE, state),
