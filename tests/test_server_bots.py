@@ -27,16 +27,11 @@ class Low(Bot):
         return lowest(view.legal)
 
 
-class Hang(Low):
-    """Answers ``limit`` decisions, then blocks forever."""
-
-    def __init__(self, limit: int) -> None:
-        self.left = limit
+class Ticking(Low):
+    """Plays like Low, calling :meth:`_tick` before every decision."""
 
     def _tick(self) -> None:
-        self.left -= 1
-        if self.left < 0:
-            threading.Event().wait()
+        """What happens before each decision (the subclasses' behaviour)."""
 
     def choose_pass(self, view: DecisionView) -> Sequence[Card]:
         self._tick()
@@ -47,7 +42,19 @@ class Hang(Low):
         return super().choose_play(view)
 
 
-class Slow(Low):
+class Hang(Ticking):
+    """Answers ``limit`` decisions, then blocks forever."""
+
+    def __init__(self, limit: int) -> None:
+        self.left = limit
+
+    def _tick(self) -> None:
+        self.left -= 1
+        if self.left < 0:
+            threading.Event().wait()
+
+
+class Slow(Ticking):
     """Every ``every``-th decision takes ``seconds``."""
 
     def __init__(self, every: int, seconds: float) -> None:
@@ -59,14 +66,6 @@ class Slow(Low):
         self.count += 1
         if self.count % self.every == 0:
             time.sleep(self.seconds)
-
-    def choose_pass(self, view: DecisionView) -> Sequence[Card]:
-        self._tick()
-        return super().choose_pass(view)
-
-    def choose_play(self, view: DecisionView) -> Card:
-        self._tick()
-        return super().choose_play(view)
 
 
 if __name__ == "__main__":
