@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.cards import cards_from_mask, parse_cards
+from arena.cards import CARDS, Card, cards_from_mask, parse_cards
 from arena.engine import Hand
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import events_pb2 as ev_pb
@@ -175,6 +175,19 @@ def test_hand_encoded_play_requests_parse_as_built_ones(
     parsed = bot_pb.DecisionRequest.FromString(encoded)
     assert parsed == built
     assert parsed.state.HasField("current_trick") == in_play
+
+
+@settings(max_examples=100, deadline=None)
+@given(number=_U32, trick=_U32, seat=_SEAT, card=st.sampled_from(CARDS))
+def test_hand_encoded_card_played_events_parse_as_built_ones(
+    number: int, trick: int, seat: int, card: Card
+) -> None:
+    built = ev_pb.Event(
+        card_played=ev_pb.CardPlayed(
+            hand_number=number, trick_number=trick, seat=seat, card=str(card)
+        )
+    )
+    assert ev_pb.Event.FromString(wire.card_played(number, trick, seat, card)) == built
 
 
 @settings(max_examples=100, deadline=None)

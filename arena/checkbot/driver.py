@@ -543,7 +543,9 @@ class ScriptedGame:
         if seat == self.seat:
             self.own_plays[card] = trick_number
         done = hand.play(card, seat)
-        self.pending.append(wire.card_played(self.number, trick_number, seat, card))
+        self.pending.append(
+            ev_pb.Event.FromString(wire.card_played(self.number, trick_number, seat, card))
+        )
         if done is not None:
             self.tricks.append(wire.trick_message(self.rules, done))
             self.pending.append(wire.trick_won(self.rules, self.number, done, ()))

@@ -161,12 +161,21 @@ class TableRun:
         self.game = Game(spec.rules, spec.seed)
         self._rules_msg = wire.rules_message(spec.rules)
         self._state_constant = wire.constant_state(self._rules_msg, spec.seats)
-        self._tricks: list[bytes] = []
+        # The parts of a request, each encoded once and kept for as long as it holds: see
+        # _request and _state.
+        self._tricks = b""
         """The hand's completed tricks, as PublicState.completed_tricks entries."""
+        self._current: list[int] = []
+        """The cards of the trick being played (indexes, in play order)."""
+        self._current_leader = 0
         self._seat_states: dict[tuple[int, int, bool], bytes] = {}
+        self._fixed: dict[tuple[int, int, str], bytes] = {}
         self._game_id_field = wire.game_id_field(game_id)
-        self._points_key = (-1, -1)
-        self._points: tuple[int, ...] = ()
+        self._trick_key: tuple[int, int, bool, bool, int] = (-1, -1, False, False, 0)
+        self._trick_part = b""
+        self._in_hand: dict[tuple[int, int, int, bool], bytes] = {}
+        self._forfeits = 0
+        """How many seats are forfeited (part of the state's cache key)."""
         self.hands: list[HandRecord] = []
         self.decisions: list[Decision] = []
         self.faults: list[Fault] = []
@@ -262,7 +271,9 @@ class TableRun:
         game = self.game
         hand = game.hand
         number = game.hand_number
-        self._tricks = []
+        self._tricks = b""
+        self._current = []
+        self._in_hand.clear()  # a hand may deal other counts (a kitty, removed cards)
         self.feed.hand_number = number
         self._broadcast(wire.hand_started(hand, number))
         for seat in self.seats:
@@ -302,19 +313,27 @@ class TableRun:
                 Decision(number, seat_index, _PLAY, 0, (wire.CODES[card.index],), 0.0, forced=True)
             )
         else:
-            (card,) = await self._decide(hand, number, seat_index, _PLAY)
+            (card,) = await self._decide(hand, number, seat_index, _PLAY, legal)
         trick_number = hand.trick_number
         done = hand.play(card)
         self._broadcast(wire.card_played(number, trick_number, seat_index, card))
-        if done is not None:
-            kitty = hand.kitty if trick_number == 0 else []
-            self._tricks.append(wire.trick_entry(wire.trick_message(self.rules, done, kitty)))
-            self._broadcast(wire.trick_won(self.rules, number, done, kitty))
+        if done is None:
+            if not self._current:
+                self._current_leader = seat_index
+            self._current.append(card.index)
+            return
+        self._current = []
+        kitty = hand.kitty if trick_number == 0 else []
+        self._tricks += wire.trick_entry(wire.trick_message(self.rules, done, kitty))
+        self._broadcast(wire.trick_won(self.rules, number, done, kitty))
 
     # ---- one decision -----------------------------------------------------------------------
 
-    async def _decide(self, hand: Hand, number: int, index: int, kind: str) -> tuple[Card, ...]:
-        """Get a decision from the seat's bot, or a substitute; record it either way."""
+    async def _decide(
+        self, hand: Hand, number: int, index: int, kind: str, legal: int = 0
+    ) -> tuple[Card, ...]:
+        """Get a decision from the seat's bot, or a substitute; record it either way (``legal``:
+        the legal plays' mask, for a play)."""
         seat = self.seats[index]
         clocks = self.spec.clocks
         due = self._loop.time()
@@ -344,7 +363,7 @@ class TableRun:
             if seat.forfeit is not None or seat.session is not session:
                 continue
             request_id = next(self._ids)
-            request = self._request(hand, number, index, kind, request_id, deadline)
+            request = self._request(hand, number, index, kind, request_id, deadline, legal)
             outcome = await self._exchange(seat, session, request, request_id, deadline, hand, kind)
             if outcome in (_Outcome.LOST, _Outcome.FORFEITED, _Outcome.INTERRUPTED):
                 continue
@@ -577,28 +596,43 @@ class TableRun:
             self._fault(hand, number, seat.index, FaultKind.PROTOCOL, detail, strays[0], (), 0)
 
     def _request(
-        self, hand: Hand, number: int, index: int, kind: str, request_id: int, deadline: float
+        self,
+        hand: Hand,
+        number: int,
+        index: int,
+        kind: str,
+        request_id: int,
+        deadline: float,
+        legal: int,
     ) -> bytes:
         """The self-contained request (serialised): hand, legal choices, public state, clocks."""
         seat = self.seats[index]
         left_ms = max(0, int((deadline - self._loop.time()) * MS))
         passing = kind == _PASS
         held = hand.hand_mask(index)
-        return wire.decision_request(
-            kind=bot_pb.DECISION_KIND_PASS if passing else bot_pb.DECISION_KIND_PLAY,
+        key = (number, index, kind)
+        fixed = self._fixed.get(key)
+        if fixed is None:
+            if len(self._fixed) > 2 * len(self.seats):
+                self._fixed.clear()  # older hands' parts
+            self._fixed[key] = fixed = wire.request_fixed(
+                kind=bot_pb.DECISION_KIND_PASS if passing else bot_pb.DECISION_KIND_PLAY,
+                game_id=self._game_id_field,
+                hand_number=number,
+                seat=index,
+                pass_count=self.rules.pass_count if passing else 0,
+                direction=hand.pass_direction if passing else None,
+                pass_to=hand.pass_target(index) if passing else 0,
+            )
+        return wire.request_changing(
+            fixed,
             request_id=request_id,
-            game_id=self._game_id_field,
-            hand_number=number,
             trick_number=0 if passing else hand.trick_number,
-            seat=index,
             held=held,
-            legal=held if passing else hand.legal_mask(),
+            legal=held if passing else legal or hand.legal_mask(),
             deadline_ms=left_ms,
             bank_ms=int(seat.bank_ms),
             state=self._state(hand, number, index),
-            pass_count=self.rules.pass_count if passing else 0,
-            direction=hand.pass_direction if passing else None,
-            pass_to=hand.pass_target(index) if passing else 0,
         )
 
     def _state(self, hand: Hand, number: int, index: int) -> bytes:
@@ -607,24 +641,28 @@ class TableRun:
         trick_number = hand.trick_number
         current = b""
         if playing:
-            trick = hand.current_trick
-            assert trick is not None
-            current = wire.current_trick_field(
-                trick.number, trick.leader, [c.index for c in trick.cards]
+            cards = self._current
+            leader = self._current_leader if cards else hand.to_move
+            assert leader is not None
+            current = wire.current_trick_field(trick_number, leader, cards)
+        # Points, hearts broken and forfeits change a few times a hand at most.
+        key = (number, trick_number, playing, hand.hearts_broken, self._forfeits)
+        if key != self._trick_key:
+            self._trick_key = key
+            self._trick_part = wire.trick_state(
+                hand_points=hand.points_taken(),
+                hearts_broken=hand.hearts_broken,
+                first_trick=playing and trick_number == 0,
+                forfeited=[s.forfeit is not None for s in self.seats],
             )
-        # Points change only when a trick is taken: computed once per trick, not per request.
-        if self._points_key != (number, trick_number):
-            self._points_key = (number, trick_number)
-            self._points = hand.points_taken()
-        variable = wire.changing_state(
-            hand_points=self._points,
-            cards_in_hand=[hand.hand_mask(s).bit_count() for s in range(hand.players)],
-            hearts_broken=hand.hearts_broken,
-            first_trick=playing and trick_number == 0,
-            forfeited=[s.forfeit is not None for s in self.seats],
-            current_trick=current,
-        )
-        return wire.state_bytes(variable, self._seat_state(hand, number, index), self._tricks)
+        # The seats' card counts follow from the trick, its leader and how far it has come.
+        where = (trick_number, len(self._current), self._current_leader, playing)
+        in_hand = self._in_hand.get(where)
+        if in_hand is None:
+            counts = [hand.hand_mask(s).bit_count() for s in range(hand.players)]
+            self._in_hand[where] = in_hand = wire.cards_in_hand_field(counts)
+        seat_state = self._seat_state(hand, number, index)
+        return current + self._trick_part + in_hand + seat_state + self._tricks
 
     def _seat_state(self, hand: Hand, number: int, index: int) -> bytes:
         """The parts of a seat's PublicState fixed for a phase of a hand (serialised, cached)."""
@@ -787,6 +825,7 @@ class TableRun:
         if seat.forfeit is not None:
             return
         seat.forfeit = termination
+        self._forfeits += 1
         seat.forfeit_reason = reason
         log.info(
             "table %s seat %d (%s) forfeited: %s", self.spec.table_id, seat.index, seat.bot, reason
@@ -845,8 +884,11 @@ class TableRun:
 
     # ---- events -----------------------------------------------------------------------------
 
-    def _broadcast(self, event: ev_pb.Event) -> None:
-        """A public event: every seat gets it with its next message, spectators now."""
+    def _broadcast(self, event: ev_pb.Event | bytes) -> None:
+        """A public event (or a serialised one): every seat gets it with its next message,
+        spectators now."""
+        if not isinstance(event, bytes):
+            event = event.SerializeToString()
         entry = wire.event_entry(event)
         for seat in self.seats:
             seat.pending.append(entry)

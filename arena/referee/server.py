@@ -30,6 +30,7 @@ from grpc_reflection.v1alpha import reflection
 
 from arena.errors import ConfigError
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
+from arena.proto.hearts.v1 import events_pb2 as ev_pb
 from arena.proto.hearts.v1 import spectator_service_pb2 as spec_pb
 from arena.proto.hearts.v1 import spectator_service_pb2_grpc as spec_grpc
 from arena.referee import wire
@@ -553,7 +554,8 @@ class _Spectators(spec_grpc.SpectatorServiceServicer):
                 batch = await watcher.next_batch()
                 if batch is None:
                     break
-                yield spec_pb.WatchResponse(table_id=request.table_id, events=batch)
+                events = [ev_pb.Event.FromString(e) for e in batch]
+                yield spec_pb.WatchResponse(table_id=request.table_id, events=events)
         finally:
             referee._spectators -= 1
             feed.unsubscribe(watcher)

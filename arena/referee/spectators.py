@@ -22,12 +22,12 @@ class Watcher:
 
     def __init__(self, limit: int) -> None:
         """A queue of at most ``limit`` events."""
-        self.queue: asyncio.Queue[ev_pb.Event | None] = asyncio.Queue()
+        self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.limit = limit
         self.overflowed = False
         """Whether it fell too far behind and was dropped."""
 
-    def push(self, event: ev_pb.Event | None) -> bool:
+    def push(self, event: bytes | None) -> bool:
         """Queue an event; False (and the watcher is dropped) when it is too far behind."""
         if event is not None and self.queue.qsize() >= self.limit:
             self.overflowed = True
@@ -36,8 +36,8 @@ class Watcher:
         self.queue.put_nowait(event)
         return True
 
-    async def next_batch(self) -> list[ev_pb.Event] | None:
-        """The events waiting (at least one), or None once the feed has ended."""
+    async def next_batch(self) -> list[bytes] | None:
+        """The events waiting (at least one, serialised), or None once the feed has ended."""
         first = await self.queue.get()
         if first is None:
             return None
@@ -65,8 +65,9 @@ class TableFeed:
         self.status = spec_pb.TABLE_STATUS_WAITING
         self.hand_number = 0
         self.totals = [0] * len(seat_names)
-        self.log: list[ev_pb.Event] = []
-        """Every public and spectator event so far."""
+        self.log: list[bytes] = []
+        """Every public and spectator event so far, serialised (a game publishes an event per
+        card; most are never watched, so they are kept as the bytes the table already has)."""
         self._watchers: set[Watcher] = set()
         self._limit = watcher_limit
 
@@ -75,8 +76,10 @@ class TableFeed:
         """Spectator streams watching now."""
         return len(self._watchers)
 
-    def publish(self, event: ev_pb.Event) -> None:
+    def publish(self, event: ev_pb.Event | bytes) -> None:
         """Record a public (or spectator-only) event and pass it to every watcher."""
+        if not isinstance(event, bytes):
+            event = event.SerializeToString()
         self.log.append(event)
         dropped = [w for w in self._watchers if not w.push(event)]
         for w in dropped:

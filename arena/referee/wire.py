@@ -27,6 +27,8 @@ __all__ = [
     "CARD_OF",
     "CODES",
     "Malformed",
+    "card_played",
+    "cards_in_hand_field",
     "cards_of",
     "changing_state",
     "constant_state",
@@ -38,12 +40,15 @@ __all__ = [
     "fault_kind",
     "game_id_field",
     "pass_direction",
+    "request_changing",
+    "request_fixed",
     "response_bytes",
     "rules_message",
     "state_bytes",
     "termination",
     "trick_entry",
     "trick_message",
+    "trick_state",
 ]
 
 
@@ -143,9 +148,9 @@ def _field(key: bytes, payload: bytes) -> bytes:
     return key + _varint(len(payload)) + payload
 
 
-def event_entry(event: ev_pb.Event) -> bytes:
-    """An event, encoded as one entry of PlayResponse.events."""
-    return _field(_EVENTS, event.SerializeToString())
+def event_entry(event: ev_pb.Event | bytes) -> bytes:
+    """An event (or a serialised one), encoded as one entry of PlayResponse.events."""
+    return _field(_EVENTS, event if isinstance(event, bytes) else event.SerializeToString())
 
 
 def trick_entry(trick: game_pb.Trick) -> bytes:
@@ -189,15 +194,12 @@ _R_PASS_COUNT, _R_PASS_DIR, _R_PASS_TO, _R_DEADLINE, _R_BANK = (
     for n in ("pass_count", "pass_direction", "pass_to_seat", "move_deadline_ms", "time_bank_ms")
 )
 _R_GAME = _key(_DR, "game_id")
-_R_HAND_CARDS = tuple(_key(_DR, "hand") + b"\x02" + code.encode() for code in CODES)
-_R_LEGAL_CARDS = tuple(_key(_DR, "legal_cards") + b"\x02" + code.encode() for code in CODES)
 _S_POINTS, _S_IN_HAND, _S_FORFEITED = (
     _key(_PS, n) for n in ("hand_points", "cards_in_hand", "forfeited")
 )
 _S_BROKEN, _S_FIRST = _tag(_PS, "hearts_broken"), _tag(_PS, "first_trick")
 _S_CURRENT = _key(_PS, "current_trick")
 _T_NUMBER, _T_LEADER = _tag(_TR, "trick_number"), _tag(_TR, "leader")
-_T_CARDS = tuple(_key(_TR, "cards") + b"\x02" + code.encode() for code in CODES)
 
 
 def _uint(tag: bytes, value: int) -> bytes:
@@ -211,19 +213,110 @@ def _packed(key: bytes, values: Iterable[int]) -> bytes:
     return key + _varint(len(payload)) + payload if payload else b""
 
 
-def _cards(entries: tuple[bytes, ...], mask: int) -> bytes:
-    """The cards of a bit mask, in index order, as entries of one repeated string field."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(entries[low.bit_length() - 1])
-        mask ^= low
-    return b"".join(out)
+_CHUNK = 13
+_CHUNK_BITS = (1 << _CHUNK) - 1
+
+
+class _CardField:
+    """One repeated card field (``repeated string``): its entries by card index, and the
+    entries of a bit mask in index order.
+
+    A mask is encoded a suit-sized chunk of bits at a time, each chunk's bytes cached: a hand
+    changes by one card per trick, so the same chunks come back on request after request.
+    """
+
+    __slots__ = ("_chunks", "entries")
+
+    def __init__(self, key: bytes) -> None:
+        self.entries = tuple(key + _varint(len(code)) + code.encode() for code in CODES)
+        self._chunks: list[dict[int, bytes]] = [{} for _ in range(0, len(CODES), _CHUNK)]
+
+    def of_mask(self, mask: int) -> bytes:
+        """The entries of the cards in ``mask``, in index order."""
+        out = b""
+        chunk = 0
+        while mask:
+            bits = mask & _CHUNK_BITS
+            if bits:
+                cache = self._chunks[chunk]
+                piece = cache.get(bits)
+                if piece is None:
+                    piece = cache[bits] = self._encode(chunk, bits)
+                out += piece
+            mask >>= _CHUNK
+            chunk += 1
+        return out
+
+    def _encode(self, chunk: int, bits: int) -> bytes:
+        out = []
+        base = chunk * _CHUNK
+        while bits:
+            low = bits & -bits
+            out.append(self.entries[base + low.bit_length() - 1])
+            bits ^= low
+        return b"".join(out)
+
+
+_R_HAND_CARDS = _CardField(_key(_DR, "hand"))
+_R_LEGAL_CARDS = _CardField(_key(_DR, "legal_cards"))
+_T_CARDS = _CardField(_key(_TR, "cards")).entries
 
 
 def game_id_field(game_id: str) -> bytes:
     """DecisionRequest.game_id, encoded once per game."""
     return _field(_R_GAME, game_id.encode())
+
+
+def request_fixed(
+    *,
+    kind: bot_pb.DecisionKind.ValueType,
+    game_id: bytes,
+    hand_number: int,
+    seat: int,
+    pass_count: int = 0,
+    direction: PassDirection | None = None,
+    pass_to: int = 0,
+) -> bytes:
+    """The fields of a DecisionRequest that stay the same for a seat's decisions of one kind
+    in one hand: ``game_id`` from :func:`game_id_field`; the pass fields only for a pass."""
+    return b"".join(
+        (
+            _uint(_R_KIND, kind),
+            game_id,
+            _uint(_R_HAND_NO, hand_number),
+            _uint(_R_SEAT, seat),
+            _uint(_R_PASS_COUNT, pass_count),
+            b"" if direction is None else _uint(_R_PASS_DIR, pass_direction(direction)),
+            _uint(_R_PASS_TO, pass_to),
+        )
+    )
+
+
+def request_changing(
+    fixed: bytes,
+    *,
+    request_id: int,
+    trick_number: int,
+    held: int,
+    legal: int,
+    deadline_ms: int,
+    bank_ms: int,
+    state: bytes,
+) -> bytes:
+    """A DecisionRequest: the ``fixed`` part from :func:`request_fixed`, then the fields that
+    change from one request to the next (cards as bit masks, zeros left out as proto3 does)."""
+    return (
+        _uint(_R_ID, request_id)
+        + fixed
+        + _uint(_R_TRICK, trick_number)
+        + _R_HAND_CARDS.of_mask(held)
+        + _R_LEGAL_CARDS.of_mask(legal)
+        + _uint(_R_DEADLINE, deadline_ms)
+        + _uint(_R_BANK, bank_ms)
+        + _STATE
+        + _varint(len(state))
+        + state
+    )
 
 
 def decision_request(
@@ -243,25 +336,25 @@ def decision_request(
     direction: PassDirection | None = None,
     pass_to: int = 0,
 ) -> bytes:
-    """A DecisionRequest: ``game_id`` from :func:`game_id_field`, cards as bit masks, the pass
-    fields only for a pass (zeros are left out, as proto3 does)."""
-    return b"".join(
-        (
-            _uint(_R_ID, request_id),
-            _uint(_R_KIND, kind),
-            game_id,
-            _uint(_R_HAND_NO, hand_number),
-            _uint(_R_TRICK, trick_number),
-            _uint(_R_SEAT, seat),
-            _cards(_R_HAND_CARDS, held),
-            _cards(_R_LEGAL_CARDS, legal),
-            _uint(_R_PASS_COUNT, pass_count),
-            b"" if direction is None else _uint(_R_PASS_DIR, pass_direction(direction)),
-            _uint(_R_PASS_TO, pass_to),
-            _uint(_R_DEADLINE, deadline_ms),
-            _uint(_R_BANK, bank_ms),
-            _field(_STATE, state),
-        )
+    """A whole DecisionRequest: :func:`request_fixed`'s fields and :func:`request_changing`'s."""
+    fixed = request_fixed(
+        kind=kind,
+        game_id=game_id,
+        hand_number=hand_number,
+        seat=seat,
+        pass_count=pass_count,
+        direction=direction,
+        pass_to=pass_to,
+    )
+    return request_changing(
+        fixed,
+        request_id=request_id,
+        trick_number=trick_number,
+        held=held,
+        legal=legal,
+        deadline_ms=deadline_ms,
+        bank_ms=bank_ms,
+        state=state,
     )
 
 
@@ -271,6 +364,29 @@ def current_trick_field(number: int, leader: int, cards: Sequence[int]) -> bytes
         (_uint(_T_NUMBER, number), _uint(_T_LEADER, leader), *[_T_CARDS[c] for c in cards])
     )
     return _field(_S_CURRENT, payload)
+
+
+def trick_state(
+    *,
+    hand_points: Sequence[int],
+    hearts_broken: bool,
+    first_trick: bool,
+    forfeited: Sequence[bool],
+) -> bytes:
+    """The PublicState fields that change at most a few times a trick."""
+    return b"".join(
+        (
+            _packed(_S_POINTS, hand_points),
+            _uint(_S_BROKEN, hearts_broken),
+            _uint(_S_FIRST, first_trick),
+            _packed(_S_FORFEITED, forfeited),
+        )
+    )
+
+
+def cards_in_hand_field(counts: Sequence[int]) -> bytes:
+    """PublicState.cards_in_hand."""
+    return _packed(_S_IN_HAND, counts)
 
 
 def changing_state(
@@ -283,16 +399,13 @@ def changing_state(
     current_trick: bytes,
 ) -> bytes:
     """The PublicState fields that change within a hand (``current_trick`` may be empty)."""
-    return b"".join(
-        (
-            current_trick,
-            _packed(_S_POINTS, hand_points),
-            _packed(_S_IN_HAND, cards_in_hand),
-            _uint(_S_BROKEN, hearts_broken),
-            _uint(_S_FIRST, first_trick),
-            _packed(_S_FORFEITED, forfeited),
-        )
+    trick = trick_state(
+        hand_points=hand_points,
+        hearts_broken=hearts_broken,
+        first_trick=first_trick,
+        forfeited=forfeited,
     )
+    return current_trick + trick + cards_in_hand_field(cards_in_hand)
 
 
 def pass_direction(direction: PassDirection) -> game_pb.PassDirection.ValueType:
@@ -399,13 +512,17 @@ def cards_received(hand: Hand, number: int, seat: int) -> ev_pb.Event:
     )
 
 
-def card_played(number: int, trick: int, seat: int, card: Card) -> ev_pb.Event:
-    """A card on the table (public)."""
-    return ev_pb.Event(
-        card_played=ev_pb.CardPlayed(
-            hand_number=number, trick_number=trick, seat=seat, card=str(card)
-        )
-    )
+_CP = ev_pb.CardPlayed.DESCRIPTOR
+_CP_HAND, _CP_TRICK, _CP_SEAT = (_tag(_CP, n) for n in ("hand_number", "trick_number", "seat"))
+_CP_CARD = _CardField(_key(_CP, "card")).entries
+_E_CARD_PLAYED = _key(ev_pb.Event.DESCRIPTOR, "card_played")
+
+
+def card_played(number: int, trick: int, seat: int, card: Card) -> bytes:
+    """A card on the table (public), as a serialised Event (one per card: encoded directly)."""
+    body = _uint(_CP_HAND, number) + _uint(_CP_TRICK, trick) + _uint(_CP_SEAT, seat)
+    body += _CP_CARD[card.index]
+    return _E_CARD_PLAYED + _varint(len(body)) + body
 
 
 def trick_won(rules: Rules, number: int, trick: Trick, kitty: Sequence[Card]) -> ev_pb.Event:
