@@ -16,8 +16,6 @@ back by opening a new session with the same token within the grace period.
 Events for a bot are queued per seat and ride with the next message the bot gets (its next
 request, or the end of the game), so a decision costs one message each way. A seat with a
 single legal card plays it without a round trip unless its bot asked to decide forced moves.
-A legal play answered in time is played by the stream's reader task that reads it, which goes
-on with the game until something needs the table's own task (see "the fast path" below).
 """
 
 from __future__ import annotations
@@ -98,44 +96,6 @@ class _Accepted:
     def __init__(self, cards: tuple[Card, ...], at: float) -> None:
         self.cards = cards
         self.at = at
-
-
-class _Open:
-    """A play request out to a seat's bot, whose answer is handled where it arrives."""
-
-    __slots__ = (
-        "allowed_ms",
-        "deadline",
-        "due",
-        "fault",
-        "outcome",
-        "request_id",
-        "seat",
-        "session",
-        "timer",
-    )
-
-    def __init__(
-        self,
-        seat: int,
-        session: Session,
-        request_id: int,
-        due: float,
-        allowed_ms: float,
-        deadline: float,
-        fault: FaultKind | None,
-    ) -> None:
-        self.seat = seat
-        self.session = session
-        self.request_id = request_id
-        self.due = due
-        self.allowed_ms = allowed_ms
-        self.deadline = deadline
-        self.fault = fault
-        """A fault already counted in this decision (before a reconnection, say)."""
-        self.timer: asyncio.TimerHandle | None = None
-        self.outcome: _Accepted | _Refused | _Outcome | None = None
-        """What came of it, when it is handed back to the table."""
 
 
 class Seat:
@@ -222,12 +182,6 @@ class TableRun:
         self.late: list[LateReply] = []
         self._interrupting = False
         self._interrupt_reason = ""
-        self._open: _Open | None = None
-        """The play request whose answer the fast path waits for (see _hand_over)."""
-        self._held: _Open | None = None
-        """A request the fast path handed back unanswered, for the table to finish."""
-        self._back: asyncio.Future[None] | None = None
-        """Resolved when the fast path hands the game back to the table."""
         self.task: asyncio.Task[GameRecord] | None = None
         """The task running :meth:`run` (set by whoever starts it)."""
 
@@ -275,8 +229,6 @@ class TableRun:
         self._interrupting = True
         self._interrupt_reason = reason
         now = self._loop.time()
-        if self._open is not None:
-            self._close(self._open, _Outcome.INTERRUPTED)
         for seat in self.seats:
             if seat.session is not None:
                 seat.session.inbox.put_nowait((now, Wake()))
@@ -288,7 +240,6 @@ class TableRun:
         return [s.session for s in self.seats if s.session is not None and not s.session.closed]
 
     def _release(self) -> None:
-        self._drop_open()
         for seat in self.seats:
             if seat.session is not None and seat.session.owner is self:
                 seat.session.owner = None
@@ -348,42 +299,27 @@ class TableRun:
             cards = await self._decide(hand, number, seat, _PASS)
         except _Interrupted:
             return  # the other seats unwind on their own; the game stops after the pass
-        assert cards is not None  # only plays go to the fast path
         hand.pass_cards(seat, cards)
 
     async def _play_turn(self, hand: Hand, number: int) -> None:
-        index = hand.to_move
-        assert index is not None
+        seat_index = hand.to_move
+        assert seat_index is not None
+        seat = self.seats[seat_index]
         legal = hand.legal_mask()
-        if self._held is None and self._forced(self.seats[index], legal):
-            self._play_forced(hand, number, index, legal)
-            return
-        cards = await self._decide(hand, number, index, _PLAY, legal)
-        if cards is not None:
-            self._apply_play(hand, number, index, cards[0])
-
-    def _forced(self, seat: Seat, legal: int) -> bool:
-        """Whether the seat's one legal card is played without asking its bot."""
-        if legal & (legal - 1):
-            return False
-        session = seat.session
-        return not (session is not None and session.decide_forced and seat.forfeit is None)
-
-    def _play_forced(self, hand: Hand, number: int, index: int, legal: int) -> None:
-        card = CARDS[legal.bit_length() - 1]
-        self.decisions.append(
-            Decision(number, index, _PLAY, 0, (wire.CODES[card.index],), 0.0, forced=True)
-        )
-        self._apply_play(hand, number, index, card)
-
-    def _apply_play(self, hand: Hand, number: int, index: int, card: Card) -> None:
-        """Put a decided card on the table and tell everyone."""
+        asks_forced = seat.session is not None and seat.session.decide_forced
+        if legal & (legal - 1) == 0 and not (asks_forced and seat.forfeit is None):
+            card = CARDS[legal.bit_length() - 1]
+            self.decisions.append(
+                Decision(number, seat_index, _PLAY, 0, (wire.CODES[card.index],), 0.0, forced=True)
+            )
+        else:
+            (card,) = await self._decide(hand, number, seat_index, _PLAY, legal)
         trick_number = hand.trick_number
         done = hand.play(card)
-        self._broadcast(wire.card_played(number, trick_number, index, card))
+        self._broadcast(wire.card_played(number, trick_number, seat_index, card))
         if done is None:
             if not self._current:
-                self._current_leader = index
+                self._current_leader = seat_index
             self._current.append(card.index)
             return
         self._current = []
@@ -395,60 +331,41 @@ class TableRun:
 
     async def _decide(
         self, hand: Hand, number: int, index: int, kind: str, legal: int = 0
-    ) -> tuple[Card, ...] | None:
+    ) -> tuple[Card, ...]:
         """Get a decision from the seat's bot, or a substitute; record it either way (``legal``:
-        the legal plays' mask, for a play). None: a play went to the fast path, which has
-        played it (and perhaps more) by the time this returns."""
+        the legal plays' mask, for a play)."""
         seat = self.seats[index]
         clocks = self.spec.clocks
-        held, self._held = self._held, None
-        outcome: _Accepted | _Refused | _Outcome | None = None
-        if held is not None:
-            # The fast path handed back a request it could not settle: finish it here.
-            assert held.seat == index and kind == _PLAY, "a handed-back request for another seat"
-            due, allowed_ms, deadline = held.due, held.allowed_ms, held.deadline
-            request_id, fault, outcome = held.request_id, held.fault, held.outcome
-            if outcome is _Outcome.TIMEOUT:
-                outcome = self._timed_out(seat, held.session, request_id, deadline, hand, kind)
-        else:
-            due = self._loop.time()
-            allowed_ms = clocks.move_ms + seat.bank_ms
-            deadline = due + allowed_ms / MS
-            request_id = 0
-            fault = None
+        due = self._loop.time()
+        allowed_ms = clocks.move_ms + seat.bank_ms
+        deadline = due + allowed_ms / MS
+        request_id = 0
+        fault: FaultKind | None = None
         while True:
-            if outcome is None:
-                if self._interrupting:
-                    raise _Interrupted
-                if seat.forfeit is not None:
-                    cards = self._fallback(hand, index, kind)
-                    self._decided(hand, number, index, kind, request_id, cards, due, fault, True)
-                    return cards
-                session = seat.session
-                if session is None:
-                    fault = await self._await_return(hand, number, index, kind, deadline)
-                    if fault is None:
-                        continue
-                    cards = self._fallback(hand, index, kind)
-                    self._decided(hand, number, index, kind, request_id, cards, due, fault, True)
-                    return cards
-                if session.closed:  # it ended before the table could hear of it
-                    self.session_lost(session)
+            if self._interrupting:
+                raise _Interrupted
+            if seat.forfeit is not None:
+                cards = self._fallback(hand, index, kind)
+                self._decided(hand, number, index, kind, request_id, cards, due, fault, True)
+                return cards
+            session = seat.session
+            if session is None:
+                fault = await self._await_return(hand, number, index, kind, deadline)
+                if fault is None:
                     continue
-                self._drain(seat, session, number, hand)
-                if seat.forfeit is not None or seat.session is not session:
-                    continue
-                request_id = next(self._ids)
-                request = self._request(hand, number, index, kind, request_id, deadline, legal)
-                if kind == _PLAY:
-                    opened = _Open(index, session, request_id, due, allowed_ms, deadline, fault)
-                    await self._hand_over(opened, request)
-                    return None
-                outcome = await self._exchange(
-                    seat, session, request, request_id, deadline, hand, kind
-                )
+                cards = self._fallback(hand, index, kind)
+                self._decided(hand, number, index, kind, request_id, cards, due, fault, True)
+                return cards
+            if session.closed:  # it ended before the table could hear of it
+                self.session_lost(session)
+                continue
+            self._drain(seat, session, number, hand)
+            if seat.forfeit is not None or seat.session is not session:
+                continue
+            request_id = next(self._ids)
+            request = self._request(hand, number, index, kind, request_id, deadline, legal)
+            outcome = await self._exchange(seat, session, request, request_id, deadline, hand, kind)
             if outcome in (_Outcome.LOST, _Outcome.FORFEITED, _Outcome.INTERRUPTED):
-                outcome = None
                 continue
             if isinstance(outcome, _Accepted):
                 self._charge(seat, (outcome.at - due) * MS)
@@ -528,151 +445,21 @@ class TableRun:
                     if verdict is not None:
                         return verdict
         except TimeoutError:
-            return self._timed_out(seat, session, request_id, deadline, hand, kind)
+            seat.expired[request_id] = deadline
+            while len(seat.expired) > EXPIRED_REMEMBERED:
+                del seat.expired[next(iter(seat.expired))]
+            # An answer that arrived in time but was not yet read still counts.
+            while not session.inbox.empty():
+                item = session.inbox.get_nowait()
+                if item[0] > deadline:
+                    self._stale(seat, item, hand)
+                    continue
+                verdict = self._judge(seat, item, request_id, hand, kind)
+                if verdict is not None:
+                    return verdict
+            return _Outcome.TIMEOUT
         except SessionLostError:
             return _Outcome.LOST
-
-    def _timed_out(
-        self, seat: Seat, session: Session, request_id: int, deadline: float, hand: Hand, kind: str
-    ) -> _Accepted | _Refused | _Outcome:
-        """A request's deadline has passed: remember it (a late answer is no fault), but an
-        answer that arrived in time and was not yet read still counts."""
-        seat.expired[request_id] = deadline
-        while len(seat.expired) > EXPIRED_REMEMBERED:
-            del seat.expired[next(iter(seat.expired))]
-        while not session.inbox.empty():
-            item = session.inbox.get_nowait()
-            if item[0] > deadline:
-                self._stale(seat, item, hand)
-                continue
-            verdict = self._judge(seat, item, request_id, hand, kind)
-            if verdict is not None:
-                return verdict
-        return _Outcome.TIMEOUT
-
-    # ---- the fast path: a play answered where it arrives ------------------------------------
-    #
-    # Most plays are a legal card answered in time. Waiting for it in the table's task would
-    # cost a hop on every decision: the stream's reader task reads the answer and must wake the
-    # table's task to go on. Instead the table sends a play request and hands the game over:
-    # the reader task that reads a legal answer plays it and goes on itself (forced moves, the
-    # next seat's request), and the table's task sleeps until something needs it: an answer
-    # that is not a legal card in time, a seat away or with unread messages, the end of the
-    # hand. It then finishes the open request (_decide) exactly as if it had waited for it.
-
-    async def _hand_over(self, opened: _Open, request: bytes) -> None:
-        """Send a play request and let the fast path run until it hands the game back."""
-        back = self._back = self._loop.create_future()
-        try:
-            await self._send_open(opened, request)
-            await back
-        finally:
-            self._back = None
-
-    async def _send_open(self, opened: _Open, request: bytes) -> None:
-        """Open a play request for the fast path and send it with the seat's pending events."""
-        seat = self.seats[opened.seat]
-        session = opened.session
-        self._open = opened
-        session.hook = self._on_answer
-        opened.timer = self._loop.call_at(opened.deadline, self._close, opened, _Outcome.TIMEOUT)
-        events, seat.pending = seat.pending, []
-        try:
-            # A write waits only while the bot does not read its stream; cut it at the deadline.
-            async with asyncio.timeout_at(opened.deadline):
-                await session.send(wire.response_bytes(events, request))
-        except TimeoutError:
-            self._close(opened, _Outcome.TIMEOUT)
-        except SessionLostError:
-            self._close(opened, _Outcome.LOST)
-
-    async def _on_answer(self, session: Session, item: Inbound) -> bool:
-        """A message read from a seat's stream while a play request is open: a legal card is
-        played here and the game goes on; anything else goes back to the table. False: the
-        message answers no open request (the session's inbox takes it)."""
-        opened = self._open
-        if opened is None or opened.session is not session:
-            return False
-        if item[0] > opened.deadline:
-            # Read after the deadline, before the timer's turn came: the timeout stands, and the
-            # answer is left for the table to note as late.
-            self._close(opened, _Outcome.TIMEOUT)
-            return False
-        try:
-            seat = self.seats[opened.seat]
-            hand = self.game.hand
-            verdict = self._judge(seat, item, opened.request_id, hand, _PLAY)
-            if verdict is None:
-                return True  # noted (a late or stray message); the request stays open
-            if not isinstance(verdict, _Accepted):
-                self._close(opened, verdict)
-                return True
-            self._drop_open()
-            number = self.game.hand_number
-            index = opened.seat
-            request_id, due = opened.request_id, opened.due
-            self._charge(seat, (verdict.at - due) * MS)
-            self._decided(hand, number, index, _PLAY, request_id, verdict.cards, due, opened.fault)
-            self._apply_play(hand, number, index, verdict.cards[0])
-            await self._go_on(hand, number)
-        except Exception as e:  # a referee bug: it fails the table, not this bot's stream
-            self._drop_open()
-            back = self._back
-            if back is not None and not back.done():
-                back.set_exception(e)
-        return True
-
-    async def _go_on(self, hand: Hand, number: int) -> None:
-        """Play on from an accepted card as far as the fast path can: forced moves, then the
-        next seat's request; hand the game back to the table where it cannot."""
-        while hand.phase is Phase.PLAY and not self._interrupting:
-            index = hand.to_move
-            assert index is not None
-            seat = self.seats[index]
-            legal = hand.legal_mask()
-            if self._forced(seat, legal):
-                self._play_forced(hand, number, index, legal)
-                continue
-            session = seat.session
-            if (
-                session is None
-                or session.closed
-                or seat.forfeit is not None
-                or not session.inbox.empty()
-            ):
-                break
-            due = self._loop.time()
-            allowed_ms = self.spec.clocks.move_ms + seat.bank_ms
-            deadline = due + allowed_ms / MS
-            request_id = next(self._ids)
-            request = self._request(hand, number, index, _PLAY, request_id, deadline, legal)
-            opened = _Open(index, session, request_id, due, allowed_ms, deadline, None)
-            await self._send_open(opened, request)
-            return
-        self._wake(None)
-
-    def _close(self, opened: _Open, outcome: _Accepted | _Refused | _Outcome) -> None:
-        """End an open request that the fast path cannot settle: the table finishes it."""
-        if self._open is not opened:
-            return  # already settled
-        self._drop_open()
-        opened.outcome = outcome
-        self._wake(opened)
-
-    def _drop_open(self) -> None:
-        """Stop waiting for the open request's answer here (its timer, its stream's hook)."""
-        opened, self._open = self._open, None
-        if opened is not None:
-            opened.session.hook = None
-            if opened.timer is not None:
-                opened.timer.cancel()
-
-    def _wake(self, held: _Open | None) -> None:
-        """Hand the game back to the table's task (with a request to finish, if any)."""
-        self._held = held
-        back = self._back
-        if back is not None and not back.done():
-            back.set_result(None)
 
     def _judge(
         self, seat: Seat, item: Inbound, request_id: int, hand: Hand, kind: str
@@ -1048,8 +835,6 @@ class TableRun:
 
     def session_lost(self, session: Session) -> None:
         """A seated session ended: its seat is away (at once past grace, after a Goodbye)."""
-        if self._open is not None and self._open.session is session:
-            self._close(self._open, _Outcome.LOST)
         for seat in self.seats:
             if seat.session is session:
                 seat.session = None
@@ -1218,7 +1003,6 @@ class TableRun:
 def _clear(session: Session) -> None:
     """Drop what a session sent before it sat down (nothing was asked of it yet), and any
     marker left by a table it sat at before."""
-    session.hook = None
     while not session.inbox.empty():
         item = session.inbox.get_nowait()
         if isinstance(item[1], Closed):

@@ -3,11 +3,9 @@
 DESIGN.md's rule for grpc.aio: never cancel a pending ``read()``. So each stream has exactly one
 reader task, owned by the stream's handler, that reads until the stream ends and forwards every
 message, stamped with its arrival time on the referee's monotonic clock, into the session's
-inbox. Whoever waits for an answer waits on the inbox, with a deadline on that wait; while a
-table has a play request open on the session, the reader first offers each message to the
-table's :attr:`Session.hook`, which plays a legal answer at once (no hop to another task). The
-inbox is bounded by counting: a bot that sends more than ``inbox_limit`` messages nobody asked
-for is a flood, and its stream is ended with RESOURCE_EXHAUSTED instead of growing memory.
+inbox. Whoever waits for an answer waits on the inbox, with a deadline on that wait. The inbox is
+bounded by counting: a bot that sends more than ``inbox_limit`` messages nobody asked for is a
+flood, and its stream is ended with RESOURCE_EXHAUSTED instead of growing memory.
 
 A session ends exactly once (:meth:`Session.end`), for any reason: the bot closed or broke its
 stream, said Goodbye, flooded, was replaced by a newer session with the same token, or the
@@ -20,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -120,9 +117,6 @@ class Session:
         self.inbox: asyncio.Queue[Inbound] = asyncio.Queue()
         """What the bot sent, in order; bounded by :attr:`inbox_limit` (see module docstring)."""
         self.inbox_limit = inbox_limit
-        self.hook: Callable[[Session, Inbound], Awaitable[bool]] | None = None
-        """Set by the table while a play request to this session is open: called (in the reader
-        task) with each message read, before the inbox; True means it took the message."""
         self.owner: SessionOwner | None = None
         """The lobby or table seat holding the session."""
         self.closed = False
@@ -156,10 +150,6 @@ class Session:
                     )
                     self.end(Ending(None, "the bot said goodbye", shutdown), goodbye=True)
                     return
-                item = (loop.time(), message)
-                hook = self.hook
-                if hook is not None and await hook(self, item):
-                    continue
                 if self.inbox.qsize() >= self.inbox_limit:
                     self.end(
                         Ending(
@@ -169,7 +159,7 @@ class Session:
                         )
                     )
                     return
-                self.inbox.put_nowait(item)
+                self.inbox.put_nowait((loop.time(), message))
         except asyncio.CancelledError:
             self.end(Ending(None, "the stream was cancelled"))
             raise
