@@ -173,7 +173,7 @@ class TableRun:
         self._game_id_field = wire.game_id_field(game_id)
         self._trick_key: tuple[int, int, bool, bool, int] = (-1, -1, False, False, 0)
         self._trick_part = b""
-        self._in_hand: dict[tuple[int, int, int, bool], bytes] = {}
+        self._in_hand: dict[tuple[int, int, int | None], bytes] = {}
         self._forfeits = 0
         """How many seats are forfeited (part of the state's cache key)."""
         self.hands: list[HandRecord] = []
@@ -629,7 +629,7 @@ class TableRun:
             request_id=request_id,
             trick_number=0 if passing else hand.trick_number,
             held=held,
-            legal=held if passing else legal or hand.legal_mask(),
+            legal=held if passing else legal,
             deadline_ms=left_ms,
             bank_ms=int(seat.bank_ms),
             state=self._state(hand, number, index),
@@ -639,11 +639,10 @@ class TableRun:
         """Everything public about the hand and the game, plus this seat's own pass."""
         playing = hand.phase is Phase.PLAY
         trick_number = hand.trick_number
+        cards = self._current
+        leader = self._current_leader if cards else hand.to_move  # None while passing
         current = b""
-        if playing:
-            cards = self._current
-            leader = self._current_leader if cards else hand.to_move
-            assert leader is not None
+        if leader is not None:
             current = wire.current_trick_field(trick_number, leader, cards)
         # Points, hearts broken and forfeits change a few times a hand at most.
         key = (number, trick_number, playing, hand.hearts_broken, self._forfeits)
@@ -656,7 +655,7 @@ class TableRun:
                 forfeited=[s.forfeit is not None for s in self.seats],
             )
         # The seats' card counts follow from the trick, its leader and how far it has come.
-        where = (trick_number, len(self._current), self._current_leader, playing)
+        where = (trick_number, len(cards), leader)
         in_hand = self._in_hand.get(where)
         if in_hand is None:
             counts = [hand.hand_mask(s).bit_count() for s in range(hand.players)]
@@ -815,11 +814,12 @@ class TableRun:
                 forfeited=seat.forfeit is not None,
             )
         )
-        entry = wire.event_entry(public)
+        payload = public.SerializeToString()
+        entry = wire.event_entry(payload)
         for other in self.seats:
             if other is not seat:
                 other.pending.append(entry)
-        self.feed.publish(public)
+        self.feed.publish(payload)
 
     def _forfeit(self, seat: Seat, termination: Termination, reason: str) -> None:
         if seat.forfeit is not None:
@@ -906,12 +906,13 @@ class TableRun:
                 message=record.reason,
             )
         )
-        self.feed.publish(ended)
+        payload = ended.SerializeToString()
+        self.feed.publish(payload)
         self.feed.totals = list(record.totals)
         self.feed.close()
         timeout = self.config.write_timeout_ms / MS
 
-        last = wire.event_entry(ended)
+        last = wire.event_entry(payload)
 
         async def flush(seat: Seat, session: Session) -> None:
             events, seat.pending = [*seat.pending, last], []

@@ -213,6 +213,11 @@ def _packed(key: bytes, values: Iterable[int]) -> bytes:
     return key + _varint(len(payload)) + payload if payload else b""
 
 
+def _card_entries(key: bytes) -> tuple[bytes, ...]:
+    """The entries of a repeated (or single) card field for each card, by card index."""
+    return tuple(key + _varint(len(code)) + code.encode() for code in CODES)
+
+
 _CHUNK = 13
 _CHUNK_BITS = (1 << _CHUNK) - 1
 
@@ -228,7 +233,7 @@ class _CardField:
     __slots__ = ("_chunks", "entries")
 
     def __init__(self, key: bytes) -> None:
-        self.entries = tuple(key + _varint(len(code)) + code.encode() for code in CODES)
+        self.entries = _card_entries(key)
         self._chunks: list[dict[int, bytes]] = [{} for _ in range(0, len(CODES), _CHUNK)]
 
     def of_mask(self, mask: int) -> bytes:
@@ -259,7 +264,7 @@ class _CardField:
 
 _R_HAND_CARDS = _CardField(_key(_DR, "hand"))
 _R_LEGAL_CARDS = _CardField(_key(_DR, "legal_cards"))
-_T_CARDS = _CardField(_key(_TR, "cards")).entries
+_T_CARDS = _card_entries(_key(_TR, "cards"))
 
 
 def game_id_field(game_id: str) -> bytes:
@@ -514,7 +519,7 @@ def cards_received(hand: Hand, number: int, seat: int) -> ev_pb.Event:
 
 _CP = ev_pb.CardPlayed.DESCRIPTOR
 _CP_HAND, _CP_TRICK, _CP_SEAT = (_tag(_CP, n) for n in ("hand_number", "trick_number", "seat"))
-_CP_CARD = _CardField(_key(_CP, "card")).entries
+_CP_CARD = _card_entries(_key(_CP, "card"))
 _E_CARD_PLAYED = _key(ev_pb.Event.DESCRIPTOR, "card_played")
 
 
