@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import socket
 import subprocess
+import threading
 from pathlib import Path
 
 import grpc
@@ -21,7 +22,7 @@ from arena.referee import (
     TlsConfig,
     TokenAccounts,
 )
-from arena.referee.accounts import Standing
+from arena.referee.accounts import BotIdentity, Standing
 from arena.rules import Rules
 from arena.table import Clocks, TableSpec, Termination
 
@@ -82,6 +83,60 @@ def test_no_hello_in_time_is_deadline_exceeded(tmp_path: Path) -> None:
         proc = bots.start("mute", "mute")
         assert status_of(bots, proc).startswith("DEADLINE_EXCEEDED no Hello within 200 ms")
     finally:
+        bots.kill_all()
+        referee.stop(0)
+
+
+class GatedAccounts(TokenAccounts):
+    """An in-memory account table whose lookups wait until the test opens the gate, as a slow
+    account database would."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.waiting = threading.Event()
+
+    def lookup(self, token: str) -> BotIdentity | None:
+        self.waiting.set()
+        self.gate.wait(RESULT_S)
+        return super().lookup(token)
+
+
+def test_a_slow_account_lookup_does_not_stall_the_referee(tmp_path: Path) -> None:
+    accounts = GatedAccounts()
+    referee = RefereeThread(RefereeConfig(), accounts)
+    referee.start("127.0.0.1:0")
+    bots = BotProcesses(referee, accounts, tmp_path)
+    try:
+        bots.start("patient")
+        assert accounts.waiting.wait(BOT_READY_MS / 1000), "the bot never got to its lookup"
+        # The lookup is stuck; the event loop must go on serving everything else.
+        with grpc.insecure_channel(f"127.0.0.1:{referee.port}") as channel:
+            check = health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(), timeout=10
+            )
+        assert check.status == health_pb2.HealthCheckResponse.SERVING
+        assert referee.idle() == {}
+        accounts.gate.set()
+        bots.ready("patient")
+    finally:
+        accounts.gate.set()
+        bots.kill_all()
+        referee.stop(0)
+
+
+def test_an_account_lookup_past_the_handshake_timeout_is_unavailable(tmp_path: Path) -> None:
+    accounts = GatedAccounts()
+    referee = RefereeThread(RefereeConfig(handshake_ms=300), accounts)
+    referee.start("127.0.0.1:0")
+    bots = BotProcesses(referee, accounts, tmp_path)
+    try:
+        proc = bots.start("stuck")
+        assert status_of(bots, proc) == (
+            "UNAVAILABLE the referee's account store did not answer within 300 ms: retry in a while"
+        )
+    finally:
+        accounts.gate.set()
         bots.kill_all()
         referee.stop(0)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -111,3 +112,15 @@ def test_admin_token(store: AccountStore) -> None:
     assert not store.check_admin("")
     replaced = store.new_admin_token()
     assert store.check_admin(replaced) and not store.check_admin(token)
+
+
+def test_lookups_from_other_threads_see_the_latest_accounts(store: AccountStore) -> None:
+    # The referee looks tokens up from its worker threads, while the owner thread changes them.
+    token = store.add("lowcard")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        first = pool.submit(store.lookup, token).result()
+        assert first is not None and first.name == "lowcard"
+        store.ban("lowcard", "testing")
+        banned = pool.submit(store.lookup, token).result()
+        assert banned is not None and banned.status is AccountStatus.BANNED
+        assert pool.submit(store.lookup, "not-a-token").result() is None

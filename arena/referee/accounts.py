@@ -56,10 +56,16 @@ class Identity(Protocol):
 
 
 class Accounts(Protocol):
-    """The referee's account lookup; it must be quick, it runs on the referee's event loop."""
+    """The referee's account lookup.
+
+    The referee calls :meth:`lookup` in worker threads of its own (a few calls at once), never on
+    its event loop: a lookup may block (on a database, say) and only handshakes wait for it.
+    A lookup that takes longer than the handshake timeout refuses the bot with UNAVAILABLE.
+    """
 
     def lookup(self, token: str) -> Identity | None:
-        """Who owns ``token``, or None when nobody does (a missing or unknown token)."""
+        """Who owns ``token``, or None when nobody does (a missing or unknown token); called
+        from a thread other than the one that made the object."""
         ...
 
 

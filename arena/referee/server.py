@@ -21,6 +21,7 @@ import signal
 import time
 from collections import Counter, deque
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,6 +59,8 @@ SPECTATOR_SERVICE = spec_pb.DESCRIPTOR.services_by_name["SpectatorService"].full
 MS = 1000.0
 FINAL_WRITE_S = 1.0
 """How long the last message of a session (a Shutdown) may take to go out."""
+LOOKUP_THREADS = 4
+"""Account lookups that may run at once (each in a worker thread, off the event loop)."""
 CLOSE_LINGER_S = 1.5
 """After a Shutdown, how long the referee waits for the bot to close its side of the stream."""
 SERVER_STOP_GRACE_S = 1.0
@@ -98,6 +101,11 @@ class Referee:
         """A referee; ``accounts`` maps tokens to bot names (a mapping, or a hashed store)."""
         self.config = config or RefereeConfig()
         self.accounts: Accounts = _as_accounts(accounts if accounts is not None else {})
+        # Lookups may block (a database, a remote service), so they run in worker threads of
+        # their own, never on the event loop: a slow account store delays handshakes only.
+        self._lookups = ThreadPoolExecutor(
+            max_workers=LOOKUP_THREADS, thread_name_prefix="referee-accounts"
+        )
         self._server: grpc.aio.Server | None = None
         self._health = health.aio.HealthServicer()  # type: ignore[attr-defined]
         self._lobby = Lobby()
@@ -217,6 +225,7 @@ class Referee:
             reader.cancel()  # the server has stopped: no stream is left to ruin
         if self._readers:
             await asyncio.wait(list(self._readers))
+        self._lookups.shutdown(wait=False, cancel_futures=True)
         self._stopped.set()
 
     async def __aenter__(self) -> Referee:
@@ -377,8 +386,19 @@ class Referee:
                 grpc.StatusCode.UNAUTHENTICATED,
                 "no token: set Hello.token to the token the organiser gave this bot",
             )
+        loop = asyncio.get_running_loop()
         try:
-            identity = self.accounts.lookup(hello.token)
+            async with asyncio.timeout(cfg.handshake_ms / MS):
+                identity = await loop.run_in_executor(
+                    self._lookups, self.accounts.lookup, hello.token
+                )
+        except TimeoutError:
+            log.warning("account lookup took longer than %d ms", cfg.handshake_ms)
+            return Ending(
+                grpc.StatusCode.UNAVAILABLE,
+                f"the referee's account store did not answer within {cfg.handshake_ms} ms: "
+                "retry in a while",
+            )
         except Exception:
             log.exception("account lookup failed")
             return Ending(grpc.StatusCode.INTERNAL, "the referee could not check the token")

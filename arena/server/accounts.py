@@ -14,6 +14,7 @@ import hmac
 import re
 import secrets
 import sqlite3
+import threading
 import time
 from dataclasses import dataclass
 from enum import Enum
@@ -131,11 +132,36 @@ class AccountStore:
     """The bot accounts in one SQLite file; each method is one short transaction."""
 
     def __init__(self, db: Path | str) -> None:
+        self._db = str(db)
         self._conn = connect(db)
+        self._owner = threading.get_ident()
+        # The referee looks tokens up from a worker thread; a SQLite connection belongs to the
+        # thread that uses it, so each other thread gets a read connection of its own.
+        self._local = threading.local()
+        self._others: list[sqlite3.Connection] = []
+        self._others_lock = threading.Lock()
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connections (this thread's and those opened for lookups elsewhere)."""
         self._conn.close()
+        with self._others_lock:
+            others, self._others = self._others, []
+        for conn in others:
+            conn.close()
+
+    def _reading(self) -> sqlite3.Connection:
+        """A connection for reading on the calling thread."""
+        if threading.get_ident() == self._owner:
+            return self._conn
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(
+                self._db, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            )
+            self._local.conn = conn
+            with self._others_lock:
+                self._others.append(conn)
+        return conn
 
     def add(self, name: str, *, new_token_for_existing: bool = False) -> str:
         """Add a bot (or give an existing one a new token) and return its token, shown only now."""
@@ -217,10 +243,14 @@ class AccountStore:
         if not token:
             return None
         digest = hash_token(token)
-        row = self._conn.execute(
-            "SELECT name, status, note, token_hash FROM server_bots WHERE token_hash = ?",
-            (digest,),
-        ).fetchone()
+        row = (
+            self._reading()
+            .execute(
+                "SELECT name, status, note, token_hash FROM server_bots WHERE token_hash = ?",
+                (digest,),
+            )
+            .fetchone()
+        )
         # The index finds the row by the hash; the final comparison is constant-time anyway, so
         # that no code path compares secret material byte by byte.
         if row is None or not hmac.compare_digest(bytes(row[3]), digest):

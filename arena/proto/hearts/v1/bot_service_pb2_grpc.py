@@ -49,7 +49,8 @@ class BotServiceStub:
     * RESOURCE_EXHAUSTED: a message larger than the referee's limit, sustained flooding, or too
     many sessions for one token. Fix the bot; retry only after a delay.
     * DEADLINE_EXCEEDED: no Hello within the referee's handshake timeout.
-    * UNAVAILABLE: the referee is shutting down or restarting. Retry with backoff.
+    * UNAVAILABLE: the referee is shutting down or restarting, or its account store did not answer
+    within the handshake timeout. Retry with backoff.
     * INTERNAL: a fault of the referee. Retry with backoff and report it.
 
     Reconnecting: there is no resume message. A bot whose stream broke opens a new Play stream and
@@ -98,7 +99,8 @@ class BotServiceServicer:
     * RESOURCE_EXHAUSTED: a message larger than the referee's limit, sustained flooding, or too
     many sessions for one token. Fix the bot; retry only after a delay.
     * DEADLINE_EXCEEDED: no Hello within the referee's handshake timeout.
-    * UNAVAILABLE: the referee is shutting down or restarting. Retry with backoff.
+    * UNAVAILABLE: the referee is shutting down or restarting, or its account store did not answer
+    within the handshake timeout. Retry with backoff.
     * INTERNAL: a fault of the referee. Retry with backoff and report it.
 
     Reconnecting: there is no resume message. A bot whose stream broke opens a new Play stream and
@@ -157,7 +159,8 @@ class BotService:
     * RESOURCE_EXHAUSTED: a message larger than the referee's limit, sustained flooding, or too
     many sessions for one token. Fix the bot; retry only after a delay.
     * DEADLINE_EXCEEDED: no Hello within the referee's handshake timeout.
-    * UNAVAILABLE: the referee is shutting down or restarting. Retry with backoff.
+    * UNAVAILABLE: the referee is shutting down or restarting, or its account store did not answer
+    within the handshake timeout. Retry with backoff.
     * INTERNAL: a fault of the referee. Retry with backoff and report it.
 
     Reconnecting: there is no resume message. A bot whose stream broke opens a new Play stream and
