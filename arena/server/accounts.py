@@ -135,22 +135,23 @@ class AccountStore:
         self._db = str(db)
         self._conn = connect(db)
         self._owner = threading.get_ident()
-        # The referee looks tokens up from a worker thread; a SQLite connection belongs to the
-        # thread that uses it, so each other thread gets a read connection of its own.
+        # The referee looks tokens up, and the server runs admin actions, in worker threads (never
+        # on the event loop); a SQLite connection belongs to the thread that uses it, so each
+        # other thread gets a connection of its own.
         self._local = threading.local()
         self._others: list[sqlite3.Connection] = []
         self._others_lock = threading.Lock()
 
     def close(self) -> None:
-        """Close the connections (this thread's and those opened for lookups elsewhere)."""
+        """Close the connections (this thread's and those opened for other threads)."""
         self._conn.close()
         with self._others_lock:
             others, self._others = self._others, []
         for conn in others:
             conn.close()
 
-    def _reading(self) -> sqlite3.Connection:
-        """A connection for reading on the calling thread."""
+    def _connection(self) -> sqlite3.Connection:
+        """The calling thread's connection."""
         if threading.get_ident() == self._owner:
             return self._conn
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -165,16 +166,15 @@ class AccountStore:
 
     def add(self, name: str, *, new_token_for_existing: bool = False) -> str:
         """Add a bot (or give an existing one a new token) and return its token, shown only now."""
+        conn = self._connection()
         check_name(name)
         token = new_token()
         digest = hash_token(token)
         now = time.time()
-        with _transaction(self._conn):
-            row = self._conn.execute(
-                "SELECT status FROM server_bots WHERE name = ?", (name,)
-            ).fetchone()
+        with _transaction(conn):
+            row = conn.execute("SELECT status FROM server_bots WHERE name = ?", (name,)).fetchone()
             if row is None:
-                self._conn.execute(
+                conn.execute(
                     "INSERT INTO server_bots (name, token_hash, status, note, created_at,"
                     " changed_at) VALUES (?, ?, ?, '', ?, ?)",
                     (name, digest, AccountStatus.ACTIVE.value, now, now),
@@ -189,7 +189,7 @@ class AccountStore:
                 status = AccountStatus(row[0])
                 if status is AccountStatus.REVOKED:
                     status = AccountStatus.ACTIVE
-                self._conn.execute(
+                conn.execute(
                     "UPDATE server_bots SET token_hash = ?, status = ?, changed_at = ?,"
                     " note = CASE WHEN ? = 'active' THEN '' ELSE note END WHERE name = ?",
                     (digest, status.value, now, status.value, name),
@@ -212,8 +212,9 @@ class AccountStore:
         self._set(name, AccountStatus.ACTIVE, "")
 
     def _set(self, name: str, status: AccountStatus, note: str, forget_token: bool = False) -> None:
-        with _transaction(self._conn):
-            cursor = self._conn.execute(
+        conn = self._connection()
+        with _transaction(conn):
+            cursor = conn.execute(
                 "UPDATE server_bots SET status = ?, note = ?, changed_at = ?"
                 + (", token_hash = NULL" if forget_token else "")
                 + " WHERE name = ?",
@@ -224,7 +225,8 @@ class AccountStore:
 
     def get(self, name: str) -> Account:
         """One account by name."""
-        row = self._conn.execute(
+        conn = self._connection()
+        row = conn.execute(
             "SELECT name, status, note, created_at FROM server_bots WHERE name = ?", (name,)
         ).fetchone()
         if row is None:
@@ -233,7 +235,8 @@ class AccountStore:
 
     def accounts(self) -> list[Account]:
         """Every account, by name."""
-        rows = self._conn.execute(
+        conn = self._connection()
+        rows = conn.execute(
             "SELECT name, status, note, created_at FROM server_bots ORDER BY name"
         ).fetchall()
         return [Account(r[0], AccountStatus(r[1]), r[2], r[3]) for r in rows]
@@ -244,7 +247,7 @@ class AccountStore:
             return None
         digest = hash_token(token)
         row = (
-            self._reading()
+            self._connection()
             .execute(
                 "SELECT name, status, note, token_hash FROM server_bots WHERE token_hash = ?",
                 (digest,),
@@ -259,9 +262,10 @@ class AccountStore:
 
     def new_admin_token(self) -> str:
         """Make (or replace) the admin token and return it, shown only now."""
+        conn = self._connection()
         token = new_token()
-        with _transaction(self._conn):
-            self._conn.execute(
+        with _transaction(conn):
+            conn.execute(
                 "INSERT OR REPLACE INTO server_admin (role, token_hash, created_at)"
                 " VALUES (?, ?, ?)",
                 (_ADMIN, hash_token(token), time.time()),
@@ -270,7 +274,8 @@ class AccountStore:
 
     def check_admin(self, token: str) -> bool:
         """Whether a token is the admin token (False when none was made)."""
-        row = self._conn.execute(
+        conn = self._connection()
+        row = conn.execute(
             "SELECT token_hash FROM server_admin WHERE role = ?", (_ADMIN,)
         ).fetchone()
         if row is None or not token:

@@ -786,9 +786,9 @@ class Competition:
         """One game's stored record as JSON text."""
         return await self.ledger.read(LedgerReader.record_json, number)
 
-    def check_admin(self, token: str) -> bool:
-        """Whether ``token`` is the admin token."""
-        return self.accounts.check_admin(token)
+    async def check_admin(self, token: str) -> bool:
+        """Whether ``token`` is the admin token (read in a worker thread, off the loop)."""
+        return await asyncio.to_thread(self.accounts.check_admin, token)
 
     async def admin(self, action: str, args: Mapping[str, Any]) -> dict[str, Any]:
         """Pause, resume, kick a session, ban or unban a bot."""
@@ -811,11 +811,12 @@ class Competition:
         try:
             if action == "ban":
                 reason = str(args.get("reason", "")) or "banned by the organiser"
-                self.accounts.ban(bot, reason)
+                # A write may wait for SQLite's lock (the offline CLI, say): off the loop.
+                await asyncio.to_thread(self.accounts.ban, bot, reason)
                 kicked = self.host.kick_bot(bot, reason) if self.host is not None else 0
                 return {"banned": bot, "sessions_ended": kicked}
             if action == "unban":
-                self.accounts.unban(bot)
+                await asyncio.to_thread(self.accounts.unban, bot)
                 return {"unbanned": bot}
         except AccountError as e:
             raise AdminError(str(e)) from None

@@ -81,7 +81,7 @@ class Site(Protocol):
         """One stored record as JSON text."""
         ...
 
-    def check_admin(self, token: str) -> bool:
+    async def check_admin(self, token: str) -> bool:
         """Whether the token is the admin's."""
         ...
 
@@ -193,7 +193,7 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
     async def _admin(action: str, request: Request) -> Response:
         auth = request.headers.get("authorization", "")
         token = auth.removeprefix("Bearer ").strip() if auth.startswith("Bearer ") else ""
-        if not site.check_admin(token):
+        if not await site.check_admin(token):
             return json_response(
                 {"error": "admin actions need 'Authorization: Bearer TOKEN' with the admin token"},
                 HTTPStatus.UNAUTHORIZED,
