@@ -7,12 +7,14 @@ functions that submit tables and wait for records; the bots are real processes
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from arena.referee import RefereeConfig, RefereeThread, TokenAccounts
 
@@ -21,6 +23,13 @@ RAW_BOT = BOTS_DIR / "raw_bot.py"
 BOT_READY_MS = 30_000
 """How long a test waits for freshly started bot processes to say Hello (a slow machine)."""
 EXIT_WAIT_S = 30.0
+
+# Property tests explore new random examples on every local run; under CI they draw the same
+# examples every time, so that a green main stays green (a failure found locally is replayed
+# from .hypothesis/ and should become an explicit @example).
+settings.register_profile("ci", derandomize=True, database=None)
+if os.environ.get("CI") == "true":
+    settings.load_profile("ci")
 
 
 class BotProcesses:

@@ -316,7 +316,9 @@ def test_reversed_points_reverse_the_ratings(results: list[TableResult]) -> None
     flipped = [TableResult(r.board, r.players, tuple(-p for p in r.points)) for r in results]
     g = fit(flipped)
     assert np.allclose(g.elo, -f.elo, atol=1e-6)
-    assert np.allclose(g.cov, f.cov, atol=1e-6)
+    # A badly determined fit has variances in the thousands; its small entries are differences
+    # of large ones, so they agree to the matrix's scale, not to their own.
+    assert np.allclose(g.cov, f.cov, atol=1e-7 * max(1.0, float(np.abs(f.cov).max())))
 
 
 @PROPERTY_SETTINGS
