@@ -281,7 +281,7 @@ _FILE_KEYS = (
 def build_config(
     file: Mapping[str, Any] | None = None,
     *,
-    bots: Sequence[str] = (),
+    bots: Sequence[str | BotSpec] = (),
     players: int | None = None,
     rules: str | None = None,
     rule: Sequence[str] = (),
@@ -418,7 +418,7 @@ def _int(flag: str, value: Any, default: int) -> int:
         raise ConfigError(f"{flag} {value!r}: expected a whole number") from None
 
 
-def _merge_bots(file_bots: Any, flags: Sequence[str]) -> tuple[BotSpec, ...]:
+def _merge_bots(file_bots: Any, flags: Sequence[str | BotSpec]) -> tuple[BotSpec, ...]:
     merged: dict[str, BotSpec] = {}
     if file_bots is not None:
         if not isinstance(file_bots, Mapping):
@@ -436,7 +436,7 @@ def _merge_bots(file_bots: Any, flags: Sequence[str]) -> tuple[BotSpec, ...]:
             merged[name] = _bot(str(name), command)
     seen: set[str] = set()
     for text in flags:
-        spec = parse_bot(text)
+        spec = text if isinstance(text, BotSpec) else parse_bot(text)
         if spec.name in seen:
             raise ConfigError(f"--bot {spec.name!r} is given twice; bot names must be unique")
         seen.add(spec.name)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from arena.config import SAMPLE_BOTS, RunConfig, identity_hash, sample_bot
+from arena.config import SAMPLE_BOTS, BotSpec, RunConfig, identity_hash, sample_bot
 from arena.director.run import RunOutcome, Table, open_run_store, play_tables
 from arena.director.schedule import sprt_tables
 from arena.errors import ConfigError
@@ -51,8 +51,10 @@ class SprtOutcome:
     """What the games part did (None when the stored games had already decided)."""
 
 
-def sprt_bots(a: str, b: str, fillers: Sequence[str], players: int) -> tuple[str, ...]:
-    """The bot flags of the test's table: A, B, the fillers given, then sample bots as needed."""
+def sprt_bots(
+    a: str, b: str, fillers: Sequence[str], players: int
+) -> tuple[str | BotSpec, ...]:
+    """The bots of the test's table: A, B, the fillers given (flags), then sample bots as needed."""
     from arena.config import parse_bot
 
     names = [parse_bot(a).name, parse_bot(b).name, *(parse_bot(f).name for f in fillers)]
@@ -60,13 +62,14 @@ def sprt_bots(a: str, b: str, fillers: Sequence[str], players: int) -> tuple[str
         raise ConfigError(
             f"{len(names) - 2} filler(s) for a {players}-player table: give at most {players - 2}"
         )
-    flags = [a, b, *fillers]
+    flags: list[str | BotSpec] = [a, b, *fillers]
     for sample in SAMPLE_BOTS:
         if len(flags) >= players:
             break
         if sample not in names:
-            spec = sample_bot(sample)
-            flags.append(f"{spec.name}={spec.label}")
+            # The spec itself, not a NAME=COMMAND flag: its label (what the run's identity
+            # hashes) is relative to the checkout, its command is not.
+            flags.append(sample_bot(sample))
     return tuple(flags)
 
 
