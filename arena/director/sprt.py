@@ -51,9 +51,7 @@ class SprtOutcome:
     """What the games part did (None when the stored games had already decided)."""
 
 
-def sprt_bots(
-    a: str, b: str, fillers: Sequence[str], players: int
-) -> tuple[str | BotSpec, ...]:
+def sprt_bots(a: str, b: str, fillers: Sequence[str], players: int) -> tuple[str | BotSpec, ...]:
     """The bots of the test's table: A, B, the fillers given (flags), then sample bots as needed."""
     from arena.config import parse_bot
 
