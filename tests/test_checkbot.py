@@ -169,9 +169,18 @@ def test_cli_exit_codes_and_lines(tmp_path: Path) -> None:
     assert passing.exit_code == 0, passing.output
     assert passing.output.splitlines()[-1] == "check-bot: 1 of 1 checks passed."
 
-    listing = runner.invoke(app, ["check-bot", "--list", "--", "x"])
+    listing = runner.invoke(app, ["check-bot", "--list"])
     assert listing.exit_code == 0
-    assert [line.split()[0] for line in listing.output.splitlines()][:2] == ["handshake", "pass"]
+    lines = listing.output.splitlines()
+    assert [line.split()[0] for line in lines][:2] == ["handshake", "pass"]
+    assert len(lines) == len(SCENARIOS)
+    for line, scenario in zip(lines, SCENARIOS, strict=True):
+        assert line.startswith(scenario.name) and len(line.split()) > len(scenario.name.split())
+    assert "Asked to pass left" in lines[1]
+
+    missing = runner.invoke(app, ["check-bot", "--only", "void"])
+    assert missing.exit_code == 2
+    assert "give the bot's command after '--'" in missing.output
 
 
 def test_clocks_are_announced_as_given(tmp_path: Path) -> None:

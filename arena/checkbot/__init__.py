@@ -38,9 +38,9 @@ def register(app: typer.Typer) -> None:
     )
     def check_bot_command(
         command: Annotated[
-            list[str],
+            list[str] | None,
             typer.Argument(metavar="-- COMMAND [ARGS]...", help="The bot's command, after '--'."),
-        ],
+        ] = None,
         name: Annotated[str, typer.Option(help="ARENA_BOT_NAME given to the bot.")] = "bot",
         move_ms: Annotated[int, typer.Option(help="Move time per decision (ms).")] = 1000,
         bank_ms: Annotated[int, typer.Option(help="Time bank per game (ms).")] = 10000,
@@ -66,9 +66,15 @@ def register(app: typer.Typer) -> None:
 
         if list_:
             for scenario in SCENARIOS:
-                doc = (scenario.run.__doc__ or "").strip().splitlines()
-                typer.echo(f"{scenario.name:20} {doc[0] if doc else ''}")
+                typer.echo(f"{scenario.name:20} {scenario.about}")
             raise typer.Exit()
+        if not command:
+            typer.echo(
+                "arena check-bot: error: give the bot's command after '--', e.g. "
+                "arena check-bot -- python sample_bots/heuristic.py",
+                err=True,
+            )
+            raise typer.Exit(EXIT_USAGE)
         options = CheckOptions(
             name=name,
             clocks=Clocks(move_ms=move_ms, bank_ms=bank_ms),

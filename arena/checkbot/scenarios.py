@@ -53,6 +53,14 @@ class Scenario:
     """Drives the bot; returns the note printed on PASS."""
     uses_game: bool = True
     """Whether it plays a game on the bot's main session (so a failure interrupts that game)."""
+    description: str = ""
+    """What it checks, in one line (``--list``); the first line of ``run``'s docstring if empty."""
+
+    @property
+    def about(self) -> str:
+        """What the scenario checks, in one line."""
+        doc = (self.run.__doc__ or "").strip().splitlines()
+        return self.description or (doc[0] if doc else "")
 
 
 def scripted_hand(
@@ -131,7 +139,12 @@ def pass_scenario(direction: PassDirection, hand_number: int, seat: int, seed: i
 
         return await play_game(checker, game, body)
 
-    return Scenario(f"pass {direction.value}", run)
+    return Scenario(
+        f"pass {direction.value}",
+        run,
+        description=f"Asked to pass {direction.value}, the bot gives 3 distinct cards it holds; "
+        "then it plays a legal card from the hand it has after the pass.",
+    )
 
 
 async def hold(checker: Checker) -> str:
