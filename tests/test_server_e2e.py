@@ -311,3 +311,25 @@ def test_a_database_keeps_its_competition_and_bad_settings_are_one_line(
     refused = server.cli("serve", "--db", str(server.db), "--config", str(bad))
     assert refused.returncode == 2
     assert refused.stderr.strip().count("\n") == 0 and "players = 9" in refused.stderr
+
+
+def test_a_busy_or_impossible_port_is_one_line(server: ServerProcess) -> None:
+    server.start()
+    try:
+        for flags, says in (
+            (
+                ("--port", str(server.bots_port), "--web-port", "0"),
+                "already in use); pick another port",
+            ),
+            (
+                ("--port", "0", "--web-port", str(server.web_port)),
+                "already in use); pick another port",
+            ),
+            (("--port", "-5"), "--port -5: a port is 0 (any free one) to 65535"),
+            (("--web-port", "70000"), "--web-port 70000: a port is 0"),
+        ):
+            refused = server.cli("serve", "--db", str(server.db), *flags)
+            assert refused.returncode == 2, refused.stderr
+            assert says in refused.stderr and refused.stderr.strip().count("\n") == 0
+    finally:
+        assert server.terminate() == 0

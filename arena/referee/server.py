@@ -158,17 +158,23 @@ class Referee:
         reflection.enable_server_reflection(
             (BOT_SERVICE, SPECTATOR_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server
         )
-        if cfg.tls is not None:
-            credentials = grpc.ssl_server_credentials(
-                [(cfg.tls.private_key, cfg.tls.cert_chain)],
-                root_certificates=cfg.tls.client_ca,
-                require_client_auth=cfg.tls.require_client_cert,
-            )
-            port = server.add_secure_port(address, credentials)
-        else:
-            port = server.add_insecure_port(address)
+        try:
+            if cfg.tls is not None:
+                credentials = grpc.ssl_server_credentials(
+                    [(cfg.tls.private_key, cfg.tls.cert_chain)],
+                    root_certificates=cfg.tls.client_ca,
+                    require_client_auth=cfg.tls.require_client_cert,
+                )
+                port = server.add_secure_port(address, credentials)
+            else:
+                port = server.add_insecure_port(address)
+        except RuntimeError:  # newer grpcio raises where older ones returned port 0
+            port = 0
         if port == 0:
-            raise ConfigError(f"referee: cannot listen on {address!r} (address in use?)")
+            raise ConfigError(
+                f"referee: cannot listen on {address!r}: the port is in use or the address is "
+                "not this machine's; pick another port (0: any free one)"
+            )
         await server.start()
         self._server = server
         self.port = port

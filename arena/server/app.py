@@ -176,7 +176,15 @@ async def serve(
         competition.attach(adapter)
         watcher = loop.create_task(adapter.watch())
         web = HttpServer(make_handler(competition))
-        web_bound = await web.start(host, web_port, web_tls(tls, tls_cert, tls_key))
+        try:
+            web_bound = await web.start(host, web_port, web_tls(tls, tls_cert, tls_key))
+        except OSError as e:
+            from arena.errors import ConfigError
+
+            raise ConfigError(
+                f"leaderboard page: cannot listen on {host}:{web_port}: {e.strerror or e}; "
+                "pick another --web-port (0: any free one)"
+            ) from None
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, on_signal, sig)
         competition.start()

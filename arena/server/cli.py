@@ -12,6 +12,7 @@ import contextlib
 import json
 import logging
 import os
+import socket
 import ssl
 import sys
 import urllib.error
@@ -23,6 +24,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from arena.config import MAX_PORT
 from arena.errors import ArenaError
 from arena.server.accounts import AccountStore
 from arena.server.config import load_server_config
@@ -53,6 +55,27 @@ def _accounts(db: Path) -> AccountStore:
     return AccountStore(db)
 
 
+def _cannot_bind(host: str, port: int) -> str:
+    """Why ``host:port`` cannot be listened on now ("" if it can, or for port 0).
+
+    Tried before starting, because gRPC's own failure to bind comes with log lines of its own.
+    """
+    if port == 0:
+        return ""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except OSError as e:
+        return f"--host {host}: {e.strerror or e}"
+    for family, kind, proto, _, address in infos:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers do
+            try:
+                probe.bind(address)
+            except OSError as e:
+                return e.strerror or str(e)
+    return ""
+
+
 def serve_command(
     db: Path = _DB,
     host: str = typer.Option(
@@ -78,6 +101,15 @@ def serve_command(
     from arena.server.app import Ports, serve
     from arena.server.logs import setup_logging
 
+    for flag, value in (("--port", port), ("--web-port", web_port)):
+        if not 0 <= value <= MAX_PORT:
+            raise _fail(f"{flag} {value}: a port is 0 (any free one) to {MAX_PORT}")
+        busy = _cannot_bind(host, value)
+        if busy:
+            raise _fail(
+                f"{flag} {value}: cannot listen on {host}:{value} ({busy}); "
+                "pick another port (0: any free one)"
+            )
     try:
         settings = load_server_config(config)
         setup_logging(log_file)
