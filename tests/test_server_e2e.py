@@ -313,6 +313,16 @@ def test_a_database_keeps_its_competition_and_bad_settings_are_one_line(
     assert refused.stderr.strip().count("\n") == 0 and "players = 9" in refused.stderr
 
 
+def test_account_commands_on_a_missing_database_create_nothing(tmp_path: Path) -> None:
+    typo = tmp_path / "typo.db"
+    for command in (("bots", "list"), ("bots", "ban", "x"), ("bots", "revoke", "x")):
+        refused = ServerProcess.cli(*command, "--db", str(typo))
+        assert refused.returncode == 2 and "no such database" in refused.stderr
+        assert not typo.exists()
+    assert ServerProcess.cli("bots", "add", "x", "--db", str(typo)).returncode == 0
+    assert "x" in ServerProcess.cli("bots", "list", "--db", str(typo), "--json").stdout
+
+
 def test_a_busy_or_impossible_port_is_one_line(server: ServerProcess) -> None:
     server.start()
     try:

@@ -47,11 +47,17 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(EXIT_BAD_INPUT)
 
 
-def _accounts(db: Path) -> AccountStore:
+def _accounts(db: Path, *, create: bool = False) -> AccountStore:
+    """The account store in ``db``; a missing file is an error unless ``create`` (adding)."""
     if db.is_dir():
         raise _fail(f"--db {db}: is a folder, not a database file")
     if not db.parent.is_dir():
         raise _fail(f"--db {db}: folder {db.parent} does not exist")
+    if not create and not db.exists():
+        raise _fail(
+            f"--db {db}: no such database; give the right path, or start one with "
+            f"`arena bots add NAME --db {db}`"
+        )
     return AccountStore(db)
 
 
@@ -155,7 +161,7 @@ def bots_add(
     ),
 ) -> None:
     """Add a bot and print its token (shown only this once; the database keeps a hash)."""
-    accounts = _accounts(db)
+    accounts = _accounts(db, create=True)
     try:
         token = accounts.add(name, new_token_for_existing=new_token)
     except ArenaError as e:
@@ -254,7 +260,7 @@ _Ca = Annotated[Path | None, typer.Option("--ca", help="PEM file to trust for an
 @admin_app.command("token")
 def admin_token(db: Path = _DB) -> None:
     """Make a new admin token (the old one stops working) and print it, shown only now."""
-    accounts = _accounts(db)
+    accounts = _accounts(db, create=True)
     try:
         token = accounts.new_admin_token()
     finally:
