@@ -214,6 +214,7 @@ class ClientSettings:
                 f"set {' and '.join(missing)} (or pass them to run()): the referee's host:port, "
                 "the bot's token and its name"
             )
+        _check_address(address)
         ca_path = tls_ca or env.get(ENV_TLS_CA) or None
         cert_path, key_path = env.get(ENV_TLS_CERT) or None, env.get(ENV_TLS_KEY) or None
         if (cert_path is None) != (key_path is None):
@@ -235,6 +236,21 @@ class ClientSettings:
             bot_version=bot_version,
             decide_forced_moves=decide_forced_moves,
             give_up_after=give_up_after,
+        )
+
+
+MAX_PORT = 65535
+_TARGET_SCHEMES = ("dns:", "unix:", "unix-abstract:", "ipv4:", "ipv6:", "vsock:")
+
+
+def _check_address(address: str) -> None:
+    """Refuse an address that cannot name a referee (a typo would otherwise retry for minutes)."""
+    if address.startswith(_TARGET_SCHEMES):
+        return  # a gRPC target name: gRPC itself says what is wrong with it
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) <= MAX_PORT:
+        raise ConfigError(
+            f"{ENV_ADDRESS} {address!r}: expected the referee's HOST:PORT, e.g. 127.0.0.1:50051"
         )
 
 
