@@ -386,6 +386,8 @@ def test_a_fault_reaches_stderr_and_on_fault(
     assert told == [["CARD_NOT_HELD", fault.sent, list(fault.substitute)]]
     log = procs.stderr("faulty")
     assert "FAULT CARD_NOT_HELD" in log and "Traceback" not in log
+    (line,) = [line for line in log.splitlines() if "FAULT" in line]
+    assert line.count(fault.substitute[0]) == 1, line  # the substitute is named once
 
 
 def test_an_exception_in_the_bot_is_logged_and_the_game_goes_on(

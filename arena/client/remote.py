@@ -650,7 +650,9 @@ _ALWAYS = frozenset({"fault_notice", "game_started", "game_ended"})
 def _log_fault(event: FaultNotice) -> None:
     kind = event.kind.name if event.kind is not None else "UNKNOWN"
     sent = f"; you sent {event.answer!r}" if event.answer else ""
-    instead = f"; played {' '.join(map(str, event.substitute))} instead" if event.substitute else ""
+    # The referee's message names the substitute already; other referees' may not.
+    played = " ".join(map(str, event.substitute))
+    instead = f"; played {played} instead" if played and played not in event.message else ""
     limit = f"/{event.faults_allowed} allowed" if event.faults_allowed else ""
     forfeited = "; the seat is FORFEITED for the rest of the game" if event.forfeited else ""
     log.warning(
