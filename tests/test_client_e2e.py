@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
 import pickle
+import re
 import shutil
 import signal
 import socket
@@ -563,10 +565,20 @@ def _free_port() -> int:
     return port
 
 
-def test_serve_gives_up_on_a_referee_that_never_answers() -> None:
+def test_serve_gives_up_on_a_referee_that_never_answers(caplog: pytest.LogCaptureFixture) -> None:
     settings = ClientSettings(_address(_free_port()), "token", "nobody")
-    with pytest.raises(GaveUp, match="unreachable"):
-        serve(Bot(), settings, give_up_after=0.5)
+    with (
+        caplog.at_level(logging.WARNING, "arena.client"),
+        pytest.raises(GaveUp, match="unreachable"),
+    ):
+        serve(Bot(), settings, give_up_after=2.0)
+    waits = [
+        float(m[1])
+        for r in caplog.records
+        if (m := re.search(r"retrying in ([\d.]+) s", r.getMessage()))
+    ]
+    # Doubling backoff (0.1, 0.2, ... s) would sleep past 2 s; the waits stop at the give-up time.
+    assert len(waits) >= 3 and sum(waits) <= 2.0 + 0.05 * len(waits)  # (waits print rounded)
 
 
 def test_a_bot_process_gives_up_after_arena_give_up_s(procs: Procs) -> None:

@@ -401,13 +401,17 @@ def _serve(runner: _Runner, give_up_after: float) -> SessionEnd:
             failing_since, delay = now, BACKOFF_FIRST_S
         elif failing_since is None:
             failing_since = now
-        if now - failing_since > give_up_after:
+        left = failing_since + give_up_after - now
+        if left <= 0:
             raise GaveUp(
                 f"the referee at {settings.address} has been unreachable for "
                 f"{now - failing_since:.0f} s ({code.name}: {detail or 'no details'})"
             )
-        wait = (pause if pause is not None else delay) * (
-            1 + BACKOFF_JITTER * (2 * jitter.random() - 1)
+        # Never sleep past the give-up time: the last attempt is made as it runs out.
+        wait = min(
+            left,
+            (pause if pause is not None else delay)
+            * (1 + BACKOFF_JITTER * (2 * jitter.random() - 1)),
         )
         log.warning(
             "%s %s (%s: %s); retrying in %.1f s",
