@@ -473,6 +473,8 @@ def sprt(
         )
     )
     test = _guard(lambda: Sprt(elo0=elo0, elo1=elo1, alpha=alpha, beta=beta))
+    if max_boards < 1:
+        _fail(f"--max-boards {max_boards}: play at least 1 board")
     reporter = make_reporter(sys.stderr, label="arena sprt")
     a, b = settings.bot_names[:2]
     console = _console()

@@ -253,6 +253,11 @@ def test_sprt_plays_boards_until_a_decision_or_the_cap_and_resumes(tmp_path: Pat
         f"d={LOW}", "--filler", f"e={LOW}", cwd=tmp_path,
     )  # fmt: skip
     assert too_many.returncode == 2 and "3 filler(s) for a 4-player table" in too_many.stderr
+    no_boards = arena(
+        "sprt", "--bot", f"a={LOW}", "--bot", f"b={LOW}", "--max-boards", "0", cwd=tmp_path
+    )
+    assert no_boards.returncode == 2 and no_boards.stdout == ""
+    assert no_boards.stderr.strip() == "arena: error: --max-boards 0: play at least 1 board"
 
 
 def test_sprt_fills_the_table_with_sample_bots_when_no_filler_is_given(tmp_path: Path) -> None:
