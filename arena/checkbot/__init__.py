@@ -70,7 +70,7 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit()
         if not command:
             typer.echo(
-                "arena check-bot: error: give the bot's command after '--', e.g. "
+                "arena: error: give the bot's command after '--', e.g. "
                 "arena check-bot -- python sample_bots/heuristic.py",
                 err=True,
             )
@@ -95,7 +95,7 @@ def register(app: typer.Typer) -> None:
         try:
             report = run_check(command, options, only=only or (), log=log, on_result=show)
         except ConfigError as e:
-            typer.echo(f"arena check-bot: {e}", err=True)
+            typer.echo(f"arena: error: {e}", err=True)
             raise typer.Exit(EXIT_USAGE) from None
         failed = len(report.failures)
         total = len(report.results)

@@ -43,7 +43,7 @@ _DB = typer.Option(DEFAULT_DB, "--db", help="The competition database (SQLite)."
 
 
 def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
+    typer.echo(f"arena: error: {message}", err=True)
     return typer.Exit(EXIT_BAD_INPUT)
 
 
