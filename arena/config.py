@@ -313,91 +313,112 @@ def build_config(
             f"config file: unknown setting(s) {', '.join(unknown)}; known: {', '.join(_FILE_KEYS)}"
         )
 
+    from_file: set[str] = set()
+
     def pick(name: str, flag: Any) -> Any:
-        return flag if flag is not None else f.get(name)
+        if flag is None and name in f:
+            from_file.add(name)
+            return f[name]
+        return flag
 
-    bot_specs = _merge_bots(f.get("bots"), bots)
-    k = _int("--players", pick("players", players), STANDARD_PLAYERS)
-    if not MIN_PLAYERS <= k <= MAX_PLAYERS:
-        raise ConfigError(f"--players {k}: a table has {MIN_PLAYERS} to {MAX_PLAYERS} players")
-    the_rules = _rules(pick("rules", rules), f.get("rule"), rule, k)
-    target = pick("game_to", game_to)
-    points: int | None = None
-    if target is not None:
-        points = _int("--game-to", target, 0)
-        if points <= 0:
-            raise ConfigError(f"--game-to {points}: the target must be a positive number of points")
-        the_rules = the_rules.replace(target=points)
-
-    fmt_text = str(pick("format", format) or Format.ROUND_ROBIN.value)
     try:
-        fmt = Format(fmt_text)
-    except ValueError:
-        raise ConfigError(
-            f"--format {fmt_text!r}: choose one of {', '.join(x.value for x in Format)}"
-        ) from None
-    names = tuple(b.name for b in bot_specs)
-    cand = pick("candidate", candidate)
-    if fmt is Format.GAUNTLET:
-        if cand is None:
-            raise ConfigError("--format gauntlet needs --candidate NAME (one of the --bot names)")
-        if cand not in names:
-            raise ConfigError(f"--candidate {cand!r} is not a bot; bots: {', '.join(names)}")
-    elif cand is not None:
-        raise ConfigError(f"--candidate {cand!r} only makes sense with --format gauntlet")
-    if len(bot_specs) < k:
-        raise ConfigError(
-            f"{len(bot_specs)} bot(s) ({', '.join(names)}) for {k}-player tables: "
-            f"give at least {k} with --bot NAME=COMMAND, or play --players {len(bot_specs)}"
-            if len(bot_specs) >= MIN_PLAYERS
-            else f"{len(bot_specs)} bot(s) ({', '.join(names)}) for {k}-player tables: "
-            f"give at least {k} with --bot NAME=COMMAND"
-        )
+        bot_specs = _merge_bots(f.get("bots"), bots)
+        k = _int("--players", pick("players", players), STANDARD_PLAYERS)
+        if not MIN_PLAYERS <= k <= MAX_PLAYERS:
+            raise ConfigError(f"--players {k}: a table has {MIN_PLAYERS} to {MAX_PLAYERS} players")
+        the_rules = _rules(pick("rules", rules), f.get("rule"), rule, k)
+        target = pick("game_to", game_to)
+        points: int | None = None
+        if target is not None:
+            points = _int("--game-to", target, 0)
+            if points <= 0:
+                raise ConfigError(
+                    f"--game-to {points}: the target must be a positive number of points"
+                )
+            the_rules = the_rules.replace(target=points)
 
-    n_boards = _int("--boards", pick("boards", boards), DEFAULT_BOARDS)
-    if n_boards < 1:
-        raise ConfigError(f"--boards {n_boards}: play at least 1 board")
-    workers = _int("--concurrency", pick("concurrency", concurrency), os.cpu_count() or 1)
-    if workers < 1:
-        raise ConfigError(f"--concurrency {workers}: play at least 1 table at a time")
-    the_seed = _int("--seed", pick("seed", seed), DEFAULT_SEED)
-    move_ms = parse_duration_ms(pick("move_time", move_time) or DEFAULT_MOVE_MS, "--move-time")
-    if move_ms < 1:
-        raise ConfigError(f"--move-time {move_ms}: give each move at least 1 ms")
-    bank_ms = parse_duration_ms(pick("time_bank", time_bank) or DEFAULT_BANK_MS, "--time-bank")
-    fault_limit = _int("--max-faults", pick("max_faults", max_faults), DEFAULT_MAX_FAULTS)
-    if fault_limit < 0:
-        raise ConfigError(f"--max-faults {fault_limit}: give 0 or more faults per game")
-    strict_mode = pick("strict", strict)
-    if strict_mode is not None and not isinstance(strict_mode, bool):
-        raise ConfigError(f"strict = {strict_mode!r}: expected true or false")
-    grace_ms = parse_duration_ms(pick("grace", grace) or DEFAULT_GRACE_MS, "--grace")
-    the_port = _int("--port", pick("port", port), 0)
-    if not 0 <= the_port <= MAX_PORT:
-        raise ConfigError(f"--port {the_port}: a port is 0 (any free one) to {MAX_PORT}")
-    db_path = Path(pick("db", db) or DEFAULT_DB)
-    if db_path.is_dir() or not db_path.name:
-        raise ConfigError(f"--db {db_path}: is a folder, not a database file")
-    out_value = pick("out", out)
-    out_path = Path(out_value) if out_value else _default_out(db_path)
-    if check_commands:
-        for b in bot_specs:
-            _check_command(b)
-    return RunConfig(
-        bots=bot_specs,
-        rules=the_rules,
-        format=fmt,
-        candidate=cand,
-        boards=n_boards,
-        game_to=points,
-        seed=the_seed,
-        clocks=Clocks(move_ms=move_ms, bank_ms=bank_ms),
-        faults=FaultPolicy(max_faults=fault_limit, strict=bool(strict_mode), grace_ms=grace_ms),
-        concurrency=workers,
-        db=db_path,
-        out=out_path,
-        port=the_port,
-    )
+        fmt_text = str(pick("format", format) or Format.ROUND_ROBIN.value)
+        try:
+            fmt = Format(fmt_text)
+        except ValueError:
+            raise ConfigError(
+                f"--format {fmt_text!r}: choose one of {', '.join(x.value for x in Format)}"
+            ) from None
+        names = tuple(b.name for b in bot_specs)
+        cand = pick("candidate", candidate)
+        if fmt is Format.GAUNTLET:
+            if cand is None:
+                raise ConfigError(
+                    "--format gauntlet needs --candidate NAME (one of the --bot names)"
+                )
+            if cand not in names:
+                raise ConfigError(f"--candidate {cand!r} is not a bot; bots: {', '.join(names)}")
+        elif cand is not None:
+            raise ConfigError(f"--candidate {cand!r} only makes sense with --format gauntlet")
+        if len(bot_specs) < k:
+            raise ConfigError(
+                f"{len(bot_specs)} bot(s) ({', '.join(names)}) for {k}-player tables: "
+                f"give at least {k} with --bot NAME=COMMAND, or play --players {len(bot_specs)}"
+                if len(bot_specs) >= MIN_PLAYERS
+                else f"{len(bot_specs)} bot(s) ({', '.join(names)}) for {k}-player tables: "
+                f"give at least {k} with --bot NAME=COMMAND"
+            )
+
+        n_boards = _int("--boards", pick("boards", boards), DEFAULT_BOARDS)
+        if n_boards < 1:
+            raise ConfigError(f"--boards {n_boards}: play at least 1 board")
+        workers = _int("--concurrency", pick("concurrency", concurrency), os.cpu_count() or 1)
+        if workers < 1:
+            raise ConfigError(f"--concurrency {workers}: play at least 1 table at a time")
+        the_seed = _int("--seed", pick("seed", seed), DEFAULT_SEED)
+        move_ms = parse_duration_ms(pick("move_time", move_time) or DEFAULT_MOVE_MS, "--move-time")
+        if move_ms < 1:
+            raise ConfigError(f"--move-time {move_ms}: give each move at least 1 ms")
+        bank_ms = parse_duration_ms(pick("time_bank", time_bank) or DEFAULT_BANK_MS, "--time-bank")
+        fault_limit = _int("--max-faults", pick("max_faults", max_faults), DEFAULT_MAX_FAULTS)
+        if fault_limit < 0:
+            raise ConfigError(f"--max-faults {fault_limit}: give 0 or more faults per game")
+        strict_mode = pick("strict", strict)
+        if strict_mode is not None and not isinstance(strict_mode, bool):
+            raise ConfigError(f"strict = {strict_mode!r}: expected true or false")
+        grace_ms = parse_duration_ms(pick("grace", grace) or DEFAULT_GRACE_MS, "--grace")
+        the_port = _int("--port", pick("port", port), 0)
+        if not 0 <= the_port <= MAX_PORT:
+            raise ConfigError(f"--port {the_port}: a port is 0 (any free one) to {MAX_PORT}")
+        db_path = Path(pick("db", db) or DEFAULT_DB)
+        if db_path.is_dir() or not db_path.name:
+            raise ConfigError(f"--db {db_path}: is a folder, not a database file")
+        out_value = pick("out", out)
+        out_path = Path(out_value) if out_value else _default_out(db_path)
+        if check_commands:
+            for b in bot_specs:
+                _check_command(b)
+        return RunConfig(
+            bots=bot_specs,
+            rules=the_rules,
+            format=fmt,
+            candidate=cand,
+            boards=n_boards,
+            game_to=points,
+            seed=the_seed,
+            clocks=Clocks(move_ms=move_ms, bank_ms=bank_ms),
+            faults=FaultPolicy(max_faults=fault_limit, strict=bool(strict_mode), grace_ms=grace_ms),
+            concurrency=workers,
+            db=db_path,
+            out=out_path,
+            port=the_port,
+        )
+    except ConfigError as e:
+        raise _from_file(e, from_file) from None
+
+
+def _from_file(error: ConfigError, from_file: set[str]) -> ConfigError:
+    """The error, naming the config file's setting where the bad value came from the file."""
+    flag, _, rest = str(error).partition(" ")
+    key = flag.removeprefix("--").replace("-", "_")
+    if flag.startswith("--") and key in from_file:
+        return ConfigError(f"config file: {key} = {rest}")
+    return error
 
 
 def _default_out(db: Path) -> Path:

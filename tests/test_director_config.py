@@ -157,6 +157,13 @@ def test_bad_files_are_one_line_errors(tmp_path: Path) -> None:
         build_config({"colour": "red"})
     with pytest.raises(ConfigError, match=r"bots\.a must be a command"):
         build_config({"bots": {"a": 3}})
+    # A bad value from the file names the file's setting, not a flag that was never given.
+    with pytest.raises(ConfigError, match=r"^config file: players = 9: a table has 3 to 6"):
+        build_config({"players": 9}, bots=FIVE)
+    with pytest.raises(ConfigError, match=r"^config file: move_time = 'soon'"):
+        build_config({"move_time": "soon"}, bots=FIVE)
+    with pytest.raises(ConfigError, match=r"^--move-time 'later'"):
+        build_config({"move_time": "soon"}, bots=FIVE, move_time="later")
 
 
 def test_round_robin_plays_every_board_in_every_rotation_of_every_group() -> None:
