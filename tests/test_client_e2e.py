@@ -299,21 +299,9 @@ def test_a_wrong_token_exits_2_with_one_line(procs: Procs, referee: RefereeThrea
 
 def test_missing_settings_exit_2_with_one_line(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
-    done = subprocess.run(
-        [sys.executable, str(SAMPLES / "heuristic.py")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=GAME_TIMEOUT_S,
-        check=False,
-    )
-    assert done.returncode == 2
-    assert done.stderr.count("\n") == 1, done.stderr
-    assert "ARENA_ADDRESS" in done.stderr and "ARENA_TOKEN" in done.stderr
 
-    for nonsense in ("nonsense", "localhost:", ":50051", "host:99999"):
-        env.update(ARENA_ADDRESS=nonsense, ARENA_TOKEN="t", ARENA_BOT_NAME="n")
-        done = subprocess.run(
+    def heuristic() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
             [sys.executable, str(SAMPLES / "heuristic.py")],
             env=env,
             capture_output=True,
@@ -321,6 +309,15 @@ def test_missing_settings_exit_2_with_one_line(tmp_path: Path) -> None:
             timeout=GAME_TIMEOUT_S,
             check=False,
         )
+
+    done = heuristic()
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "ARENA_ADDRESS" in done.stderr and "ARENA_TOKEN" in done.stderr
+
+    for nonsense in ("nonsense", "localhost:", ":50051", "host:99999"):
+        env.update(ARENA_ADDRESS=nonsense, ARENA_TOKEN="t", ARENA_BOT_NAME="n")
+        done = heuristic()
         assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
         assert f"ARENA_ADDRESS {nonsense!r}: expected the referee's HOST:PORT" in done.stderr
 
