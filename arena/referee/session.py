@@ -160,6 +160,9 @@ class Session:
                     )
                     return
                 self.inbox.put_nowait((loop.time(), message))
+                # Let the waiting table judge it before the next read is set up (that costs
+                # gRPC work which would otherwise delay the table's answer to the bot).
+                await asyncio.sleep(0)
         except asyncio.CancelledError:
             self.end(Ending(None, "the stream was cancelled"))
             raise
