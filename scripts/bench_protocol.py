@@ -10,9 +10,11 @@ Four measurements in one run, on loopback, with real client processes:
 2. a bare grpc.aio ping-pong with no game logic: four client processes in turn, one message in
    flight at a time (as at a table), each message the mean size of the referee's requests and
    answers measured in step 1, timed the same way on the server;
-3. and 4. the same with eight tables at once (32 bots) beside eight ping-pong rings (32 clients).
+3. the same bare server with the trivial bots of step 1 as its clients, sent a real decision
+   request each time: where the time goes, the bots' own protobuf work or the referee's;
+4. the same three with eight tables at once (32 bots) beside eight rings (32 clients).
 
-Each referee run is followed by its bare run, ``--rounds`` times. It prints, for each kind, the
+Each referee run is followed by its two bare runs, ``--rounds`` times. It prints, for each kind, the
 run with the median rate (decisions per second, the p50/p99 latency of a decision asked over
 the wire), and the ratio referee / bare of each pair of runs: their median and range. (The
 machine may be shared and its speed drifts: a pair of runs side by side sees about the same
@@ -53,6 +55,8 @@ SEATS = 4
 READY_MS = 60_000
 SIZING_GAMES = 3
 MS = 1000.0
+LABEL = 38
+"""Width of the printed lines' labels."""
 
 
 # ---- the client processes ----------------------------------------------------------------------
@@ -99,8 +103,8 @@ async def ping_client(address: str, size: int) -> None:
 class Ring:
     """The bare baseline: the server sends to each client in turn and waits for its answer."""
 
-    def __init__(self, reply_size: int) -> None:
-        self.payload = os.urandom(reply_size)
+    def __init__(self, payload: bytes) -> None:
+        self.payload = payload
         self.streams: list[tuple[grpc.aio.ServicerContext[bytes, bytes], asyncio.Event]] = []
         self.joined = asyncio.Event()
         self.expected = 0
@@ -136,18 +140,28 @@ async def ring_round_trips(
     return count
 
 
-async def bare(rings: int, request_size: int, response_size: int, seconds: float) -> Result:
-    """The bare ping-pong: ``rings`` groups of four clients, one message in flight per group."""
-    ring = Ring(response_size)
+async def bare(
+    rings: int, request_size: int, response: bytes | int, seconds: float, *, bots: bool = False
+) -> Result:
+    """The bare ping-pong: ``rings`` groups of four clients, one message in flight per group.
+
+    ``response``: the message the server sends (or its size: random bytes). With ``bots``, the
+    clients are the trivial bots of the referee runs (answering ``response``, a real decision
+    request, each time) instead of ping clients that parse nothing: the bots' own share of the
+    time, beside the referee's.
+    """
+    ring = Ring(response if isinstance(response, bytes) else os.urandom(response))
     ring.expected = rings * SEATS
     server = grpc.aio.server()
     handler = grpc.stream_stream_rpc_method_handler(ring.handler)
+    service, method = PLAY_METHOD.split("/")[1:] if bots else PING_METHOD.split("/")[1:]
     server.add_generic_rpc_handlers(
-        (grpc.method_handlers_generic_handler("bench.Ping", {"Ring": handler}),)
+        (grpc.method_handlers_generic_handler(service, {method: handler}),)
     )
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
-    procs = [_spawn("ping", f"127.0.0.1:{port}", str(request_size)) for _ in range(ring.expected)]
+    role, arg = ("bot", "bench") if bots else ("ping", str(request_size))
+    procs = [_spawn(role, f"127.0.0.1:{port}", arg) for _ in range(ring.expected)]
     try:
         await asyncio.wait_for(ring.joined.wait(), READY_MS / MS)
         samples: list[float] = []
@@ -201,6 +215,12 @@ class Sizes:
 
     requests: list[int]
     answers: list[int]
+    plays: list[bytes]
+    """The play requests themselves (the bare run with bot clients sends one of them)."""
+
+    def typical_play(self) -> bytes:
+        """A play request of the median size."""
+        return sorted(self.plays, key=len)[len(self.plays) // 2]
 
 
 def _count_sizes(sizes: Sizes) -> tuple[object, object]:
@@ -209,8 +229,11 @@ def _count_sizes(sizes: Sizes) -> tuple[object, object]:
 
     def counting_encode(message: bot_pb.PlayResponse | bytes) -> bytes:
         data = encode(message)
-        if bot_pb.PlayResponse.FromString(data).HasField("request"):
+        response = bot_pb.PlayResponse.FromString(data)
+        if response.HasField("request"):
             sizes.requests.append(len(data))
+            if response.request.kind == bot_pb.DECISION_KIND_PLAY:
+                sizes.plays.append(data)
         return data
 
     def counting_decode(data: bytes) -> bot_pb.PlayRequest | wire.Malformed:
@@ -278,7 +301,8 @@ def _reap(procs: Sequence[subprocess.Popen[bytes]]) -> None:
 
 def _line(label: str, r: Result) -> str:
     return (
-        f"{label:<32} {r.decisions_per_second:6.0f} decisions/s  {r.per_second:6.0f} round trips/s"
+        f"{label:<{LABEL}} {r.decisions_per_second:6.0f} decisions/s  "
+        f"{r.per_second:6.0f} round trips/s"
         f"  p50 {r.quantile(0.5):6.3f} ms  p99 {r.quantile(0.99):6.3f} ms  "
         f"server cpu {r.cpu_s / r.round_trips * MS:5.3f} ms/rt "
         f"({r.decisions} decisions, {r.round_trips} round trips, {r.wall_s:.1f} s)"
@@ -300,35 +324,46 @@ async def compare(tables: int, games: int, seconds: float, rounds: int, sizes: S
     """
     request_size = round(statistics.mean(sizes.answers))
     response_size = round(statistics.mean(sizes.requests))
-    referee_runs, bare_runs = [], []
+    referee_runs, bare_runs, bot_runs = [], [], []
     for _ in range(rounds):
         referee_runs.append((await referee_run(tables, games))[0])
         bare_runs.append(await bare(tables, request_size, response_size, seconds))
-    ours, anchor = _median(referee_runs), _median(bare_runs)
+        bot_runs.append(await bare(tables, 0, sizes.typical_play(), seconds, bots=True))
+    ours, anchor, bots = _median(referee_runs), _median(bare_runs), _median(bot_runs)
     pairs = list(zip(referee_runs, bare_runs, strict=True))
     decisions = sorted(r.decisions_per_second / b.per_second for r, b in pairs)
     trips = sorted(r.per_second / b.per_second for r, b in pairs)
     what = "1 table of 4 bots" if tables == 1 else f"{tables} tables at once"
     print(_line(f"referee, {what}", ours))
-    print(_line(f"bare ping-pong, {tables} ring{'s' if tables > 1 else ''} of 4", anchor))
+    rings = f"{tables} ring{'s' if tables > 1 else ''} of 4"
+    print(_line(f"bare ping-pong, {rings}", anchor))
+    print(_line(f"bare, trivial bot clients, {rings}", bots))
     forced = ours.decisions - ours.round_trips
     print(
-        f"{'':<32} referee / bare: decisions {statistics.median(decisions):6.1%}"
+        f"{'':<{LABEL}} referee / bare: decisions {statistics.median(decisions):6.1%}"
         f" (median of {rounds} pairs, {decisions[0]:.0%} to {decisions[-1]:.0%}; target 90%;"
         f" {forced / ours.decisions:.0%} of decisions were forced moves, taken with no round trip)"
     )
     print(
-        f"{'':<32} round trips alone {statistics.median(trips):6.1%}"
+        f"{'':<{LABEL}} round trips alone {statistics.median(trips):6.1%}"
         f" ({trips[0]:.0%} to {trips[-1]:.0%}), "
         f"p50 speed {anchor.quantile(0.5) / ours.quantile(0.5):6.1%}, "
         f"p99 speed {anchor.quantile(0.99) / ours.quantile(0.99):6.1%} (median runs)"
+    )
+    clients = sorted(b.per_second / a.per_second for a, b in zip(bare_runs, bot_runs, strict=True))
+    own = sorted(r.per_second / b.per_second for r, b in zip(referee_runs, bot_runs, strict=True))
+    print(
+        f"{'':<{LABEL}} where the time goes: with the trivial bots as clients the bare server "
+        f"runs at {statistics.median(clients):.1%} of the bare ping-pong (the bots' own cost); "
+        f"the referee's round trips at {statistics.median(own):.1%} of that "
+        f"({own[0]:.0%} to {own[-1]:.0%}; the referee's own cost)"
     )
 
 
 async def bench(games: int, seconds: float, tables: int, rounds: int) -> None:
     """Measure the message sizes, then compare one table and ``tables`` tables with the bare."""
     print(f"python {sys.version.split()[0]}, grpcio {grpc.__version__}, {os.cpu_count()} cpus")
-    sizes = Sizes([], [])
+    sizes = Sizes([], [], [])
     originals = _count_sizes(sizes)
     await referee_run(1, SIZING_GAMES)  # message sizes only; not timed
     wire.encode_response, wire.decode_request = originals  # type: ignore[assignment]
