@@ -14,8 +14,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
 from test_server_support import EngineHost, play_record
 
+from arena.errors import ConfigError
 from arena.server.accounts import AccountStore
 from arena.server.competition import Competition, LadderState
 from arena.server.config import ServerConfig, server_config_from_dict
@@ -133,6 +135,8 @@ def test_crash_loses_nothing_finished_and_marks_running_tables_interrupted(
     ledger.close()  # what a kill -9 leaves is the same file; nothing else is flushed on close
 
     again = LedgerDB(db, config)
+    with pytest.raises(ConfigError, match=r"another arena serve .* is using this database"):
+        LedgerDB(db, config)  # one server per database: the second would overwrite games
     interrupted, late = again.recover(now=2.0)
     assert [g for g, _ in interrupted] == [1]
     (_, record) = interrupted[0]

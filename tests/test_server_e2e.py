@@ -323,7 +323,7 @@ def test_account_commands_on_a_missing_database_create_nothing(tmp_path: Path) -
     assert "x" in ServerProcess.cli("bots", "list", "--db", str(typo), "--json").stdout
 
 
-def test_a_busy_or_impossible_port_is_one_line(server: ServerProcess) -> None:
+def test_a_busy_port_or_database_is_one_line(server: ServerProcess) -> None:
     server.start()
     try:
         for flags, says in (
@@ -337,6 +337,7 @@ def test_a_busy_or_impossible_port_is_one_line(server: ServerProcess) -> None:
             ),
             (("--port", "-5"), "--port -5: a port is 0 (any free one) to 65535"),
             (("--web-port", "70000"), "--web-port 70000: a port is 0"),
+            (("--port", "0", "--web-port", "0"), "another arena serve (pid"),
         ):
             refused = server.cli("serve", "--db", str(server.db), *flags)
             assert refused.returncode == 2, refused.stderr

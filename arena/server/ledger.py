@@ -23,7 +23,9 @@ web page use a second connection in a second thread, so that a page never waits 
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from arena.errors import ConfigError
 from arena.ratings.results import TableResult
 from arena.server.config import ServerConfig
 from arena.store import Store
@@ -201,14 +204,42 @@ def read_rated_results(
     return out
 
 
+def _lock_for_serving(path: Path) -> int:
+    """Hold ``PATH.lock`` exclusively (a file descriptor): one server per database.
+
+    Two servers on one database would hand out the same game numbers and overwrite each other's
+    games; SQLite's own locks only keep each write whole. The lock goes with the process, so a
+    crashed server leaves nothing to clean up.
+    """
+    lock_path = path.with_name(path.name + ".lock")
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "another process"
+        os.close(fd)
+        raise ConfigError(
+            f"--db {path}: another arena serve (pid {holder}) is using this database; stop it "
+            "first, or give this server its own --db"
+        ) from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, str(os.getpid()).encode(), 0)
+    return fd
+
+
 class LedgerDB:
     """The database side; every method runs in the one writer thread."""
 
     def __init__(self, path: Path, config: ServerConfig, total: int | None = None) -> None:
         self.path = path
         self.run_id = config.run_id
-        self.store = Store.open(path)
-        self.store.claim(self.run_id, config.kind, config.identity(), total)
+        self._lock = _lock_for_serving(path)
+        try:
+            self.store = Store.open(path)
+            self.store.claim(self.run_id, config.kind, config.identity(), total)
+        except BaseException:
+            os.close(self._lock)
+            raise
         self._db = sqlite3.connect(
             path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
         )
@@ -218,10 +249,13 @@ class LedgerDB:
         self._pending: list[tuple[int, dict[str, tuple[float, float]]]] = []
 
     def close(self) -> None:
-        """Flush, then close both connections."""
-        self.flush()
-        self._db.close()
-        self.store.close()
+        """Flush, then close both connections and let another server have the database."""
+        try:
+            self.flush()
+            self._db.close()
+            self.store.close()
+        finally:
+            os.close(self._lock)
 
     # ---- start-up ---------------------------------------------------------------------------
 
