@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from conftest import BOT_READY_MS, BotProcesses
 
+from arena.engine import Hand
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import events_pb2 as ev_pb
 from arena.referee import RefereeConfig, RefereeThread, TokenAccounts
@@ -205,6 +206,41 @@ def test_a_goodbye_mid_game_forfeits_at_once(arena: Arena) -> None:
     assert kinds(record) == {FaultKind.DISCONNECT}
     assert record.seat_status[BAD_SEAT] is Termination.DISCONNECT
     assert "past the grace period" in record.faults_of(BAD_SEAT)[0].detail
+    out = arena.bots.output(proc)
+    assert "SHUTDOWN SHUTDOWN_REASON_GOODBYE" in out and "STATUS OK" in out
+
+
+def test_a_goodbye_before_the_bot_is_told_of_its_game_interrupts_it(
+    arena: Arena, tmp_path: Path
+) -> None:
+    # No passing, so that one seat is asked at a time. The first seat asked (after the forced
+    # moves, played without a message) is a silent bot, recorded, so that the test sees the game
+    # under way; the leaver, next in turn, has been sent nothing yet when it says Goodbye.
+    rules = Rules(pass_count=0)
+    seed = 5
+    hand = Hand.deal(rules, seed=seed, hand_number=0)
+    while len(hand.legal_plays()) == 1:
+        hand.play(hand.legal_plays()[0])
+    first = hand.to_move
+    assert first is not None
+    asked, cue = tmp_path / "asked.b64", tmp_path / "leave"
+    start_bad(arena, "mum", "silent", f"--record={asked}")
+    start_bad(arena, "quitter", "good", f"--leave-when={cue}")
+    proc = arena.bots.procs[-1]
+    seats = ["", "", "", ""]
+    seats[first], seats[(first + 1) % 4] = "mum", "quitter"
+    others = iter(GOOD_A)
+    seats = [s or next(others) for s in seats]
+    future = arena.referee.submit(TableSpec("quit", rules, seed, tuple(seats), "5", clocks=CALM))
+    deadline = time.monotonic() + RESULT_S
+    while not (asked.exists() and asked.read_text().strip()):
+        assert time.monotonic() < deadline, "the 2C holder was never asked"
+        time.sleep(0.01)
+    cue.touch()
+    record = future.result(RESULT_S)
+    assert record.termination is Termination.INTERRUPTED
+    assert "quitter left (Goodbye) before its game started" in record.reason
+    assert not record.faults and all(s is Termination.NORMAL for s in record.seat_status)
     out = arena.bots.output(proc)
     assert "SHUTDOWN SHUTDOWN_REASON_GOODBYE" in out and "STATUS OK" in out
 

@@ -125,6 +125,8 @@ class Seat:
         """Set when a session takes the seat back while a decision waits for it."""
         self.warned = False
         """Whether the seat got its TimeWarning."""
+        self.told = False
+        """Whether the seat's bot has been sent anything of this game (GameStarted comes first)."""
 
 
 class TableRun:
@@ -440,6 +442,7 @@ class TableRun:
         try:
             async with asyncio.timeout_at(deadline):
                 await session.send(message)
+                seat.told = True
                 while True:
                     verdict = self._judge(seat, await session.inbox.get(), request_id, hand, kind)
                     if verdict is not None:
@@ -834,13 +837,21 @@ class TableRun:
     # ---- sessions coming and going ----------------------------------------------------------
 
     def session_lost(self, session: Session) -> None:
-        """A seated session ended: its seat is away (at once past grace, after a Goodbye)."""
+        """A seated session ended: its seat is away (at once past grace, after a Goodbye).
+
+        A Goodbye before the bot was sent anything of this game left between games, as far as
+        the bot could know (the table may have been formed as it said goodbye): the game does not
+        go on without it, and is recorded as interrupted, a game nobody played, rather than as
+        its forfeit.
+        """
         for seat in self.seats:
             if seat.session is session:
                 seat.session = None
                 now = self._loop.time()
                 goodbye = session.said_goodbye
                 seat.away_since = now - (self.spec.faults.grace_ms / MS if goodbye else 0.0)
+                if goodbye and not seat.told:
+                    self.interrupt(f"{seat.bot} left (Goodbye) before its game started")
 
     def claimable(self, key: bytes, bot: str) -> Seat | None:
         """The seat a new session with this token may take back, if any."""

@@ -73,6 +73,7 @@ class Bot:
         self.mode = args.mode
         self.record = Path(args.record) if args.record else None
         self.reconnected = False
+        self.leaver: asyncio.Task[None] | None = None
         self.channel: grpc.aio.Channel | None = None
         self.call: grpc.aio.StreamStreamCall | None = None  # type: ignore[type-arg]
 
@@ -117,6 +118,8 @@ class Bot:
             return f"{e.code().name} {e.details()}"
         if self.mode == "huge":
             await self.send(play(bot_pb.DecisionRequest(), "X" * HUGE_BYTES))
+        if self.args.leave_when:
+            self.leaver = asyncio.create_task(self.leave_when(Path(self.args.leave_when)))
         while True:
             assert self.call is not None
             try:
@@ -140,6 +143,14 @@ class Bot:
         assert self.call is not None
         code = await self.call.code()
         return f"{code.name} {await self.call.details()}"
+
+    async def leave_when(self, signal_file: Path) -> None:
+        """Say Goodbye once ``signal_file`` exists (a test's cue: no timing involved)."""
+        while not signal_file.exists():
+            await asyncio.sleep(0.01)
+        await self.send(bot_pb.PlayRequest(goodbye=bot_pb.Goodbye(reason="cue")))
+        assert self.call is not None
+        await self.call.done_writing()
 
     async def send(self, message: bot_pb.PlayRequest | bytes) -> None:
         """Write, ignoring a stream that has already ended (its status is read in run())."""
@@ -251,6 +262,11 @@ def main() -> None:
         "--keep-open",
         action="store_true",
         help="after a Shutdown, never close this side of the stream (wait for the status)",
+    )
+    parser.add_argument(
+        "--leave-when",
+        default="",
+        help="say Goodbye as soon as this file exists (whatever the bot is doing)",
     )
     parser.add_argument("--tls-ca", default="")
     parser.add_argument("--tls-cert", default="")

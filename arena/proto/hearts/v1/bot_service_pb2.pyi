@@ -260,8 +260,9 @@ Global___PlayCard: _TypeAlias = PlayCard  # noqa: Y015
 
 @_typing.final
 class Goodbye(_message.Message):
-    """The bot is leaving. Between games this ends the session cleanly. During a game the seat is
-    treated as disconnected at once, without waiting for the grace period.
+    """The bot is leaving. Between games this ends the session cleanly. During a game (from the first
+    message of it the bot is sent) the seat is treated as disconnected at once, without waiting for
+    the grace period; a Goodbye before that stops the game just formed, recorded as interrupted.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
