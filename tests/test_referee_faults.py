@@ -150,6 +150,12 @@ def test_a_slow_bot_times_out_and_its_late_answers_are_dropped(arena: Arena) -> 
     assert record.late and all(x.seat == BAD_SEAT for x in record.late)
     timed_out = {d.request_id for d in record.decisions if d.fault is FaultKind.TIMEOUT}
     assert {x.request_id for x in record.late} <= timed_out
+    # Its next game starts while it still works through the last game's requests: those
+    # answers are late there too, not answers with a wrong request id.
+    again, _ = play_beside(arena, "slow", "slow-again")
+    assert kinds(again) == {FaultKind.TIMEOUT}
+    timed_out |= {d.request_id for d in again.decisions if d.fault is FaultKind.TIMEOUT}
+    assert {x.request_id for x in again.late} <= timed_out
 
 
 def test_an_illegal_card_is_refused_with_the_rule_named(arena: Arena) -> None:

@@ -120,7 +120,8 @@ class Seat:
         """Events not yet sent to the seat's bot (pre-encoded PlayResponse.events entries)."""
         self.expired: dict[int, float] = {}
         """Request ids that timed out, with their deadlines (late answers are dropped, not
-        faults); the oldest are forgotten past :data:`EXPIRED_REMEMBERED`."""
+        faults); the oldest are forgotten past :data:`EXPIRED_REMEMBERED`. The seat's session's
+        own (:attr:`Session.expired`) while it has one, so that it outlives the game."""
         self.returned: asyncio.Event | None = None
         """Set when a session takes the seat back while a decision waits for it."""
         self.warned = False
@@ -158,6 +159,7 @@ class TableRun:
                 continue
             seat.session = session
             seat.key = session.key
+            seat.expired = session.expired  # answers to an earlier game's requests are late too
             session.owner = self
             _clear(session)
         self.game = Game(spec.rules, spec.seed)
@@ -877,6 +879,8 @@ class TableRun:
         _clear(session)
         seat.session = session
         seat.key = session.key
+        session.expired.update(seat.expired)
+        seat.expired = session.expired
         seat.away_since = None
         session.owner = self
         hand = self.game.hand

@@ -114,6 +114,9 @@ class Session:
         """The bot's Hello."""
         self.decide_forced = False
         """Whether the bot asked to decide forced moves itself."""
+        self.expired: dict[int, float] = {}
+        """Request ids sent on this stream that timed out, with their deadlines, across games:
+        an answer to one that arrives in the bot's next game is late, not a wrong request id."""
         self.inbox: asyncio.Queue[Inbound] = asyncio.Queue()
         """What the bot sent, in order; bounded by :attr:`inbox_limit` (see module docstring)."""
         self.inbox_limit = inbox_limit
