@@ -52,6 +52,20 @@ def test_ratings_table_lists_bots_best_first(tournament: list[TableResult]) -> N
     assert "240 results on 60 boards; mean = 0" in text.replace("\n", " ")
 
 
+def test_points_are_per_hand_or_per_game_as_the_results_are() -> None:
+    seats = ("A", "B", "C", "D")
+    hands = [TableResult(f"h{i}", seats, (0.0, 5.0, 8.0, 13.0)) for i in range(4)]
+    games = [
+        TableResult(f"g{i}", seats, (30.0, 50.0, 80.0, 101.0), placings=(1, 2, 3, 4))
+        for i in range(4)
+    ]
+    by_hand = text_of(ratings_table(fit(hands)))
+    assert "pts/hand" in by_hand and "pts/game" not in by_hand
+    by_game = text_of(ratings_table(fit(games)))
+    assert "pts/game" in by_game and "pts/hand" not in by_game and "games" in by_game
+    assert "pts/result" in text_of(ratings_table(fit(hands + games)))
+
+
 def test_crosstable_and_los_tables() -> None:
     results = [TableResult(f"w{i}", ("A", "B", "B"), (0.0, 5.0, 5.0)) for i in range(300)]
     results += [TableResult(f"l{i}", ("A", "B", "B"), (9.0, 5.0, 5.0)) for i in range(100)]

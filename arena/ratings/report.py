@@ -96,6 +96,13 @@ def ratings_table(fit: RatingFit) -> Table:
     """The rating list: rank, bot, Elo with its interval, LOS over the next, points, games."""
     pct = round(100 * fit.confidence)
     with_games = any(b.games for b in fit.bots)
+    # A result is a hand, or a whole game (--game-to): the points are per result.
+    if not with_games:
+        unit = "hand"
+    elif all(b.games == b.tables for b in fit.bots):
+        unit = "game"
+    else:
+        unit = "result"  # a database holding both
     table = Table(
         title=f"Ratings, {_size_label(fit)}",
         caption=(
@@ -111,13 +118,14 @@ def ratings_table(fit: RatingFit) -> Table:
     table.add_column("±", justify="right")
     table.add_column(f"{pct}% interval", justify="right")
     table.add_column("LOS", justify="right")
-    table.add_column("pts/hand", justify="right")
+    table.add_column(f"pts/{unit}", justify="right")
     table.add_column("±", justify="right")
     table.add_column("score", justify="right")
-    table.add_column("hands", justify="right")
+    table.add_column(f"{unit}s", justify="right")
     table.add_column("boards", justify="right")
-    if with_games:
+    if with_games and unit != "game":
         table.add_column("games", justify="right")
+    if with_games:
         table.add_column("place", justify="right")
     table.add_column("moons", justify="right")
     table.add_column("faults", justify="right")
@@ -137,9 +145,10 @@ def ratings_table(fit: RatingFit) -> Table:
             str(s.tables),
             str(s.boards),
         ]
+        if with_games and unit != "game":
+            cells.append(str(s.games))
         if with_games:
-            place = "-" if s.mean_placing is None else f"{s.mean_placing:.2f}"
-            cells += [str(s.games), place]
+            cells.append("-" if s.mean_placing is None else f"{s.mean_placing:.2f}")
         cells += [str(s.moons), str(s.faults)]
         table.add_row(*cells, style="red" if s.faults else None)
     return table
