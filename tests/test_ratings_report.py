@@ -5,8 +5,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 from matplotlib import image
 from rich.console import Console
@@ -64,6 +66,19 @@ def test_points_are_per_hand_or_per_game_as_the_results_are() -> None:
     by_game = text_of(ratings_table(fit(games)))
     assert "pts/game" in by_game and "pts/hand" not in by_game and "games" in by_game
     assert "pts/result" in text_of(ratings_table(fit(hands + games)))
+
+
+def test_one_board_claims_no_interval_and_no_superiority() -> None:
+    seats = ("A", "B", "C", "D")
+    rotations = [seats[r:] + seats[:r] for r in range(4)]
+    one = [TableResult("b0", s, (0.0, 5.0, 8.0, 13.0)) for s in rotations]
+    f = fit(one)
+    assert all(math.isnan(r.low) and math.isnan(r.high) for r in f.rows())
+    assert np.isnan(f.los()[~np.eye(4, dtype=bool)]).all()
+    text = text_of(ratings_table(f))
+    assert ">99.9%" not in text and "nan" not in text and "[" not in text
+    two = one + [TableResult("b1", s, (13.0, 0.0, 5.0, 8.0)) for s in rotations]
+    assert all(math.isfinite(r.high - r.low) for r in fit(two).rows())
 
 
 def test_crosstable_and_los_tables() -> None:

@@ -221,8 +221,12 @@ class RatingFit:
 
     @property
     def z(self) -> float:
-        """The normal quantile of the two-sided ``confidence``."""
-        return float(stats.norm.ppf(0.5 + self.confidence / 2.0))
+        """The quantile of the two-sided ``confidence``: Student's t with one degree of freedom
+        fewer than the boards (the clusters), as the covariance is estimated from that many;
+        NaN with fewer than two boards."""
+        if self.boards < 2:
+            return math.nan
+        return float(stats.t.ppf(0.5 + self.confidence / 2.0, self.boards - 1))
 
     def index(self, name: str) -> int:
         """Position of ``name`` in :attr:`names`."""
@@ -258,7 +262,9 @@ class RatingFit:
         # A difference known exactly (no spread at all) is certain, or a tie if it is only noise.
         sure = np.where(np.abs(diff) <= NOISE_ELO, 0.5, (diff > 0).astype(np.float64))
         with np.errstate(divide="ignore", invalid="ignore"):
-            los: FloatArray = np.where(sd > NOISE_ELO, special.ndtr(diff / sd), sure)
+            spread = stats.t.cdf(diff / sd, max(self.boards - 1, 1))
+            los: FloatArray = np.where(sd > NOISE_ELO, spread, sure)
+        los[np.isnan(var)] = np.nan  # fewer than two boards: nothing is known of the spread
         np.fill_diagonal(los, np.nan)
         return los
 
@@ -495,6 +501,10 @@ def _fit_arrays(
         cov_free = _bootstrap_cov(
             players, arrays.points, board, n_boards, pairs, prior_draws, n, bootstrap_samples, seed
         )[1:, 1:]
+    if n_boards < 2:
+        # One board is one cluster: its spread cannot be estimated (the clustered sum is zero
+        # at the fit), and an interval of width zero would claim certainty from a single deal.
+        cov_free = np.full_like(cov_free, np.nan)
     to_anchor = _anchor_matrix(names, anchor)
     elo_scale = ELO_PER_NAT**2
     return RatingFit(
