@@ -481,6 +481,19 @@ def test_a_bad_give_up_time_is_refused_naming_the_variable(
         ClientSettings.resolve()
 
 
+def test_a_tls_ca_that_is_not_a_certificate_is_refused_at_once(
+    arena_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    junk = tmp_path / "junk.pem"
+    junk.write_text("not a certificate\n")
+    arena_env.setenv("ARENA_TLS_CA", str(junk))
+    with pytest.raises(ConfigError, match="is not a PEM file"):
+        ClientSettings.resolve()
+    junk.write_text("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")
+    with pytest.raises(ConfigError, match="holds no usable certificate"):
+        ClientSettings.resolve()
+
+
 def test_serve_takes_the_give_up_time_of_its_settings() -> None:
     async def script(n: int, stream: Stream) -> None:
         await peer.read(stream)

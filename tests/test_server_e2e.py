@@ -323,6 +323,17 @@ def test_account_commands_on_a_missing_database_create_nothing(tmp_path: Path) -
     assert "x" in ServerProcess.cli("bots", "list", "--db", str(typo), "--json").stdout
 
 
+def test_admin_with_a_bad_ca_file_is_one_line(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.pem"
+    junk.write_text("not a certificate")
+    for ca, says in ((tmp_path / "none.pem", "no such file"), (junk, "not a PEM certificate")):
+        done = ServerProcess.cli(
+            "admin", "resume", "--url", "https://127.0.0.1:9", "--ca", str(ca), "--token", "t"
+        )
+        assert done.returncode == 2 and says in done.stderr, done.stderr
+        assert done.stderr.strip().count("\n") == 0
+
+
 def test_a_busy_port_or_database_is_one_line(server: ServerProcess) -> None:
     server.start()
     try:

@@ -38,6 +38,7 @@ import os
 import queue
 import random
 import signal
+import ssl
 import sys
 import threading
 import time
@@ -142,7 +143,7 @@ class Refused(ArenaError):
         meaning = REFUSALS.get(code, "refused the session")
         detail = " ".join(detail.split()) or "no details"
         super().__init__(
-            f"the referee at {address} {meaning} of bot {name!r} ({code.name}): {detail}"
+            f"bot {name!r}: the referee at {address} {meaning} ({code.name}): {detail}"
         )
         self.code = code
         """The gRPC status code."""
@@ -265,10 +266,22 @@ def _seconds(text: str, var: str) -> float:
 
 
 def _read(path: str | Path, what: str) -> bytes:
+    """A PEM file's bytes; one line if it cannot be read or is not PEM (gRPC would only say, on
+    every retry, that it failed to create a security handshaker)."""
     try:
-        return Path(path).read_bytes()
+        data = Path(path).read_bytes()
     except OSError as e:
         raise ConfigError(f"cannot read the TLS {what} {str(path)!r}: {e.strerror}") from None
+    if b"-----BEGIN " not in data:
+        raise ConfigError(f"the TLS {what} {str(path)!r} is not a PEM file (-----BEGIN ...)")
+    if what == "CA certificate":
+        try:
+            ssl.create_default_context(cadata=data.decode("ascii", "replace"))
+        except (ssl.SSLError, ValueError) as e:
+            raise ConfigError(
+                f"the TLS {what} {str(path)!r} holds no usable certificate: {e}"
+            ) from None
+    return data
 
 
 def run(

@@ -269,6 +269,18 @@ def admin_token(db: Path = _DB) -> None:
     typer.echo(token)
 
 
+def _trusting(ca: Path) -> ssl.SSLContext:
+    """A client TLS context that trusts the certificate(s) in ``ca``; one line if it cannot."""
+    try:
+        return ssl.create_default_context(cafile=str(ca))
+    except FileNotFoundError:
+        raise _fail(f"--ca {ca}: no such file; give the server's certificate (PEM)") from None
+    except (OSError, ssl.SSLError) as e:
+        raise _fail(
+            f"--ca {ca}: not a PEM certificate ({e}); give the server's certificate"
+        ) from None
+
+
 def _post(url: str, token: str | None, action: str, body: dict[str, Any], ca: Path | None) -> None:
     if not token:
         raise _fail(f"give the admin token with --token or ${ADMIN_TOKEN_ENV}")
@@ -278,7 +290,7 @@ def _post(url: str, token: str | None, action: str, body: dict[str, Any], ca: Pa
         method="POST",
         headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
     )
-    context = ssl.create_default_context(cafile=str(ca)) if ca is not None else None
+    context = _trusting(ca) if ca is not None else None
     try:
         with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_S, context=context) as r:
             typer.echo(r.read().decode())
