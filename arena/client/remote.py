@@ -415,7 +415,7 @@ def _serve(runner: _Runner, give_up_after: float) -> SessionEnd:
         elif failing_since is None:
             failing_since = now
         left = failing_since + give_up_after - now
-        if left <= 0:
+        if left < 0:
             raise GaveUp(
                 f"the referee at {settings.address} has been unreachable for "
                 f"{now - failing_since:.0f} s ({code.name}: {detail or 'no details'})"
