@@ -334,6 +334,16 @@ def test_admin_with_a_bad_ca_file_is_one_line(tmp_path: Path) -> None:
         assert done.stderr.strip().count("\n") == 0
 
 
+def test_a_bad_certificate_is_one_line_and_makes_no_database(tmp_path: Path) -> None:
+    junk, db = tmp_path / "junk.pem", tmp_path / "x.db"
+    junk.write_text("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")
+    flags = ("--port", "0", "--web-port", "0", "--tls-cert", str(junk), "--tls-key", str(junk))
+    done = ServerProcess.cli("serve", "--db", str(db), *flags)
+    assert done.returncode == 2, done.stderr
+    assert "are not a PEM certificate chain and its private key" in done.stderr
+    assert done.stderr.strip().count("\n") == 0 and not db.exists()
+
+
 def test_a_busy_port_or_database_is_one_line(server: ServerProcess) -> None:
     server.start()
     try:

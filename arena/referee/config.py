@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,12 +49,28 @@ class TlsConfig:
             except OSError as e:
                 raise ConfigError(f"TLS: cannot read {path}: {e.strerror}") from None
 
-        return cls(
+        config = cls(
             cert_chain=read(cert),
             private_key=read(key),
             client_ca=None if client_ca is None else read(client_ca),
             require_client_cert=require_client_cert,
         )
+        # Checked here because gRPC, given a bad pair, only fails to bind (as if the port were
+        # taken) after logging lines of its own.
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        try:
+            context.load_cert_chain(cert, key)
+        except (ssl.SSLError, ValueError) as e:
+            raise ConfigError(
+                f"TLS: {cert} and {key} are not a PEM certificate chain and its private key "
+                f"({getattr(e, 'reason', None) or e})"
+            ) from None
+        if client_ca is not None:
+            try:
+                context.load_verify_locations(client_ca)
+            except (ssl.SSLError, ValueError) as e:
+                raise ConfigError(f"TLS: {client_ca} holds no PEM CA certificate ({e})") from None
+        return config
 
 
 @dataclass(frozen=True)

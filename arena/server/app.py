@@ -126,6 +126,13 @@ async def serve(
                 candidate=event.candidate,
             )
         )
+    tls = None
+    if tls_cert is not None or tls_key is not None:
+        if tls_cert is None or tls_key is None:
+            from arena.errors import ConfigError
+
+            raise ConfigError("--tls-cert and --tls-key go together: give both")
+        tls = TlsConfig.from_files(tls_cert, tls_key)  # checked before the database is made
     ledger = Ledger.open(db, config, total)
     accounts = AccountStore(db)
     competition = Competition(config, ledger, accounts)
@@ -149,13 +156,6 @@ async def serve(
 
     try:
         await competition.load()
-        tls = None
-        if tls_cert is not None or tls_key is not None:
-            if tls_cert is None or tls_key is None:
-                from arena.errors import ConfigError
-
-                raise ConfigError("--tls-cert and --tls-key go together: give both")
-            tls = TlsConfig.from_files(tls_cert, tls_key)
         lookup = (
             accounts if config.event is None else EventAccounts(accounts, config.event.entrants)
         )
