@@ -390,6 +390,8 @@ def build_config(
             raise ConfigError(f"--db {db_path}: is a folder, not a database file")
         out_value = pick("out", out)
         out_path = Path(out_value) if out_value else _default_out(db_path)
+        _check_folder("--db", db_path.parent)
+        _check_folder("--out", out_path)
         if check_commands:
             for b in bot_specs:
                 _check_command(b)
@@ -410,6 +412,20 @@ def build_config(
         )
     except ConfigError as e:
         raise _from_file(e, from_file) from None
+
+
+def _check_folder(flag: str, folder: Path) -> None:
+    """Refuse a folder that cannot be made or written (before any game, not in the middle)."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        what = "is a file" if existing == folder else f"{existing} is a file"
+        raise ConfigError(f"{flag} {folder}: {what}; give a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(
+            f"{flag} {folder}: {existing} is not writable; give a folder you can write"
+        )
 
 
 def _from_file(error: ConfigError, from_file: set[str]) -> ConfigError:

@@ -146,6 +146,18 @@ def test_bad_input_is_one_line_that_names_it(kwargs: dict[str, object], message:
     assert "\n" not in str(caught.value)
 
 
+def test_out_and_db_folders_that_cannot_be_made_are_refused(tmp_path: Path) -> None:
+    a_file = tmp_path / "bot.py"
+    a_file.write_text("")
+    with pytest.raises(ConfigError, match=r"^--out .*bot.py: is a file; give a folder"):
+        build_config(bots=FIVE, out=a_file)
+    with pytest.raises(ConfigError, match=r"^--out .*bot.py/x: .*bot.py is a file"):
+        build_config(bots=FIVE, out=a_file / "x")
+    with pytest.raises(ConfigError, match=r"^--db .*bot.py/x: .*bot.py is a file"):
+        build_config(bots=FIVE, db=a_file / "x" / "a.db")
+    assert build_config(bots=FIVE, out=tmp_path / "new" / "out").out == tmp_path / "new" / "out"
+
+
 def test_bad_files_are_one_line_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no such file"):
         load_toml(tmp_path / "absent.toml")
