@@ -385,6 +385,8 @@ def ratings(
     formats = {"table": "text", "text": "text", "json": "json", "csv": "csv"}
     if format not in formats:
         _fail(f"--format {format!r}: choose one of table, json, csv")
+    if plot is not None:
+        _check_plot(plot)
 
     def rate() -> None:
         if not db.exists():
@@ -405,6 +407,19 @@ def ratings(
         )
 
     _guard(rate)
+
+
+def _check_plot(plot: Path) -> None:
+    """Refuse a plot file that cannot be written, before the ratings are printed."""
+    from matplotlib.figure import Figure
+
+    kinds = Figure().canvas.get_supported_filetypes()
+    if plot.suffix.lstrip(".").lower() not in kinds:
+        _fail(
+            f"--plot {plot}: give a file ending in .png, .svg or .pdf ({', '.join(sorted(kinds))})"
+        )
+    if not plot.parent.is_dir():
+        _fail(f"--plot {plot}: folder {plot.parent} does not exist")
 
 
 @app.command()

@@ -227,6 +227,12 @@ def test_ratings_in_every_format(tmp_path: Path) -> None:
     assert bad.exit_code == 2 and bad.stderr.startswith("arena: error: --db ")
     wrong = invoke("ratings", "--db", str(db), "--format", "xml")
     assert wrong.exit_code == 2
+    for where, says in (
+        (tmp_path / "elo.txt", "give a file ending in .png"),
+        (tmp_path / "no" / "e.png", "does not exist"),
+    ):
+        refused = invoke("ratings", "--db", str(db), "--plot", str(where))
+        assert refused.exit_code == 2 and refused.stdout == "" and says in refused.stderr
 
 
 def test_sprt_plays_boards_until_a_decision_or_the_cap_and_resumes(tmp_path: Path) -> None:
