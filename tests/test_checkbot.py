@@ -80,6 +80,29 @@ def test_a_bot_that_ignores_the_suit_led_fails_with_the_cards_named(tmp_path: Pa
     assert not report.passed
 
 
+RAISER = """
+from arena.client import Bot, run
+
+class Raiser(Bot):
+    def choose_play(self, view):
+        raise ValueError("oops")
+
+run(Raiser())
+"""
+
+
+def test_a_bot_whose_code_raises_fails_though_the_sdk_answered_for_it(tmp_path: Path) -> None:
+    script = tmp_path / "raiser.py"
+    script.write_text(RAISER)
+    only = ["following suit", "pass left"]
+    report = run_check([sys.executable, str(script)], only=only, log=tmp_path / "log")
+    verdict, detail = details(report)["following suit"]
+    assert verdict is Verdict.FAIL
+    assert detail.startswith("the bot's code raised and the SDK answered for it: ")
+    assert "choose_play raised" in detail
+    assert details(report)["pass left"][0] is Verdict.FAIL  # it plays after passing
+
+
 def test_a_short_pass_fails_each_pass_direction(tmp_path: Path) -> None:
     only = ["pass left", "pass right", "pass across", "hold"]
     report = run_check(broken("short-pass"), only=only, log=tmp_path / "log")
@@ -177,6 +200,14 @@ def test_cli_exit_codes_and_lines(tmp_path: Path) -> None:
     for line, scenario in zip(lines, SCENARIOS, strict=True):
         assert line.startswith(scenario.name) and len(line.split()) > len(scenario.name.split())
     assert "Asked to pass left" in lines[1]
+
+    for flags, says in (
+        (["--move-ms", "-5"], "--move-ms -5: give each move at least 1 ms"),
+        (["--start-timeout", "-1"], "--start-timeout -1: give the bot more than 0 s"),
+        (["--log", "/no/such/folder/x.log"], "folder /no/such/folder does not exist"),
+    ):
+        refused = runner.invoke(app, ["check-bot", *flags, "--", *broken("good")])
+        assert refused.exit_code == 2 and says in refused.output, refused.output
 
     missing = runner.invoke(app, ["check-bot", "--only", "void"])
     assert missing.exit_code == 2

@@ -75,6 +75,18 @@ def register(app: typer.Typer) -> None:
                 err=True,
             )
             raise typer.Exit(EXIT_USAGE)
+        problem = ""
+        if move_ms < 1:
+            problem = f"--move-ms {move_ms}: give each move at least 1 ms"
+        elif bank_ms < 0:
+            problem = f"--bank-ms {bank_ms}: give a time bank of 0 ms or more"
+        elif not start_timeout > 0:
+            problem = f"--start-timeout {start_timeout:g}: give the bot more than 0 s to start"
+        elif log is not None and not log.parent.is_dir():
+            problem = f"--log {log}: folder {log.parent} does not exist"
+        if problem:
+            typer.echo(f"arena: error: {problem}", err=True)
+            raise typer.Exit(EXIT_USAGE)
         options = CheckOptions(
             name=name,
             clocks=Clocks(move_ms=move_ms, bank_ms=bank_ms),

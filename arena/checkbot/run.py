@@ -133,12 +133,40 @@ async def check_bot(
     return CheckReport(tuple(command), tuple(results), log)
 
 
+SDK_FALLBACKS = ("choose_play raised", "choose_pass raised", "hook raised")
+"""What the Python SDK logs when the bot's own code raised and it answered for the bot."""
+
+
+def _log_size(log: Path) -> int:
+    try:
+        return log.stat().st_size
+    except OSError:
+        return 0
+
+
+def _sdk_fallback(log: Path, since: int) -> str:
+    """The first line the bot logged since ``since`` saying the SDK covered for its code."""
+    try:
+        with log.open("rb") as f:
+            f.seek(since)
+            text = f.read().decode(errors="replace")
+    except OSError:
+        return ""
+    return next((line for line in text.splitlines() if any(m in line for m in SDK_FALLBACKS)), "")
+
+
 async def _run_one(checker: Checker, scenario: Scenario) -> CheckResult:
     started = time.monotonic()
+    logged = _log_size(checker.log)
     try:
         async with asyncio.timeout(SCENARIO_TIMEOUT_S):
             note = await scenario.run(checker)
         verdict, detail = Verdict.PASS, note
+        # The SDK answers with a fallback when the bot's code raises: legal, but not the bot's.
+        covered = _sdk_fallback(checker.log, logged)
+        if covered:
+            verdict = Verdict.FAIL
+            detail = f"the bot's code raised and the SDK answered for it: {covered.strip()}"
     except CheckFailedError as e:
         verdict, detail = Verdict.FAIL, str(e)
     except TimeoutError:
