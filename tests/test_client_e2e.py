@@ -297,6 +297,14 @@ def test_a_wrong_token_exits_2_with_one_line(procs: Procs, referee: RefereeThrea
     assert "refused the token" in lines[0] and "UNAUTHENTICATED" in lines[0]
 
 
+def test_a_bot_is_told_which_name_its_token_has(procs: Procs, referee: RefereeThread) -> None:
+    procs.start(SAMPLES / "lowcard.py", _address(referee.port), TOKENS["lowcard"], "zed")
+    assert procs.wait_for_text(
+        "zed", "the referee knows this token as bot 'lowcard', not 'zed' (ARENA_BOT_NAME)"
+    )
+    assert "connected to 127.0.0.1" in procs.stderr("zed") and "as 'lowcard'" in procs.stderr("zed")
+
+
 def test_missing_settings_exit_2_with_one_line(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
 

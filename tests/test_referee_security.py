@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import base64
 import shutil
 import socket
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import grpc
@@ -14,6 +16,7 @@ from conftest import BOT_READY_MS, BotProcesses
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
+from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.referee import (
     BOT_SERVICE,
     SPECTATOR_SERVICE,
@@ -72,6 +75,32 @@ def test_a_banned_bot_is_refused_with_permission_denied(
 def test_a_first_message_that_is_not_hello_is_invalid(bots: BotProcesses) -> None:
     proc = bots.start("rude", "nohello")
     assert status_of(bots, proc).startswith("INVALID_ARGUMENT the first message")
+    proc = bots.start("hasty", "goodbyefirst")
+    assert status_of(bots, proc) == (
+        "INVALID_ARGUMENT the first message of a session must be a Hello, got a Goodbye"
+    )
+
+
+@pytest.mark.parametrize("name", ["", "x" * 65])
+def test_a_bot_name_out_of_bounds_is_invalid(bots: BotProcesses, name: str) -> None:
+    proc = bots.start(name, token=bots.token("named"))
+    assert status_of(bots, proc).startswith(
+        f"INVALID_ARGUMENT Hello.bot_name must be 1 to 64 characters, got {len(name)}"
+    )
+
+
+def test_the_welcome_says_which_bot_the_token_is(bots: BotProcesses, tmp_path: Path) -> None:
+    log = tmp_path / "zed.b64"
+    proc = bots.start("zed", "good", f"--record={log}", token=bots.token("alice"))
+    bots.ready("alice")  # the referee knows the session by its token's bot
+    deadline = time.monotonic() + BOT_READY_MS / 1000
+    while not (log.exists() and log.read_text().strip()):
+        assert time.monotonic() < deadline, "the bot recorded no Welcome"
+        time.sleep(0.01)
+    proc.terminate()
+    proc.communicate(timeout=30)
+    first = bot_pb.PlayResponse.FromString(base64.b64decode(log.read_text().split()[0]))
+    assert first.welcome.bot_name == "alice"
 
 
 def test_no_hello_in_time_is_deadline_exceeded(tmp_path: Path) -> None:

@@ -187,6 +187,7 @@ class Checker:
                 reconnect_grace_ms=self.options.grace_ms,
                 max_message_bytes=MAX_MESSAGE_BYTES,
                 resumed=resumed,
+                bot_name=self.hello.bot_name,
             ),
             events=events,
         )

@@ -556,14 +556,23 @@ class _Runner:
 
     def _welcome(self, welcome: bot_pb.Welcome) -> None:
         self.welcomed = True
+        known_as = welcome.bot_name or self.settings.name
         log.info(
             "connected to %s as %r (session %s%s)%s",
             self.settings.address,
-            self.settings.name,
+            known_as,
             welcome.session_id,
             ", seat resumed" if welcome.resumed else "",
             f": {welcome.message}" if welcome.message else "",
         )
+        if known_as != self.settings.name:
+            log.warning(
+                "the referee knows this token as bot %r, not %r (ARENA_BOT_NAME): standings "
+                "and records show %r",
+                known_as,
+                self.settings.name,
+                known_as,
+            )
 
     def _shutdown(self, shutdown: bot_pb.Shutdown) -> SessionEnd:
         reason = bot_pb.ShutdownReason.Name(shutdown.reason).removeprefix("SHUTDOWN_REASON_")

@@ -57,6 +57,8 @@ log = logging.getLogger("arena.referee")
 BOT_SERVICE = bot_pb.DESCRIPTOR.services_by_name["BotService"].full_name
 SPECTATOR_SERVICE = spec_pb.DESCRIPTOR.services_by_name["SpectatorService"].full_name
 MS = 1000.0
+MAX_BOT_NAME = 64
+"""The longest Hello.bot_name accepted (the names of accounts are as long at most)."""
 FINAL_WRITE_S = 1.0
 """How long the last message of a session (a Shutdown) may take to go out."""
 LOOKUP_THREADS = 4
@@ -371,6 +373,11 @@ class Referee:
                 "send Hello as the first message",
             )
         if isinstance(first, Closed):
+            if first.goodbye:
+                return Ending(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    "the first message of a session must be a Hello, got a Goodbye",
+                )
             return Ending(None, first.reason)
         if not isinstance(first, bot_pb.PlayRequest) or not first.HasField("hello"):
             got = "undecodable bytes" if isinstance(first, wire.Malformed) else "another message"
@@ -379,6 +386,12 @@ class Referee:
                 f"the first message of a session must be a Hello, got {got}",
             )
         hello = first.hello
+        if not 1 <= len(hello.bot_name) <= MAX_BOT_NAME:
+            return Ending(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"Hello.bot_name must be 1 to {MAX_BOT_NAME} characters, got "
+                f"{len(hello.bot_name)}: set the bot's name (ARENA_BOT_NAME for the SDKs)",
+            )
         supported = ", ".join(str(v) for v in PROTOCOL_VERSIONS)
         if hello.protocol_version not in PROTOCOL_VERSIONS:
             return Ending(
@@ -472,6 +485,7 @@ class Referee:
             reconnect_grace_ms=self.config.grace_ms,
             max_message_bytes=self.config.max_message_bytes,
             resumed=claim is not None,
+            bot_name=session.bot,
         )
         try:
             await session.send(bot_pb.PlayResponse(welcome=welcome))

@@ -3,7 +3,8 @@
     python tests/bots/raw_bot.py --address 127.0.0.1:PORT --token TOKEN --mode MODE
 
 Each mode is one way a bot can behave (the ``mode_*`` methods of :class:`Bot`, plus ``mute``:
-no Hello at all, ``nohello``: a Decision before any Hello, ``huge``: a message over the size
+no Hello at all, ``nohello``: a Decision before any Hello, ``goodbyefirst``: a Goodbye before
+any Hello, ``huge``: a message over the size
 limit); the well-behaved ``good`` mode plays the lowest legal card and passes its first cards.
 Whatever happens, the last line on stdout is ``STATUS <code> <details>``, the status the referee
 closed the stream with, so that a test can check refusals (a wrong token, a wrong version, a
@@ -108,6 +109,8 @@ class Bot:
         )()  # type: ignore[call-arg]
         if self.mode == "nohello":
             await self.send(good_answer(bot_pb.DecisionRequest(legal_cards=["2C"])))
+        elif self.mode == "goodbyefirst":
+            await self.send(bot_pb.PlayRequest(goodbye=bot_pb.Goodbye(reason="never mind")))
         elif self.mode != "mute":
             await self.call.write(self.hello())
 

@@ -138,7 +138,10 @@ class Hello(_message.Message):
     DECIDE_FORCED_MOVES_FIELD_NUMBER: _builtins.int
     CLIENT_LIBRARY_FIELD_NUMBER: _builtins.int
     bot_name: _builtins.str
-    """The bot's display name, as shown in standings (1 to 64 characters)."""
+    """The bot's name (1 to 64 characters; an empty or longer one is refused with
+    INVALID_ARGUMENT). The referee knows the bot by its token: standings and records use the
+    token's bot name, which the Welcome returns in bot_name.
+    """
     token: _builtins.str
     """The secret token the organiser issued for this bot. It identifies the bot; the referee
     checks it in constant time and never echoes it.
@@ -349,6 +352,7 @@ class Welcome(_message.Message):
     RECONNECT_GRACE_MS_FIELD_NUMBER: _builtins.int
     MAX_MESSAGE_BYTES_FIELD_NUMBER: _builtins.int
     RESUMED_FIELD_NUMBER: _builtins.int
+    BOT_NAME_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     """This session's identifier, for logs and for reports to the organiser."""
     protocol_version: _builtins.int
@@ -372,6 +376,10 @@ class Welcome(_message.Message):
     events that follow bring the bot up to date (GameStarted, HandStarted, CardsDealt) and the
     next DecisionRequest carries the whole public state.
     """
+    bot_name: _builtins.str
+    """The name the referee knows this bot by: its token's (what standings and records show),
+    whatever Hello.bot_name said.
+    """
     def __init__(
         self,
         *,
@@ -383,10 +391,11 @@ class Welcome(_message.Message):
         reconnect_grace_ms: _builtins.int = ...,
         max_message_bytes: _builtins.int = ...,
         resumed: _builtins.bool = ...,
+        bot_name: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["decide_forced_moves", b"decide_forced_moves", "max_message_bytes", b"max_message_bytes", "message", b"message", "protocol_version", b"protocol_version", "reconnect_grace_ms", b"reconnect_grace_ms", "resumed", b"resumed", "server_version", b"server_version", "session_id", b"session_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_name", b"bot_name", "decide_forced_moves", b"decide_forced_moves", "max_message_bytes", b"max_message_bytes", "message", b"message", "protocol_version", b"protocol_version", "reconnect_grace_ms", b"reconnect_grace_ms", "resumed", b"resumed", "server_version", b"server_version", "session_id", b"session_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
