@@ -135,8 +135,7 @@ def test_admin_pauses_and_bans_and_a_banned_token_is_refused(server: ServerProce
     assert done.returncode == 0
     admin = done.stdout.strip()
     server.start()
-    for name in tokens:
-        server.bot(name, tokens[name], "low")
+    procs = {name: server.bot(name, tokens[name], "low") for name in tokens}
     server.wait_for(lambda: games(server) >= 4)
     base = ["--url", server.url, "--token", admin]
     refused = server.cli("admin", "pause", "--url", server.url, "--token", "nope")
@@ -153,6 +152,9 @@ def test_admin_pauses_and_bans_and_a_banned_token_is_refused(server: ServerProce
         )
     )
     assert games(server) == paused_at  # paused: no table started meanwhile
+    assert procs["d"].wait(timeout=60) == 1  # removed for good: the SDK exits 1, one line
+    assert procs["d"].stderr is not None
+    assert b"removed bot 'd': testing bans" in procs["d"].stderr.read()
     again = server.bot("d", tokens["d"], "low")
     assert again.wait(timeout=60) == 2
     assert again.stderr is not None and b"PERMISSION_DENIED" in again.stderr.read()
@@ -161,7 +163,13 @@ def test_admin_pauses_and_bans_and_a_banned_token_is_refused(server: ServerProce
     victim = next(s["id"] for s in server.get("/api/lobby")["sessions"] if s["bot"] == "a")
     kicked = server.cli("admin", "kick", victim, "--reason", "testing kicks", *base)
     assert kicked.returncode == 0, kicked.stderr
-    server.wait_for(lambda: victim not in {s["id"] for s in server.get("/api/lobby")["sessions"]})
+    # A kick lets the bot back: the SDK reconnects, with a new session.
+    server.wait_for(
+        lambda: any(
+            s["bot"] == "a" and s["id"] != victim for s in server.get("/api/lobby")["sessions"]
+        )
+    )
+    assert procs["a"].poll() is None
     assert server.cli("admin", "resume", *base).returncode == 0
     assert server.get("/api/health")["ladder"] == "running"
     assert server.terminate() == 0

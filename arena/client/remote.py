@@ -80,6 +80,7 @@ __all__ = [
     "ClientSettings",
     "GaveUp",
     "Refused",
+    "Removed",
     "SessionEnd",
     "run",
     "serve",
@@ -134,6 +135,14 @@ REFUSALS = {
 CLIENT_LIBRARY = f"arena-python/{__version__}"
 
 log = logging.getLogger("arena.client")
+
+
+_COME_BACK = ("SERVER_SHUTDOWN", "KICKED")
+"""Shutdown reasons after which the bot reconnects when the referee says it may."""
+
+
+class Removed(ArenaError):
+    """The referee ended the bot's session for good (the organiser removed it, e.g. a ban)."""
 
 
 class Refused(ArenaError):
@@ -301,8 +310,9 @@ def run(
     ``ARENA_TOKEN`` and ``ARENA_BOT_NAME``; ``ARENA_TLS_CA`` (a PEM file) turns on TLS;
     ``give_up_after`` from ``ARENA_GIVE_UP_S``, else 600 s. Returns when the referee ends the
     session. A refusal (bad token, protocol version...) or a bad setting prints one line on stderr
-    and exits with code 2; a referee unreachable for ``give_up_after`` seconds, one line and code
-    1. SIGTERM says Goodbye to the referee and exits with code 0; Ctrl-C the same with code 130.
+    and exits with code 2; a referee unreachable for ``give_up_after`` seconds, or the organiser
+    removing the bot, one line and code 1. SIGTERM says Goodbye to the referee and exits with code
+    0; Ctrl-C the same with code 130.
     """
     _default_logging()
     runner: _Runner | None = None
@@ -321,7 +331,7 @@ def run(
             _serve(runner, settings.give_up_after)
     except (ConfigError, Refused) as e:
         _fatal(str(e), EXIT_REFUSED)
-    except GaveUp as e:
+    except (GaveUp, Removed) as e:
         _fatal(str(e), EXIT_GAVE_UP)
     except (KeyboardInterrupt, _Interrupted):
         pass  # told below, by the signal that stopped it
@@ -379,7 +389,8 @@ def serve(bot: Bot, settings: ClientSettings, *, give_up_after: float | None = N
 
     Raises :class:`Refused` when the referee refuses the bot, :class:`GaveUp` when it stays
     unreachable (no welcome) for ``give_up_after`` seconds (None: ``settings.give_up_after``;
-    ``math.inf``: keep trying forever).
+    ``math.inf``: keep trying forever), :class:`Removed` when the organiser removes the bot (a
+    kick that lets it back is followed by a reconnection instead).
     """
     limit = settings.give_up_after if give_up_after is None else give_up_after
     return _serve(_Runner(bot, settings), limit)
@@ -405,7 +416,13 @@ def _serve(runner: _Runner, give_up_after: float) -> SessionEnd:
         if runner.stop_signal is not None:
             return end or SessionEnd("GOODBYE", "the referee did not confirm it")
         if end is not None:
-            if end.reason != "SERVER_SHUTDOWN" or not runner.may_reconnect:
+            # A restart, or a kick that lets the bot back: come back after the pause asked for.
+            if end.reason not in _COME_BACK or not runner.may_reconnect:
+                if end.reason == "KICKED":
+                    raise Removed(
+                        f"the referee at {settings.address} removed bot {settings.name!r}: "
+                        f"{end.message or 'no reason given'}"
+                    )
                 return end
             code, detail = grpc.StatusCode.UNAVAILABLE, end.message
             pause = max(runner.reconnect_after_s, BACKOFF_FIRST_S)

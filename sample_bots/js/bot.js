@@ -287,8 +287,10 @@ class Session {
     if (this.shutdown) {
       const s = this.shutdown;
       this.shutdown = null;
-      if (s.reason === "SHUTDOWN_REASON_SERVER_SHUTDOWN" && s.may_reconnect) {
-        this.retryAfter(Math.max(s.reconnect_after_ms, BACKOFF_FIRST_MS), "the referee restarts");
+      const again = ["SHUTDOWN_REASON_SERVER_SHUTDOWN", "SHUTDOWN_REASON_KICKED"];
+      if (again.includes(s.reason) && s.may_reconnect) {
+        const why = s.reason === "SHUTDOWN_REASON_KICKED" ? "kicked" : "the referee restarts";
+        this.retryAfter(Math.max(s.reconnect_after_ms, BACKOFF_FIRST_MS), why);
         return;
       }
       process.exit(s.reason === "SHUTDOWN_REASON_KICKED" ? EXIT_GAVE_UP : EXIT_OK);
