@@ -289,8 +289,7 @@ def test_fixed_event_plays_its_schedule_and_refuses_outsiders(server: ServerProc
     )
     tokens = {name: server.add_bot(name) for name in ("a", "b", "c", "d", "outsider")}
     server.start()
-    for name in ("a", "b", "c", "d"):
-        server.bot(name, tokens[name], "low")
+    entrants = [server.bot(name, tokens[name], "low") for name in ("a", "b", "c", "d")]
     outsider = server.bot("outsider", tokens["outsider"], "low")
     assert outsider.wait(timeout=60) == 2
     assert outsider.stderr is not None
@@ -301,7 +300,26 @@ def test_fixed_event_plays_its_schedule_and_refuses_outsiders(server: ServerProc
     played = server.get("/api/games?limit=100")["games"]
     assert len(played) == 8 and all(g["rated"] for g in played)
     assert len({g["board"] for g in played}) == 2
+    # The event over, the bots are told there are no more games, and exit 0.
+    assert [bot.wait(timeout=60) for bot in entrants] == [0, 0, 0, 0]
     assert server.terminate() == 0
+
+
+def test_an_event_that_cannot_be_played_is_warned_about(server: ServerProcess) -> None:
+    server.config_path.write_text(
+        '[event]\nentrants = ["a", "b", "c", "zed"]\nboards = 1\n'
+        "start = 2020-01-01T00:00:00Z\nend = 2020-01-01T01:00:00Z\n"
+    )
+    for name in ("a", "b", "c"):
+        server.add_bot(name)
+    server.start()
+    assert server.get("/api/health")["ladder"] == "over"
+    assert server.terminate() == 0
+    lines = [json.loads(line) for line in server.log.read_text().splitlines()]
+    warned = {line["msg"]: line for line in lines if line.get("level") == "warning"}
+    missing = next(v for k, v in warned.items() if k.startswith("event entrants without"))
+    assert missing["missing"] == ["zed"]
+    assert "the event's end is already past: no table will start" in warned
 
 
 def test_a_database_keeps_its_competition_and_bad_settings_are_one_line(

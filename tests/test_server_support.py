@@ -151,6 +151,12 @@ class EngineHost:
         self.kicked += [f"{bot}#{i}" for i in range(count)]
         return count
 
+    def dismiss_idle(self, message: str) -> int:
+        """Send every session home (this host has no game running between calls)."""
+        count = sum(self.connected.values())
+        self.connected.clear()
+        return count
+
 
 REPO = Path(__file__).resolve().parent.parent
 BOTS = Path(__file__).resolve().parent / "test_server_bots.py"

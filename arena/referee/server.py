@@ -253,6 +253,20 @@ class Referee:
         """Sessions waiting in the lobby, per bot name."""
         return self._lobby.counts()
 
+    def dismiss_idle(self, message: str) -> int:
+        """Tell every session waiting in the lobby there are no more games (they close); how many.
+
+        For a host whose work is done while the referee stays up (a finished event): the bots
+        exit instead of waiting for games that will not come.
+        """
+        shutdown = bot_pb.Shutdown(
+            reason=bot_pb.SHUTDOWN_REASON_NO_MORE_GAMES, message=message, may_reconnect=False
+        )
+        idle = [s for s in self._sessions.values() if s.owner is self._lobby and not s.closed]
+        for session in idle:
+            session.end(Ending(None, message, shutdown))
+        return len(idle)
+
     async def wait_for_bots(self, bots: Mapping[str, int] | Iterable[str], timeout_ms: int) -> bool:
         """Wait until the lobby holds these bots (names, or name to session count)."""
         needed = dict(bots) if isinstance(bots, Mapping) else dict(Counter(bots))

@@ -16,6 +16,7 @@ import contextlib
 import logging
 import signal
 import ssl
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +80,10 @@ class RefereeHost:
             reconnect_after_ms=KICK_RECONNECT_MS,
         )
 
+    def dismiss_idle(self, message: str) -> int:
+        """Tell the waiting sessions there are no more games."""
+        return self._referee.dismiss_idle(message)
+
     def kick_bot(self, bot: str, reason: str) -> int:
         """End every session of a bot (banned: it may not reconnect)."""
         return self._referee.kick_bot(bot, reason or "banned by the organiser", may_reconnect=False)
@@ -97,6 +102,25 @@ def web_tls(tls: TlsConfig | None, cert: Path | None, key: Path | None) -> ssl.S
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert, key)
     return context
+
+
+def _warn_about_event(config: ServerConfig, accounts: AccountStore) -> None:
+    """Say what will keep a fixed event from being played (it starts anyway: bots may be added,
+    and a finished event's database is still served for its page)."""
+    event = config.event
+    if event is None:
+        return
+    known = {a.name for a in accounts.accounts()}
+    missing = [name for name in event.entrants if name not in known]
+    if missing:
+        log.warning(
+            "event entrants without an account: add them with `arena bots add NAME --db ...`",
+            extra={"missing": missing},
+        )
+    if event.end is not None and event.end <= time.time():
+        log.warning(
+            "the event's end is already past: no table will start", extra={"end": event.end}
+        )
 
 
 async def serve(
@@ -156,6 +180,7 @@ async def serve(
 
     try:
         await competition.load()
+        _warn_about_event(config, accounts)
         lookup = (
             accounts if config.event is None else EventAccounts(accounts, config.event.entrants)
         )

@@ -120,6 +120,10 @@ class TableHost(Protocol):
         """End every session of a bot; returns how many."""
         ...
 
+    def dismiss_idle(self, message: str) -> int:
+        """Tell every waiting session there are no more games (they close); returns how many."""
+        ...
+
 
 class LadderState(Enum):
     """What the ladder (or event) is doing."""
@@ -413,6 +417,12 @@ class Competition:
             self._wake.clear()
             # Under the lock, so that a drain never misses a batch being committed and spawned.
             async with self._forming:
+                if self.host is not None and self.state is LadderState.OVER and not self._running:
+                    # The event's work is done: bots waiting (or arriving) are sent home.
+                    dismissed = self.host.dismiss_idle(f"no more games: {self.config.name} is over")
+                    if dismissed:
+                        log.info("event over: bots sent home", extra={"sessions": dismissed})
+                    continue
                 if self.host is None or self.state is not LadderState.RUNNING:
                     continue
                 try:
