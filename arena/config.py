@@ -380,7 +380,7 @@ def build_config(
             raise ConfigError(f"--max-faults {fault_limit}: give 0 or more faults per game")
         strict_mode = pick("strict", strict)
         if strict_mode is not None and not isinstance(strict_mode, bool):
-            raise ConfigError(f"strict = {strict_mode!r}: expected true or false")
+            raise ConfigError(f"--strict {strict_mode!r}: expected true or false")
         grace_ms = parse_duration_ms(pick("grace", grace) or DEFAULT_GRACE_MS, "--grace")
         the_port = _int("--port", pick("port", port), 0)
         if not 0 <= the_port <= MAX_PORT:
@@ -493,7 +493,10 @@ def _rules(preset_name: Any, file_rule: Any, flag_rules: Sequence[str], players:
             options = {str(k).replace("-", "_"): v for k, v in file_rule.items()}
             if "players" in options:
                 raise ConfigError("config file: set the table size with players = K, not [rule]")
-            base = base.with_options(options)
+            try:
+                base = base.with_options(options)
+            except RulesError as e:
+                raise ConfigError(f"config file: [rule] {e}") from None
         for text in flag_rules:
             if text.partition("=")[0].strip().replace("-", "_") == "players":
                 raise ConfigError(f"--rule {text!r}: set the table size with --players K")
