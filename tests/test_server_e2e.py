@@ -385,6 +385,7 @@ def test_a_busy_port_or_database_is_one_line(server: ServerProcess) -> None:
             (("--port", "-5"), "--port -5: a port is 0 (any free one) to 65535"),
             (("--web-port", "70000"), "--web-port 70000: a port is 0"),
             (("--port", "0", "--web-port", "0"), "another arena serve (pid"),
+            (("--log", "/no/such/folder/log.jsonl"), "--log /no/such/folder/log.jsonl: No such"),
         ):
             refused = server.cli("serve", "--db", str(server.db), *flags)
             assert refused.returncode == 2, refused.stderr

@@ -118,9 +118,14 @@ def serve_command(
             )
     try:
         settings = load_server_config(config)
-        setup_logging(log_file)
     except (ArenaError, OSError) as e:
         raise _fail(str(e)) from None
+    try:
+        setup_logging(log_file)
+    except OSError as e:
+        raise _fail(
+            f"--log {log_file}: {e.strerror or e}; give a file in a folder that exists"
+        ) from None
 
     def ready(ports: Ports) -> None:
         scheme = "https" if tls_cert else "http"

@@ -194,10 +194,13 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
         auth = request.headers.get("authorization", "")
         token = auth.removeprefix("Bearer ").strip() if auth.startswith("Bearer ") else ""
         if not await site.check_admin(token):
-            return json_response(
-                {"error": "admin actions need 'Authorization: Bearer TOKEN' with the admin token"},
-                HTTPStatus.UNAUTHORIZED,
+            why = (
+                "that is not the admin token (make one with `arena admin token --db DB`; a new "
+                "one replaces the old)"
+                if token
+                else "admin actions need 'Authorization: Bearer TOKEN' with the admin token"
             )
+            return json_response({"error": why}, HTTPStatus.UNAUTHORIZED)
         if action not in ADMIN_ACTIONS:
             return json_response(
                 {"error": f"no admin action {action!r}; known: {', '.join(ADMIN_ACTIONS)}"},
