@@ -537,3 +537,32 @@ _register_other_commands()
 
 if __name__ == "__main__":
     app()
+
+
+def run_typer(application: typer.Typer, prog_name: str) -> NoReturn:
+    """Run a typer app, with a usage error (bad flag, missing value) on one line, exit code 2.
+
+    Typer would draw the error in a box under the usage; its parser's exceptions are private
+    types, so they are recognised by what they offer (a message and an exit code).
+    """
+    command = typer.main.get_command(application)
+    try:
+        code = command.main(prog_name=prog_name, standalone_mode=False)
+    except typer.Abort:
+        raise SystemExit(130) from None
+    except Exception as e:
+        message, exit_code = getattr(e, "format_message", None), getattr(e, "exit_code", None)
+        if message is None or not isinstance(exit_code, int):
+            raise
+        if type(e).__name__ == "NoArgsIsHelpError":  # no arguments: the help is the answer
+            print(message())
+            raise SystemExit(0) from None
+        where = getattr(getattr(e, "ctx", None), "command_path", None) or prog_name
+        print(f"arena: error: {message()} (see {where} --help)", file=sys.stderr)
+        raise SystemExit(exit_code) from None
+    raise SystemExit(code if isinstance(code, int) else 0)
+
+
+def entry() -> NoReturn:
+    """The `arena` command."""
+    run_typer(app, "arena")

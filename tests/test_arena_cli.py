@@ -266,6 +266,20 @@ def test_sprt_plays_boards_until_a_decision_or_the_cap_and_resumes(tmp_path: Pat
     assert no_boards.stderr.strip() == "arena: error: --max-boards 0: play at least 1 board"
 
 
+def test_usage_errors_are_one_line(tmp_path: Path) -> None:
+    for args, says in (
+        (("run", "--players", "abc"), "Invalid value for '--players'"),
+        (("run", "--bogus"), "No such option: --bogus"),
+        (("ratings", "--db"), "Option '--db' requires an argument."),
+    ):
+        done = arena(*args, cwd=tmp_path)
+        assert done.returncode == 2 and done.stdout == ""
+        assert done.stderr.count("\n") == 1 and done.stderr.startswith("arena: error: ")
+        assert says in done.stderr and "--help)" in done.stderr
+    helped = arena(cwd=tmp_path)
+    assert helped.returncode == 0 and "Usage: arena" in helped.stdout
+
+
 def test_sprt_fills_the_table_with_sample_bots_when_no_filler_is_given(tmp_path: Path) -> None:
     args = ["sprt", "--bot", f"low={LOW}", "--bot", f"h={HASH}", "--max-boards", "1"]
     done = arena(*args, "--move-time", "200", cwd=tmp_path)

@@ -368,4 +368,6 @@ if __name__ == "__main__":  # pragma: no cover
     register(_main)
     logging.basicConfig()
     os.environ.setdefault("COLUMNS", "100")
-    _main()
+    from arena.cli import run_typer
+
+    run_typer(_main, "python -m arena.server.cli")
