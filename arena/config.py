@@ -335,6 +335,11 @@ def build_config(
                 raise ConfigError(
                     f"--game-to {points}: the target must be a positive number of points"
                 )
+            ruled = [r for r in rule if r.partition("=")[0].strip() == "target"]
+            if ruled or "target" in (f.get("rule") or {}):
+                raise ConfigError(
+                    f"--game-to {points} and a target rule both set the target: give one of them"
+                )
             the_rules = the_rules.replace(target=points)
 
         fmt_text = str(pick("format", format) or Format.ROUND_ROBIN.value)

@@ -132,6 +132,7 @@ def test_identity_ignores_what_does_not_change_the_games() -> None:
         ({"bots": FIVE, "candidate": "a"}, "only makes sense with --format gauntlet"),
         ({"bots": FIVE, "boards": 0}, "--boards 0: play at least 1 board"),
         ({"bots": FIVE, "game_to": 0}, "--game-to 0"),
+        ({"bots": FIVE, "game_to": 50, "rule": ["target=30"]}, "both set the target"),
         ({"bots": FIVE, "concurrency": 0}, "--concurrency 0"),
         ({"bots": FIVE, "move_time": "soon"}, "--move-time 'soon'"),
         ({"bots": FIVE, "port": 70000}, "--port 70000"),
