@@ -174,7 +174,10 @@ def test_a_message_over_the_size_limit_is_refused(
     referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
 ) -> None:
     proc = bots.start("huge", "huge")
-    assert status_of(bots, proc).startswith("RESOURCE_EXHAUSTED")
+    assert status_of(bots, proc).startswith(
+        "RESOURCE_EXHAUSTED a message of 200012 bytes is over this referee's limit of 65536 "
+        "bytes (Welcome.max_message_bytes)"
+    )
 
 
 def test_garbage_on_the_socket_leaves_the_referee_serving(

@@ -186,6 +186,7 @@ def test_oversized_hello_is_refused_by_the_message_limit(server: ServerProcess) 
         with pytest.raises(grpc.RpcError) as refused:
             list(stream)
     assert refused.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "over this referee's limit of 4096 bytes" in (refused.value.details() or "")
     assert server.terminate() == 0
 
 

@@ -80,7 +80,8 @@ class RefereeConfig:
     address: str = "127.0.0.1:0"
     """Where :meth:`Referee.start` listens unless told otherwise (port 0: any free port)."""
     max_message_bytes: int = 64 * 1024
-    """Largest message accepted from a bot (gRPC's max_receive_message_length)."""
+    """Largest message accepted from a bot; a bigger one ends its stream with RESOURCE_EXHAUSTED
+    and a message naming the limit (gRPC itself refuses four times as much)."""
     inbox_limit: int = 64
     """Messages a session may have waiting unread; one more is a flood (RESOURCE_EXHAUSTED)."""
     handshake_ms: int = 5000

@@ -57,6 +57,9 @@ log = logging.getLogger("arena.referee")
 BOT_SERVICE = bot_pb.DESCRIPTOR.services_by_name["BotService"].full_name
 SPECTATOR_SERVICE = spec_pb.DESCRIPTOR.services_by_name["SpectatorService"].full_name
 MS = 1000.0
+OVERSIZE_SLACK = 4
+"""gRPC refuses messages over this many times the referee's limit itself; between the two, the
+referee ends the stream with a message that names its limit."""
 MAX_BOT_NAME = 64
 """The longest Hello.bot_name accepted (the names of accounts are as long at most)."""
 FINAL_WRITE_S = 1.0
@@ -138,7 +141,9 @@ class Referee:
         cfg = self.config
         address = cfg.address if address is None else address
         options: list[tuple[str, Any]] = [
-            ("grpc.max_receive_message_length", cfg.max_message_bytes),
+            # gRPC's own limit is set above ours, so that a message over ours reaches the
+            # referee, which can say what to do (gRPC's refusal only quotes two numbers).
+            ("grpc.max_receive_message_length", cfg.max_message_bytes * OVERSIZE_SLACK),
             ("grpc.so_reuseport", 0),
             ("grpc.keepalive_time_ms", cfg.keepalive_ms),
             ("grpc.keepalive_timeout_ms", max(1000, cfg.keepalive_ms // 2)),
@@ -147,9 +152,14 @@ class Referee:
             *cfg.options,
         ]
         server = grpc.aio.server(options=options)
+        limit = cfg.max_message_bytes
+
+        def decode(data: bytes) -> bot_pb.PlayRequest | wire.Malformed | wire.Oversized:
+            return wire.decode_request(data) if len(data) <= limit else wire.Oversized(len(data))
+
         play = grpc.stream_stream_rpc_method_handler(
             self._play,
-            request_deserializer=wire.decode_request,
+            request_deserializer=decode,
             response_serializer=wire.encode_response,
         )
         server.add_generic_rpc_handlers(
@@ -341,7 +351,12 @@ class Referee:
 
     async def _play(self, _requests: object, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         """The BotService.Play handler: read, authenticate, hold the session, close with status."""
-        session = Session(context, f"s{next(self._session_ids)}", self.config.inbox_limit)
+        session = Session(
+            context,
+            f"s{next(self._session_ids)}",
+            self.config.inbox_limit,
+            self.config.max_message_bytes,
+        )
         # The reader outlives this handler by a moment: it must not be cancelled while its read
         # is pending (that ruins the stream's status), and the read ends by itself once the
         # handler has closed the stream. The set owns it until then; stop() sweeps stragglers.
@@ -392,7 +407,8 @@ class Referee:
                     grpc.StatusCode.INVALID_ARGUMENT,
                     "the first message of a session must be a Hello, got a Goodbye",
                 )
-            return Ending(None, first.reason)
+            # The reader ended it (an oversized first message, say): close as it said.
+            return session.ending.result() if session.ending.done() else Ending(None, first.reason)
         if not isinstance(first, bot_pb.PlayRequest) or not first.HasField("hello"):
             got = "undecodable bytes" if isinstance(first, wire.Malformed) else "another message"
             return Ending(

@@ -24,7 +24,7 @@ from typing import Protocol
 import grpc
 
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
-from arena.referee.wire import Malformed
+from arena.referee.wire import Malformed, Oversized
 
 __all__ = [
     "Closed",
@@ -95,10 +95,11 @@ class Session:
     def __init__(
         self,
         context: grpc.aio.ServicerContext[
-            bot_pb.PlayRequest | Malformed, bot_pb.PlayResponse | bytes
+            bot_pb.PlayRequest | Malformed | Oversized, bot_pb.PlayResponse | bytes
         ],
         session_id: str,
         inbox_limit: int,
+        max_message_bytes: int = 64 * 1024,
     ) -> None:
         """Wrap a stream's context; call :meth:`read_loop` in a task owned by the handler."""
         self.context = context
@@ -120,6 +121,8 @@ class Session:
         self.inbox: asyncio.Queue[Inbound] = asyncio.Queue()
         """What the bot sent, in order; bounded by :attr:`inbox_limit` (see module docstring)."""
         self.inbox_limit = inbox_limit
+        self.max_message_bytes = max_message_bytes
+        """The largest message the referee takes (for the refusal of a bigger one)."""
         self.owner: SessionOwner | None = None
         """The lobby or table seat holding the session."""
         self.closed = False
@@ -143,6 +146,16 @@ class Session:
                 message = await self.context.read()
                 if message is _EOF:
                     self.end(Ending(None, "the bot closed its side of the stream"))
+                    return
+                if isinstance(message, Oversized):
+                    self.end(
+                        Ending(
+                            grpc.StatusCode.RESOURCE_EXHAUSTED,
+                            f"a message of {message.size} bytes is over this referee's limit of "
+                            f"{self.max_message_bytes} bytes (Welcome.max_message_bytes): send "
+                            "smaller messages",
+                        )
+                    )
                     return
                 if isinstance(message, bot_pb.PlayRequest) and message.HasField("goodbye"):
                     said = message.goodbye.reason

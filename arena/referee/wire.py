@@ -62,6 +62,14 @@ class Malformed:
     """What the protobuf decoder said."""
 
 
+@dataclass(frozen=True, slots=True)
+class Oversized:
+    """Bytes from a bot over the referee's message limit (not parsed)."""
+
+    size: int
+    """How many bytes arrived."""
+
+
 def decode_request(data: bytes) -> bot_pb.PlayRequest | Malformed:
     """Parse a PlayRequest; bad bytes become a :class:`Malformed` value, never an exception.
 
