@@ -89,8 +89,15 @@ def browse(chromium: str, profile: Path, *args: str) -> subprocess.CompletedProc
 def test_leaderboard_shows_standings_games_and_a_replay(
     chromium: str, server: ServerProcess, tmp_path: Path
 ) -> None:
-    dom = browse(chromium, tmp_path / "profile", "--dump-dom", server.url + "/").stdout
+    page = browse(
+        chromium, tmp_path / "profile", "--enable-logging=stderr", "--v=0", "--dump-dom",
+        server.url + "/",
+    )  # fmt: skip
+    dom = page.stdout
     assert "Browser Cup" in dom and "paused" in dom
+    # The console: no script error, no file missing (the favicon included).
+    console = [line for line in page.stderr.splitlines() if "CONSOLE" in line]
+    assert not [line for line in console if "Uncaught" in line or "Failed to load" in line], console
     for name in BOTS:
         assert f'data-bot="{name}"' in dom
     ranks = re.findall(r'<tr data-bot="(\w+)"[^>]*><td class="num">(\d+)</td>', dom)

@@ -148,6 +148,27 @@ def test_missing_things_and_bad_arguments_are_clear(tmp_path: Path) -> None:
         assert status == 404 and "nothing at /nothing-here" in body["error"]
         assert (await get(site.base + "/static/nope.js"))[0] == 404
         assert (await get(site.base + "/api/standings", method="DELETE"))[0] == 405
+        huge = str(2**63)
+        assert (await get(site.base + f"/api/games/{huge}"))[0] == 404
+        for query, says in (
+            (f"before={huge}", f"before={huge}: give 0 to {2**63 - 1}"),
+            ("before=-5", "before=-5: give 0 to"),
+            ("limit=0", "limit=0: give 1 to 500"),
+            ("limit=501", "limit=501: give 1 to 500"),
+        ):
+            status, body = await get(site.base + "/api/games?" + query)
+            assert status == 400 and body["error"].startswith(says)
+
+        def allowed(path: str, method: str) -> tuple[int, str]:
+            request = urllib.request.Request(site.base + path, method=method)
+            try:
+                urllib.request.urlopen(request, timeout=10)
+            except urllib.error.HTTPError as e:
+                return e.code, e.headers["Allow"]
+            raise AssertionError(f"{method} {path} was served")
+
+        assert await asyncio.to_thread(allowed, "/api/standings", "POST") == (405, "GET, HEAD")
+        assert await asyncio.to_thread(allowed, "/api/admin/pause", "GET") == (405, "POST")
 
     run(check, tmp_path)
 

@@ -38,6 +38,8 @@ ADMIN_ACTIONS = ("pause", "resume", "kick", "ban", "unban")
 """The admin API's actions."""
 DEFAULT_GAMES = 30
 MAX_GAMES = 500
+MAX_GAME_NUMBER = 2**63 - 1
+"""The largest game number SQLite can hold."""
 _TYPES = {
     ".html": "text/html; charset=utf-8",
     ".js": "text/javascript; charset=utf-8",
@@ -127,14 +129,29 @@ def with_pass_targets(record_text: str, number: int) -> dict[str, Any]:
     return record
 
 
-def _int_arg(query: Mapping[str, str], name: str, default: int | None) -> int | None:
+def _not_allowed(method: str, path: str, allow: str) -> Response:
+    """405, with the methods the path takes (the Allow header HTTP asks for)."""
+    refused = json_response(
+        {"error": f"{method} {path} is not served: use {allow}"}, HTTPStatus.METHOD_NOT_ALLOWED
+    )
+    return Response(
+        refused.status, refused.body, refused.content_type, (*refused.headers, ("Allow", allow))
+    )
+
+
+def _int_arg(
+    query: Mapping[str, str], name: str, default: int | None, low: int, high: int
+) -> int | None:
     text = query.get(name)
     if text is None or text == "":
         return default
     try:
-        return int(text)
+        value = int(text)
     except ValueError:
         raise AdminError(f"{name}={text!r} is not a whole number") from None
+    if not low <= value <= high:
+        raise AdminError(f"{name}={text}: give {low} to {high}")
+    return value
 
 
 def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handler:
@@ -145,13 +162,14 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
         path = request.path.rstrip("/") or "/"
         if request.method in ("GET", "HEAD"):
             return await _get(path, request)
-        if request.method == "POST" and path.startswith("/api/admin/"):
+        admin = path.startswith("/api/admin/")
+        if request.method == "POST" and admin:
             return await _admin(path.removeprefix("/api/admin/"), request)
-        return json_response(
-            {"error": f"{request.method} {path} is not served"}, HTTPStatus.METHOD_NOT_ALLOWED
-        )
+        return _not_allowed(request.method, path, "POST" if admin else "GET, HEAD")
 
     async def _get(path: str, request: Request) -> Response:
+        if path.startswith("/api/admin/"):
+            return _not_allowed(request.method, path, "POST")
         if path == "/":
             return _static("index.html", static)
         if path.startswith("/static/"):
@@ -171,12 +189,12 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
             return json_response(site.lobby())
         if path == "/api/games":
             try:
-                limit = _int_arg(request.query, "limit", DEFAULT_GAMES) or DEFAULT_GAMES
-                before = _int_arg(request.query, "before", None)
+                limit = _int_arg(request.query, "limit", DEFAULT_GAMES, 1, MAX_GAMES)
+                before = _int_arg(request.query, "before", None, 0, MAX_GAME_NUMBER)
             except AdminError as e:
                 return json_response({"error": str(e)}, HTTPStatus.BAD_REQUEST)
             bot = request.query.get("bot") or None
-            games = await site.recent(max(1, min(limit, MAX_GAMES)), before, bot)
+            games = await site.recent(limit or DEFAULT_GAMES, before, bot)
             return json_response({"games": games})
         if path.startswith("/api/games/"):
             key = path.removeprefix("/api/games/")
@@ -184,7 +202,7 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
                 return json_response(
                     {"error": f"game {key!r}: give a game number"}, HTTPStatus.BAD_REQUEST
                 )
-            text = await site.game(int(key))
+            text = await site.game(int(key)) if int(key) <= MAX_GAME_NUMBER else None
             if text is None:
                 return json_response({"error": f"no game {key}"}, HTTPStatus.NOT_FOUND)
             return json_response(with_pass_targets(text, int(key)))
