@@ -244,6 +244,12 @@ def pick_index(mask: int, draw: float) -> int:
     return (mask & -mask).bit_length() - 1
 
 
+def _cards(cards: Iterable[Card | str] | str) -> tuple[Card, ...]:
+    """Cards from cards or codes (one string of codes split on spaces, like parse_cards)."""
+    items = cards.split() if isinstance(cards, str) else cards
+    return tuple(c if isinstance(c, Card) else Card.parse(c) for c in items)
+
+
 class Hand:
     """One deal of Hearts, from the pass to the last trick."""
 
@@ -363,6 +369,10 @@ class Hand:
     ) -> Hand:
         """Deal hand ``hand_number`` of a game from a seed (pass direction from the cycle)."""
         n = rules.players
+        if hand_number < 0:
+            raise RulesError("hand_number", f"hands count from 0, got {hand_number}")
+        if dealer is not None and not 0 <= dealer < n:
+            raise RulesError("players", f"dealer {dealer} is not a seat of {n}")
         size = rules.hand_size
         masks, kitty = _kernel.deal_masks(_deck_bits(rules), seed, hand_number, n, size)
         hand = cls.__new__(cls)
@@ -635,8 +645,10 @@ class Hand:
         """The legal plays of the seat to move, in index order (empty outside the play phase)."""
         return cards_from_mask(self.legal_mask())
 
-    def check_play(self, seat: int, card: Card) -> Violation | None:
+    def check_play(self, seat: int, card: Card | str) -> Violation | None:
         """Why ``seat`` may not play ``card`` now, or None if it may."""
+        if isinstance(card, str):
+            card = Card.parse(card)
         if self.phase is _OVER:
             return Violation.HAND_OVER
         if self.phase is not _PLAY:
@@ -668,11 +680,13 @@ class Hand:
             return Violation.HEARTS_NOT_BROKEN
         return Violation.PENALTY_ON_FIRST_TRICK
 
-    def check_pass(self, seat: int, cards: Sequence[Card]) -> Violation | None:
-        """Why ``seat`` may not pass ``cards`` now, or None if it may."""
+    def check_pass(self, seat: int, cards: Iterable[Card | str] | str) -> Violation | None:
+        """Why ``seat`` may not pass ``cards`` now, or None if it may (cards, or codes: a list
+        or one string, ``"5C 6C 8C"``)."""
+        chosen = _cards(cards)
         mask = 0
         duplicate = False
-        for c in cards:
+        for c in chosen:
             duplicate = duplicate or bool(mask & c.bit)
             mask |= c.bit
         why = self._check_pass_state(seat)
@@ -680,7 +694,7 @@ class Hand:
             return why
         if duplicate:
             return Violation.DUPLICATE_CARD
-        return self._check_pass_cards(seat, mask, len(cards))
+        return self._check_pass_cards(seat, mask, len(chosen))
 
     def _check_pass_state(self, seat: int) -> Violation | None:
         if self.phase is _OVER:
@@ -702,9 +716,10 @@ class Hand:
 
     # ---- moves ----------------------------------------------------------------------------
 
-    def pass_cards(self, seat: int, cards: Iterable[Card | str]) -> None:
-        """Record ``seat``'s pass; once every seat has passed, the cards move and play starts."""
-        chosen = tuple(c if isinstance(c, Card) else Card.parse(c) for c in cards)
+    def pass_cards(self, seat: int, cards: Iterable[Card | str] | str) -> None:
+        """Record ``seat``'s pass (cards, or codes: a list or one string, ``"5C 6C 8C"``); once
+        every seat has passed, the cards move and play starts."""
+        chosen = _cards(cards)
         why = self.check_pass(seat, chosen)
         if why is not None:
             raise IllegalMoveError(seat, chosen, why, kind="pass")
@@ -712,6 +727,8 @@ class Hand:
 
     def pass_mask(self, seat: int, mask: int) -> None:
         """Record ``seat``'s pass of the cards in ``mask`` (checked; the fast path for drivers)."""
+        if not 0 <= mask < 1 << len(CARDS):
+            raise IllegalMoveError(seat, (), Violation.CARD_NOT_HELD, kind="pass")
         why = self._check_pass_state(seat) or self._check_pass_cards(seat, mask, mask.bit_count())
         if why is not None:
             raise IllegalMoveError(seat, tuple(cards_from_mask(mask)), why, kind="pass")

@@ -63,7 +63,7 @@ class Violation(Enum):
     MUST_LEAD_CLUB = "the first trick must be led with a club"
     MUST_FOLLOW_SUIT = "the seat holds the suit led and must follow it"
     PENALTY_ON_FIRST_TRICK = "no penalty card may be played on the first trick"
-    HEARTS_NOT_BROKEN = "hearts may not be led until a penalty card has been played"
+    HEARTS_NOT_BROKEN = "hearts may not be led until hearts are broken"
     MUST_LEAD_QUEEN = (
         "hearts are not broken: holding only hearts and the queen of spades, lead the queen"
     )

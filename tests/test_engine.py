@@ -174,7 +174,7 @@ def test_hearts_may_not_be_led_until_broken() -> None:
         hand.play("2H")
     assert err.value.violation is Violation.HEARTS_NOT_BROKEN
     assert str(err.value) == (
-        "seat 1 may not play 2H: hearts may not be led until a penalty card has been played"
+        "seat 1 may not play 2H: hearts may not be led until hearts are broken"
     )
 
 
@@ -651,3 +651,33 @@ def test_placings_share_places_on_equal_scores() -> None:
 def test_a_game_refuses_a_first_dealer_that_is_not_a_seat() -> None:
     with pytest.raises(RulesError, match="first dealer 4 is not a seat of 4"):
         Game(Rules(), seed=1, first_dealer=4)
+
+
+def test_a_deal_refuses_a_dealer_or_hand_number_out_of_range() -> None:
+    with pytest.raises(RulesError, match="dealer 7 is not a seat of 4"):
+        Hand.deal(Rules(), 1, dealer=7)
+    with pytest.raises(RulesError, match="hands count from 0, got -1"):
+        Hand.deal(Rules(), 1, hand_number=-1)
+
+
+def test_card_codes_are_taken_wherever_cards_are() -> None:
+    hand = Hand.deal(Rules(pass_count=0), 1)
+    seat = hand.to_move
+    assert seat is not None
+    assert hand.check_play(seat, "2C") is None
+    assert hand.check_play(seat, "AS") in (
+        Violation.CARD_NOT_HELD,
+        Violation.MUST_LEAD_OPENING_CARD,
+    )
+    passing = Hand.deal(Rules(), 42)
+    codes = [str(c) for c in passing.hand(0)[:3]]
+    assert passing.check_pass(0, codes) is None and passing.check_pass(0, " ".join(codes)) is None
+    passing.pass_cards(0, " ".join(codes))  # one string of codes, as parse_cards takes
+    assert passing.check_pass(0, codes) is Violation.ALREADY_PASSED
+
+
+def test_a_pass_mask_beyond_the_deck_is_an_illegal_move() -> None:
+    hand = Hand.deal(Rules(), 42)
+    with pytest.raises(IllegalMoveError) as refused:
+        hand.pass_mask(0, 1 << 60)
+    assert refused.value.violation is Violation.CARD_NOT_HELD
