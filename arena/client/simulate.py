@@ -48,11 +48,20 @@ def sample_world(view: DecisionView, rng: random.Random) -> Hand:
         _place_opening_club(view, played_by, forced, rng)
     forced_mask = mask_of(c for f in forced for c in f)
     pool = [c for c in view.unseen if not forced_mask & c.bit]
+
     capacity = [0 if s == me else view.cards_in_hand[s] - len(forced[s]) for s in range(n)]
     # The kitty's cards stay unseen even after the first trick takes them.
     capacity.append(rules.kitty_size - len(forced[n]))
     voids = [sum(1 << suit for suit in view.voids[s]) for s in range(n)] + [0]
     hidden = _deal(pool, capacity, voids, rng)
+    if rules.kitty_size and view.tricks:
+        # The kitty went to the first trick's winner, and its points count in that seat's
+        # points_taken: deal again until the kitty guessed has those points.
+        target = _kitty_points(view, forced[n])
+        for _ in range(KITTY_ATTEMPTS):
+            if sum(rules.card_points(c) for c in hidden[n]) == target:
+                break
+            hidden = _deal(pool, capacity, voids, rng)
     holdings: list[list[Card]] = []
     for s in range(n):
         cards = list(view.hand) if s == me else hidden[s] + forced[s]
@@ -67,6 +76,21 @@ def sample_world(view: DecisionView, rng: random.Random) -> Hand:
     for card in sequence:
         hand.play_index(card.index)
     return hand
+
+
+KITTY_ATTEMPTS = 500
+"""Deals tried for a kitty whose points match what the view shows (a handful usually do)."""
+
+
+def _kitty_points(view: DecisionView, known: Sequence[Card]) -> int:
+    """The points of the kitty's unknown cards, as the first trick's winner's points show them."""
+    rules = view.rules
+    winner = view.tricks[0].winner
+    assert winner is not None
+    from_tricks = sum(
+        rules.card_points(c) for t in view.tricks if t.winner == winner for c in t.cards
+    )
+    return view.points_taken[winner] - from_tricks - sum(rules.card_points(c) for c in known)
 
 
 def _place_opening_club(
