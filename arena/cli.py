@@ -535,9 +535,6 @@ def _register_other_commands() -> None:
 
 _register_other_commands()
 
-if __name__ == "__main__":
-    app()
-
 
 def run_typer(application: typer.Typer, prog_name: str) -> NoReturn:
     """Run a typer app, with a usage error (bad flag, missing value) on one line, exit code 2.
@@ -566,3 +563,7 @@ def run_typer(application: typer.Typer, prog_name: str) -> NoReturn:
 def entry() -> NoReturn:
     """The `arena` command."""
     run_typer(app, "arena")
+
+
+if __name__ == "__main__":
+    entry()

@@ -388,8 +388,7 @@ def build_config(
             raise ConfigError(f"--strict {strict_mode!r}: expected true or false")
         grace_ms = parse_duration_ms(pick("grace", grace) or DEFAULT_GRACE_MS, "--grace")
         the_port = _int("--port", pick("port", port), 0)
-        if not 0 <= the_port <= MAX_PORT:
-            raise ConfigError(f"--port {the_port}: a port is 0 (any free one) to {MAX_PORT}")
+        check_port("--port", the_port)
         db_path = Path(pick("db", db) or DEFAULT_DB)
         if db_path.is_dir() or not db_path.name:
             raise ConfigError(f"--db {db_path}: is a folder, not a database file")
@@ -417,6 +416,12 @@ def build_config(
         )
     except ConfigError as e:
         raise _from_file(e, from_file) from None
+
+
+def check_port(flag: str, port: int) -> None:
+    """Refuse a port number no socket can have (0 asks for any free one)."""
+    if not 0 <= port <= MAX_PORT:
+        raise ConfigError(f"{flag} {port}: a port is 0 (any free one) to {MAX_PORT}")
 
 
 def _check_folder(flag: str, folder: Path) -> None:

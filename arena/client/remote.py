@@ -62,6 +62,7 @@ from arena.client.wire import (
     play_decision,
     view_of_request,
 )
+from arena.config import MAX_PORT
 from arena.errors import ArenaError, ConfigError
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import bot_service_pb2_grpc as bot_grpc
@@ -240,7 +241,7 @@ class ClientSettings:
             token=token,
             name=name,
             tls=tls,
-            tls_ca=_read(ca_path, "CA certificate") if ca_path else None,
+            tls_ca=_read_ca(ca_path) if ca_path else None,
             tls_cert=_read(cert_path, "client certificate") if cert_path else None,
             tls_key=_read(key_path, "client key") if key_path else None,
             bot_version=bot_version,
@@ -249,7 +250,6 @@ class ClientSettings:
         )
 
 
-MAX_PORT = 65535
 _TARGET_SCHEMES = ("dns:", "unix:", "unix-abstract:", "ipv4:", "ipv6:", "vsock:")
 
 
@@ -283,13 +283,18 @@ def _read(path: str | Path, what: str) -> bytes:
         raise ConfigError(f"cannot read the TLS {what} {str(path)!r}: {e.strerror}") from None
     if b"-----BEGIN " not in data:
         raise ConfigError(f"the TLS {what} {str(path)!r} is not a PEM file (-----BEGIN ...)")
-    if what == "CA certificate":
-        try:
-            ssl.create_default_context(cadata=data.decode("ascii", "replace"))
-        except (ssl.SSLError, ValueError) as e:
-            raise ConfigError(
-                f"the TLS {what} {str(path)!r} holds no usable certificate: {e}"
-            ) from None
+    return data
+
+
+def _read_ca(path: str | Path) -> bytes:
+    """The CA certificate(s) to trust, checked to hold at least one usable certificate."""
+    data = _read(path, "CA certificate")
+    try:
+        ssl.create_default_context(cadata=data.decode("ascii", "replace"))
+    except (ssl.SSLError, ValueError) as e:
+        raise ConfigError(
+            f"the TLS CA certificate {str(path)!r} holds no usable certificate: {e}"
+        ) from None
     return data
 
 

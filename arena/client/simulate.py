@@ -48,7 +48,6 @@ def sample_world(view: DecisionView, rng: random.Random) -> Hand:
         _place_opening_club(view, played_by, forced, rng)
     forced_mask = mask_of(c for f in forced for c in f)
     pool = [c for c in view.unseen if not forced_mask & c.bit]
-
     capacity = [0 if s == me else view.cards_in_hand[s] - len(forced[s]) for s in range(n)]
     # The kitty's cards stay unseen even after the first trick takes them.
     capacity.append(rules.kitty_size - len(forced[n]))

@@ -99,7 +99,7 @@ class Session:
         ],
         session_id: str,
         inbox_limit: int,
-        max_message_bytes: int = 64 * 1024,
+        max_message_bytes: int,
     ) -> None:
         """Wrap a stream's context; call :meth:`read_loop` in a task owned by the handler."""
         self.context = context

@@ -24,7 +24,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from arena.config import MAX_PORT
+from arena.config import check_port
 from arena.errors import ArenaError
 from arena.server.accounts import AccountStore
 from arena.server.config import load_server_config
@@ -108,8 +108,10 @@ def serve_command(
     from arena.server.logs import setup_logging
 
     for flag, value in (("--port", port), ("--web-port", web_port)):
-        if not 0 <= value <= MAX_PORT:
-            raise _fail(f"{flag} {value}: a port is 0 (any free one) to {MAX_PORT}")
+        try:
+            check_port(flag, value)
+        except ArenaError as e:
+            raise _fail(str(e)) from None
         busy = _cannot_bind(host, value)
         if busy:
             raise _fail(
