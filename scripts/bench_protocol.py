@@ -1,6 +1,6 @@
 """Decisions per second and decision latency of the referee, beside a bare grpc.aio ping-pong.
 
-    python scripts/bench_protocol.py [--games 6] [--seconds 2] [--tables 8] [--rounds 5]
+    python scripts/bench_protocol.py [--games 1] [--seconds S] [--tables 8] [--rounds 15]
 
 Four measurements in one run, on loopback, with real client processes:
 
@@ -14,11 +14,14 @@ Four measurements in one run, on loopback, with real client processes:
    request each time: where the time goes, the bots' own protobuf work or the referee's;
 4. the same three with eight tables at once (32 bots) beside eight rings (32 clients).
 
-Each referee run is followed by its two bare runs, ``--rounds`` times. It prints, for each kind, the
-run with the median rate (decisions per second, the p50/p99 latency of a decision asked over
-the wire), and the ratio referee / bare of each pair of runs: their median and range. (The
-machine may be shared and its speed drifts: a pair of runs side by side sees about the same
-machine, runs a minute apart may not.) The issue's target (the referee at 90% or more of the bare
+All the client processes of a comparison stay connected from its first run to its last, idle
+between runs, so that the runs can be short and close together: a referee run (``--games`` full
+games per table), then its two bare runs (each as long as the referee run), ``--rounds`` times,
+the order flipped every round. It prints, for each kind, the run with the median rate (decisions
+per second, the p50/p99 latency of a decision asked over the wire), and the ratio referee / bare
+of each pair of runs: their median and range. (The machine may be shared and its speed drifts
+within seconds: a pair of runs side by side sees about the same machine, runs a minute apart may
+not.) The issue's target (the referee at 90% or more of the bare
 ping-pong) counts every decision the referee takes: a forced move (a single legal card) is one
 too, played without a round trip, as the protocol promises (the way past the naive bound that
 the issue names). The ratio of round trips alone (decisions asked of a bot) is printed beside it,
@@ -105,24 +108,24 @@ class Ring:
 
     def __init__(self, payload: bytes) -> None:
         self.payload = payload
-        self.streams: list[tuple[grpc.aio.ServicerContext[bytes, bytes], asyncio.Event]] = []
+        self.streams: list[grpc.aio.ServicerContext[bytes, bytes]] = []
         self.joined = asyncio.Event()
+        self.finished = asyncio.Event()
         self.expected = 0
 
     async def handler(
         self, _requests: object, context: grpc.aio.ServicerContext[bytes, bytes]
     ) -> None:
         await context.read()  # the hello
-        done = asyncio.Event()
-        self.streams.append((context, done))
+        self.streams.append(context)
         if len(self.streams) >= self.expected:
             self.joined.set()
-        await done.wait()
+        await self.finished.wait()
 
 
 async def ring_round_trips(
-    ring: Ring,
-    group: Sequence[tuple[grpc.aio.ServicerContext[bytes, bytes], asyncio.Event]],
+    payload: bytes,
+    group: Sequence[grpc.aio.ServicerContext[bytes, bytes]],
     seconds: float,
     samples: list[float],
 ) -> int:
@@ -131,52 +134,65 @@ async def ring_round_trips(
     end = loop.time() + seconds
     count = 0
     while loop.time() < end:
-        for context, _ in group:
+        for context in group:
             start = loop.time()
-            await context.write(ring.payload)
+            await context.write(payload)
             await context.read()
             samples.append((loop.time() - start) * MS)
             count += 1
     return count
 
 
-async def bare(
-    rings: int, request_size: int, response: bytes | int, seconds: float, *, bots: bool = False
-) -> Result:
+class Bare:
     """The bare ping-pong: ``rings`` groups of four clients, one message in flight per group.
 
     ``response``: the message the server sends (or its size: random bytes). With ``bots``, the
     clients are the trivial bots of the referee runs (answering ``response``, a real decision
     request, each time) instead of ping clients that parse nothing: the bots' own share of the
-    time, beside the referee's.
+    time, beside the referee's. The clients stay connected from :meth:`start` to :meth:`stop`,
+    idle between runs.
     """
-    ring = Ring(response if isinstance(response, bytes) else os.urandom(response))
-    ring.expected = rings * SEATS
-    server = grpc.aio.server()
-    handler = grpc.stream_stream_rpc_method_handler(ring.handler)
-    service, method = PLAY_METHOD.split("/")[1:] if bots else PING_METHOD.split("/")[1:]
-    server.add_generic_rpc_handlers(
-        (grpc.method_handlers_generic_handler(service, {method: handler}),)
-    )
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
-    role, arg = ("bot", "bench") if bots else ("ping", str(request_size))
-    procs = [_spawn(role, f"127.0.0.1:{port}", arg) for _ in range(ring.expected)]
-    try:
-        await asyncio.wait_for(ring.joined.wait(), READY_MS / MS)
+
+    def __init__(
+        self, rings: int, request_size: int, response: bytes | int, *, bots: bool = False
+    ) -> None:
+        self.rings, self.request_size, self.bots = rings, request_size, bots
+        self.ring = Ring(response if isinstance(response, bytes) else os.urandom(response))
+        self.ring.expected = rings * SEATS
+        self.server = grpc.aio.server()
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    async def start(self) -> None:
+        """Serve on an ephemeral loopback port and wait for every client to connect."""
+        handler = grpc.stream_stream_rpc_method_handler(self.ring.handler)
+        method = PLAY_METHOD if self.bots else PING_METHOD
+        service, name = method.split("/")[1:]
+        self.server.add_generic_rpc_handlers(
+            (grpc.method_handlers_generic_handler(service, {name: handler}),)
+        )
+        port = self.server.add_insecure_port("127.0.0.1:0")
+        await self.server.start()
+        role, arg = ("bot", "bench") if self.bots else ("ping", str(self.request_size))
+        self.procs = [_spawn(role, f"127.0.0.1:{port}", arg) for _ in range(self.ring.expected)]
+        await asyncio.wait_for(self.ring.joined.wait(), READY_MS / MS)
+
+    async def run(self, seconds: float) -> Result:
+        """Every ring ping-pongs for ``seconds``; the figures."""
+        streams = self.ring.streams
+        groups = [streams[i * SEATS : (i + 1) * SEATS] for i in range(self.rings)]
         samples: list[float] = []
-        groups = [ring.streams[i * SEATS : (i + 1) * SEATS] for i in range(rings)]
         started, cpu = time.perf_counter(), time.process_time()
         counts = await asyncio.gather(
-            *(ring_round_trips(ring, g, seconds, samples) for g in groups)
+            *(ring_round_trips(self.ring.payload, g, seconds, samples) for g in groups)
         )
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu
-        for _, done in ring.streams:
-            done.set()
         return Result(sum(counts), sum(counts), wall, samples, cpu)
-    finally:
-        await server.stop(0.5)
-        _reap(procs)
+
+    async def stop(self) -> None:
+        """End the streams (the clients exit) and the server."""
+        self.ring.finished.set()
+        await self.server.stop(0.5)
+        _reap(self.procs)
 
 
 # ---- the referee ---------------------------------------------------------------------------------
@@ -247,37 +263,50 @@ def _count_sizes(sizes: Sizes) -> tuple[object, object]:
     return encode, decode
 
 
-async def referee_run(tables: int, games: int) -> tuple[Result, list[GameRecord]]:
-    """``tables`` tables at once, each playing ``games`` full games; the decisions' figures."""
-    names = [f"b{t}-{s}" for t in range(tables) for s in range(SEATS)]
-    accounts, tokens = TokenAccounts.issue_for(names)
-    referee = Referee(RefereeConfig(), accounts)
-    port = await referee.start("127.0.0.1:0")
-    procs = [_spawn("bot", f"127.0.0.1:{port}", tokens[n]) for n in names]
-    try:
-        assert await referee.wait_for_bots(names, READY_MS), "the bots did not connect"
+class Tables:
+    """The referee with ``tables`` tables' worth of trivial bots, connected from :meth:`start` to
+    :meth:`stop` (idle between runs)."""
+
+    def __init__(self, tables: int) -> None:
+        self.tables = tables
+        self.names = [f"b{t}-{s}" for t in range(tables) for s in range(SEATS)]
+        accounts, self.tokens = TokenAccounts.issue_for(self.names)
+        self.referee = Referee(RefereeConfig(), accounts)
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.played = 0
+
+    async def start(self) -> None:
+        """Start the referee on an ephemeral loopback port and wait for every bot."""
+        port = await self.referee.start("127.0.0.1:0")
+        self.procs = [_spawn("bot", f"127.0.0.1:{port}", self.tokens[n]) for n in self.names]
+        assert await self.referee.wait_for_bots(self.names, READY_MS), "the bots did not connect"
+
+    async def run(self, games: int) -> Result:
+        """Every table plays ``games`` full games (a new deal each); the decisions' figures."""
 
         async def table(t: int) -> list[GameRecord]:
-            seats = tuple(names[t * SEATS : (t + 1) * SEATS])
+            seats = tuple(self.names[t * SEATS : (t + 1) * SEATS])
             out = []
-            for g in range(games):
+            for g in range(self.played, self.played + games):
                 spec = TableSpec(
                     f"t{t}g{g}", Rules(), 1000 * t + g, seats, str(g), hands=None, clocks=CALM
                 )
-                out.append(await referee.play_table(spec))
+                out.append(await self.referee.play_table(spec))
             return out
 
         started, cpu = time.perf_counter(), time.process_time()
-        per_table = await asyncio.gather(*(table(t) for t in range(tables)))
+        per_table = await asyncio.gather(*(table(t) for t in range(self.tables)))
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu
-        records = [r for rs in per_table for r in rs]
-        decisions = [d for r in records for d in r.decisions]
+        self.played += games
+        decisions = [d for rs in per_table for r in rs for d in r.decisions]
         asked = [d for d in decisions if not d.forced]
         latencies = [d.elapsed_ms for d in asked if d.kind == "play"]
-        return Result(len(asked), len(decisions), wall, latencies, cpu), records
-    finally:
-        await referee.stop(0)
-        _reap(procs)
+        return Result(len(asked), len(decisions), wall, latencies, cpu)
+
+    async def stop(self) -> None:
+        """Stop the referee (the bots are told and exit)."""
+        await self.referee.stop(0)
+        _reap(self.procs)
 
 
 # ---- plumbing ------------------------------------------------------------------------------------
@@ -314,21 +343,50 @@ def _median(results: Sequence[Result]) -> Result:
     return sorted(results, key=lambda r: r.decisions_per_second)[len(results) // 2]
 
 
-async def compare(tables: int, games: int, seconds: float, rounds: int, sizes: Sizes) -> None:
+async def compare(
+    tables: int, games: int, seconds: float | None, rounds: int, sizes: Sizes, ours: Tables
+) -> None:
     """Referee and bare runs, alternated ``rounds`` times; the medians and their ratios.
 
-    The machine may be shared, and its speed drifts over seconds: a referee run and the bare run
-    right after it see about the same machine, so the ratio is taken per pair, and the median
-    of the pairs' ratios is the figure (with their range); the median runs give the absolute
-    figures beside it.
+    The machine may be shared, and its speed drifts over seconds: every client process stays
+    connected for the whole comparison, so that a referee run and the bare runs beside it are
+    a second or two apart; the order flips every round (a steady drift favours neither side);
+    the ratio is taken per pair, and the median of the pairs' ratios is the figure (with their
+    range); the median runs give the absolute figures beside it.
     """
     request_size = round(statistics.mean(sizes.answers))
     response_size = round(statistics.mean(sizes.requests))
-    referee_runs, bare_runs, bot_runs = [], [], []
-    for _ in range(rounds):
-        referee_runs.append((await referee_run(tables, games))[0])
-        bare_runs.append(await bare(tables, request_size, response_size, seconds))
-        bot_runs.append(await bare(tables, 0, sizes.typical_play(), seconds, bots=True))
+    anchor = Bare(tables, request_size, response_size)
+    bots = Bare(tables, 0, sizes.typical_play(), bots=True)
+    referee_runs: list[Result] = []
+    bare_runs: list[Result] = []
+    bot_runs: list[Result] = []
+    try:
+        await anchor.start()
+        await bots.start()
+        for i in range(rounds):
+            if i % 2 == 0:
+                referee_runs.append(await ours.run(games))
+            # As long as a referee run (the last one: round 0 starts with the referee).
+            length = seconds or referee_runs[-1].wall_s
+            bare_runs.append(await anchor.run(length))
+            bot_runs.append(await bots.run(length))
+            if i % 2 == 1:
+                referee_runs.append(await ours.run(games))
+    finally:
+        await anchor.stop()
+        await bots.stop()
+    _report(tables, rounds, referee_runs, bare_runs, bot_runs)
+
+
+def _report(
+    tables: int,
+    rounds: int,
+    referee_runs: Sequence[Result],
+    bare_runs: Sequence[Result],
+    bot_runs: Sequence[Result],
+) -> None:
+    """Print the median runs and the pairs' ratios."""
     ours, anchor, bots = _median(referee_runs), _median(bare_runs), _median(bot_runs)
     pairs = list(zip(referee_runs, bare_runs, strict=True))
     decisions = sorted(r.decisions_per_second / b.per_second for r, b in pairs)
@@ -360,29 +418,49 @@ async def compare(tables: int, games: int, seconds: float, rounds: int, sizes: S
     )
 
 
-async def bench(games: int, seconds: float, tables: int, rounds: int) -> None:
+async def bench(games: int, seconds: float | None, tables: int, rounds: int) -> None:
     """Measure the message sizes, then compare one table and ``tables`` tables with the bare."""
     print(f"python {sys.version.split()[0]}, grpcio {grpc.__version__}, {os.cpu_count()} cpus")
     sizes = Sizes([], [], [])
-    originals = _count_sizes(sizes)
-    await referee_run(1, SIZING_GAMES)  # message sizes only; not timed
-    wire.encode_response, wire.decode_request = originals  # type: ignore[assignment]
+    originals = _count_sizes(sizes)  # before the referee starts: its handlers take them then
+    sizing = Tables(1)
+    try:
+        await sizing.start()
+        await sizing.run(SIZING_GAMES)  # message sizes only; not timed
+    finally:
+        await sizing.stop()
+        wire.encode_response, wire.decode_request = originals  # type: ignore[assignment]
     print(
         f"mean message sizes: request (referee -> bot) {round(statistics.mean(sizes.requests))} B,"
         f" answer (bot -> referee) {round(statistics.mean(sizes.answers))} B; "
         f"{rounds} alternated runs of each kind"
     )
-    await compare(1, games, seconds, rounds, sizes)
-    await compare(tables, max(1, games // 2), seconds, rounds, sizes)
+    one = Tables(1)
+    try:
+        await one.start()
+        await compare(1, games, seconds, rounds, sizes, one)
+    finally:
+        await one.stop()
+    many = Tables(tables)
+    try:
+        await many.start()
+        await compare(tables, games, seconds, rounds, sizes, many)
+    finally:
+        await many.stop()
 
 
 def main() -> None:
     """Parse the arguments: the benchmark, or one of its client processes."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games", type=int, default=6, help="full games per table (one table)")
-    parser.add_argument("--seconds", type=float, default=2.0, help="length of each bare run")
+    parser.add_argument("--games", type=int, default=1, help="full games per table in a run")
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=None,
+        help="length of each bare run (default: as long as the referee run beside it)",
+    )
     parser.add_argument("--tables", type=int, default=8, help="tables at once in the second run")
-    parser.add_argument("--rounds", type=int, default=5, help="alternated runs of each kind")
+    parser.add_argument("--rounds", type=int, default=15, help="alternated runs of each kind")
     parser.add_argument("--role", choices=("bench", "bot", "ping"), default="bench")
     parser.add_argument("--address", default="")
     parser.add_argument("--arg", default="")
