@@ -192,6 +192,46 @@ def test_hand_encoded_card_played_events_parse_as_built_ones(
 
 @settings(max_examples=100, deadline=None)
 @given(
+    number=_U32,
+    trick=_U32,
+    leader=_SEAT,
+    cards=st.lists(st.integers(0, 51), max_size=6),
+    winner=_SEAT,
+    points=st.integers(-(2**31), 2**31 - 1),
+    kitty=st.lists(st.integers(0, 51), max_size=4),
+)
+def test_hand_encoded_taken_tricks_parse_as_built_ones(
+    number: int,
+    trick: int,
+    leader: int,
+    cards: list[int],
+    winner: int,
+    points: int,
+    kitty: list[int],
+) -> None:
+    entry, won = wire.trick_taken(number, trick, leader, cards, winner, points, kitty)
+    codes = [wire.CODES[c] for c in cards]
+    built = game_pb.Trick(
+        trick_number=trick, leader=leader, cards=codes, winner=winner, points=points
+    )
+    parsed = game_pb.PublicState.FromString(entry).completed_tricks
+    assert list(parsed) == [built]
+    assert parsed[0].HasField("winner")  # present even for seat 0
+    assert ev_pb.Event.FromString(won) == ev_pb.Event(
+        trick_won=ev_pb.TrickWon(
+            hand_number=number,
+            trick_number=trick,
+            leader=leader,
+            cards=codes,
+            winner=winner,
+            points=points,
+            kitty_cards=[wire.CODES[c] for c in kitty],
+        )
+    )
+
+
+@settings(max_examples=100, deadline=None)
+@given(
     request_id=st.integers(1, 2**64 - 1),
     seat=_SEAT,
     held=_MASKS,

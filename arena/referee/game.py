@@ -182,6 +182,10 @@ class TableRun:
         """How many seats are forfeited (part of the state's cache key)."""
         self.hands: list[HandRecord] = []
         self.decisions: list[Decision] = []
+        self._unrecorded: list[
+            tuple[int, int, str, int, tuple[Card, ...], float, bool, FaultKind | None, bool]
+        ] = []
+        """Decisions taken and not yet in :attr:`decisions` (see :meth:`_record_decisions`)."""
         self.faults: list[Fault] = []
         self.late: list[LateReply] = []
         self._interrupting = False
@@ -277,7 +281,6 @@ class TableRun:
         number = game.hand_number
         self._tricks = b""
         self._current = []
-        self._in_hand.clear()  # a hand may deal other counts (a kitty, removed cards)
         self.feed.hand_number = number
         self._broadcast(wire.hand_started(hand, number))
         for seat in self.seats:
@@ -313,13 +316,18 @@ class TableRun:
         asks_forced = seat.session is not None and seat.session.decide_forced
         if legal & (legal - 1) == 0 and not (asks_forced and seat.forfeit is None):
             card = CARDS[legal.bit_length() - 1]
-            self.decisions.append(
-                Decision(number, seat_index, _PLAY, 0, (wire.CODES[card.index],), 0.0, forced=True)
-            )
+            self._unrecorded.append((number, seat_index, _PLAY, 0, (card,), 0.0, True, None, False))
         else:
             (card,) = await self._decide(hand, number, seat_index, _PLAY, legal)
         trick_number = hand.trick_number
-        done = hand.play(card)
+        # Every card here is legal (judged against the legal mask, the fallback's or the only
+        # one), so the engine's unchecked fast path plays it; the last card of a trick goes
+        # through play() for the trick it completes.
+        done = None
+        if len(self._current) == hand.players - 1:
+            done = hand.play(card)
+        else:
+            hand.play_index(card.index)
         self._broadcast(wire.card_played(number, trick_number, seat_index, card))
         if done is None:
             if not self._current:
@@ -328,8 +336,18 @@ class TableRun:
             return
         self._current = []
         kitty = hand.kitty if trick_number == 0 else []
-        self._tricks += wire.trick_entry(wire.trick_message(self.rules, done, kitty))
-        self._broadcast(wire.trick_won(self.rules, number, done, kitty))
+        assert done.winner is not None
+        entry, won = wire.trick_taken(
+            number,
+            done.number,
+            done.leader,
+            [c.index for c in done.cards],
+            done.winner,
+            wire.trick_points(self.rules, done.cards, kitty),
+            [c.index for c in kitty],
+        )
+        self._tricks += entry
+        self._broadcast(won)
 
     # ---- one decision -----------------------------------------------------------------------
 
@@ -368,7 +386,9 @@ class TableRun:
                 continue
             request_id = next(self._ids)
             request = self._request(hand, number, index, kind, request_id, deadline, legal)
-            outcome = await self._exchange(seat, session, request, request_id, deadline, hand, kind)
+            outcome = await self._exchange(
+                seat, session, request, request_id, deadline, hand, kind, legal
+            )
             if outcome in (_Outcome.LOST, _Outcome.FORFEITED, _Outcome.INTERRUPTED):
                 continue
             if isinstance(outcome, _Accepted):
@@ -437,6 +457,7 @@ class TableRun:
         deadline: float,
         hand: Hand,
         kind: str,
+        legal: int,
     ) -> _Accepted | _Refused | _Outcome:
         """Send the request with the seat's pending events and wait for the answer."""
         events, seat.pending = seat.pending, []
@@ -445,8 +466,11 @@ class TableRun:
             async with asyncio.timeout_at(deadline):
                 await session.send(message)
                 seat.told = True
+                # The bot is deciding now: the records of earlier decisions are made meanwhile.
+                self._record_decisions()
                 while True:
-                    verdict = self._judge(seat, await session.inbox.get(), request_id, hand, kind)
+                    item = await session.inbox.get()
+                    verdict = self._judge(seat, item, request_id, hand, kind, legal)
                     if verdict is not None:
                         return verdict
         except TimeoutError:
@@ -459,7 +483,7 @@ class TableRun:
                 if item[0] > deadline:
                     self._stale(seat, item, hand)
                     continue
-                verdict = self._judge(seat, item, request_id, hand, kind)
+                verdict = self._judge(seat, item, request_id, hand, kind, legal)
                 if verdict is not None:
                     return verdict
             return _Outcome.TIMEOUT
@@ -467,9 +491,10 @@ class TableRun:
             return _Outcome.LOST
 
     def _judge(
-        self, seat: Seat, item: Inbound, request_id: int, hand: Hand, kind: str
+        self, seat: Seat, item: Inbound, request_id: int, hand: Hand, kind: str, legal: int
     ) -> _Accepted | _Refused | _Outcome | None:
-        """What one message from the bot means for the open request (None: keep waiting)."""
+        """What one message from the bot means for the open request (None: keep waiting);
+        ``legal``: the mask of the legal plays the request offered (for a play)."""
         at, message = item
         if isinstance(message, Closed):
             return _Outcome.LOST
@@ -501,9 +526,10 @@ class TableRun:
         choice = decision.WhichOneof("choice")
         index = seat.index
         if kind == _PLAY and choice == "play_card":
-            # The common case first, with no text built for a record it will not need.
+            # The common case first, with no text built for a record it will not need: one of
+            # the legal cards the request listed.
             played = wire.CARD_OF.get(decision.play_card.card)
-            if played is not None and hand.check_play(index, played) is None:
+            if played is not None and legal >> played.index & 1:
                 return _Accepted((played,), at)
         sent = _describe(decision)
         if choice is None:
@@ -659,7 +685,8 @@ class TableRun:
                 first_trick=playing and trick_number == 0,
                 forfeited=[s.forfeit is not None for s in self.seats],
             )
-        # The seats' card counts follow from the trick, its leader and how far it has come.
+        # The seats' card counts follow from the trick, its leader and how far it has come (the
+        # same in every hand of a game: its rules deal the same number of cards each time).
         where = (trick_number, len(cards), leader)
         in_hand = self._in_hand.get(where)
         if in_hand is None:
@@ -730,19 +757,43 @@ class TableRun:
         fault: FaultKind | None,
         fallback: bool = False,
     ) -> None:
-        self.decisions.append(
-            Decision(
-                hand=number,
-                seat=index,
-                kind=kind,
-                request_id=request_id,
-                cards=tuple([wire.CODES[c.index] for c in cards]),
-                elapsed_ms=(self._loop.time() - due) * MS,
-                forced=False,
-                fault=fault,
-                fallback=fallback,
-            )
+        elapsed_ms = (self._loop.time() - due) * MS
+        self._unrecorded.append(
+            (number, index, kind, request_id, cards, elapsed_ms, False, fault, fallback)
         )
+
+    def _record_decisions(self) -> None:
+        """Turn the decisions taken since the last call into records (:attr:`decisions`).
+
+        Kept apart from taking them: it runs while a bot decides, off the path from one bot's
+        answer to the next bot's request.
+        """
+        codes = wire.CODES
+        for (
+            number,
+            index,
+            kind,
+            request_id,
+            cards,
+            elapsed,
+            forced,
+            fault,
+            fallback,
+        ) in self._unrecorded:
+            self.decisions.append(
+                Decision(
+                    hand=number,
+                    seat=index,
+                    kind=kind,
+                    request_id=request_id,
+                    cards=tuple([codes[c.index] for c in cards]),
+                    elapsed_ms=elapsed,
+                    forced=forced,
+                    fault=fault,
+                    fallback=fallback,
+                )
+            )
+        self._unrecorded.clear()
 
     def _fault(
         self,
@@ -983,6 +1034,7 @@ class TableRun:
         )
 
     def _record(self, termination: Termination, failure: str, started_at: float) -> GameRecord:
+        self._record_decisions()
         totals = tuple(self.game.totals)
         base = self.game.placings
         forfeited = [s.forfeit is not None for s in self.seats]

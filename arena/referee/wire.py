@@ -538,6 +538,44 @@ def card_played(number: int, trick: int, seat: int, card: Card) -> bytes:
     return _E_CARD_PLAYED + _varint(len(body)) + body
 
 
+_TW = ev_pb.TrickWon.DESCRIPTOR
+_TW_HAND, _TW_TRICK, _TW_LEADER, _TW_WINNER, _TW_POINTS = (
+    _tag(_TW, n) for n in ("hand_number", "trick_number", "leader", "winner", "points")
+)
+_TW_CARDS = _card_entries(_key(_TW, "cards"))
+_TW_KITTY = _card_entries(_key(_TW, "kitty_cards"))
+_E_TRICK_WON = _key(ev_pb.Event.DESCRIPTOR, "trick_won")
+_T_WINNER, _T_POINTS = _tag(_TR, "winner"), _tag(_TR, "points")
+
+
+def trick_taken(
+    number: int,
+    trick_number: int,
+    leader: int,
+    cards: Sequence[int],
+    winner: int,
+    points: int,
+    kitty: Sequence[int] = (),
+) -> tuple[bytes, bytes]:
+    """A trick just taken (cards by index), encoded directly: its PublicState.completed_tricks
+    entry and its TrickWon event (serialised), the same as :func:`trick_message` and
+    :func:`trick_won` build through message objects, at a fraction of the cost (once a trick)."""
+    head = _uint(_T_NUMBER, trick_number) + _uint(_T_LEADER, leader)
+    trick = head + b"".join([_T_CARDS[c] for c in cards]) + _T_WINNER + _varint(winner)
+    won = b"".join(
+        (
+            _uint(_TW_HAND, number),
+            _uint(_TW_TRICK, trick_number),
+            _uint(_TW_LEADER, leader),
+            *[_TW_CARDS[c] for c in cards],
+            _uint(_TW_WINNER, winner),
+            _uint(_TW_POINTS, points),
+            *[_TW_KITTY[c] for c in kitty],
+        )
+    )
+    return _field(_TRICKS, trick + _uint(_T_POINTS, points)), _field(_E_TRICK_WON, won)
+
+
 def trick_won(rules: Rules, number: int, trick: Trick, kitty: Sequence[Card]) -> ev_pb.Event:
     """A trick taken (public); the kitty, if any, shows on the trick that takes it."""
     return ev_pb.Event(
