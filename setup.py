@@ -40,6 +40,19 @@ METADATA_COMMANDS = {"egg_info", "dist_info", "sdist"}
 """Commands that describe the package without building it."""
 WORK = Path("build") / "mypyc-kernel"
 """Where the copy of the sources and mypyc's C output go (``build/`` is ignored by git)."""
+REFEREE_MODULES = ("referee/wire.py", "referee/game.py")
+"""The referee's per-decision modules, compiled together when they are there (the same list as
+``arena._compiled.REFEREE_MODULES``); their digest covers these files."""
+REFEREE_GROUP = "arena.referee._compiled"
+"""The name of the referee build's shared library (beside the modules, in ``arena/referee``)."""
+REFEREE_WORK = Path("build") / "mypyc-referee"
+REFEREE_MYPY_OPTIONS = (
+    # The build environment has mypy but not the runtime's libraries (gRPC, protobuf): their
+    # values are handled as Python objects, which is all the referee does with them.
+    "--ignore-missing-imports",
+    "--follow-imports=silent",
+    "--no-warn-unused-ignores",
+)
 
 
 def sources_digest(folder: Path) -> str:
@@ -56,6 +69,34 @@ def compiled_files(folder: Path) -> list[Path]:
     return sorted(folder.glob(f"_kernel*{suffix}"))
 
 
+def referee_digest(folder: Path) -> str:
+    """The SHA-256 of the referee modules' sources in ``folder``, as ``arena._compiled``
+    computes it."""
+    digest = hashlib.sha256()
+    for name in REFEREE_MODULES:
+        digest.update(name.encode() + b"\0" + (folder / name).read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def referee_files(folder: Path) -> list[Path]:
+    """The compiled referee's files in ``folder`` (the package) for this interpreter."""
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    names = [Path(m).stem for m in REFEREE_MODULES] + [REFEREE_GROUP.rsplit(".", 1)[1] + "__mypyc"]
+    return sorted(p for n in names for p in (folder / "referee").glob(f"{n}{suffix}"))
+
+
+def has_referee(folder: Path) -> bool:
+    """Whether ``folder`` holds the referee's sources (a build of the engine alone has not)."""
+    return all((folder / name).exists() for name in REFEREE_MODULES)
+
+
+def _referee_built_from(folder: Path, digest: str) -> bool:
+    files = referee_files(folder)
+    return len(files) == len(REFEREE_MODULES) + 1 and all(
+        digest.encode() in path.read_bytes() for path in files if "__mypyc" not in path.name
+    )
+
+
 class BuildKernel(build_ext):  # type: ignore[misc]
     """Compile ``arena._kernel`` with mypyc, or leave the Python source alone if that fails."""
 
@@ -69,6 +110,8 @@ class BuildKernel(build_ext):  # type: ignore[misc]
             self.distribution.ext_modules = []
         else:
             self.distribution.ext_modules = self._kernel_extensions()
+            if self.distribution.ext_modules is not None and not self._reuse:
+                self.distribution.ext_modules += self._referee_extensions()
         super().finalize_options()
 
     def run(self) -> None:
@@ -76,15 +119,18 @@ class BuildKernel(build_ext):  # type: ignore[misc]
         if self._reuse:
             # A wheel from a tree whose in-place build is current: the same files, no compiler.
             target = Path(self.build_lib) / "arena"
-            target.mkdir(parents=True, exist_ok=True)
-            for path in compiled_files(PACKAGE):
-                shutil.copy2(path, target / path.name)
+            (target / "referee").mkdir(parents=True, exist_ok=True)
+            for path in compiled_files(PACKAGE) + referee_files(PACKAGE):
+                shutil.copy2(path, target / path.relative_to(PACKAGE))
             return
         try:
             super().run()
         except Exception:  # any failure leaves the Python engine, which is always correct
             traceback.print_exc()
-            print("could not compile the kernel (see above): installing the Python engine")
+            print(
+                "could not compile the kernel or the referee (see above): installing the "
+                "Python engine and referee"
+            )
             self._remove_outputs()
             self.extensions: list[Extension] = []
 
@@ -93,7 +139,8 @@ class BuildKernel(build_ext):  # type: ignore[misc]
         may be importing the kernel meanwhile (a file rewritten in place can crash them)."""
         for ext in self.extensions:
             filename = self.get_ext_filename(self.get_ext_fullname(ext.name))
-            target = PACKAGE / Path(filename).name
+            # Module paths under the package (arena/referee/...); a bare name goes in arena/.
+            target = PACKAGE.parent / filename if "/" in filename else PACKAGE / filename
             partial = target.with_name(target.name + ".partial")
             shutil.copyfile(Path(self.build_lib) / filename, partial)
             os.replace(partial, target)
@@ -111,6 +158,8 @@ class BuildKernel(build_ext):  # type: ignore[misc]
             print(f"the compiled kernel in {PACKAGE} matches its sources: reusing it")
             if self._in_place():
                 return []
+            if has_referee(PACKAGE) and not _referee_built_from(PACKAGE, referee_digest(PACKAGE)):
+                return self._generate(digest)  # a wheel, with a referee to compile: both
             # A wheel: run() copies the files; the stand-in keeps the wheel a platform wheel.
             self._reuse = True
             stand_in: list[Extension] = self.distribution.ext_modules
@@ -127,7 +176,7 @@ class BuildKernel(build_ext):  # type: ignore[misc]
         from mypyc.build import mypycify
 
         # A build from an earlier install must not outlive a failed one, nor mix with this one.
-        self._remove_outputs()
+        self._remove_outputs(kernel_only=True)
         # Relative to the project (pip builds there): setuptools refuses absolute source paths.
         work = WORK
         shutil.rmtree(work, ignore_errors=True)
@@ -146,18 +195,60 @@ class BuildKernel(build_ext):  # type: ignore[misc]
         )
         return extensions
 
+    def _referee_extensions(self) -> list[Extension]:
+        """mypyc's extensions for the referee's per-decision modules, or none (not there,
+        current in place, or mypyc cannot translate them: the Python source is always right)."""
+        if os.environ.get(PURE_ENGINE_VARIABLE) == "1" or not has_referee(PACKAGE):
+            return []
+        digest = referee_digest(PACKAGE)
+        if self._in_place() and _referee_built_from(PACKAGE, digest):
+            print(f"the compiled referee in {PACKAGE} matches its sources: reusing it")
+            return []
+        try:
+            from mypyc.build import mypycify
+
+            for path in referee_files(self._output_folder()):
+                path.unlink()
+            work = REFEREE_WORK
+            shutil.rmtree(work, ignore_errors=True)
+            copy = work / "src" / "arena"
+            shutil.copytree(
+                PACKAGE, copy, ignore=shutil.ignore_patterns("*.so", "*.pyd", "__pycache__")
+            )
+            modules = []
+            for name in REFEREE_MODULES:
+                module = copy / name
+                source = module.read_text(encoding="utf-8")
+                if source.count(DIGEST_LINE) != 1:
+                    raise RuntimeError(f"arena/{name} must hold the line {DIGEST_LINE!r} once")
+                module.write_text(source.replace(DIGEST_LINE, f'_BUILT_FROM = "{digest}"'), "utf-8")
+                modules.append(str(module))
+            extensions: list[Extension] = mypycify(
+                ["--cache-dir", str(work / "cache"), *REFEREE_MYPY_OPTIONS, *modules],
+                target_dir=str(work / "c"),
+                group_name=REFEREE_GROUP,
+            )
+            return extensions
+        except Exception:
+            traceback.print_exc()
+            print("mypyc could not translate the referee (see above): installing its Python source")
+            return []
+
+    def _output_folder(self) -> Path:
+        return PACKAGE if self._in_place() else Path(self.build_lib) / "arena"
+
     def _in_place(self) -> bool:
         # An editable install sets editable_mode, which turns into inplace only when finalized.
         return bool(self.inplace or getattr(self, "editable_mode", False))
 
-    def _remove_outputs(self) -> None:
+    def _remove_outputs(self, *, kernel_only: bool = False) -> None:
         if self._in_place():
             folder = PACKAGE
         elif self.build_lib:
             folder = Path(self.build_lib) / "arena"
         else:
             return
-        for path in compiled_files(folder):
+        for path in compiled_files(folder) + ([] if kernel_only else referee_files(folder)):
             path.unlink()
 
 
@@ -171,7 +262,12 @@ def _built_from(folder: Path, digest: str) -> bool:
 def _build_requires() -> list[str]:
     """mypy (for mypyc) when the kernel needs compiling: not for an in-place build already current,
     so that an editable reinstall does not install mypy into pip's build environment again."""
-    if os.environ.get(PURE_ENGINE_VARIABLE) == "1" or _built_from(PACKAGE, sources_digest(PACKAGE)):
+    if os.environ.get(PURE_ENGINE_VARIABLE) == "1":
+        return []
+    referee_current = not has_referee(PACKAGE) or _referee_built_from(
+        PACKAGE, referee_digest(PACKAGE)
+    )
+    if _built_from(PACKAGE, sources_digest(PACKAGE)) and referee_current:
         return []
     return [MYPY]
 

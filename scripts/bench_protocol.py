@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb  # noqa: E402
-from arena.referee import Referee, RefereeConfig, TokenAccounts, wire  # noqa: E402
+from arena.referee import Referee, RefereeConfig, TokenAccounts, game, wire  # noqa: E402
 from arena.rules import Rules  # noqa: E402
 from arena.table import Clocks, GameRecord, TableSpec  # noqa: E402
 
@@ -361,6 +361,7 @@ async def compare(
     referee_runs: list[Result] = []
     bare_runs: list[Result] = []
     bot_runs: list[Result] = []
+    before = _cpu_ticks()
     try:
         await anchor.start()
         await bots.start()
@@ -377,6 +378,31 @@ async def compare(
         await anchor.stop()
         await bots.stop()
     _report(tables, rounds, referee_runs, bare_runs, bot_runs)
+    after = _cpu_ticks()
+    if before and after:
+        total = sum(after) - sum(before)
+        stolen = after[STEAL] - before[STEAL]
+        busy = total - (after[IDLE] - before[IDLE]) - stolen
+        print(
+            f"{'':<{LABEL}} the machine meanwhile: {stolen / total:.0%} of its CPU time taken by "
+            f"other guests of the host (steal), {busy / total:.0%} busy here (/proc/stat)"
+        )
+
+
+STEAL, IDLE = 7, 3
+"""Positions of the steal and idle counts on /proc/stat's cpu line (after the label)."""
+
+
+def _cpu_ticks() -> list[int]:
+    """The machine's CPU time counters (Linux), or an empty list where there are none."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+    except OSError:
+        return []
+    if len(fields) <= STEAL + 1 or fields[0] != "cpu":
+        return []
+    return [int(x) for x in fields[1 : STEAL + 2]]
 
 
 def _report(
@@ -420,7 +446,10 @@ def _report(
 
 async def bench(games: int, seconds: float | None, tables: int, rounds: int) -> None:
     """Measure the message sizes, then compare one table and ``tables`` tables with the bare."""
-    print(f"python {sys.version.split()[0]}, grpcio {grpc.__version__}, {os.cpu_count()} cpus")
+    print(
+        f"python {sys.version.split()[0]}, grpcio {grpc.__version__}, {os.cpu_count()} cpus; "
+        f"referee: {game.BUILD}"
+    )
     sizes = Sizes([], [], [])
     originals = _count_sizes(sizes)  # before the referee starts: its handlers take them then
     sizing = Tables(1)

@@ -1086,3 +1086,16 @@ def _describe(decision: bot_pb.Decision) -> str:
     if choice == "pass_cards":
         return f"pass {list(decision.pass_cards.cards)} (request {decision.request_id})"
     return f"no choice (request {decision.request_id})"
+
+
+# ---- the compiled build (setup.py compiles this module with mypyc; see arena._compiled) ------
+
+COMPILED = False
+"""Whether this module runs compiled with mypyc."""
+BUILD = "Python source (no compiled build installed)"
+"""Which build runs, and why not the compiled one."""
+_BUILT_FROM = ""
+if _BUILT_FROM:
+    from arena import _compiled
+
+    _compiled.guard(globals(), _BUILT_FROM)
