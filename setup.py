@@ -40,7 +40,7 @@ METADATA_COMMANDS = {"egg_info", "dist_info", "sdist"}
 """Commands that describe the package without building it."""
 WORK = Path("build") / "mypyc-kernel"
 """Where the copy of the sources and mypyc's C output go (``build/`` is ignored by git)."""
-REFEREE_MODULES = ("referee/wire.py", "referee/game.py")
+REFEREE_MODULES = ("referee/session.py", "referee/wire.py", "referee/game.py")
 """The referee's per-decision modules, compiled together when they are there (the same list as
 ``arena._compiled.REFEREE_MODULES``); their digest covers these files."""
 REFEREE_GROUP = "arena.referee._compiled"

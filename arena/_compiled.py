@@ -18,7 +18,7 @@ from typing import Any
 
 __all__ = ["PURE_VARIABLE", "REFEREE_MODULES", "guard", "sources_digest"]
 
-REFEREE_MODULES = ("referee/wire.py", "referee/game.py")
+REFEREE_MODULES = ("referee/session.py", "referee/wire.py", "referee/game.py")
 """The compiled modules, relative to the package (setup.py holds the same list)."""
 PURE_VARIABLE = "HEARTS_ARENA_PURE_ENGINE"
 """Set to 1: the Python sources run (and an install compiles nothing), as for the kernel."""

@@ -228,3 +228,16 @@ class Session:
             owner.session_lost(self)
         if not self.ending.done():
             self.ending.set_result(ending)
+
+
+# ---- the compiled build (setup.py compiles this module with mypyc; see arena._compiled) ------
+
+COMPILED = False
+"""Whether this module runs compiled with mypyc."""
+BUILD = "Python source (no compiled build installed)"
+"""Which build runs, and why not the compiled one."""
+_BUILT_FROM = ""
+if _BUILT_FROM:
+    from arena import _compiled
+
+    _compiled.guard(globals(), _BUILT_FROM)

@@ -81,6 +81,8 @@ class TableFeed:
         if not isinstance(event, bytes):
             event = event.SerializeToString()
         self.log.append(event)
+        if not self._watchers:  # most games: one event per card, and nobody watching
+            return
         dropped = [w for w in self._watchers if not w.push(event)]
         for w in dropped:
             self._watchers.discard(w)
