@@ -46,13 +46,17 @@ REFEREE_MODULES = ("referee/session.py", "referee/wire.py", "referee/game.py")
 REFEREE_GROUP = "arena.referee._compiled"
 """The name of the referee build's shared library (beside the modules, in ``arena/referee``)."""
 REFEREE_WORK = Path("build") / "mypyc-referee"
-REFEREE_MYPY_OPTIONS = (
-    # The build environment has mypy but not the runtime's libraries (gRPC, protobuf): their
-    # values are handled as Python objects, which is all the referee does with them.
-    "--ignore-missing-imports",
-    "--follow-imports=silent",
-    "--no-warn-unused-ignores",
-)
+REFEREE_MYPY_CONFIG = """[mypy]
+ignore_missing_imports = True
+follow_imports = silent
+
+[mypy-arena.proto.*]
+ignore_errors = True
+"""
+"""mypy's settings for the referee's build. The project's strict settings are for development
+(scripts/test.sh checks them). A build environment may lack the runtime's libraries (gRPC,
+protobuf) and their stubs: their values are then plain Python objects to mypyc, which is all the
+referee does with them, and the generated stubs of arena.proto may not check without them."""
 
 
 def sources_digest(folder: Path) -> str:
@@ -166,7 +170,7 @@ class BuildKernel(build_ext):  # type: ignore[misc]
             return stand_in
         try:
             return self._generate(digest)
-        except Exception:
+        except (Exception, SystemExit):  # mypyc exits on a type error: install the source
             traceback.print_exc()
             print("mypyc could not translate the kernel (see above): installing the Python engine")
             return []
@@ -207,14 +211,17 @@ class BuildKernel(build_ext):  # type: ignore[misc]
         try:
             from mypyc.build import mypycify
 
-            for path in referee_files(self._output_folder()):
-                path.unlink()
+            if self._in_place():  # a build from an earlier install must not outlive this one
+                for path in referee_files(PACKAGE):
+                    path.unlink()
             work = REFEREE_WORK
             shutil.rmtree(work, ignore_errors=True)
             copy = work / "src" / "arena"
             shutil.copytree(
                 PACKAGE, copy, ignore=shutil.ignore_patterns("*.so", "*.pyd", "__pycache__")
             )
+            config = work / "mypy.ini"
+            config.write_text(REFEREE_MYPY_CONFIG, encoding="utf-8")
             modules = []
             for name in REFEREE_MODULES:
                 module = copy / name
@@ -224,18 +231,15 @@ class BuildKernel(build_ext):  # type: ignore[misc]
                 module.write_text(source.replace(DIGEST_LINE, f'_BUILT_FROM = "{digest}"'), "utf-8")
                 modules.append(str(module))
             extensions: list[Extension] = mypycify(
-                ["--cache-dir", str(work / "cache"), *REFEREE_MYPY_OPTIONS, *modules],
+                ["--cache-dir", str(work / "cache"), "--config-file", str(config), *modules],
                 target_dir=str(work / "c"),
                 group_name=REFEREE_GROUP,
             )
             return extensions
-        except Exception:
+        except (Exception, SystemExit):  # mypyc exits on a type error: install the source
             traceback.print_exc()
             print("mypyc could not translate the referee (see above): installing its Python source")
             return []
-
-    def _output_folder(self) -> Path:
-        return PACKAGE if self._in_place() else Path(self.build_lib) / "arena"
 
     def _in_place(self) -> bool:
         # An editable install sets editable_mode, which turns into inplace only when finalized.
