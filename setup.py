@@ -27,7 +27,7 @@ from setuptools import Extension, setup  # type: ignore[import-untyped]
 from setuptools.command.build_ext import build_ext  # type: ignore[import-untyped]
 
 PACKAGE = Path(__file__).resolve().parent / "arena"
-KERNEL_SOURCES = ("_kernel.py", "cards.py", "errors.py")
+KERNEL_SOURCES = ("_kernel.py", "cards.py", "errors.py", "_compiled.py")
 """The modules the kernel is compiled from, the same list as ``arena._kernel.KERNEL_SOURCES``."""
 PURE_ENGINE_VARIABLE = "HEARTS_ARENA_PURE_ENGINE"
 DIGEST_LINE = '_BUILT_FROM = ""'
@@ -59,10 +59,11 @@ protobuf) and their stubs: their values are then plain Python objects to mypyc, 
 referee does with them, and the generated stubs of arena.proto may not check without them."""
 
 
-def sources_digest(folder: Path) -> str:
-    """The SHA-256 of the kernel's sources in ``folder``, as ``arena._kernel`` computes it."""
+def sources_digest(folder: Path, names: tuple[str, ...] = KERNEL_SOURCES) -> str:
+    """The SHA-256 of the sources ``names`` (the kernel's by default) in ``folder``, as
+    ``arena._kernel`` and ``arena._compiled`` compute it."""
     digest = hashlib.sha256()
-    for name in KERNEL_SOURCES:
+    for name in names:
         digest.update(name.encode() + b"\0" + (folder / name).read_bytes() + b"\0")
     return digest.hexdigest()
 
@@ -71,15 +72,6 @@ def compiled_files(folder: Path) -> list[Path]:
     """The compiled kernel's files in ``folder`` for this interpreter (the module, its library)."""
     suffix = sysconfig.get_config_var("EXT_SUFFIX")
     return sorted(folder.glob(f"_kernel*{suffix}"))
-
-
-def referee_digest(folder: Path) -> str:
-    """The SHA-256 of the referee modules' sources in ``folder``, as ``arena._compiled``
-    computes it."""
-    digest = hashlib.sha256()
-    for name in REFEREE_MODULES:
-        digest.update(name.encode() + b"\0" + (folder / name).read_bytes() + b"\0")
-    return digest.hexdigest()
 
 
 def referee_files(folder: Path) -> list[Path]:
@@ -94,10 +86,15 @@ def has_referee(folder: Path) -> bool:
     return all((folder / name).exists() for name in REFEREE_MODULES)
 
 
-def _referee_built_from(folder: Path, digest: str) -> bool:
+def referee_current(folder: Path) -> bool:
+    """Whether ``folder`` holds a compiled referee made from the sources beside it (or no
+    referee at all, so nothing to compile)."""
+    if not has_referee(folder):
+        return True
+    digest = sources_digest(folder, REFEREE_MODULES).encode()
     files = referee_files(folder)
     return len(files) == len(REFEREE_MODULES) + 1 and all(
-        digest.encode() in path.read_bytes() for path in files if "__mypyc" not in path.name
+        digest in path.read_bytes() for path in files if "__mypyc" not in path.name
     )
 
 
@@ -162,7 +159,7 @@ class BuildKernel(build_ext):  # type: ignore[misc]
             print(f"the compiled kernel in {PACKAGE} matches its sources: reusing it")
             if self._in_place():
                 return []
-            if has_referee(PACKAGE) and not _referee_built_from(PACKAGE, referee_digest(PACKAGE)):
+            if not referee_current(PACKAGE):
                 return self._generate(digest)  # a wheel, with a referee to compile: both
             # A wheel: run() copies the files; the stand-in keeps the wheel a platform wheel.
             self._reuse = True
@@ -204,8 +201,8 @@ class BuildKernel(build_ext):  # type: ignore[misc]
         current in place, or mypyc cannot translate them: the Python source is always right)."""
         if os.environ.get(PURE_ENGINE_VARIABLE) == "1" or not has_referee(PACKAGE):
             return []
-        digest = referee_digest(PACKAGE)
-        if self._in_place() and _referee_built_from(PACKAGE, digest):
+        digest = sources_digest(PACKAGE, REFEREE_MODULES)
+        if self._in_place() and referee_current(PACKAGE):
             print(f"the compiled referee in {PACKAGE} matches its sources: reusing it")
             return []
         try:
@@ -268,10 +265,7 @@ def _build_requires() -> list[str]:
     so that an editable reinstall does not install mypy into pip's build environment again."""
     if os.environ.get(PURE_ENGINE_VARIABLE) == "1":
         return []
-    referee_current = not has_referee(PACKAGE) or _referee_built_from(
-        PACKAGE, referee_digest(PACKAGE)
-    )
-    if _built_from(PACKAGE, sources_digest(PACKAGE)) and referee_current:
+    if _built_from(PACKAGE, sources_digest(PACKAGE)) and referee_current(PACKAGE):
         return []
     return [MYPY]
 

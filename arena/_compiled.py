@@ -1,11 +1,11 @@
-"""The stale-build guard of the referee's compiled hot path.
+"""The stale-build guard of the modules setup.py compiles with mypyc.
 
-setup.py compiles the referee's per-decision code (:data:`REFEREE_MODULES`: the table's game loop
-and its hand-encoded messages) with mypyc when it can, as it does the engine's kernel: from a copy
-of the sources whose ``_BUILT_FROM = ""`` line carries the SHA-256 of the originals. The compiled
-modules sit beside their sources and Python imports them first; each ends by calling
-:func:`guard`, which keeps the compiled definitions only while the sources beside them are the
-ones they were built from. Otherwise (an edit since the install, or
+setup.py compiles the engine's kernel (``arena._kernel``) and the referee's per-decision code
+(:data:`REFEREE_MODULES`: a bot's stream, the table's game loop and its hand-encoded messages)
+when it can, each from a copy of the sources whose ``_BUILT_FROM = ""`` line carries the SHA-256
+of the originals. The compiled modules sit beside their sources and Python imports them first;
+each ends by calling :func:`guard`, which keeps the compiled definitions only while the sources
+beside them are the ones they were built from. Otherwise (an edit since the install, or
 ``HEARTS_ARENA_PURE_ENGINE=1``) it runs the module's Python source in their place, so a stale
 build never stands in for edited code. Each module's ``COMPILED`` and ``BUILD`` say which runs.
 """
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Sequence
 from typing import Any
 
 __all__ = ["PURE_VARIABLE", "REFEREE_MODULES", "guard", "sources_digest"]
@@ -25,24 +26,30 @@ PURE_VARIABLE = "HEARTS_ARENA_PURE_ENGINE"
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
-def sources_digest(folder: str) -> str:
-    """The SHA-256 of the compiled modules' sources under ``folder`` (setup.py computes the
-    same)."""
+def sources_digest(folder: str, names: Sequence[str] = REFEREE_MODULES) -> str:
+    """The SHA-256 of the sources ``names`` (paths in the package; the referee's by default)
+    under ``folder``: setup.py computes the same into a build."""
     digest = hashlib.sha256()
-    for name in REFEREE_MODULES:
+    for name in names:
         with open(os.path.join(folder, name), "rb") as f:
             digest.update(name.encode() + b"\0" + f.read() + b"\0")
     return digest.hexdigest()
 
 
-def guard(namespace: dict[str, Any], built_from: str, folder: str = _PACKAGE) -> None:
-    """At the end of a compiled module (``namespace``: its globals): keep it if its sources in
-    ``folder`` are those of the build (``built_from``: their digest), else run the source."""
+def guard(
+    namespace: dict[str, Any],
+    built_from: str,
+    names: Sequence[str] = REFEREE_MODULES,
+    folder: str = _PACKAGE,
+) -> None:
+    """At the end of a compiled module (``namespace``: its globals): keep it if the sources
+    ``names`` in ``folder`` are those of the build (``built_from``: their digest), else run the
+    module's source."""
     if os.environ.get(PURE_VARIABLE) == "1":
         why = f"{PURE_VARIABLE}=1"
     else:
         try:
-            current = sources_digest(folder) == built_from
+            current = sources_digest(folder, names) == built_from
         except OSError:  # no sources beside the build: nothing it could be stale against
             current = True
         why = "" if current else "the sources changed since the build; reinstall to rebuild"

@@ -19,11 +19,11 @@ behaviour.
 from __future__ import annotations
 
 import hashlib
-import os
 import struct
 from collections.abc import Callable, Sequence
 from math import floor
 
+from arena import _compiled
 from arena.cards import QUEEN_OF_SPADES, RANKS_PER_SUIT, STANDARD_DECK_SIZE, Suit
 
 SUITS = 4
@@ -312,45 +312,19 @@ BUILD = "Python source (no compiled build installed)"
 _BUILT_FROM = ""
 """The digest of the sources a compiled build was made from (setup.py sets it; empty here)."""
 
-KERNEL_SOURCES = ("_kernel.py", "cards.py", "errors.py")
+KERNEL_SOURCES = ("_kernel.py", "cards.py", "errors.py", "_compiled.py")
 """The files of the ``arena`` package a compiled build is made from (and checked against)."""
 
-PURE_ENGINE_VARIABLE = "HEARTS_ARENA_PURE_ENGINE"
+PURE_ENGINE_VARIABLE = _compiled.PURE_VARIABLE
 """The environment variable that, set to 1, asks for the Python source (and, at install, skips
 the build)."""
 
 
 def sources_digest(folder: str) -> str:
     """The SHA-256 of the kernel's sources in ``folder`` (setup.py computes the same)."""
-    digest = hashlib.sha256()
-    for name in KERNEL_SOURCES:
-        with open(os.path.join(folder, name), "rb") as f:
-            digest.update(name.encode() + b"\0" + f.read() + b"\0")
-    return digest.hexdigest()
-
-
-def _run_python_source(folder: str) -> None:
-    """Replace the compiled definitions in this module with those of the source in ``folder``."""
-    path = os.path.join(folder, "_kernel.py")
-    with open(path, encoding="utf-8") as f:
-        code = compile(f.read(), path, "exec")
-    # The source's own _BUILT_FROM is empty, so running it does not come back here.
-    exec(code, globals())
+    return _compiled.sources_digest(folder, KERNEL_SOURCES)
 
 
 if _BUILT_FROM:
-    _folder = os.path.dirname(os.path.abspath(__file__))
-    if os.environ.get(PURE_ENGINE_VARIABLE) == "1":
-        _why = f"{PURE_ENGINE_VARIABLE}=1"
-    else:
-        try:
-            _current = sources_digest(_folder) == _BUILT_FROM
-        except OSError:  # no sources beside the build: nothing it could be stale against
-            _current = True
-        _why = "" if _current else "the sources changed since the build; reinstall to rebuild"
-    if _why:
-        _run_python_source(_folder)
-        BUILD = f"Python source ({_why})"
-    else:
-        COMPILED = True
-        BUILD = "compiled with mypyc"
+    # Keeps this module's compiled definitions, or runs its source in their place (stale build).
+    _compiled.guard(globals(), _BUILT_FROM, KERNEL_SOURCES)

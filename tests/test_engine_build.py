@@ -21,7 +21,15 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGE_FILES = ("__init__.py", "_kernel.py", "cards.py", "engine.py", "errors.py", "rules.py")
+PACKAGE_FILES = (
+    "__init__.py",
+    "_compiled.py",
+    "_kernel.py",
+    "cards.py",
+    "engine.py",
+    "errors.py",
+    "rules.py",
+)
 PURE = "HEARTS_ARENA_PURE_ENGINE"
 BUILD_SECONDS = 600
 
@@ -191,8 +199,9 @@ def test_without_a_c_compiler_the_build_succeeds_with_the_python_source(tmp_path
 
 def test_the_setup_script_and_the_kernel_agree_on_what_a_build_is_made_of() -> None:
     # The digest setup.py writes into a build and the one the build checks on import must be
-    # computed over the same files in the same way, or every build would count as stale.
-    from arena import _kernel
+    # computed over the same files in the same way, or every build would count as stale: the
+    # kernel's, and the referee's compiled modules' (arena._compiled).
+    from arena import _compiled, _kernel
 
     # Everything in setup.py above its call to setup(): the constants and helpers, not a build
     # (in a child process: it imports setuptools).
@@ -206,13 +215,21 @@ print(json.dumps([
     namespace["PURE_ENGINE_VARIABLE"],
     namespace["DIGEST_LINE"],
     namespace["sources_digest"](pathlib.Path({str(ROOT / "arena")!r})),
+    list(namespace["REFEREE_MODULES"]),
+    namespace["sources_digest"](
+        pathlib.Path({str(ROOT / "arena")!r}), namespace["REFEREE_MODULES"]
+    ),
 ]))
 """
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
     )
-    sources, variable, digest_line, digest = json.loads(done.stdout)
+    sources, variable, digest_line, digest, referee, referee_digest = json.loads(done.stdout)
     assert tuple(sources) == _kernel.KERNEL_SOURCES
-    assert variable == _kernel.PURE_ENGINE_VARIABLE
+    assert variable == _kernel.PURE_ENGINE_VARIABLE == _compiled.PURE_VARIABLE
     assert (ROOT / "arena" / "_kernel.py").read_text().count(digest_line) == 1
     assert digest == _kernel.sources_digest(str(ROOT / "arena"))
+    assert tuple(referee) == _compiled.REFEREE_MODULES
+    for name in referee:
+        assert (ROOT / "arena" / name).read_text().count(digest_line) == 1
+    assert referee_digest == _compiled.sources_digest(str(ROOT / "arena"))
