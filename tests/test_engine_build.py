@@ -125,16 +125,17 @@ def can_compile() -> bool:
     return shutil.which(compiler) is not None and headers.exists()
 
 
-def require_compiler() -> None:
-    """Skip (fail under CI=true) saying what to install, where no C extension can be built."""
+def require_compiler(what: str = "engine kernel") -> None:
+    """Skip (fail under CI=true) saying what to install, where no C extension can be built
+    (``what``: the compiled module the test is about)."""
     if can_compile():
         return
     reason = (
-        "the compiled engine kernel needs a C compiler and the Python headers: install gcc and "
+        f"the compiled {what} needs a C compiler and the Python headers: install gcc and "
         "the Python development headers (Debian: apt-get install gcc python3-dev)"
     )
     if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason} (CI=true: the compiled kernel must be tested)")
+        pytest.fail(f"{reason} (CI=true: the compiled {what} must be tested)")
     pytest.skip(reason)
 
 

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_engine_build import require_compiler
 
 from arena import _compiled
 from arena.referee import game, wire
@@ -87,26 +88,10 @@ def _play(**env: str) -> dict[str, object]:
     return result
 
 
-def _can_compile() -> bool:
-    """Whether the install could build C extensions (a compiler and Python's headers)."""
-    import sysconfig
-
-    compiler = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()[0]
-    headers = Path(sysconfig.get_paths()["include"]) / "Python.h"
-    return shutil.which(compiler) is not None and headers.exists()
-
-
 def test_the_installed_referee_is_compiled_where_the_machine_can_compile() -> None:
     if os.environ.get(PURE) == "1":
         pytest.skip(f"{PURE}=1 asks for the Python source")
-    if not _can_compile():
-        reason = (
-            "the compiled referee needs a C compiler and the Python headers: install gcc and "
-            "the Python development headers (Debian: apt-get install gcc python3-dev)"
-        )
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{reason} (CI=true: the compiled referee must be tested)")
-        pytest.skip(reason)
+    require_compiler("referee")
     assert game.COMPILED and wire.COMPILED, (game.BUILD, wire.BUILD)
     assert game.BUILD == wire.BUILD == "compiled with mypyc"
     assert type(wire.card_played).__name__ != "function"  # a compiled function
