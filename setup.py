@@ -1,16 +1,19 @@
-"""Build hook: compile the engine's inner loops with mypyc when this machine can; never fail.
+"""Build hook: compile the engine's inner loops and the referee's per-decision code with mypyc
+when this machine can; never fail.
 
 ``pip install .`` and ``pip install -e .`` both come through here (the rest of the package is
 described in pyproject.toml). The extension step copies the sources of ``arena._kernel`` (the
 rules engine's private inner loops; ``KERNEL_SOURCES``), writes into the copy of ``_kernel.py``
 the SHA-256 of the originals, and compiles that copy with mypyc into ``arena/_kernel*.so`` beside
-the sources (in place for an editable install). On import the compiled module checks the digest
-against the sources beside it and runs the Python source instead when they differ, so an edited
-``_kernel.py`` is never shadowed by a stale build (see the end of ``arena/_kernel.py``).
+the sources (in place for an editable install). It does the same for the referee's modules
+(``REFEREE_MODULES``: a bot's stream, the table's game loop, the hand-encoded messages), compiled
+together into ``arena/referee/*.so``. On import a compiled module checks the digest against the
+sources beside it and runs the Python source instead when they differ, so an edited source is
+never shadowed by a stale build (``arena._compiled``).
 
 Without a C compiler or the Python headers, or with ``HEARTS_ARENA_PURE_ENGINE=1``, the step
-prints why and the package installs with the Python engine alone. An editable reinstall whose
-compiled kernel already matches the sources reuses it instead of compiling again.
+prints why and the package installs with the Python sources alone. An editable reinstall whose
+compiled modules already match the sources reuses them instead of compiling again.
 """
 
 from __future__ import annotations
