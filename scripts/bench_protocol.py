@@ -21,11 +21,15 @@ the order flipped every round. It prints, for each kind, the run with the median
 per second, the p50/p99 latency of a decision asked over the wire), and the ratio referee / bare
 of each pair of runs: their median and range. (The machine may be shared and its speed drifts
 within seconds: a pair of runs side by side sees about the same machine, runs a minute apart may
-not.) The issue's target (the referee at 90% or more of the bare
-ping-pong) counts every decision the referee takes: a forced move (a single legal card) is one
-too, played without a round trip, as the protocol promises (the way past the naive bound that
-the issue names). The ratio of round trips alone (decisions asked of a bot) is printed beside it,
-so that the cost of the referee's own work per message stays in view.
+not.) The last line of each comparison says how busy the machine was meanwhile, and how much
+of its CPU time the host gave to other guests (steal, from /proc/stat on Linux). The first line
+says which referee build runs: the compiled one (``compiled with mypyc``) or the Python source.
+
+The issue's target (the referee at 90% or more of the bare ping-pong) counts every decision the
+referee takes: a forced move (a single legal card) is one too, played without a round trip, as
+the protocol promises (the way past the naive bound that the issue names). The ratio of round
+trips alone (decisions asked of a bot) is printed beside it, so that the cost of the referee's
+own work per message stays in view.
 """
 
 from __future__ import annotations
