@@ -52,6 +52,7 @@ sys.path.insert(0, str(ROOT))
 
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb  # noqa: E402
 from arena.referee import Referee, RefereeConfig, TokenAccounts, game, wire  # noqa: E402
+from arena.referee.loop import run as run_loop  # noqa: E402
 from arena.rules import Rules  # noqa: E402
 from arena.table import Clocks, GameRecord, TableSpec  # noqa: E402
 
@@ -134,15 +135,16 @@ async def ring_round_trips(
     samples: list[float],
 ) -> int:
     """One message in flight at a time, client after client, for ``seconds``; round trips."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + seconds
+    # time.monotonic(), as the referee times its decisions (a loop's own clock may count whole
+    # milliseconds: uvloop's does).
+    end = time.monotonic() + seconds
     count = 0
-    while loop.time() < end:
+    while time.monotonic() < end:
         for context in group:
-            start = loop.time()
+            start = time.monotonic()
             await context.write(payload)
             await context.read()
-            samples.append((loop.time() - start) * MS)
+            samples.append((time.monotonic() - start) * MS)
             count += 1
     return count
 
@@ -452,7 +454,7 @@ async def bench(games: int, seconds: float | None, tables: int, rounds: int) -> 
     """Measure the message sizes, then compare one table and ``tables`` tables with the bare."""
     print(
         f"python {sys.version.split()[0]}, grpcio {grpc.__version__}, {os.cpu_count()} cpus; "
-        f"referee: {game.BUILD}"
+        f"referee: {game.BUILD}; event loop: {type(asyncio.get_running_loop()).__module__}"
     )
     sizes = Sizes([], [], [])
     originals = _count_sizes(sizes)  # before the referee starts: its handlers take them then
@@ -503,7 +505,9 @@ def main() -> None:
     elif args.role == "ping":
         asyncio.run(ping_client(args.address, int(args.arg)))
     else:
-        asyncio.run(bench(args.games, args.seconds, args.tables, args.rounds))
+        # The referee's event loop (uvloop where installed) for the referee and the bare servers
+        # alike, both being served from this process.
+        run_loop(bench(args.games, args.seconds, args.tables, args.rounds))
 
 
 if __name__ == "__main__":

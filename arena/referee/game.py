@@ -110,7 +110,7 @@ class Seat:
         self.key: bytes | None = None
         """The token digest of the seat's bot: only a session with this key may take it back."""
         self.away_since: float | None = None
-        """When the seat lost its session (loop clock), or None while connected."""
+        """When the seat lost its session (``time.monotonic()``), or None while connected."""
         self.forfeit: Termination | None = None
         """Set once the seat is forfeited; the fallback plays it from then on."""
         self.forfeit_reason = ""
@@ -150,9 +150,8 @@ class TableRun:
         self.config = config
         self.feed = feed
         self._ids = request_ids
-        self._loop = asyncio.get_running_loop()
         self.seats = [Seat(i, name, spec.clocks.bank_ms) for i, name in enumerate(spec.seats)]
-        self._t0 = self._loop.time()
+        self._t0 = time.monotonic()
         for seat, session in zip(self.seats, sessions, strict=True):
             if session is None or session.closed:
                 seat.away_since = self._t0
@@ -236,7 +235,7 @@ class TableRun:
             return
         self._interrupting = True
         self._interrupt_reason = reason
-        now = self._loop.time()
+        now = time.monotonic()
         for seat in self.seats:
             if seat.session is not None:
                 seat.session.inbox.put_nowait((now, Wake()))
@@ -358,7 +357,7 @@ class TableRun:
         the legal plays' mask, for a play)."""
         seat = self.seats[index]
         clocks = self.spec.clocks
-        due = self._loop.time()
+        due = time.monotonic()
         allowed_ms = clocks.move_ms + seat.bank_ms
         deadline = due + allowed_ms / MS
         request_id = 0
@@ -406,7 +405,7 @@ class TableRun:
                 )
                 self._fault(hand, number, index, fault, detail, "", cards, request_id)
             else:
-                self._charge(seat, (self._loop.time() - due) * MS)
+                self._charge(seat, (time.monotonic() - due) * MS)
                 fault = outcome.kind
                 self._fault(
                     hand, number, index, fault, outcome.detail, outcome.sent, cards, request_id
@@ -422,10 +421,10 @@ class TableRun:
         assert seat.away_since is not None
         grace_end = seat.away_since + self.spec.faults.grace_ms / MS
         until = min(deadline, grace_end)
-        if self._loop.time() < until:
+        if time.monotonic() < until:
             seat.returned = asyncio.Event()
             try:
-                async with asyncio.timeout_at(until):
+                async with asyncio.timeout(until - time.monotonic()):
                     await seat.returned.wait()
             except TimeoutError:
                 pass
@@ -434,8 +433,8 @@ class TableRun:
         if seat.session is not None or seat.forfeit is not None or self._interrupting:
             return None
         cards = self._fallback(hand, index, kind)
-        if self._loop.time() >= grace_end:
-            away_ms = (self._loop.time() - seat.away_since) * MS
+        if time.monotonic() >= grace_end:
+            away_ms = (time.monotonic() - seat.away_since) * MS
             detail = (
                 f"not connected for {away_ms:.0f} ms, past the grace period of "
                 f"{self.spec.faults.grace_ms} ms: the seat is forfeited"
@@ -463,7 +462,7 @@ class TableRun:
         events, seat.pending = seat.pending, []
         message = wire.response_bytes(events, request)
         try:
-            async with asyncio.timeout_at(deadline):
+            async with asyncio.timeout(deadline - time.monotonic()):
                 await session.send(message)
                 seat.told = True
                 # The bot is deciding now: the records of earlier decisions are made meanwhile.
@@ -638,7 +637,7 @@ class TableRun:
     ) -> bytes:
         """The self-contained request (serialised): hand, legal choices, public state, clocks."""
         seat = self.seats[index]
-        left_ms = max(0, int((deadline - self._loop.time()) * MS))
+        left_ms = max(0, int((deadline - time.monotonic()) * MS))
         passing = kind == _PASS
         held = hand.hand_mask(index)
         key = (number, index, kind)
@@ -757,7 +756,7 @@ class TableRun:
         fault: FaultKind | None,
         fallback: bool = False,
     ) -> None:
-        elapsed_ms = (self._loop.time() - due) * MS
+        elapsed_ms = (time.monotonic() - due) * MS
         self._unrecorded.append(
             (number, index, kind, request_id, cards, elapsed_ms, False, fault, fallback)
         )
@@ -821,7 +820,7 @@ class TableRun:
                 detail=detail,
                 sent=sent,
                 substitute=codes,
-                at_ms=(self._loop.time() - self._t0) * MS,
+                at_ms=(time.monotonic() - self._t0) * MS,
             )
         )
         policy = self.spec.faults
@@ -900,7 +899,7 @@ class TableRun:
         for seat in self.seats:
             if seat.session is session:
                 seat.session = None
-                now = self._loop.time()
+                now = time.monotonic()
                 goodbye = session.said_goodbye
                 seat.away_since = now - (self.spec.faults.grace_ms / MS if goodbye else 0.0)
                 if goodbye and not seat.told:
@@ -908,7 +907,7 @@ class TableRun:
 
     def claimable(self, key: bytes, bot: str) -> Seat | None:
         """The seat a new session with this token may take back, if any."""
-        now = self._loop.time()
+        now = time.monotonic()
         grace = self.spec.faults.grace_ms / MS
         for seat in self.seats:
             if seat.session is not None or seat.forfeit is not None or seat.away_since is None:

@@ -39,6 +39,7 @@ from arena.referee.accounts import MAY_PLAY, Accounts, TokenAccounts, token_key
 from arena.referee.config import PROTOCOL_VERSIONS, RefereeConfig
 from arena.referee.game import Seat, TableRun
 from arena.referee.lobby import Lobby
+from arena.referee.loop import run as run_loop
 from arena.referee.session import Closed, Ending, Session
 from arena.referee.spectators import TableFeed
 from arena.table import GameRecord, TableSpec, Termination
@@ -714,5 +715,5 @@ def serve_forever(
 ) -> int:
     """Blocking :func:`serve` on a new event loop (for a CLI command or a process's main)."""
     with contextlib.suppress(KeyboardInterrupt):
-        return asyncio.run(serve(config, accounts, address, main=main, ready=ready))
+        return run_loop(serve(config, accounts, address, main=main, ready=ready))
     return 130

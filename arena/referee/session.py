@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -57,7 +58,10 @@ class Wake:
 
 
 Inbound = tuple[float, bot_pb.PlayRequest | Malformed | Closed | Wake]
-"""An inbox entry: arrival time (loop clock, seconds) and what arrived."""
+"""An inbox entry: arrival time (``time.monotonic()``, seconds) and what arrived.
+
+The referee stamps and compares times with ``time.monotonic()``, which is asyncio's own loop
+clock, and not the loop's ``time()``: another event loop (uvloop) counts whole milliseconds."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +144,6 @@ class Session:
 
     async def read_loop(self) -> None:
         """Read the stream until it ends, forwarding into the inbox (the one reader)."""
-        loop = asyncio.get_running_loop()
         try:
             while not self.closed:
                 message = await self.context.read()
@@ -175,7 +178,7 @@ class Session:
                         )
                     )
                     return
-                self.inbox.put_nowait((loop.time(), message))
+                self.inbox.put_nowait((time.monotonic(), message))
                 # Let the waiting table judge it before the next read is set up (that costs
                 # gRPC work which would otherwise delay the table's answer to the bot).
                 await asyncio.sleep(0)
@@ -222,7 +225,7 @@ class Session:
         self.close_reason = ending.message
         self.said_goodbye = goodbye
         log.debug("session %s (%s) ends: %s", self.id, self.bot, ending.message)
-        self.inbox.put_nowait((asyncio.get_running_loop().time(), Closed(ending.message, goodbye)))
+        self.inbox.put_nowait((time.monotonic(), Closed(ending.message, goodbye)))
         owner, self.owner = self.owner, None
         if owner is not None:
             owner.session_lost(self)

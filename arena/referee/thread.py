@@ -17,6 +17,7 @@ from typing import TypeVar
 from arena.errors import ConfigError
 from arena.referee.accounts import Accounts
 from arena.referee.config import RefereeConfig
+from arena.referee.loop import run as run_loop
 from arena.referee.server import Referee
 from arena.table import GameRecord, TableSpec
 
@@ -60,7 +61,7 @@ class RefereeThread:
         if self._thread is not None:
             raise ConfigError("the referee thread was already started")
         self._thread = threading.Thread(
-            target=lambda: asyncio.run(self._main(address)), name="referee", daemon=True
+            target=lambda: run_loop(self._main(address)), name="referee", daemon=True
         )
         self._thread.start()
         if not self._started.wait(START_TIMEOUT_S):

@@ -7,7 +7,6 @@ a bad input is one line on standard error and exit code 2. Wire it into the main
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import logging
@@ -26,6 +25,7 @@ from rich.table import Table
 
 from arena.config import check_port
 from arena.errors import ArenaError
+from arena.referee.loop import run as run_loop
 from arena.server.accounts import AccountStore
 from arena.server.config import load_server_config
 
@@ -139,7 +139,7 @@ def serve_command(
         sys.stdout.flush()
 
     try:
-        code = asyncio.run(
+        code = run_loop(
             serve(
                 db,
                 settings,
