@@ -7,7 +7,12 @@ of the originals. The compiled modules sit beside their sources and Python impor
 each ends by calling :func:`guard`, which keeps the compiled definitions only while the sources
 beside them are the ones they were built from. Otherwise (an edit since the install, or
 ``HEARTS_ARENA_PURE_ENGINE=1``) it runs the module's Python source in their place, so a stale
-build never stands in for edited code. Each module's ``COMPILED`` and ``BUILD`` say which runs.
+build never stands in for edited code. Each such module ends with::
+
+    _BUILT_FROM = ""  # setup.py writes the digest here in the copy it compiles
+    COMPILED, BUILD = _compiled.guard(globals(), _BUILT_FROM)
+
+``COMPILED`` says whether the compiled definitions run and ``BUILD`` says which runs, in words.
 """
 
 from __future__ import annotations
@@ -17,12 +22,14 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["PURE_VARIABLE", "REFEREE_MODULES", "guard", "sources_digest"]
+__all__ = ["NOT_BUILT", "PURE_VARIABLE", "REFEREE_MODULES", "guard", "sources_digest"]
 
 REFEREE_MODULES = ("referee/session.py", "referee/wire.py", "referee/game.py")
 """The compiled modules, relative to the package (setup.py holds the same list)."""
 PURE_VARIABLE = "HEARTS_ARENA_PURE_ENGINE"
 """Set to 1: the Python sources run (and an install compiles nothing), as for the kernel."""
+NOT_BUILT = "Python source (no compiled build installed)"
+"""The ``BUILD`` of a module run from its source file."""
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -41,10 +48,13 @@ def guard(
     built_from: str,
     names: Sequence[str] = REFEREE_MODULES,
     folder: str = _PACKAGE,
-) -> None:
-    """At the end of a compiled module (``namespace``: its globals): keep it if the sources
-    ``names`` in ``folder`` are those of the build (``built_from``: their digest), else run the
-    module's source."""
+) -> tuple[bool, str]:
+    """At the end of a module (``namespace``: its globals; ``built_from``: the digest a compiled
+    copy carries, empty in the source): keep a compiled module if the sources ``names`` in
+    ``folder`` are those of its build, else run the module's source in its place. Whether the
+    compiled definitions stand, and which build runs in words."""
+    if not built_from:
+        return False, NOT_BUILT
     if os.environ.get(PURE_VARIABLE) == "1":
         why = f"{PURE_VARIABLE}=1"
     else:
@@ -54,13 +64,11 @@ def guard(
             current = True
         why = "" if current else "the sources changed since the build; reinstall to rebuild"
     if not why:
-        namespace["COMPILED"] = True
-        namespace["BUILD"] = "compiled with mypyc"
-        return
+        return True, "compiled with mypyc"
     name = str(namespace["__name__"]).removeprefix("arena.").replace(".", "/") + ".py"
     path = os.path.join(folder, name)
     with open(path, encoding="utf-8") as f:
         code = compile(f.read(), path, "exec")
-    # The source's own _BUILT_FROM is empty, so running it does not come back here.
+    # The source's own _BUILT_FROM is empty, so its call returns at once.
     exec(code, namespace)
-    namespace["BUILD"] = f"Python source ({why})"
+    return False, f"Python source ({why})"

@@ -303,15 +303,6 @@ def play_tricks(
 
 # ---- the compiled build ------------------------------------------------------------------------
 
-COMPILED = False
-"""Whether this process runs the mypyc-compiled build of this module (else the Python source)."""
-
-BUILD = "Python source (no compiled build installed)"
-"""How this module runs here, in words (for benchmarks and bug reports)."""
-
-_BUILT_FROM = ""
-"""The digest of the sources a compiled build was made from (setup.py sets it; empty here)."""
-
 KERNEL_SOURCES = ("_kernel.py", "cards.py", "errors.py", "_compiled.py")
 """The files of the ``arena`` package a compiled build is made from (and checked against)."""
 
@@ -325,6 +316,8 @@ def sources_digest(folder: str) -> str:
     return _compiled.sources_digest(folder, KERNEL_SOURCES)
 
 
-if _BUILT_FROM:
-    # Keeps this module's compiled definitions, or runs its source in their place (stale build).
-    _compiled.guard(globals(), _BUILT_FROM, KERNEL_SOURCES)
+_BUILT_FROM = ""
+"""The digest of the sources a compiled build was made from (setup.py sets it; empty here)."""
+# COMPILED: whether this process runs the mypyc-compiled build of this module; BUILD: which runs,
+# in words (for benchmarks and bug reports). A stale build runs the source instead (the guard).
+COMPILED, BUILD = _compiled.guard(globals(), _BUILT_FROM, KERNEL_SOURCES)

@@ -122,19 +122,23 @@ def test_a_compiled_module_runs_its_source_once_the_source_is_edited(
         shutil.copy2(ROOT / "arena" / name, tmp_path / name)
     built_from = _compiled.sources_digest(str(tmp_path))
     current: dict[str, object] = {"__name__": "arena.referee.wire"}
-    _compiled.guard(current, built_from, folder=str(tmp_path))
-    assert current["COMPILED"] is True and current["BUILD"] == "compiled with mypyc"
+    assert _compiled.guard(current, built_from, folder=str(tmp_path)) == (
+        True,
+        "compiled with mypyc",
+    )
     assert "card_played" not in current  # the compiled definitions stand
 
     source = tmp_path / "referee" / "wire.py"
     source.write_text(source.read_text() + "\nEDITED = True\n")
     stale: dict[str, object] = {"__name__": "arena.referee.wire"}
-    _compiled.guard(stale, built_from, folder=str(tmp_path))
-    assert stale["EDITED"] is True and stale["COMPILED"] is False
-    assert callable(stale["card_played"])  # the source's definitions, run from the edited file
-    assert stale["BUILD"] == (
-        "Python source (the sources changed since the build; reinstall to rebuild)"
+    assert _compiled.guard(stale, built_from, folder=str(tmp_path)) == (
+        False,
+        "Python source (the sources changed since the build; reinstall to rebuild)",
     )
+    assert stale["EDITED"] is True
+    assert callable(stale["card_played"])  # the source's definitions, run from the edited file
+    # The source's own guard call (its _BUILT_FROM is empty) neither recursed nor claimed a build.
+    assert stale["COMPILED"] is False and stale["BUILD"] == _compiled.NOT_BUILT
 
 
 def test_the_python_source_runs_when_asked_for() -> None:

@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from enum import Enum
 
+from arena import _compiled
 from arena.cards import CARDS, Card
 from arena.engine import Game, Hand, Phase
 from arena.errors import CardParseError, Violation
@@ -1089,12 +1090,5 @@ def _describe(decision: bot_pb.Decision) -> str:
 
 # ---- the compiled build (setup.py compiles this module with mypyc; see arena._compiled) ------
 
-COMPILED = False
-"""Whether this module runs compiled with mypyc."""
-BUILD = "Python source (no compiled build installed)"
-"""Which build runs, and why not the compiled one."""
 _BUILT_FROM = ""
-if _BUILT_FROM:
-    from arena import _compiled
-
-    _compiled.guard(globals(), _BUILT_FROM)
+COMPILED, BUILD = _compiled.guard(globals(), _BUILT_FROM)

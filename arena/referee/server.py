@@ -408,8 +408,9 @@ class Referee:
                     grpc.StatusCode.INVALID_ARGUMENT,
                     "the first message of a session must be a Hello, got a Goodbye",
                 )
-            # The reader ended it (an oversized first message, say): close as it said.
-            return session.ending.result() if session.ending.done() else Ending(None, first.reason)
+            # The reader ended it (an oversized first message, say): close as it said
+            # (Session.end resolves the ending as it queues the Closed marker).
+            return session.ending.result()
         if not isinstance(first, bot_pb.PlayRequest) or not first.HasField("hello"):
             got = "undecodable bytes" if isinstance(first, wire.Malformed) else "another message"
             return Ending(

@@ -24,6 +24,7 @@ from typing import Protocol
 
 import grpc
 
+from arena import _compiled
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.referee.wire import Malformed, Oversized
 
@@ -235,12 +236,5 @@ class Session:
 
 # ---- the compiled build (setup.py compiles this module with mypyc; see arena._compiled) ------
 
-COMPILED = False
-"""Whether this module runs compiled with mypyc."""
-BUILD = "Python source (no compiled build installed)"
-"""Which build runs, and why not the compiled one."""
 _BUILT_FROM = ""
-if _BUILT_FROM:
-    from arena import _compiled
-
-    _compiled.guard(globals(), _BUILT_FROM)
+COMPILED, BUILD = _compiled.guard(globals(), _BUILT_FROM)

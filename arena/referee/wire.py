@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import DecodeError
 
+from arena import _compiled
 from arena.cards import CARDS, Card
 from arena.engine import Hand, HandResult, Trick
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
@@ -622,12 +623,5 @@ def hand_revealed(hand: Hand, number: int) -> ev_pb.Event:
 
 # ---- the compiled build (setup.py compiles this module with mypyc; see arena._compiled) ------
 
-COMPILED = False
-"""Whether this module runs compiled with mypyc."""
-BUILD = "Python source (no compiled build installed)"
-"""Which build runs, and why not the compiled one."""
 _BUILT_FROM = ""
-if _BUILT_FROM:
-    from arena import _compiled
-
-    _compiled.guard(globals(), _BUILT_FROM)
+COMPILED, BUILD = _compiled.guard(globals(), _BUILT_FROM)
