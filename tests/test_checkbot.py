@@ -134,6 +134,7 @@ def test_a_bot_that_retries_a_refused_token_fails(tmp_path: Path) -> None:
     verdict, detail = details(report)["refused token"]
     assert verdict is Verdict.FAIL
     assert detail.startswith("still running 1 s after UNAUTHENTICATED (it tried again ")
+    assert "times; its last output: broken_bot: refused; trying again" in detail
     assert detail.endswith("a refused token must end the bot, retrying cannot help")
 
 

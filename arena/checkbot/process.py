@@ -52,10 +52,13 @@ class BotProcess:
         self._env = {**os.environ, **env}
         self.log = log
         self._process: asyncio.subprocess.Process | None = None
+        self._log_from = 0
+        """Where this run's output starts in the log (earlier runs of the command came first)."""
 
     async def start(self) -> None:
         """Start the process (its stdout and stderr are appended to the log)."""
         with self.log.open("ab") as out:
+            self._log_from = out.tell()
             try:
                 self._process = await asyncio.create_subprocess_exec(
                     *self.command,
@@ -117,9 +120,11 @@ class BotProcess:
         return f" (the bot {how}" + (f"; its last output: {tail})" if tail else ")")
 
     def tail(self, lines: int = TAIL_LINES) -> str:
-        """The last non-empty lines of the bot's output, joined with ' | '."""
+        """The last non-empty lines of this run's output, joined with ' | '."""
         try:
-            text = self.log.read_text(errors="replace")
+            with self.log.open("rb") as log:
+                log.seek(self._log_from)
+                text = log.read().decode(errors="replace")
         except OSError:
             return ""
         kept = [line.strip() for line in text.splitlines() if line.strip()]

@@ -464,9 +464,12 @@ async def refused_token(checker: Checker) -> str:
                 retry.close(grpc.StatusCode.UNAUTHENTICATED, refusal)
             code = process.returncode
         if code is None:
+            # What it printed tells a bot that never saw the refusal from one that cannot exit.
+            tail = process.tail()
+            said = f"; its last output: {tail}" if tail else "; it printed nothing"
             raise CheckFailedError(
                 f"still running {checker.options.exit_timeout_s:g} s after UNAUTHENTICATED "
-                f"(it tried again {retries} times): a refused token must end the bot, "
+                f"(it tried again {retries} times{said}): a refused token must end the bot, "
                 "retrying cannot help"
             )
         if code == 0:

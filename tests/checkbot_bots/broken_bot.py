@@ -84,6 +84,8 @@ def session(mode: str) -> int | None:
             if code is grpc.StatusCode.UNAUTHENTICATED and mode != "retries-refusal":
                 print(f"broken_bot: refused: {e.details()}", file=sys.stderr)
                 return EXIT_REFUSED
+            if code is grpc.StatusCode.UNAUTHENTICATED:
+                print("broken_bot: refused; trying again", file=sys.stderr, flush=True)
             if mode == "no-reconnect":
                 print(f"broken_bot: stream broke ({code.name}); giving up", file=sys.stderr)
                 return EXIT_BROKEN
