@@ -38,7 +38,14 @@ from arena.proto.hearts.v1 import spectator_service_pb2 as spec_pb
 from arena.referee import wire
 from arena.referee.config import RefereeConfig
 from arena.referee.fallback import fallback_pass, fallback_play
-from arena.referee.session import Closed, Inbound, Session, SessionLostError, Wake
+from arena.referee.session import (
+    Closed,
+    Expired,
+    Inbound,
+    Session,
+    SessionLostError,
+    Wake,
+)
 from arena.referee.spectators import TableFeed
 from arena.rules import PassDirection
 from arena.table import (
@@ -60,6 +67,9 @@ log = logging.getLogger("arena.referee")
 EXPIRED_REMEMBERED = 16
 """Timed-out request ids a seat remembers, to tell a late answer from a wrong one."""
 MS = 1000.0
+ALARM_EARLY_S = 0.001
+"""How early a timer may fire and still count as on time: an event loop's timers may round to
+the millisecond (uvloop's do), as ``asyncio.timeout()`` would fire just as early."""
 
 _PASS = "pass"
 _PLAY = "play"
@@ -99,6 +109,108 @@ class _Accepted:
         self.at = at
 
 
+class _Alarm:
+    """A seat's deadline timer: one timer left in place across requests, moved only when a
+    deadline comes sooner than it.
+
+    ``asyncio.timeout()`` makes and cancels a timer for every request, which under uvloop costs
+    more than a tenth of the referee's own work per decision. A seat's deadlines only move later
+    within a game (what a decision draws from the bank, the clock has already passed), and they
+    lie seconds away while a decision takes about a millisecond, so the timer set for one request
+    usually fires while a later one is open, finds it not yet due and re-arms for it.
+
+    When the open request's deadline passes, the alarm puts an :class:`Expired` marker in the
+    session's inbox, which the waiting table reads like any message (nothing is cancelled); only
+    while the request is still being written (a bot that does not read its stream can hold up a
+    write) does it cancel the table's task, as ``asyncio.timeout()`` would, and :meth:`claim`
+    then tells that cancellation from anyone else's.
+    """
+
+    __slots__ = (
+        "_cancelling",
+        "_due",
+        "_fires_at",
+        "_handle",
+        "_request_id",
+        "_session",
+        "_task",
+        "cancelled",
+        "sending",
+    )
+
+    def __init__(self) -> None:
+        self._handle: asyncio.TimerHandle | None = None
+        self._fires_at = 0.0
+        """When the timer is set to fire (``time.monotonic()``); meaningless without a handle."""
+        self._due = 0.0
+        self._session: Session | None = None
+        """The session of the open request; None when no request is open."""
+        self._request_id = 0
+        self._task: asyncio.Task[object] | None = None
+        self._cancelling = 0
+        self.sending = False
+        """Whether the open request is being written (the alarm then cancels the task)."""
+        self.cancelled = False
+        """Whether the alarm cancelled the task (see :meth:`claim`)."""
+
+    def set(self, due: float, session: Session, request_id: int) -> None:
+        """Watch request ``request_id`` on ``session``, due at ``due`` (``time.monotonic()``)."""
+        self._due = due
+        self._session = session
+        self._request_id = request_id
+        task = asyncio.current_task()
+        assert task is not None
+        self._task = task
+        self._cancelling = task.cancelling()
+        self.sending = False
+        self.cancelled = False
+        if self._handle is None or self._fires_at > due:
+            self._arm(due)
+
+    def clear(self) -> None:
+        """No request is open any more (the timer stays, and finds nothing due if it fires)."""
+        self._session = None
+        self._task = None
+        self.sending = False
+
+    def claim(self) -> bool:
+        """After a CancelledError: whether it was the alarm's (then undone: a timeout)."""
+        if not self.cancelled or self._task is None:
+            return False
+        self.cancelled = False
+        return self._task.uncancel() <= self._cancelling
+
+    def stop(self) -> None:
+        """Cancel the timer (the game is over)."""
+        self.clear()
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _arm(self, due: float) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+        self._fires_at = due
+        self._handle = asyncio.get_running_loop().call_later(
+            max(0.0, due - time.monotonic()), self._ring
+        )
+
+    def _ring(self) -> None:
+        self._handle = None
+        session = self._session
+        if session is None:
+            return
+        now = time.monotonic()
+        if self._due - now > ALARM_EARLY_S:  # set for an earlier request: wait for this one
+            self._arm(self._due)
+            return
+        if self.sending and self._task is not None:
+            self.cancelled = True
+            self._task.cancel()
+        else:
+            session.inbox.put_nowait((now, Expired(self._request_id)))
+
+
 class Seat:
     """One seat's part in the game: who plays it, over which session, its clock and faults."""
 
@@ -125,6 +237,8 @@ class Seat:
         own (:attr:`Session.expired`) while it has one, so that it outlives the game."""
         self.returned: asyncio.Event | None = None
         """Set when a session takes the seat back while a decision waits for it."""
+        self.alarm = _Alarm()
+        """The seat's deadline timer."""
         self.warned = False
         """Whether the seat got its TimeWarning."""
         self.told = False
@@ -221,6 +335,9 @@ class TableRun:
             termination = Termination.CRASH
             failure = f"{type(e).__name__}: {e}"
             self._record_partial_hand()
+        finally:
+            for seat in self.seats:
+                seat.alarm.stop()
         record = self._record(termination, failure, started_at)
         await self._announce_end(record)
         return record
@@ -462,33 +579,55 @@ class TableRun:
         """Send the request with the seat's pending events and wait for the answer."""
         events, seat.pending = seat.pending, []
         message = wire.response_bytes(events, request)
+        alarm = seat.alarm
+        alarm.set(deadline, session, request_id)
         try:
-            async with asyncio.timeout(deadline - time.monotonic()):
-                await session.send(message)
-                seat.told = True
-                # The bot is deciding now: the records of earlier decisions are made meanwhile.
-                self._record_decisions()
-                while True:
-                    item = await session.inbox.get()
-                    verdict = self._judge(seat, item, request_id, hand, kind, legal)
-                    if verdict is not None:
-                        return verdict
-        except TimeoutError:
-            seat.expired[request_id] = deadline
-            while len(seat.expired) > EXPIRED_REMEMBERED:
-                del seat.expired[next(iter(seat.expired))]
-            # An answer that arrived in time but was not yet read still counts.
-            while not session.inbox.empty():
-                item = session.inbox.get_nowait()
-                if item[0] > deadline:
-                    self._stale(seat, item, hand)
-                    continue
+            alarm.sending = True
+            await session.send(message)
+            alarm.sending = False
+            seat.told = True
+            # The bot is deciding now: the records of earlier decisions are made meanwhile.
+            self._record_decisions()
+            while True:
+                item = await session.inbox.get()
                 verdict = self._judge(seat, item, request_id, hand, kind, legal)
+                if verdict is _Outcome.TIMEOUT:
+                    break
                 if verdict is not None:
                     return verdict
-            return _Outcome.TIMEOUT
+        except asyncio.CancelledError:
+            if not alarm.claim():
+                raise
         except SessionLostError:
             return _Outcome.LOST
+        finally:
+            alarm.clear()
+        return self._expire(seat, session, request_id, deadline, hand, kind, legal)
+
+    def _expire(
+        self,
+        seat: Seat,
+        session: Session,
+        request_id: int,
+        deadline: float,
+        hand: Hand,
+        kind: str,
+        legal: int,
+    ) -> _Accepted | _Refused | _Outcome:
+        """The request's deadline has passed: an answer that arrived in time still counts."""
+        seat.expired[request_id] = deadline
+        while len(seat.expired) > EXPIRED_REMEMBERED:
+            del seat.expired[next(iter(seat.expired))]
+        # An answer that arrived in time but was not yet read still counts.
+        while not session.inbox.empty():
+            item = session.inbox.get_nowait()
+            if item[0] > deadline:
+                self._stale(seat, item, hand)
+                continue
+            verdict = self._judge(seat, item, request_id, hand, kind, legal)
+            if verdict is not None and verdict is not _Outcome.TIMEOUT:
+                return verdict
+        return _Outcome.TIMEOUT
 
     def _judge(
         self, seat: Seat, item: Inbound, request_id: int, hand: Hand, kind: str, legal: int
@@ -500,6 +639,8 @@ class TableRun:
             return _Outcome.LOST
         if isinstance(message, Wake):
             return _Outcome.INTERRUPTED if self._interrupting else None
+        if isinstance(message, Expired):
+            return _Outcome.TIMEOUT if message.request_id == request_id else None
         if isinstance(message, wire.Malformed):
             return _Refused(
                 FaultKind.MALFORMED,
@@ -603,7 +744,7 @@ class TableRun:
         """Judge a message that answers no open request: a late answer is noted and dropped;
         anything else is returned, described, to be counted as a fault."""
         at, message = item
-        if isinstance(message, Closed | Wake):
+        if isinstance(message, Closed | Wake | Expired):
             return None
         if isinstance(message, bot_pb.PlayRequest) and message.HasField("decision"):
             if message.decision.request_id in seat.expired:

@@ -31,6 +31,7 @@ from arena.referee.wire import Malformed, Oversized
 __all__ = [
     "Closed",
     "Ending",
+    "Expired",
     "Inbound",
     "Session",
     "SessionLostError",
@@ -58,7 +59,15 @@ class Wake:
     """A marker a table puts in a seated session's inbox to stop waiting (it is interrupted)."""
 
 
-Inbound = tuple[float, bot_pb.PlayRequest | Malformed | Closed | Wake]
+@dataclass(frozen=True, slots=True)
+class Expired:
+    """A marker a table's alarm puts in a session's inbox: the request's deadline has passed."""
+
+    request_id: int
+    """The request whose deadline it is (a marker for an earlier request is ignored)."""
+
+
+Inbound = tuple[float, bot_pb.PlayRequest | Malformed | Closed | Wake | Expired]
 """An inbox entry: arrival time (``time.monotonic()``, seconds) and what arrived.
 
 The referee stamps and compares times with ``time.monotonic()``, which is asyncio's own loop
