@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import threading
 import time
 from pathlib import Path
@@ -19,7 +20,7 @@ from arena.proto.hearts.v1 import spectator_service_pb2 as spec_pb
 from arena.proto.hearts.v1 import spectator_service_pb2_grpc as spec_grpc
 from arena.referee import RefereeThread, TokenAccounts
 from arena.rules import Rules
-from arena.table import Clocks, FaultPolicy, GameRecord, TableSpec, Termination
+from arena.table import Clocks, Decision, FaultPolicy, GameRecord, TableSpec, Termination
 
 RESULT_S = 120.0
 CALM = Clocks(move_ms=5000, bank_ms=10_000, handshake_ms=30_000)
@@ -76,6 +77,13 @@ def test_a_full_game_of_four_bots_completes_and_replays(
     # The last trick of a hand is always forced: played without asking.
     assert sum(d.forced for d in plays) >= 4 * len(record.hands)
     assert all(d.request_id == 0 for d in plays if d.forced)
+    # The referee builds its Decision records without the dataclass's __init__: each is the
+    # record the constructor makes from the same fields, no field missing or extra.
+    fields = [f.name for f in dataclasses.fields(Decision)]
+    for d in record.decisions:
+        assert list(vars(d)) == fields
+        rebuilt = Decision(**vars(d))
+        assert rebuilt == d and hash(rebuilt) == hash(d) and repr(rebuilt) == repr(d)
 
 
 def test_one_session_plays_table_after_table(

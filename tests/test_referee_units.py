@@ -323,3 +323,20 @@ def test_token_accounts_know_only_their_tokens() -> None:
     assert accounts.names == frozenset({"alice", "bob"})
     with pytest.raises(ValueError, match="empty token"):
         accounts.add("", "carol")
+
+
+@settings(max_examples=500)
+@given(
+    st.one_of(
+        st.integers(0, (1 << 14) - 1),
+        st.integers(1 << 14, (1 << 21) + 1000),
+        st.integers(0, (1 << 64) - 1),
+    )
+)
+def test_varints_are_protobufs_own(value: int) -> None:
+    # The referee's table, its three-byte shortcut and its general loop agree with protobuf
+    # (Decision.request_id is a uint64, field 1: its key is one byte).
+    serialised = bot_pb.Decision(request_id=value).SerializeToString()
+    expected = serialised[1:] if value else b"\x00"  # proto3 leaves a zero out
+    assert wire._varint(value) == expected
+    assert wire._encode_varint(value) == expected

@@ -134,6 +134,10 @@ encoded once."""
 def _varint(value: int) -> bytes:
     if 0 <= value < 1 << 14:
         return _SMALL_VARINTS[value]
+    if 0 <= value < 1 << 21:
+        # Three bytes: request ids past 16383, and deadlines and banks in milliseconds (a
+        # request carries three such values; the general loop costs several times as much).
+        return bytes((value & 0x7F | 0x80, value >> 7 & 0x7F | 0x80, value >> 14))
     return _encode_varint(value)
 
 
