@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.cards import CARDS, Card, cards_from_mask, parse_cards
-from arena.engine import Hand
+from arena.engine import Hand, Phase
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import events_pb2 as ev_pb
 from arena.proto.hearts.v1 import game_pb2 as game_pb
 from arena.referee import TokenAccounts, fallback_pass, fallback_play, wire
 from arena.referee.accounts import Standing
-from arena.rules import PassDirection, Rules
+from arena.rules import PRESETS, PassDirection, Rules, preset
 
 
 def test_pre_serialised_parts_parse_as_the_whole_message() -> None:
@@ -340,3 +342,32 @@ def test_varints_are_protobufs_own(value: int) -> None:
     expected = serialised[1:] if value else b"\x00"  # proto3 leaves a zero out
     assert wire._varint(value) == expected
     assert wire._encode_varint(value) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    name=st.sampled_from(sorted(PRESETS)),
+    players=st.sampled_from([3, 4, 5, 6]),
+    seed=st.integers(0, 2**32),
+    hand_number=st.integers(0, 7),
+    passed=st.booleans(),
+)
+def test_hand_encoded_hand_events_are_the_built_ones(
+    name: str, players: int, seed: int, hand_number: int, passed: bool
+) -> None:
+    # CardsDealt, CardsReceived and HandRevealed, encoded directly, byte for byte as the
+    # messages serialise, with or without a pass made, for every preset and table size (a kitty
+    # where the cards do not divide evenly).
+    rules = dataclasses.replace(preset(name), players=players)
+    hand = Hand.deal(rules, seed, hand_number=hand_number)
+    if passed and hand.phase is Phase.PASS:
+        for s in hand.seats_to_pass:
+            hand.pass_cards(s, fallback_pass(hand.hand(s), rules.pass_count))
+    for s in range(players):
+        assert wire.cards_dealt_entry(hand, 9, s) == wire.event_entry(wire.cards_dealt(hand, 9, s))
+        assert wire.cards_received_entry(hand, 9, s) == wire.event_entry(
+            wire.cards_received(hand, 9, s)
+        )
+    for number in (0, 9):
+        revealed = wire.hand_revealed(hand, number)
+        assert wire.hand_revealed_bytes(hand, number) == revealed.SerializeToString()

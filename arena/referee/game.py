@@ -404,7 +404,7 @@ class TableRun:
         self.feed.hand_number = number
         self._broadcast(wire.hand_started(hand, number))
         for seat in self.seats:
-            seat.pending.append(wire.event_entry(wire.cards_dealt(hand, number, seat.index)))
+            seat.pending.append(wire.cards_dealt_entry(hand, number, seat.index))
         if hand.phase is Phase.PASS:
             async with asyncio.TaskGroup() as tg:
                 for s in hand.seats_to_pass:
@@ -412,14 +412,14 @@ class TableRun:
             if self._interrupting:
                 raise _Interrupted
             for seat in self.seats:
-                seat.pending.append(wire.event_entry(wire.cards_received(hand, number, seat.index)))
+                seat.pending.append(wire.cards_received_entry(hand, number, seat.index))
         while hand.phase is Phase.PLAY:
             await self._play_turn(hand, number)
         result = game.finish_hand()
         self.hands.append(self._hand_record(hand, number, result.points, result.moon, result.sun))
         self.feed.totals = list(game.totals)
         self._broadcast(wire.hand_ended(number, result, game.totals))
-        self.feed.publish(wire.hand_revealed(hand, number))
+        self.feed.publish(wire.hand_revealed_bytes(hand, number))
 
     async def _pass_seat(self, hand: Hand, number: int, seat: int) -> None:
         try:

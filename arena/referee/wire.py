@@ -543,6 +543,67 @@ def card_played(number: int, trick: int, seat: int, card: Card) -> bytes:
     return _E_CARD_PLAYED + _varint(len(body)) + body
 
 
+# The hand's own events, encoded directly too: a table sends one CardsDealt and one CardsReceived
+# per seat and publishes one HandRevealed a hand, and building them as messages cost several
+# thousand instructions per round trip, spread over the hand.
+_CD = ev_pb.CardsDealt.DESCRIPTOR
+_CD_HAND = _tag(_CD, "hand_number")
+_CD_CARDS = _card_entries(_key(_CD, "cards"))
+_E_CARDS_DEALT = _key(ev_pb.Event.DESCRIPTOR, "cards_dealt")
+_CR = ev_pb.CardsReceived.DESCRIPTOR
+_CR_HAND, _CR_FROM, _CR_TO = (_tag(_CR, n) for n in ("hand_number", "from_seat", "passed_to_seat"))
+_CR_CARDS, _CR_PASSED = (_card_entries(_key(_CR, n)) for n in ("cards", "passed_cards"))
+_E_CARDS_RECEIVED = _key(ev_pb.Event.DESCRIPTOR, "cards_received")
+_SC = ev_pb.SeatCards.DESCRIPTOR
+_SC_SEAT = _tag(_SC, "seat")
+_SC_CARDS = _card_entries(_key(_SC, "cards"))
+_HR = ev_pb.HandRevealed.DESCRIPTOR
+_HR_HAND = _tag(_HR, "hand_number")
+_HR_DEALT, _HR_PASSED = (_key(_HR, n) for n in ("dealt", "passed"))
+_HR_KITTY = _card_entries(_key(_HR, "kitty"))
+_E_HAND_REVEALED = _key(ev_pb.Event.DESCRIPTOR, "hand_revealed")
+
+
+def _entries(table: tuple[bytes, ...], cards: Iterable[Card]) -> bytes:
+    return b"".join([table[c.index] for c in cards])
+
+
+def cards_dealt_entry(hand: Hand, number: int, seat: int) -> bytes:
+    """:func:`cards_dealt`, encoded directly as a PlayResponse.events entry."""
+    body = _uint(_CD_HAND, number) + _entries(_CD_CARDS, hand.dealt(seat))
+    return event_entry(_field(_E_CARDS_DEALT, body))
+
+
+def cards_received_entry(hand: Hand, number: int, seat: int) -> bytes:
+    """:func:`cards_received`, encoded directly as a PlayResponse.events entry."""
+    body = b"".join(
+        (
+            _uint(_CR_HAND, number),
+            _uint(_CR_FROM, source_of_pass(hand, seat)),
+            _entries(_CR_CARDS, hand.received(seat) or ()),
+            _uint(_CR_TO, hand.pass_target(seat)),
+            _entries(_CR_PASSED, hand.passed(seat) or ()),
+        )
+    )
+    return event_entry(_field(_E_CARDS_RECEIVED, body))
+
+
+def hand_revealed_bytes(hand: Hand, number: int) -> bytes:
+    """:func:`hand_revealed`, encoded directly (a serialised Event)."""
+    seats = range(hand.players)
+    dealt = [_uint(_SC_SEAT, s) + _entries(_SC_CARDS, hand.dealt(s)) for s in seats]
+    passed = [_uint(_SC_SEAT, s) + _entries(_SC_CARDS, hand.passed(s) or ()) for s in seats]
+    body = b"".join(
+        (
+            _uint(_HR_HAND, number),
+            *[_field(_HR_DEALT, d) for d in dealt],
+            *[_field(_HR_PASSED, p) for p in passed],
+            _entries(_HR_KITTY, hand.kitty),
+        )
+    )
+    return _field(_E_HAND_REVEALED, body)
+
+
 _TW = ev_pb.TrickWon.DESCRIPTOR
 _TW_HAND, _TW_TRICK, _TW_LEADER, _TW_WINNER, _TW_POINTS = (
     _tag(_TW, n) for n in ("hand_number", "trick_number", "leader", "winner", "points")
