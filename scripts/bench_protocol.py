@@ -1,6 +1,7 @@
 """Decisions per second and decision latency of the referee, beside a bare grpc.aio ping-pong.
 
     python scripts/bench_protocol.py [--games 1] [--seconds S] [--tables 8] [--rounds 15]
+    python scripts/bench_protocol.py --instructions
 
 Four measurements in one run, on loopback, with real client processes:
 
@@ -25,6 +26,14 @@ not.) The last line of each comparison says how busy the machine was meanwhile, 
 of its CPU time the host gave to other guests (steal, from /proc/stat on Linux). The first line
 says which referee build runs: the compiled one (``compiled with mypyc``) or the Python source.
 
+``--instructions`` measures instead what a shared machine's noise cannot move: the instructions
+the serving process executes per round trip (all its threads: gRPC's, the event loop's and the
+referee's own), counted by valgrind's callgrind, for the referee playing one table of the trivial
+bots and for the bare ping-pong server, each as the difference between a shorter and a longer
+run (so that start-up cancels out), with their ratio. It needs valgrind (Debian/Ubuntu:
+``apt-get install valgrind``) and takes a few minutes; the counts vary by a few thousand
+instructions per round trip between runs (how often the loop wakes depends on timing).
+
 The issue's target (the referee at 90% or more of the bare ping-pong) counts every decision the
 referee takes: a forced move (a single legal card) is one too, played without a round trip, as
 the protocol promises (the way past the naive bound that the issue names). The ratio of round
@@ -37,9 +46,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -484,6 +496,112 @@ async def bench(games: int, seconds: float | None, tables: int, rounds: int) -> 
         await many.stop()
 
 
+# ---- instruction counts (--instructions) -------------------------------------------------------
+
+COUNT_GAMES = (2, 4)
+"""Games of the referee's two counted runs (one table)."""
+COUNT_ROUNDS = (100, 300)
+"""Rounds of the bare server's two counted runs (one ring of four: four round trips a round)."""
+
+
+async def count_referee(games: int) -> None:
+    """The serving side of one counted referee run: one table, ``games`` games; prints the
+    round trips on its last line."""
+    tables = Tables(1)
+    try:
+        await tables.start()
+        result = await tables.run(games)
+    finally:
+        await tables.stop()
+    print(f"{result.round_trips} round trips")
+
+
+async def count_bare(rounds: int, request_size: int, response_size: int) -> None:
+    """The serving side of one counted bare run: one ring of four, ``rounds`` rounds."""
+    bare = Bare(1, request_size, response_size)
+    try:
+        await bare.start()
+        count = 0
+        for _ in range(rounds):
+            for context in bare.ring.streams:
+                await context.write(bare.ring.payload)
+                await context.read()
+                count += 1
+    finally:
+        await bare.stop()
+    print(f"{count} round trips")
+
+
+def _counted(valgrind: str, spec: str, folder: str) -> tuple[int, int]:
+    """Run one counted role under callgrind: (instructions, round trips)."""
+    out = os.path.join(folder, "callgrind.out")
+    role = [sys.executable, __file__, "--role=count", f"--arg={spec}"]
+    done = subprocess.run(
+        [valgrind, "--tool=callgrind", f"--callgrind-out-file={out}", *role],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    collected = re.search(r"Collected : (\d+)", done.stderr)
+    trips = re.search(r"(\d+) round trips\s*$", done.stdout)
+    if done.returncode != 0 or collected is None or trips is None:
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise SystemExit(f"bench_protocol: the counted run {spec} failed: {tail}")
+    return int(collected.group(1)), int(trips.group(1))
+
+
+def _per_round_trip(valgrind: str, shorter: str, longer: str) -> float:
+    """Instructions per round trip: the difference between two runs (start-up cancels out)."""
+    with tempfile.TemporaryDirectory() as folder:
+        small, small_trips = _counted(valgrind, shorter, folder)
+        large, large_trips = _counted(valgrind, longer, folder)
+    return (large - small) / (large_trips - small_trips)
+
+
+def instructions() -> None:
+    """Instructions per round trip of the referee's process and of the bare server's."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        raise SystemExit(
+            "bench_protocol: --instructions needs valgrind on PATH "
+            "(Debian/Ubuntu: apt-get install valgrind)"
+        )
+    sizes = Sizes([], [], [])
+    originals = _count_sizes(sizes)
+
+    async def size() -> None:
+        sizing = Tables(1)
+        try:
+            await sizing.start()
+            await sizing.run(SIZING_GAMES)
+        finally:
+            await sizing.stop()
+
+    try:
+        run_loop(size())
+    finally:
+        wire.encode_response, wire.decode_request = originals  # type: ignore[assignment]
+    request = round(statistics.mean(sizes.answers))
+    response = round(statistics.mean(sizes.requests))
+    print(
+        f"python {sys.version.split()[0]}, grpcio {grpc.__version__}; referee: {game.BUILD}; "
+        f"callgrind, one table / one ring of four, messages of {response} B and {request} B"
+    )
+    short_games, long_games = COUNT_GAMES
+    referee = _per_round_trip(valgrind, f"referee:{short_games}", f"referee:{long_games}")
+    short_rounds, long_rounds = COUNT_ROUNDS
+    sizes_arg = f"{request}:{response}"
+    bare = _per_round_trip(
+        valgrind, f"bare:{short_rounds}:{sizes_arg}", f"bare:{long_rounds}:{sizes_arg}"
+    )
+    per = "k instructions per round trip"
+    print(f"{'referee, its serving process':<{LABEL}} {referee / 1000:8.1f}{per}")
+    print(f"{'bare ping-pong server':<{LABEL}} {bare / 1000:8.1f}{per}")
+    print(
+        f"{'':<{LABEL}} bare / referee {bare / referee:6.1%} (the rest is the referee's own work)"
+    )
+
+
 def main() -> None:
     """Parse the arguments: the benchmark, or one of its client processes."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -496,7 +614,12 @@ def main() -> None:
     )
     parser.add_argument("--tables", type=int, default=8, help="tables at once in the second run")
     parser.add_argument("--rounds", type=int, default=15, help="alternated runs of each kind")
-    parser.add_argument("--role", choices=("bench", "bot", "ping"), default="bench")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count instructions per round trip with valgrind instead of timing",
+    )
+    parser.add_argument("--role", choices=("bench", "bot", "ping", "count"), default="bench")
     parser.add_argument("--address", default="")
     parser.add_argument("--arg", default="")
     args = parser.parse_args()
@@ -504,6 +627,14 @@ def main() -> None:
         asyncio.run(trivial_bot(args.address, args.arg))
     elif args.role == "ping":
         asyncio.run(ping_client(args.address, int(args.arg)))
+    elif args.role == "count":
+        kind, *numbers = args.arg.split(":")
+        if kind == "referee":
+            run_loop(count_referee(int(numbers[0])))
+        else:
+            run_loop(count_bare(*(int(n) for n in numbers)))
+    elif args.instructions:
+        instructions()
     else:
         # The referee's event loop (uvloop where installed) for the referee and the bare servers
         # alike, both being served from this process.
