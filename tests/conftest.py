@@ -10,13 +10,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 from arena.referee import RefereeConfig, RefereeThread, TokenAccounts
+from arena.referee.loop import run as run_loop
 
 BOTS_DIR = Path(__file__).parent / "bots"
 RAW_BOT = BOTS_DIR / "raw_bot.py"
@@ -30,6 +31,15 @@ EXIT_WAIT_S = 30.0
 settings.register_profile("ci", derandomize=True, database=None)
 if os.environ.get("CI") == "true":
     settings.load_profile("ci")
+
+
+def on_referee_loop(body: Callable[[], Awaitable[None]]) -> None:
+    """Run ``body`` to its end on the event loop the referee runs on (uvloop where installed)."""
+
+    async def main() -> None:
+        await body()
+
+    run_loop(main())
 
 
 class BotProcesses:

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
 
 import pytest
+from conftest import on_referee_loop
 
 from arena.referee.game import _Alarm
-from arena.referee.loop import run as run_loop
 from arena.referee.session import Expired, Inbound, Session
 
 
@@ -41,13 +40,6 @@ async def _next(session: Session, within_s: float) -> tuple[Inbound, float] | No
     return item, time.monotonic()
 
 
-def _run(body: Callable[[], Awaitable[None]]) -> None:
-    async def main() -> None:
-        await body()
-
-    run_loop(main())
-
-
 def test_a_request_expires_at_its_deadline_with_a_marker() -> None:
     async def body() -> None:
         session, alarm = _session(), _Alarm()
@@ -60,7 +52,7 @@ def test_a_request_expires_at_its_deadline_with_a_marker() -> None:
         assert seen >= at >= due - 0.001  # a loop's timers may round to the millisecond
         alarm.stop()
 
-    _run(body)
+    on_referee_loop(body)
 
 
 def test_a_timer_set_for_an_earlier_request_waits_for_the_open_one() -> None:
@@ -78,7 +70,7 @@ def test_a_timer_set_for_an_earlier_request_waits_for_the_open_one() -> None:
         assert session.inbox.empty()
         alarm.stop()
 
-    _run(body)
+    on_referee_loop(body)
 
 
 def test_a_sooner_deadline_moves_the_timer() -> None:
@@ -92,7 +84,7 @@ def test_a_sooner_deadline_moves_the_timer() -> None:
         assert got is not None and got[0][1] == Expired(2)
         alarm.stop()
 
-    _run(body)
+    on_referee_loop(body)
 
 
 def test_an_answered_request_and_a_stopped_alarm_stay_silent() -> None:
@@ -105,7 +97,7 @@ def test_an_answered_request_and_a_stopped_alarm_stay_silent() -> None:
         alarm.stop()
         assert await _next(session, 0.1) is None
 
-    _run(body)
+    on_referee_loop(body)
 
 
 def test_a_write_held_up_past_the_deadline_is_cancelled_and_claimed() -> None:
@@ -123,7 +115,7 @@ def test_a_write_held_up_past_the_deadline_is_cancelled_and_claimed() -> None:
         assert session.inbox.empty()  # no marker while writing: the cancellation says it
         alarm.stop()
 
-    _run(body)
+    on_referee_loop(body)
 
 
 def test_someone_elses_cancellation_is_not_claimed() -> None:
@@ -150,4 +142,4 @@ def test_someone_elses_cancellation_is_not_claimed() -> None:
             await task
         alarm.stop()
 
-    _run(body)
+    on_referee_loop(body)

@@ -4,23 +4,15 @@ a waiter cancelled after it was woken passing the entry on (asyncio.Queue's guar
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 
 import pytest
+from conftest import on_referee_loop
 
-from arena.referee.loop import run as run_loop
 from arena.referee.session import Inbound, Inbox, Wake
 
 
 def _entry(at: float) -> Inbound:
     return (at, Wake())
-
-
-def _run(body: Callable[[], Awaitable[None]]) -> None:
-    async def main() -> None:
-        await body()
-
-    run_loop(main())
 
 
 def test_entries_come_out_in_order_and_a_waiter_wakes_for_the_next() -> None:
@@ -41,7 +33,7 @@ def test_entries_come_out_in_order_and_a_waiter_wakes_for_the_next() -> None:
         assert (await asyncio.wait_for(waiting, 5))[0] == 3.0
         assert inbox.empty()
 
-    _run(body)
+    on_referee_loop(body)
 
 
 def test_a_timed_out_wait_leaves_the_inbox_usable() -> None:
@@ -53,7 +45,7 @@ def test_a_timed_out_wait_leaves_the_inbox_usable() -> None:
         inbox.put_nowait(_entry(4.0))
         assert (await inbox.get())[0] == 4.0
 
-    _run(body)
+    on_referee_loop(body)
 
 
 def test_a_waiter_cancelled_after_its_wake_up_passes_the_entry_on() -> None:
@@ -68,4 +60,4 @@ def test_a_waiter_cancelled_after_its_wake_up_passes_the_entry_on() -> None:
             await first
         assert (await asyncio.wait_for(second, 5))[0] == 5.0
 
-    _run(body)
+    on_referee_loop(body)
