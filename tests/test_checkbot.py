@@ -7,6 +7,7 @@ script with no flaw (mode ``good``) passes the same scenarios, so a failure is t
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -46,6 +47,9 @@ def test_every_python_sample_bot_passes(sample: str, tmp_path: Path) -> None:
     report = run_check([sys.executable, str(ROOT / "sample_bots" / sample)], log=tmp_path / "log")
     assert [r.scenario for r in report.results] == [s.name for s in SCENARIOS]
     assert report.passed, "\n".join(r.line() for r in report.failures)
+    # How long it took to exit is part of the verdict (a slow exit shows before it fails).
+    refused = details(report)["refused token"][1]
+    assert re.match(r"exited with code 2, \d+ ms after UNAUTHENTICATED; its last line: ", refused)
 
 
 @pytest.mark.parametrize("mode", ["good", "asks-forced"])

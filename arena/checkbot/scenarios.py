@@ -445,7 +445,8 @@ async def refused_token(checker: Checker) -> str:
         )
         stream.close(grpc.StatusCode.UNAUTHENTICATED, refusal)
         loop = asyncio.get_running_loop()
-        until = loop.time() + checker.options.exit_timeout_s
+        refused_at = loop.time()
+        until = refused_at + checker.options.exit_timeout_s
         retries = 0
         code = None
         while code is None and loop.time() < until:
@@ -477,9 +478,10 @@ async def refused_token(checker: Checker) -> str:
                 "exited with code 0 after UNAUTHENTICATED; exit non-zero so that whoever "
                 "runs it sees the failure"
             )
+        took = (loop.time() - refused_at) * MS
         tail = process.tail(1)
         said = f"; its last line: {tail}" if tail else ""
-        return f"exited with code {code} after UNAUTHENTICATED{said}"
+        return f"exited with code {code}, {took:.0f} ms after UNAUTHENTICATED{said}"
     finally:
         await process.stop()
 
