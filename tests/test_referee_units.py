@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Iterable
 
 import pytest
 from hypothesis import given, settings
@@ -351,15 +352,19 @@ def test_varints_are_protobufs_own(value: int) -> None:
     seed=st.integers(0, 2**32),
     hand_number=st.integers(0, 7),
     passed=st.booleans(),
+    kitty=st.booleans(),
 )
 def test_hand_encoded_hand_events_are_the_built_ones(
-    name: str, players: int, seed: int, hand_number: int, passed: bool
+    name: str, players: int, seed: int, hand_number: int, passed: bool, kitty: bool
 ) -> None:
     # CardsDealt, CardsReceived and HandRevealed, encoded directly, byte for byte as the
-    # messages serialise, with or without a pass made, for every preset and table size (a kitty
-    # where the cards do not divide evenly).
+    # messages serialise, with or without a pass made, for every preset and table size, the odd
+    # cards removed or dealt as a kitty.
     rules = dataclasses.replace(preset(name), players=players)
+    if kitty:
+        rules = dataclasses.replace(rules, kitty=True, removed_cards=None)
     hand = Hand.deal(rules, seed, hand_number=hand_number)
+    assert bool(hand.kitty) == (kitty and 52 % players != 0)
     if passed and hand.phase is Phase.PASS:
         for s in hand.seats_to_pass:
             hand.pass_cards(s, fallback_pass(hand.hand(s), rules.pass_count))
@@ -368,6 +373,17 @@ def test_hand_encoded_hand_events_are_the_built_ones(
         assert wire.cards_received_entry(hand, 9, s) == wire.event_entry(
             wire.cards_received(hand, 9, s)
         )
+
+    def seat_cards(cards: Callable[[int], Iterable[Card]]) -> list[ev_pb.SeatCards]:
+        return [ev_pb.SeatCards(seat=s, cards=[str(c) for c in cards(s)]) for s in range(players)]
+
     for number in (0, 9):
-        revealed = wire.hand_revealed(hand, number)
+        revealed = ev_pb.Event(
+            hand_revealed=ev_pb.HandRevealed(
+                hand_number=number,
+                dealt=seat_cards(hand.dealt),
+                passed=seat_cards(lambda s: hand.passed(s) or ()),
+                kitty=[str(c) for c in hand.kitty],
+            )
+        )
         assert wire.hand_revealed_bytes(hand, number) == revealed.SerializeToString()

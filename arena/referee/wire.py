@@ -2,7 +2,7 @@
 
 Every message a bot receives is built here, from what its seat may know: a seat's view comes from
 :meth:`arena.engine.Hand.view`-level facts (its own hand, its own pass) plus public facts (cards
-played, tricks, totals). Nothing here reads another seat's cards except :func:`hand_revealed`,
+played, tricks, totals). Nothing here reads another seat's cards except :func:`hand_revealed_bytes`,
 which is for spectators once a hand is over.
 """
 
@@ -544,8 +544,8 @@ def card_played(number: int, trick: int, seat: int, card: Card) -> bytes:
 
 
 # The hand's own events, encoded directly too: a table sends one CardsDealt and one CardsReceived
-# per seat and publishes one HandRevealed a hand, and building them as messages cost several
-# thousand instructions per round trip, spread over the hand.
+# per seat and publishes one HandRevealed a hand (the checker builds the first two as messages:
+# cards_dealt and cards_received below).
 _CD = ev_pb.CardsDealt.DESCRIPTOR
 _CD_HAND = _tag(_CD, "hand_number")
 _CD_CARDS = _card_entries(_key(_CD, "cards"))
@@ -589,7 +589,7 @@ def cards_received_entry(hand: Hand, number: int, seat: int) -> bytes:
 
 
 def hand_revealed_bytes(hand: Hand, number: int) -> bytes:
-    """:func:`hand_revealed`, encoded directly (a serialised Event)."""
+    """Every seat's deal and pass, for spectators once the hand is over (a serialised Event)."""
     seats = range(hand.players)
     dealt = [_uint(_SC_SEAT, s) + _entries(_SC_CARDS, hand.dealt(s)) for s in seats]
     passed = [_uint(_SC_SEAT, s) + _entries(_SC_CARDS, hand.passed(s) or ()) for s in seats]
@@ -669,21 +669,6 @@ def hand_ended(number: int, result: HandResult, totals: Sequence[int]) -> ev_pb.
     if result.moon is not None:
         message.moon_shooter = result.moon
     return ev_pb.Event(hand_ended=message)
-
-
-def hand_revealed(hand: Hand, number: int) -> ev_pb.Event:
-    """Every seat's deal and pass, for spectators once the hand is over."""
-    n = hand.players
-    return ev_pb.Event(
-        hand_revealed=ev_pb.HandRevealed(
-            hand_number=number,
-            dealt=[ev_pb.SeatCards(seat=s, cards=cards_of(hand.dealt(s))) for s in range(n)],
-            passed=[
-                ev_pb.SeatCards(seat=s, cards=cards_of(hand.passed(s) or ())) for s in range(n)
-            ],
-            kitty=cards_of(hand.kitty),
-        )
-    )
 
 
 # ---- the compiled build (setup.py compiles this module with mypyc; see arena._compiled) ------
