@@ -525,6 +525,12 @@ class Hand:
         return self._hearts_broken
 
     @property
+    def leader(self) -> int:
+        """The seat that led the trick being played; once a trick is complete, its winner (who
+        leads the next trick, or took the last one of a hand that is over). 0 while passing."""
+        return self._leader
+
+    @property
     def trick_number(self) -> int:
         """The number of the trick being played (0 for the first; the trick count once over)."""
         return len(self._history)

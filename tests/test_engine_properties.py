@@ -149,6 +149,7 @@ def check_move(hand: Hand) -> None:
     assert set(hand.legal_plays()) == oracle_legal(hand)
     trick = hand.current_trick
     assert trick is not None
+    assert hand.leader == trick.leader
     if trick.cards:
         follow = sum(c.bit for c in hand.hand(seat) if c.suit is trick.cards[0].suit)
         if follow:
@@ -248,6 +249,8 @@ def play_checked(hand: Hand, rng: random.Random) -> HandResult:
         done = hand.play(rng.choice(legal), seat=seat)
         moves += 1
         assert (done is not None) == (moves % n == 0)
+        if done is not None:  # the winner leads the next trick (the last one's stays leader)
+            assert hand.leader == done.winner
     check_views(hand)
     # Every card played exactly once, in the right number of tricks, each won by the right seat.
     tricks = hand.tricks

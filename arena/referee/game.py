@@ -26,6 +26,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from enum import Enum
+from typing import Final
 
 from arena import _compiled
 from arena.cards import CARDS, Card
@@ -64,18 +65,29 @@ __all__ = ["Seat", "TableRun"]
 
 log = logging.getLogger("arena.referee")
 
-EXPIRED_REMEMBERED = 16
+# The module's constants are Final, and so are the few imported values the per-decision path
+# uses: compiled, a Final is a C static, where any other module-level name is looked up in the
+# module's dict on every use.
+
+EXPIRED_REMEMBERED: Final = 16
 """Timed-out request ids a seat remembers, to tell a late answer from a wrong one."""
-MS = 1000.0
-ALARM_EARLY_S = 0.001
+MS: Final = 1000.0
+ALARM_EARLY_S: Final = 0.001
 """How early a timer may fire and still count as on time: an event loop's timers may round to
 the millisecond (uvloop's do), as ``asyncio.timeout()`` would fire just as early."""
 
-_PASS = "pass"
-_PLAY = "play"
+_PASS: Final = "pass"
+_PLAY: Final = "play"
 
-_new_object = object.__new__
-_set_attribute = object.__setattr__
+_new_object: Final = object.__new__
+_set_attribute: Final = object.__setattr__
+_CARDS: Final = CARDS
+_PHASE_PASS: Final = Phase.PASS
+_PHASE_PLAY: Final = Phase.PLAY
+_monotonic: Final = time.monotonic
+_current_task: Final = asyncio.current_task
+_Decision: Final = Decision
+"""The referee's clock (see :data:`arena.referee.session.Inbound`)."""
 
 
 class _Interrupted(Exception):
@@ -140,6 +152,7 @@ class _Alarm:
         "_task",
         "cancelled",
         "sending",
+        "task",
     )
 
     def __init__(self) -> None:
@@ -156,13 +169,16 @@ class _Alarm:
         """Whether the open request is being written (the alarm then cancels the task)."""
         self.cancelled = False
         """Whether the alarm cancelled the task (see :meth:`claim`)."""
+        self.task: asyncio.Task[object] | None = None
+        """The task that makes the seat's requests, set by the table (asking asyncio for the
+        current task at every request costs two Python calls); None: the current task."""
 
     def set(self, due: float, session: Session, request_id: int) -> None:
         """Watch request ``request_id`` on ``session``, due at ``due`` (``time.monotonic()``)."""
         self._due = due
         self._session = session
         self._request_id = request_id
-        task = asyncio.current_task()
+        task = self.task or _current_task()
         assert task is not None
         self._task = task
         self._cancelling = task.cancelling()
@@ -196,7 +212,7 @@ class _Alarm:
             self._handle.cancel()
         self._fires_at = due
         self._handle = asyncio.get_running_loop().call_later(
-            max(0.0, due - time.monotonic()), self._ring
+            max(0.0, due - _monotonic()), self._ring
         )
 
     def _ring(self) -> None:
@@ -204,7 +220,7 @@ class _Alarm:
         session = self._session
         if session is None:
             return
-        now = time.monotonic()
+        now = _monotonic()
         if self._due - now > ALARM_EARLY_S:  # set for an earlier request: wait for this one
             self._arm(self._due)
             return
@@ -270,7 +286,7 @@ class TableRun:
         self.feed = feed
         self._ids = request_ids
         self.seats = [Seat(i, name, spec.clocks.bank_ms) for i, name in enumerate(spec.seats)]
-        self._t0 = time.monotonic()
+        self._t0 = _monotonic()
         for seat, session in zip(self.seats, sessions, strict=True):
             if session is None or session.closed:
                 seat.away_since = self._t0
@@ -282,6 +298,8 @@ class TableRun:
             _clear(session)
         self.game = Game(spec.rules, spec.seed)
         self._rules_msg = wire.rules_message(spec.rules)
+        self._card_points = [spec.rules.card_points(c) for c in _CARDS]
+        """What each card scores for the seat that takes it, by index."""
         self._state_constant = wire.constant_state(self._rules_msg, spec.seats)
         # The parts of a request, each encoded once and kept for as long as it holds: see
         # _request and _state.
@@ -310,6 +328,8 @@ class TableRun:
         self._interrupt_reason = ""
         self.task: asyncio.Task[GameRecord] | None = None
         """The task running :meth:`run` (set by whoever starts it)."""
+        self._task: asyncio.Task[object] | None = None
+        """The task running :meth:`run`, as :meth:`run` found it."""
 
     # ---- the game ---------------------------------------------------------------------------
 
@@ -320,6 +340,9 @@ class TableRun:
         failure = ""
         self.feed.game_id = self.game_id
         self.feed.status = spec_pb.TABLE_STATUS_PLAYING
+        self._task = _current_task()
+        for seat in self.seats:
+            seat.alarm.task = self._task
         try:
             self._announce_game()
             while True:
@@ -357,7 +380,7 @@ class TableRun:
             return
         self._interrupting = True
         self._interrupt_reason = reason
-        now = time.monotonic()
+        now = _monotonic()
         for seat in self.seats:
             if seat.session is not None:
                 seat.session.inbox.put_nowait((now, Wake()))
@@ -406,7 +429,7 @@ class TableRun:
         self._broadcast(wire.hand_started(hand, number))
         for seat in self.seats:
             seat.pending.append(wire.cards_dealt_entry(hand, number, seat.index))
-        if hand.phase is Phase.PASS:
+        if hand.phase is _PHASE_PASS:
             async with asyncio.TaskGroup() as tg:
                 for s in hand.seats_to_pass:
                     tg.create_task(self._pass_seat(hand, number, s))
@@ -414,7 +437,7 @@ class TableRun:
                 raise _Interrupted
             for seat in self.seats:
                 seat.pending.append(wire.cards_received_entry(hand, number, seat.index))
-        while hand.phase is Phase.PLAY:
+        while hand.phase is _PHASE_PLAY:
             await self._play_turn(hand, number)
         result = game.finish_hand()
         self.hands.append(self._hand_record(hand, number, result.points, result.moon, result.sun))
@@ -423,10 +446,14 @@ class TableRun:
         self.feed.publish(wire.hand_revealed_bytes(hand, number))
 
     async def _pass_seat(self, hand: Hand, number: int, seat: int) -> None:
+        alarm = self.seats[seat].alarm
+        alarm.task = _current_task()  # each pass is its own task
         try:
             cards = await self._decide(hand, number, seat, _PASS)
         except _Interrupted:
             return  # the other seats unwind on their own; the game stops after the pass
+        finally:
+            alarm.task = self._task
         hand.pass_cards(seat, cards)
 
     async def _play_turn(self, hand: Hand, number: int) -> None:
@@ -436,36 +463,29 @@ class TableRun:
         legal = hand.legal_mask()
         asks_forced = seat.session is not None and seat.session.decide_forced
         if legal & (legal - 1) == 0 and not (asks_forced and seat.forfeit is None):
-            card = CARDS[legal.bit_length() - 1]
+            card = _CARDS[legal.bit_length() - 1]
             self._unrecorded.append((number, seat_index, _PLAY, 0, (card,), 0.0, True, None, False))
         else:
             (card,) = await self._decide(hand, number, seat_index, _PLAY, legal)
         trick_number = hand.trick_number
+        index = card.index
         # Every card here is legal (judged against the legal mask, the fallback's or the only
-        # one), so the engine's unchecked fast path plays it; the last card of a trick goes
-        # through play() for the trick it completes.
-        done = None
-        if len(self._current) == hand.players - 1:
-            done = hand.play(card)
-        else:
-            hand.play_index(card.index)
+        # one), so the engine's unchecked fast path plays it.
+        completed = hand.play_index(index)
         self._broadcast(wire.card_played(number, trick_number, seat_index, card))
-        if done is None:
-            if not self._current:
-                self._current_leader = seat_index
-            self._current.append(card.index)
+        cards = self._current
+        if not cards:
+            self._current_leader = seat_index
+        cards.append(index)
+        if not completed:
             return
         self._current = []
-        kitty = hand.kitty if trick_number == 0 else []
-        assert done.winner is not None
+        kitty = [c.index for c in hand.kitty] if trick_number == 0 else []
+        points = 0
+        for c in cards + kitty:
+            points += self._card_points[c]
         entry, won = wire.trick_taken(
-            number,
-            done.number,
-            done.leader,
-            [c.index for c in done.cards],
-            done.winner,
-            wire.trick_points(self.rules, done.cards, kitty),
-            [c.index for c in kitty],
+            number, trick_number, self._current_leader, cards, hand.leader, points, kitty
         )
         self._tricks += entry
         self._broadcast(won)
@@ -479,7 +499,7 @@ class TableRun:
         the legal plays' mask, for a play)."""
         seat = self.seats[index]
         clocks = self.spec.clocks
-        due = time.monotonic()
+        due = _monotonic()
         allowed_ms = clocks.move_ms + seat.bank_ms
         deadline = due + allowed_ms / MS
         request_id = 0
@@ -527,7 +547,7 @@ class TableRun:
                 )
                 self._fault(hand, number, index, fault, detail, "", cards, request_id)
             else:
-                self._charge(seat, (time.monotonic() - due) * MS)
+                self._charge(seat, (_monotonic() - due) * MS)
                 fault = outcome.kind
                 self._fault(
                     hand, number, index, fault, outcome.detail, outcome.sent, cards, request_id
@@ -543,10 +563,10 @@ class TableRun:
         assert seat.away_since is not None
         grace_end = seat.away_since + self.spec.faults.grace_ms / MS
         until = min(deadline, grace_end)
-        if time.monotonic() < until:
+        if _monotonic() < until:
             seat.returned = asyncio.Event()
             try:
-                async with asyncio.timeout(until - time.monotonic()):
+                async with asyncio.timeout(until - _monotonic()):
                     await seat.returned.wait()
             except TimeoutError:
                 pass
@@ -555,8 +575,8 @@ class TableRun:
         if seat.session is not None or seat.forfeit is not None or self._interrupting:
             return None
         cards = self._fallback(hand, index, kind)
-        if time.monotonic() >= grace_end:
-            away_ms = (time.monotonic() - seat.away_since) * MS
+        if _monotonic() >= grace_end:
+            away_ms = (_monotonic() - seat.away_since) * MS
             detail = (
                 f"not connected for {away_ms:.0f} ms, past the grace period of "
                 f"{self.spec.faults.grace_ms} ms: the seat is forfeited"
@@ -783,7 +803,7 @@ class TableRun:
     ) -> bytes:
         """The self-contained request (serialised): hand, legal choices, public state, clocks."""
         seat = self.seats[index]
-        left_ms = max(0, int((deadline - time.monotonic()) * MS))
+        left_ms = max(0, int((deadline - _monotonic()) * MS))
         passing = kind == _PASS
         held = hand.hand_mask(index)
         key = (number, index, kind)
@@ -813,7 +833,7 @@ class TableRun:
 
     def _state(self, hand: Hand, number: int, index: int) -> bytes:
         """Everything public about the hand and the game, plus this seat's own pass."""
-        playing = hand.phase is Phase.PLAY
+        playing = hand.phase is _PHASE_PLAY
         trick_number = hand.trick_number
         cards = self._current
         leader = self._current_leader if cards else hand.to_move  # None while passing
@@ -821,12 +841,13 @@ class TableRun:
         if leader is not None:
             current = wire.current_trick_field(trick_number, leader, cards)
         # Points, hearts broken and forfeits change a few times a hand at most.
-        key = (number, trick_number, playing, hand.hearts_broken, self._forfeits)
+        broken = hand.hearts_broken
+        key = (number, trick_number, playing, broken, self._forfeits)
         if key != self._trick_key:
             self._trick_key = key
             self._trick_part = wire.trick_state(
                 hand_points=hand.points_taken(),
-                hearts_broken=hand.hearts_broken,
+                hearts_broken=broken,
                 first_trick=playing and trick_number == 0,
                 forfeited=[s.forfeit is not None for s in self.seats],
             )
@@ -842,7 +863,7 @@ class TableRun:
 
     def _seat_state(self, hand: Hand, number: int, index: int) -> bytes:
         """The parts of a seat's PublicState fixed for a phase of a hand (serialised, cached)."""
-        key = (number, index, hand.phase is Phase.PASS)
+        key = (number, index, hand.phase is _PHASE_PASS)
         cached = self._seat_states.get(key)
         if cached is not None:
             return cached
@@ -854,7 +875,7 @@ class TableRun:
             passed_to_seat=hand.pass_target(index),
             received_from_seat=wire.source_of_pass(hand, index),
         )
-        if hand.phase is not Phase.PASS and hand.pass_direction is not PassDirection.HOLD:
+        if hand.phase is not _PHASE_PASS and hand.pass_direction is not PassDirection.HOLD:
             part.passed_cards.extend(wire.cards_of(hand.passed(index) or ()))
             part.received_cards.extend(wire.cards_of(hand.received(index) or ()))
         if len(self._seat_states) > 4 * len(self.seats):
@@ -902,7 +923,7 @@ class TableRun:
         fault: FaultKind | None,
         fallback: bool = False,
     ) -> None:
-        elapsed_ms = (time.monotonic() - due) * MS
+        elapsed_ms = (_monotonic() - due) * MS
         self._unrecorded.append(
             (number, index, kind, request_id, cards, elapsed_ms, False, fault, fallback)
         )
@@ -927,7 +948,7 @@ class TableRun:
             # What Decision(...) makes, without its generated __init__, which sets each field of
             # the frozen dataclass through a Python-level object.__setattr__ call: that cost
             # about 18k instructions a decision, 7% of the referee's work per round trip.
-            record = _new_object(Decision)
+            record = _new_object(_Decision)
             _set_attribute(
                 record,
                 "__dict__",
@@ -960,7 +981,7 @@ class TableRun:
         """Record a fault, tell the seat and the table, and forfeit past the allowance."""
         seat = self.seats[index]
         seat.faults.append(kind)
-        trick = hand.trick_number if hand.phase is Phase.PLAY else -1
+        trick = hand.trick_number if hand.phase is _PHASE_PLAY else -1
         codes = tuple(str(c) for c in substitute)
         self.faults.append(
             Fault(
@@ -972,7 +993,7 @@ class TableRun:
                 detail=detail,
                 sent=sent,
                 substitute=codes,
-                at_ms=(time.monotonic() - self._t0) * MS,
+                at_ms=(_monotonic() - self._t0) * MS,
             )
         )
         policy = self.spec.faults
@@ -1051,7 +1072,7 @@ class TableRun:
         for seat in self.seats:
             if seat.session is session:
                 seat.session = None
-                now = time.monotonic()
+                now = _monotonic()
                 goodbye = session.said_goodbye
                 seat.away_since = now - (self.spec.faults.grace_ms / MS if goodbye else 0.0)
                 if goodbye and not seat.told:
@@ -1059,7 +1080,7 @@ class TableRun:
 
     def claimable(self, key: bytes, bot: str) -> Seat | None:
         """The seat a new session with this token may take back, if any."""
-        now = time.monotonic()
+        now = _monotonic()
         grace = self.spec.faults.grace_ms / MS
         for seat in self.seats:
             if seat.session is not None or seat.forfeit is not None or seat.away_since is None:
@@ -1092,7 +1113,7 @@ class TableRun:
             wire.event_entry(wire.hand_started(hand, number)),
             wire.cards_dealt_entry(hand, number, seat.index),
         ]
-        if hand.phase is not Phase.PASS and hand.pass_direction is not PassDirection.HOLD:
+        if hand.phase is not _PHASE_PASS and hand.pass_direction is not PassDirection.HOLD:
             replay.append(wire.cards_received_entry(hand, number, seat.index))
         seat.pending = replay + seat.pending
         if seat.returned is not None:

@@ -22,7 +22,7 @@ import logging
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Final, Protocol
 
 import grpc
 
@@ -44,7 +44,12 @@ __all__ = [
 
 log = logging.getLogger("arena.referee")
 
-_EOF: object = grpc.aio.EOF  # type: ignore[attr-defined]  # missing from grpc-stubs
+# Final: compiled, these are C statics rather than lookups in the module's dict on every message.
+_EOF: Final[object] = grpc.aio.EOF  # type: ignore[attr-defined]  # missing from grpc-stubs
+_PlayRequest: Final = bot_pb.PlayRequest
+_monotonic: Final = time.monotonic
+_sleep: Final = asyncio.sleep
+_get_running_loop: Final = asyncio.get_running_loop
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +112,7 @@ class Inbox:
     async def get(self) -> Inbound:
         """The oldest entry, once there is one."""
         while not self._items:
-            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            waiter: asyncio.Future[None] = _get_running_loop().create_future()
             self._waiters.append(waiter)
             try:
                 await waiter
@@ -133,6 +138,59 @@ class Inbox:
     def qsize(self) -> int:
         """How many entries wait to be read."""
         return len(self._items)
+
+
+class WriteLock:
+    """A session's write lock: one write on a stream at a time (``asyncio.Lock``'s ``acquire``
+    and ``release``, without its context manager).
+
+    Compiled with the rest of this module: asyncio.Lock's Python methods ran five times per
+    decision; its uncontended path makes none (:meth:`try_acquire`). A waiter cancelled
+    after it was woken passes the wake-up on, as asyncio.Lock does.
+    """
+
+    __slots__ = ("_locked", "_waiters")
+
+    def __init__(self) -> None:
+        self._locked = False
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    def try_acquire(self) -> bool:
+        """Take the lock if it is free, without waiting; whether it was taken."""
+        if self._locked or self._waiters:
+            return False
+        self._locked = True
+        return True
+
+    async def acquire(self) -> bool:
+        """Take the lock, waiting for it if need be (True, as asyncio.Lock returns)."""
+        while self._locked or self._waiters:
+            waiter: asyncio.Future[None] = _get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            except BaseException:
+                with contextlib.suppress(ValueError):
+                    self._waiters.remove(waiter)
+                if not self._locked and waiter.done() and not waiter.cancelled():
+                    self._wake()  # woken, then cancelled: the lock is another waiter's
+                raise
+            self._waiters.remove(waiter)
+            if not self._locked:
+                break
+        self._locked = True
+        return True
+
+    def release(self) -> None:
+        """Free the lock and wake the oldest waiter."""
+        self._locked = False
+        self._wake()
+
+    def _wake(self) -> None:
+        for waiter in self._waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+                return
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +266,7 @@ class Session:
         """Whether it ended with the bot's Goodbye (its seat gets no grace period)."""
         self.ending: asyncio.Future[Ending] = asyncio.get_running_loop().create_future()
         """Resolved once, when the session ends."""
-        self._write_lock = asyncio.Lock()
+        self._write_lock = WriteLock()
 
     def __repr__(self) -> str:
         return f"<Session {self.id} bot={self.bot!r} peer={self.peer}>"
@@ -231,7 +289,7 @@ class Session:
                         )
                     )
                     return
-                if isinstance(message, bot_pb.PlayRequest) and message.HasField("goodbye"):
+                if isinstance(message, _PlayRequest) and message.HasField("goodbye"):
                     said = message.goodbye.reason
                     shutdown = bot_pb.Shutdown(
                         reason=bot_pb.SHUTDOWN_REASON_GOODBYE,
@@ -249,10 +307,10 @@ class Session:
                         )
                     )
                     return
-                self.inbox.put_nowait((time.monotonic(), message))
+                self.inbox.put_nowait((_monotonic(), message))
                 # Let the waiting table judge it before the next read is set up (that costs
                 # gRPC work which would otherwise delay the table's answer to the bot).
-                await asyncio.sleep(0)
+                await _sleep(0)
         except asyncio.CancelledError:
             self.end(Ending(None, "the stream was cancelled"))
             raise
@@ -269,21 +327,31 @@ class Session:
         """
         if self.closed:
             raise SessionLostError(f"session {self.id} has ended: {self.close_reason}")
-        async with self._write_lock:
-            try:
-                await self.context.write(message)
-            except asyncio.CancelledError:
-                self.end(Ending(None, "a message could not be sent in time (is the bot reading?)"))
-                raise
-            except Exception as e:
-                self.end(Ending(None, f"writing to the stream failed: {type(e).__name__}: {e}"))
-                raise SessionLostError(f"session {self.id}: {e}") from e
+        lock = self._write_lock
+        if not lock.try_acquire():
+            await lock.acquire()
+        try:
+            await self.context.write(message)
+        except asyncio.CancelledError:
+            self.end(Ending(None, "a message could not be sent in time (is the bot reading?)"))
+            raise
+        except Exception as e:
+            self.end(Ending(None, f"writing to the stream failed: {type(e).__name__}: {e}"))
+            raise SessionLostError(f"session {self.id}: {e}") from e
+        finally:
+            lock.release()
 
     async def send_final(self, message: bot_pb.PlayResponse, timeout_s: float) -> bool:
         """Write a last message before closing, within ``timeout_s``; False if it did not go."""
         try:
-            async with asyncio.timeout(timeout_s), self._write_lock:
-                await self.context.write(message)
+            async with asyncio.timeout(timeout_s):
+                lock = self._write_lock
+                if not lock.try_acquire():
+                    await lock.acquire()
+                try:
+                    await self.context.write(message)
+                finally:
+                    lock.release()
         except Exception:
             return False
         return True
@@ -296,7 +364,7 @@ class Session:
         self.close_reason = ending.message
         self.said_goodbye = goodbye
         log.debug("session %s (%s) ends: %s", self.id, self.bot, ending.message)
-        self.inbox.put_nowait((time.monotonic(), Closed(ending.message, goodbye)))
+        self.inbox.put_nowait((_monotonic(), Closed(ending.message, goodbye)))
         owner, self.owner = self.owner, None
         if owner is not None:
             owner.session_lost(self)

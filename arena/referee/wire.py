@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import DecodeError
@@ -71,6 +72,9 @@ class Oversized:
     """How many bytes arrived."""
 
 
+_parse_request: Final = bot_pb.PlayRequest.FromString
+
+
 def decode_request(data: bytes) -> bot_pb.PlayRequest | Malformed:
     """Parse a PlayRequest; bad bytes become a :class:`Malformed` value, never an exception.
 
@@ -78,7 +82,7 @@ def decode_request(data: bytes) -> bot_pb.PlayRequest | Malformed:
     MALFORMED fault, play a substitute and keep the bot in its game.
     """
     try:
-        return bot_pb.PlayRequest.FromString(data)
+        return _parse_request(data)
     except DecodeError as e:
         return Malformed(len(data), str(e) or "not a PlayRequest")
 
@@ -95,10 +99,10 @@ def cards_of(cards: Iterable[Card]) -> list[str]:
     return [CODES[c.index] for c in cards]
 
 
-CODES: tuple[str, ...] = tuple(str(c) for c in CARDS)
+CODES: Final[tuple[str, ...]] = tuple(str(c) for c in CARDS)
 """Card codes by :attr:`Card.index`."""
 
-CARD_OF: dict[str, Card] = {str(c): c for c in CARDS}
+CARD_OF: Final[dict[str, Card]] = {str(c): c for c in CARDS}
 """Cards by their exact two-character code (what a well-behaved bot sends; anything else goes
 through :meth:`Card.parse` for its error message)."""
 
@@ -112,8 +116,11 @@ through :meth:`Card.parse` for its error message)."""
 # the payload's length as a varint, and the payload. The bots parse the same messages as if they
 # had been built whole.
 
+#
+# The constants below are Final: compiled, a Final is a C static, where any other module-level
+# name is looked up in the module's dict on every use.
 
-_MASK64 = (1 << 64) - 1
+_MASK64: Final = (1 << 64) - 1
 
 
 def _encode_varint(value: int) -> bytes:
@@ -126,7 +133,7 @@ def _encode_varint(value: int) -> bytes:
     return bytes(out)
 
 
-_SMALL_VARINTS = tuple(_encode_varint(v) for v in range(1 << 14))
+_SMALL_VARINTS: Final = tuple(_encode_varint(v) for v in range(1 << 14))
 """Varints of the values that occur on every request (lengths, seats, counts, ids up to 16383),
 encoded once."""
 
@@ -151,10 +158,10 @@ def _tag(descriptor: Descriptor, name: str) -> bytes:
     return _varint(descriptor.fields_by_name[name].number << 3)
 
 
-_EVENTS = _key(bot_pb.PlayResponse.DESCRIPTOR, "events")
-_REQUEST = _key(bot_pb.PlayResponse.DESCRIPTOR, "request")
-_STATE = _key(bot_pb.DecisionRequest.DESCRIPTOR, "state")
-_TRICKS = _key(game_pb.PublicState.DESCRIPTOR, "completed_tricks")
+_EVENTS: Final = _key(bot_pb.PlayResponse.DESCRIPTOR, "events")
+_REQUEST: Final = _key(bot_pb.PlayResponse.DESCRIPTOR, "request")
+_STATE: Final = _key(bot_pb.DecisionRequest.DESCRIPTOR, "state")
+_TRICKS: Final = _key(game_pb.PublicState.DESCRIPTOR, "completed_tricks")
 
 
 def _field(key: bytes, payload: bytes) -> bytes:
@@ -196,23 +203,28 @@ def response_bytes(events: Sequence[bytes], request: bytes | None = None) -> byt
 # cost more than the rest of a decision's handling). The fields follow the .proto's numbers;
 # tests/test_referee_units.py checks that what the bots parse equals the message built whole.
 
-_DR = bot_pb.DecisionRequest.DESCRIPTOR
-_PS = game_pb.PublicState.DESCRIPTOR
-_TR = game_pb.Trick.DESCRIPTOR
-_R_ID, _R_KIND, _R_HAND_NO, _R_TRICK, _R_SEAT = (
-    _tag(_DR, n) for n in ("request_id", "kind", "hand_number", "trick_number", "your_seat")
-)
-_R_PASS_COUNT, _R_PASS_DIR, _R_PASS_TO, _R_DEADLINE, _R_BANK = (
-    _tag(_DR, n)
-    for n in ("pass_count", "pass_direction", "pass_to_seat", "move_deadline_ms", "time_bank_ms")
-)
-_R_GAME = _key(_DR, "game_id")
-_S_POINTS, _S_IN_HAND, _S_FORFEITED = (
-    _key(_PS, n) for n in ("hand_points", "cards_in_hand", "forfeited")
-)
-_S_BROKEN, _S_FIRST = _tag(_PS, "hearts_broken"), _tag(_PS, "first_trick")
-_S_CURRENT = _key(_PS, "current_trick")
-_T_NUMBER, _T_LEADER = _tag(_TR, "trick_number"), _tag(_TR, "leader")
+_DR: Final = bot_pb.DecisionRequest.DESCRIPTOR
+_PS: Final = game_pb.PublicState.DESCRIPTOR
+_TR: Final = game_pb.Trick.DESCRIPTOR
+_R_ID: Final = _tag(_DR, "request_id")
+_R_KIND: Final = _tag(_DR, "kind")
+_R_HAND_NO: Final = _tag(_DR, "hand_number")
+_R_TRICK: Final = _tag(_DR, "trick_number")
+_R_SEAT: Final = _tag(_DR, "your_seat")
+_R_PASS_COUNT: Final = _tag(_DR, "pass_count")
+_R_PASS_DIR: Final = _tag(_DR, "pass_direction")
+_R_PASS_TO: Final = _tag(_DR, "pass_to_seat")
+_R_DEADLINE: Final = _tag(_DR, "move_deadline_ms")
+_R_BANK: Final = _tag(_DR, "time_bank_ms")
+_R_GAME: Final = _key(_DR, "game_id")
+_S_POINTS: Final = _key(_PS, "hand_points")
+_S_IN_HAND: Final = _key(_PS, "cards_in_hand")
+_S_FORFEITED: Final = _key(_PS, "forfeited")
+_S_BROKEN: Final = _tag(_PS, "hearts_broken")
+_S_FIRST: Final = _tag(_PS, "first_trick")
+_S_CURRENT: Final = _key(_PS, "current_trick")
+_T_NUMBER: Final = _tag(_TR, "trick_number")
+_T_LEADER: Final = _tag(_TR, "leader")
 
 
 def _uint(tag: bytes, value: int) -> bytes:
@@ -231,8 +243,8 @@ def _card_entries(key: bytes) -> tuple[bytes, ...]:
     return tuple(key + _varint(len(code)) + code.encode() for code in CODES)
 
 
-_CHUNK = 13
-_CHUNK_BITS = (1 << _CHUNK) - 1
+_CHUNK: Final = 13
+_CHUNK_BITS: Final = (1 << _CHUNK) - 1
 
 
 class _CardField:
@@ -275,9 +287,9 @@ class _CardField:
         return b"".join(out)
 
 
-_R_HAND_CARDS = _CardField(_key(_DR, "hand"))
-_R_LEGAL_CARDS = _CardField(_key(_DR, "legal_cards"))
-_T_CARDS = _card_entries(_key(_TR, "cards"))
+_R_HAND_CARDS: Final = _CardField(_key(_DR, "hand"))
+_R_LEGAL_CARDS: Final = _CardField(_key(_DR, "legal_cards"))
+_T_CARDS: Final = _card_entries(_key(_TR, "cards"))
 
 
 def game_id_field(game_id: str) -> bytes:
@@ -530,10 +542,12 @@ def cards_received(hand: Hand, number: int, seat: int) -> ev_pb.Event:
     )
 
 
-_CP = ev_pb.CardPlayed.DESCRIPTOR
-_CP_HAND, _CP_TRICK, _CP_SEAT = (_tag(_CP, n) for n in ("hand_number", "trick_number", "seat"))
-_CP_CARD = _card_entries(_key(_CP, "card"))
-_E_CARD_PLAYED = _key(ev_pb.Event.DESCRIPTOR, "card_played")
+_CP: Final = ev_pb.CardPlayed.DESCRIPTOR
+_CP_HAND: Final = _tag(_CP, "hand_number")
+_CP_TRICK: Final = _tag(_CP, "trick_number")
+_CP_SEAT: Final = _tag(_CP, "seat")
+_CP_CARD: Final = _card_entries(_key(_CP, "card"))
+_E_CARD_PLAYED: Final = _key(ev_pb.Event.DESCRIPTOR, "card_played")
 
 
 def card_played(number: int, trick: int, seat: int, card: Card) -> bytes:
@@ -546,22 +560,26 @@ def card_played(number: int, trick: int, seat: int, card: Card) -> bytes:
 # The hand's own events, encoded directly too: a table sends one CardsDealt and one CardsReceived
 # per seat and publishes one HandRevealed a hand (the checker builds the first two as messages:
 # cards_dealt and cards_received below).
-_CD = ev_pb.CardsDealt.DESCRIPTOR
-_CD_HAND = _tag(_CD, "hand_number")
-_CD_CARDS = _card_entries(_key(_CD, "cards"))
-_E_CARDS_DEALT = _key(ev_pb.Event.DESCRIPTOR, "cards_dealt")
-_CR = ev_pb.CardsReceived.DESCRIPTOR
-_CR_HAND, _CR_FROM, _CR_TO = (_tag(_CR, n) for n in ("hand_number", "from_seat", "passed_to_seat"))
-_CR_CARDS, _CR_PASSED = (_card_entries(_key(_CR, n)) for n in ("cards", "passed_cards"))
-_E_CARDS_RECEIVED = _key(ev_pb.Event.DESCRIPTOR, "cards_received")
-_SC = ev_pb.SeatCards.DESCRIPTOR
-_SC_SEAT = _tag(_SC, "seat")
-_SC_CARDS = _card_entries(_key(_SC, "cards"))
-_HR = ev_pb.HandRevealed.DESCRIPTOR
-_HR_HAND = _tag(_HR, "hand_number")
-_HR_DEALT, _HR_PASSED = (_key(_HR, n) for n in ("dealt", "passed"))
-_HR_KITTY = _card_entries(_key(_HR, "kitty"))
-_E_HAND_REVEALED = _key(ev_pb.Event.DESCRIPTOR, "hand_revealed")
+_CD: Final = ev_pb.CardsDealt.DESCRIPTOR
+_CD_HAND: Final = _tag(_CD, "hand_number")
+_CD_CARDS: Final = _card_entries(_key(_CD, "cards"))
+_E_CARDS_DEALT: Final = _key(ev_pb.Event.DESCRIPTOR, "cards_dealt")
+_CR: Final = ev_pb.CardsReceived.DESCRIPTOR
+_CR_HAND: Final = _tag(_CR, "hand_number")
+_CR_FROM: Final = _tag(_CR, "from_seat")
+_CR_TO: Final = _tag(_CR, "passed_to_seat")
+_CR_CARDS: Final = _card_entries(_key(_CR, "cards"))
+_CR_PASSED: Final = _card_entries(_key(_CR, "passed_cards"))
+_E_CARDS_RECEIVED: Final = _key(ev_pb.Event.DESCRIPTOR, "cards_received")
+_SC: Final = ev_pb.SeatCards.DESCRIPTOR
+_SC_SEAT: Final = _tag(_SC, "seat")
+_SC_CARDS: Final = _card_entries(_key(_SC, "cards"))
+_HR: Final = ev_pb.HandRevealed.DESCRIPTOR
+_HR_HAND: Final = _tag(_HR, "hand_number")
+_HR_DEALT: Final = _key(_HR, "dealt")
+_HR_PASSED: Final = _key(_HR, "passed")
+_HR_KITTY: Final = _card_entries(_key(_HR, "kitty"))
+_E_HAND_REVEALED: Final = _key(ev_pb.Event.DESCRIPTOR, "hand_revealed")
 
 
 def _entries(table: tuple[bytes, ...], cards: Iterable[Card]) -> bytes:
@@ -604,14 +622,17 @@ def hand_revealed_bytes(hand: Hand, number: int) -> bytes:
     return _field(_E_HAND_REVEALED, body)
 
 
-_TW = ev_pb.TrickWon.DESCRIPTOR
-_TW_HAND, _TW_TRICK, _TW_LEADER, _TW_WINNER, _TW_POINTS = (
-    _tag(_TW, n) for n in ("hand_number", "trick_number", "leader", "winner", "points")
-)
-_TW_CARDS = _card_entries(_key(_TW, "cards"))
-_TW_KITTY = _card_entries(_key(_TW, "kitty_cards"))
-_E_TRICK_WON = _key(ev_pb.Event.DESCRIPTOR, "trick_won")
-_T_WINNER, _T_POINTS = _tag(_TR, "winner"), _tag(_TR, "points")
+_TW: Final = ev_pb.TrickWon.DESCRIPTOR
+_TW_HAND: Final = _tag(_TW, "hand_number")
+_TW_TRICK: Final = _tag(_TW, "trick_number")
+_TW_LEADER: Final = _tag(_TW, "leader")
+_TW_WINNER: Final = _tag(_TW, "winner")
+_TW_POINTS: Final = _tag(_TW, "points")
+_TW_CARDS: Final = _card_entries(_key(_TW, "cards"))
+_TW_KITTY: Final = _card_entries(_key(_TW, "kitty_cards"))
+_E_TRICK_WON: Final = _key(ev_pb.Event.DESCRIPTOR, "trick_won")
+_T_WINNER: Final = _tag(_TR, "winner")
+_T_POINTS: Final = _tag(_TR, "points")
 
 
 def trick_taken(
