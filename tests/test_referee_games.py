@@ -20,7 +20,15 @@ from arena.proto.hearts.v1 import spectator_service_pb2 as spec_pb
 from arena.proto.hearts.v1 import spectator_service_pb2_grpc as spec_grpc
 from arena.referee import RefereeThread, TokenAccounts
 from arena.rules import Rules
-from arena.table import Clocks, Decision, FaultPolicy, GameRecord, TableSpec, Termination
+from arena.table import (
+    Clocks,
+    Decision,
+    FaultPolicy,
+    GameRecord,
+    TableSpec,
+    Termination,
+    TrickRecord,
+)
 
 RESULT_S = 120.0
 CALM = Clocks(move_ms=5000, bank_ms=10_000, handshake_ms=30_000)
@@ -39,19 +47,20 @@ def play(referee: RefereeThread, table: TableSpec) -> GameRecord:
 
 
 def replay_totals(record: GameRecord) -> tuple[int, ...]:
-    """The totals the engine gives when the recorded cards are played again."""
+    """The totals the engine gives when the recorded cards are played again (checking that the
+    record's deal, passes and trick winners are the engine's)."""
     game = Game(record.spec.rules, record.spec.seed)
     for h in record.hands:
         hand = game.hand
-        assert [str(c) for s in range(4) for c in hand.dealt(s)] == [
-            c for cards in h.dealt for c in cards
-        ]
+        assert h.dealt == tuple(tuple(str(c) for c in hand.dealt(s)) for s in range(4))
         for seat, cards in enumerate(h.passes):
             if cards:
                 hand.pass_cards(seat, cards)
+                assert cards == tuple(str(c) for c in hand.passed(seat) or ())
         for trick in h.tricks:
             for i, card in enumerate(trick.cards):
-                hand.play(card, (trick.leader + i) % 4)
+                done = hand.play(card, (trick.leader + i) % 4)
+            assert done is not None and done.winner == trick.winner
         game.finish_hand()
     return tuple(game.totals)
 
@@ -84,6 +93,14 @@ def test_a_full_game_of_four_bots_completes_and_replays(
         assert list(vars(d)) == fields
         rebuilt = Decision(**vars(d))
         assert rebuilt == d and hash(rebuilt) == hash(d) and repr(rebuilt) == repr(d)
+    # Likewise the tricks of the hand records.
+    trick_fields = [f.name for f in dataclasses.fields(TrickRecord)]
+    for t in (t for h in record.hands for t in h.tricks):
+        assert list(vars(t)) == trick_fields
+        rebuilt_trick = TrickRecord(**vars(t))
+        assert (
+            rebuilt_trick == t and hash(rebuilt_trick) == hash(t) and repr(rebuilt_trick) == repr(t)
+        )
 
 
 def test_one_session_plays_table_after_table(

@@ -87,6 +87,7 @@ _PHASE_PLAY: Final = Phase.PLAY
 _monotonic: Final = time.monotonic
 _current_task: Final = asyncio.current_task
 _Decision: Final = Decision
+_TrickRecord: Final = TrickRecord
 """The referee's clock (see :data:`arena.referee.session.Inbound`)."""
 
 
@@ -308,6 +309,14 @@ class TableRun:
         self._current: list[int] = []
         """The cards of the trick being played (indexes, in play order)."""
         self._current_leader = 0
+        # What the hand's record needs, gathered as the hand is played (the engine would build
+        # it again from Card objects): set for each hand before anything else happens in it.
+        self._dealt = [self.game.hand.hand_mask(s) for s in range(len(self.seats))]
+        """The hand's deal, a mask per seat."""
+        self._passed = [0 for _ in self.seats]
+        """The hand's passes, a mask per seat, as they are made."""
+        self._trick_log: list[tuple[int, list[int], int]] = []
+        """The hand's completed tricks: leader, cards (indexes, in play order), winner."""
         self._seat_states: dict[tuple[int, int, bool], bytes] = {}
         self._fixed: dict[tuple[int, int, str], bytes] = {}
         self._game_id_field = wire.game_id_field(game_id)
@@ -423,6 +432,9 @@ class TableRun:
         game = self.game
         hand = game.hand
         number = game.hand_number
+        self._dealt = [hand.hand_mask(s) for s in range(len(self.seats))]
+        self._passed = [0 for _ in self.seats]
+        self._trick_log = []
         self._tricks = b""
         self._current = []
         self.feed.hand_number = number
@@ -454,7 +466,11 @@ class TableRun:
             return  # the other seats unwind on their own; the game stops after the pass
         finally:
             alarm.task = self._task
-        hand.pass_cards(seat, cards)
+        mask = 0
+        for c in cards:
+            mask |= c.bit
+        hand.pass_mask(seat, mask)  # judged already (or the fallback's): checked once more
+        self._passed[seat] = mask
 
     async def _play_turn(self, hand: Hand, number: int) -> None:
         seat_index = hand.to_move
@@ -484,8 +500,10 @@ class TableRun:
         points = 0
         for c in cards + kitty:
             points += self._card_points[c]
+        winner = hand.leader
+        self._trick_log.append((self._current_leader, cards, winner))
         entry, won = wire.trick_taken(
-            number, trick_number, self._current_leader, cards, hand.leader, points, kitty
+            number, trick_number, self._current_leader, cards, winner, points, kitty
         )
         self._tricks += entry
         self._broadcast(won)
@@ -696,6 +714,20 @@ class TableRun:
             played = wire.CARD_OF.get(decision.play_card.card)
             if played is not None and legal >> played.index & 1:
                 return _Accepted((played,), at)
+        elif kind == _PASS and choice == "pass_cards":
+            # Likewise: as many distinct cards as asked, all held (any other pass is refused
+            # below, with its reason).
+            chosen: list[Card] = []
+            mask = 0
+            for text in decision.pass_cards.cards:
+                card = wire.CARD_OF.get(text)
+                if card is None or mask & card.bit:
+                    break
+                mask |= card.bit
+                chosen.append(card)
+            else:
+                if len(chosen) == self.rules.pass_count and not mask & ~hand.hand_mask(index):
+                    return _Accepted(tuple(chosen), at)
         sent = _describe(decision)
         if choice is None:
             return _Refused(FaultKind.MALFORMED, "the Decision sets no choice", sent)
@@ -1177,18 +1209,25 @@ class TableRun:
         sun: bool,
         complete: bool = True,
     ) -> HandRecord:
-        n = hand.players
+        codes = wire.CODES
+        tricks = []
+        for leader, cards, winner in self._trick_log:
+            # As for decisions (_record_decisions): the frozen dataclass's __init__ costs more
+            # than the rest of a trick's record.
+            trick = _new_object(_TrickRecord)
+            _set_attribute(
+                trick,
+                "__dict__",
+                {"leader": leader, "cards": tuple([codes[c] for c in cards]), "winner": winner},
+            )
+            tricks.append(trick)
         return HandRecord(
             number=number,
             dealer=hand.dealer,
             pass_direction=hand.pass_direction.value,
-            dealt=tuple(tuple(wire.cards_of(hand.dealt(s))) for s in range(n)),
-            passes=tuple(tuple(wire.cards_of(hand.passed(s) or ())) for s in range(n)),
-            tricks=tuple(
-                TrickRecord(t.leader, tuple(wire.cards_of(t.cards)), t.winner or 0)
-                for t in hand.tricks
-                if t.winner is not None
-            ),
+            dealt=tuple([wire.codes_of_mask(m) for m in self._dealt]),
+            passes=tuple([wire.codes_of_mask(m) for m in self._passed]),
+            tricks=tuple(tricks),
             points=tuple(points),
             moon=moon,
             sun=sun,

@@ -33,6 +33,7 @@ __all__ = [
     "cards_in_hand_field",
     "cards_of",
     "changing_state",
+    "codes_of_mask",
     "constant_state",
     "current_trick_field",
     "decision_request",
@@ -101,6 +102,17 @@ def cards_of(cards: Iterable[Card]) -> list[str]:
 
 CODES: Final[tuple[str, ...]] = tuple(str(c) for c in CARDS)
 """Card codes by :attr:`Card.index`."""
+
+
+def codes_of_mask(mask: int) -> tuple[str, ...]:
+    """The codes of the cards in a bit mask, in index order."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(CODES[low.bit_length() - 1])
+        mask ^= low
+    return tuple(out)
+
 
 CARD_OF: Final[dict[str, Card]] = {str(c): c for c in CARDS}
 """Cards by their exact two-character code (what a well-behaved bot sends; anything else goes
