@@ -547,6 +547,10 @@ class Hand:
         """The cards dealt to ``seat``, before the pass."""
         return cards_from_mask(self._dealt[seat])
 
+    def dealt_mask(self, seat: int) -> int:
+        """The cards dealt to ``seat``, as a bit mask."""
+        return self._dealt[seat]
+
     @property
     def kitty(self) -> list[Card]:
         """The kitty's cards (empty unless the rules deal one)."""
@@ -561,6 +565,14 @@ class Hand:
         """The cards ``seat`` received, once every seat has passed."""
         r = self._received[seat]
         return None if r is None else cards_from_mask(r)
+
+    def passed_mask(self, seat: int) -> int:
+        """The cards ``seat`` passed, as a bit mask (0 until it passes, and when nobody does)."""
+        return self._passed[seat] or 0
+
+    def received_mask(self, seat: int) -> int:
+        """The cards ``seat`` received, as a bit mask (0 until every seat has passed)."""
+        return self._received[seat] or 0
 
     def pass_target(self, seat: int) -> int:
         """The seat that receives ``seat``'s pass this hand."""

@@ -213,13 +213,16 @@ def random_pass(hand: Hand, rng: random.Random) -> None:
     before = [set(hand.hand(s)) for s in range(hand.players)]
     chosen: dict[int, list[Card]] = {}
     for seat in hand.seats_to_pass:
+        assert hand.passed_mask(seat) == hand.received_mask(seat) == 0
         chosen[seat] = rng.sample(hand.hand(seat), hand.rules.pass_count)
         assert hand.check_pass(seat, chosen[seat]) is None
         hand.pass_cards(seat, chosen[seat])
+        assert hand.passed_mask(seat) == sum(c.bit for c in chosen[seat])
     assert hand.phase is Phase.PLAY
     for seat in range(hand.players):
         giver = next(g for g in range(hand.players) if hand.pass_target(g) == seat)
         assert set(hand.received(seat) or ()) == set(chosen[giver])
+        assert hand.received_mask(seat) == sum(c.bit for c in chosen[giver])
         assert set(hand.hand(seat)) == (before[seat] - set(chosen[seat])) | set(chosen[giver])
 
 
@@ -228,6 +231,7 @@ def play_checked(hand: Hand, rng: random.Random) -> HandResult:
     rules = hand.rules
     n = rules.players
     dealt = [set(hand.dealt(s)) for s in range(n)]
+    assert [hand.dealt_mask(s) for s in range(n)] == [sum(c.bit for c in d) for d in dealt]
     assert set().union(*dealt) | set(hand.kitty) == set(rules.cards_in_deck)
     assert all(len(d) == rules.hand_size for d in dealt) and len(hand.kitty) == rules.kitty_size
     if hand.phase is Phase.PASS:

@@ -309,14 +309,12 @@ class TableRun:
         self._current: list[int] = []
         """The cards of the trick being played (indexes, in play order)."""
         self._current_leader = 0
-        # What the hand's record needs, gathered as the hand is played (the engine would build
-        # it again from Card objects): set for each hand before anything else happens in it.
-        self._dealt = [self.game.hand.hand_mask(s) for s in range(len(self.seats))]
-        """The hand's deal, a mask per seat."""
-        self._passed = [0 for _ in self.seats]
-        """The hand's passes, a mask per seat, as they are made."""
         self._trick_log: list[tuple[int, list[int], int]] = []
-        """The hand's completed tricks: leader, cards (indexes, in play order), winner."""
+        """The hand's completed tricks, for its record: leader, cards (indexes, in play order),
+        winner (the engine would build them again as Trick objects)."""
+        self._hand_points = [0 for _ in self.seats]
+        """The points each seat has taken this hand (the engine's points_taken(), kept as the
+        tricks are scored rather than counted again from the cards taken)."""
         self._seat_states: dict[tuple[int, int, bool], bytes] = {}
         self._fixed: dict[tuple[int, int, str], bytes] = {}
         self._game_id_field = wire.game_id_field(game_id)
@@ -432,9 +430,8 @@ class TableRun:
         game = self.game
         hand = game.hand
         number = game.hand_number
-        self._dealt = [hand.hand_mask(s) for s in range(len(self.seats))]
-        self._passed = [0 for _ in self.seats]
         self._trick_log = []
+        self._hand_points = [0 for _ in self.seats]
         self._tricks = b""
         self._current = []
         self.feed.hand_number = number
@@ -470,7 +467,6 @@ class TableRun:
         for c in cards:
             mask |= c.bit
         hand.pass_mask(seat, mask)  # judged already (or the fallback's): checked once more
-        self._passed[seat] = mask
 
     async def _play_turn(self, hand: Hand, number: int) -> None:
         seat_index = hand.to_move
@@ -502,6 +498,7 @@ class TableRun:
             points += self._card_points[c]
         winner = hand.leader
         self._trick_log.append((self._current_leader, cards, winner))
+        self._hand_points[winner] += points
         entry, won = wire.trick_taken(
             number, trick_number, self._current_leader, cards, winner, points, kitty
         )
@@ -852,21 +849,21 @@ class TableRun:
                 direction=hand.pass_direction if passing else None,
                 pass_to=hand.pass_target(index) if passing else 0,
             )
+        trick_number = hand.trick_number  # 0 while passing
         return wire.request_changing(
             fixed,
             request_id=request_id,
-            trick_number=0 if passing else hand.trick_number,
+            trick_number=trick_number,
             held=held,
             legal=held if passing else legal,
             deadline_ms=left_ms,
             bank_ms=int(seat.bank_ms),
-            state=self._state(hand, number, index),
+            state=self._state(hand, number, index, trick_number),
         )
 
-    def _state(self, hand: Hand, number: int, index: int) -> bytes:
+    def _state(self, hand: Hand, number: int, index: int, trick_number: int) -> bytes:
         """Everything public about the hand and the game, plus this seat's own pass."""
         playing = hand.phase is _PHASE_PLAY
-        trick_number = hand.trick_number
         cards = self._current
         leader = self._current_leader if cards else hand.to_move  # None while passing
         current = b""
@@ -878,7 +875,7 @@ class TableRun:
         if key != self._trick_key:
             self._trick_key = key
             self._trick_part = wire.trick_state(
-                hand_points=hand.points_taken(),
+                hand_points=self._hand_points,
                 hearts_broken=broken,
                 first_trick=playing and trick_number == 0,
                 forfeited=[s.forfeit is not None for s in self.seats],
@@ -908,8 +905,8 @@ class TableRun:
             received_from_seat=wire.source_of_pass(hand, index),
         )
         if hand.phase is not _PHASE_PASS and hand.pass_direction is not PassDirection.HOLD:
-            part.passed_cards.extend(wire.cards_of(hand.passed(index) or ()))
-            part.received_cards.extend(wire.cards_of(hand.received(index) or ()))
+            part.passed_cards.extend(wire.codes_of_mask(hand.passed_mask(index)))
+            part.received_cards.extend(wire.codes_of_mask(hand.received_mask(index)))
         if len(self._seat_states) > 4 * len(self.seats):
             self._seat_states.clear()  # older hands' parts
         self._seat_states[key] = cached = part.SerializeToString() + self._state_constant
@@ -1209,6 +1206,7 @@ class TableRun:
         sun: bool,
         complete: bool = True,
     ) -> HandRecord:
+        n = hand.players
         codes = wire.CODES
         tricks = []
         for leader, cards, winner in self._trick_log:
@@ -1225,8 +1223,8 @@ class TableRun:
             number=number,
             dealer=hand.dealer,
             pass_direction=hand.pass_direction.value,
-            dealt=tuple([wire.codes_of_mask(m) for m in self._dealt]),
-            passes=tuple([wire.codes_of_mask(m) for m in self._passed]),
+            dealt=tuple([wire.codes_of_mask(hand.dealt_mask(s)) for s in range(n)]),
+            passes=tuple([wire.codes_of_mask(hand.passed_mask(s)) for s in range(n)]),
             tricks=tuple(tricks),
             points=tuple(points),
             moon=moon,

@@ -42,6 +42,7 @@ __all__ = [
     "event_entry",
     "fault_kind",
     "game_id_field",
+    "mask_indexes",
     "pass_direction",
     "request_changing",
     "request_fixed",
@@ -104,14 +105,19 @@ CODES: Final[tuple[str, ...]] = tuple(str(c) for c in CARDS)
 """Card codes by :attr:`Card.index`."""
 
 
-def codes_of_mask(mask: int) -> tuple[str, ...]:
-    """The codes of the cards in a bit mask, in index order."""
+def mask_indexes(mask: int) -> list[int]:
+    """The indexes of the cards in a bit mask, in index order (the order of the engine's lists)."""
     out = []
     while mask:
         low = mask & -mask
-        out.append(CODES[low.bit_length() - 1])
+        out.append(low.bit_length() - 1)
         mask ^= low
-    return tuple(out)
+    return out
+
+
+def codes_of_mask(mask: int) -> tuple[str, ...]:
+    """The codes of the cards in a bit mask, in index order."""
+    return tuple([CODES[i] for i in mask_indexes(mask)])
 
 
 CARD_OF: Final[dict[str, Card]] = {str(c): c for c in CARDS}
@@ -598,9 +604,13 @@ def _entries(table: tuple[bytes, ...], cards: Iterable[Card]) -> bytes:
     return b"".join([table[c.index] for c in cards])
 
 
+def _mask_entries(table: tuple[bytes, ...], mask: int) -> bytes:
+    return b"".join([table[i] for i in mask_indexes(mask)])
+
+
 def cards_dealt_entry(hand: Hand, number: int, seat: int) -> bytes:
     """:func:`cards_dealt`, encoded directly as a PlayResponse.events entry."""
-    body = _uint(_CD_HAND, number) + _entries(_CD_CARDS, hand.dealt(seat))
+    body = _uint(_CD_HAND, number) + _mask_entries(_CD_CARDS, hand.dealt_mask(seat))
     return event_entry(_field(_E_CARDS_DEALT, body))
 
 
@@ -610,9 +620,9 @@ def cards_received_entry(hand: Hand, number: int, seat: int) -> bytes:
         (
             _uint(_CR_HAND, number),
             _uint(_CR_FROM, source_of_pass(hand, seat)),
-            _entries(_CR_CARDS, hand.received(seat) or ()),
+            _mask_entries(_CR_CARDS, hand.received_mask(seat)),
             _uint(_CR_TO, hand.pass_target(seat)),
-            _entries(_CR_PASSED, hand.passed(seat) or ()),
+            _mask_entries(_CR_PASSED, hand.passed_mask(seat)),
         )
     )
     return event_entry(_field(_E_CARDS_RECEIVED, body))
@@ -621,8 +631,8 @@ def cards_received_entry(hand: Hand, number: int, seat: int) -> bytes:
 def hand_revealed_bytes(hand: Hand, number: int) -> bytes:
     """Every seat's deal and pass, for spectators once the hand is over (a serialised Event)."""
     seats = range(hand.players)
-    dealt = [_uint(_SC_SEAT, s) + _entries(_SC_CARDS, hand.dealt(s)) for s in seats]
-    passed = [_uint(_SC_SEAT, s) + _entries(_SC_CARDS, hand.passed(s) or ()) for s in seats]
+    dealt = [_uint(_SC_SEAT, s) + _mask_entries(_SC_CARDS, hand.dealt_mask(s)) for s in seats]
+    passed = [_uint(_SC_SEAT, s) + _mask_entries(_SC_CARDS, hand.passed_mask(s)) for s in seats]
     body = b"".join(
         (
             _uint(_HR_HAND, number),
