@@ -195,6 +195,27 @@ def test_a_wrong_request_id_is_dropped_and_counted(arena: Arena) -> None:
     assert record.seat_status[BAD_SEAT].is_forfeit
 
 
+def test_answers_that_name_no_card_never_pass_for_a_play(arena: Arena) -> None:
+    # The muddled bot answers a play with a pass, then with a Decision that chooses nothing,
+    # then with a second Hello before the right answer: each carries the open request's id or
+    # no Decision at all, and none may be taken for a card.
+    start_bad(arena, "muddled", "muddled", "--decide-forced")
+    record, _ = play_beside(arena, "muddled", "muddled")
+    faults = record.faults_of(BAD_SEAT)
+    assert [f.kind for f in faults[:3]] == [
+        FaultKind.PROTOCOL,
+        FaultKind.MALFORMED,
+        FaultKind.PROTOCOL,
+    ]
+    wrong_kind, no_choice, hello = faults[:3]
+    assert "sets pass_cards but request" in wrong_kind.detail and "play_card" in wrong_kind.detail
+    assert "sets no choice" in no_choice.detail
+    assert wrong_kind.substitute and no_choice.substitute  # refused: the fallback played
+    assert "a second Hello arrived while request" in hello.detail
+    assert hello.substitute == ()  # dropped: the request stayed open, and was then answered
+    assert record.seat_status[BAD_SEAT].is_forfeit  # the fourth fault
+
+
 def test_a_crash_mid_hand_is_a_disconnect_then_a_forfeit(arena: Arena) -> None:
     start_bad(arena, "crash", "crash")
     record, _ = play_beside(arena, "crash", "crash")

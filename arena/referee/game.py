@@ -686,11 +686,18 @@ class TableRun:
                 f"the message ({message.size} bytes) is not a PlayRequest: {message.error}",
                 f"{message.size} undecodable bytes",
             )
+        decision = message.decision
+        if kind == _PLAY and decision.request_id == request_id:
+            # The common case first, with no text built for a record it will not need: an answer
+            # to the open request (whose id is never 0, so the message sets its Decision) naming
+            # one of the legal cards the request listed (so the choice it sets is play_card).
+            played = wire.CARD_OF.get(decision.play_card.card)
+            if played is not None and legal >> played.index & 1:
+                return _Accepted((played,), at)
         which = message.WhichOneof("kind")
         if which != "decision":
             what = "a second Hello" if which == "hello" else "an empty PlayRequest"
             return self._stray(seat, hand, f"{what} arrived while request {request_id} was open")
-        decision = message.decision
         if decision.request_id != request_id:
             if decision.request_id in seat.expired:
                 self._note_late(seat, hand, decision, at)
@@ -705,15 +712,9 @@ class TableRun:
             )
         choice = decision.WhichOneof("choice")
         index = seat.index
-        if kind == _PLAY and choice == "play_card":
-            # The common case first, with no text built for a record it will not need: one of
-            # the legal cards the request listed.
-            played = wire.CARD_OF.get(decision.play_card.card)
-            if played is not None and legal >> played.index & 1:
-                return _Accepted((played,), at)
-        elif kind == _PASS and choice == "pass_cards":
-            # Likewise: as many distinct cards as asked, all held (any other pass is refused
-            # below, with its reason).
+        if kind == _PASS and choice == "pass_cards":
+            # Likewise for a pass: as many distinct cards as asked, all held (any other pass is
+            # refused below, with its reason).
             chosen: list[Card] = []
             mask = 0
             for text in decision.pass_cards.cards:

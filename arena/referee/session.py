@@ -48,7 +48,6 @@ log = logging.getLogger("arena.referee")
 _EOF: Final[object] = grpc.aio.EOF  # type: ignore[attr-defined]  # missing from grpc-stubs
 _PlayRequest: Final = bot_pb.PlayRequest
 _monotonic: Final = time.monotonic
-_sleep: Final = asyncio.sleep
 _get_running_loop: Final = asyncio.get_running_loop
 
 
@@ -91,11 +90,13 @@ class Inbox:
     waiter cancelled after it was woken passes the wake-up on, as asyncio.Queue does.
     """
 
-    __slots__ = ("_items", "_waiters")
+    __slots__ = ("_items", "_loop", "_waiters")
 
     def __init__(self) -> None:
         self._items: deque[Inbound] = deque()
         self._waiters: deque[asyncio.Future[None]] = deque()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        """The loop of the first wait (asking for the running loop costs a getpid() call)."""
 
     def put_nowait(self, item: Inbound) -> None:
         """Add an entry and wake the oldest waiter."""
@@ -112,7 +113,10 @@ class Inbox:
     async def get(self) -> Inbound:
         """The oldest entry, once there is one."""
         while not self._items:
-            waiter: asyncio.Future[None] = _get_running_loop().create_future()
+            loop = self._loop
+            if loop is None:
+                loop = self._loop = _get_running_loop()
+            waiter: asyncio.Future[None] = loop.create_future()
             self._waiters.append(waiter)
             try:
                 await waiter
@@ -308,9 +312,6 @@ class Session:
                     )
                     return
                 self.inbox.put_nowait((_monotonic(), message))
-                # Let the waiting table judge it before the next read is set up (that costs
-                # gRPC work which would otherwise delay the table's answer to the bot).
-                await _sleep(0)
         except asyncio.CancelledError:
             self.end(Ending(None, "the stream was cancelled"))
             raise

@@ -74,6 +74,8 @@ class Bot:
         self.mode = args.mode
         self.record = Path(args.record) if args.record else None
         self.reconnected = False
+        self.muddled = 0
+        """Play requests answered so far in the muddled mode."""
         self.leaver: asyncio.Task[None] | None = None
         self.channel: grpc.aio.Channel | None = None
         self.call: grpc.aio.StreamStreamCall | None = None  # type: ignore[type-arg]
@@ -236,6 +238,25 @@ class Bot:
         answer = good_answer(request)
         answer.decision.request_id = request.request_id + WRONG_ID_OFFSET
         await self.send(answer)
+
+    async def mode_muddled(self, request: bot_pb.DecisionRequest) -> None:
+        """Answer plays in turn with: a pass; a Decision that chooses nothing; a second Hello,
+        then the right answer (messages that carry the open request's id but no card, or no
+        Decision at all: none of them may pass for a play)."""
+        if request.kind != bot_pb.DECISION_KIND_PLAY:
+            await self.send(good_answer(request))
+            return
+        turn = self.muddled % 3
+        self.muddled += 1
+        decision = bot_pb.Decision(request_id=request.request_id)
+        if turn == 0:
+            decision.pass_cards.cards.append(lowest(list(request.legal_cards)))
+            await self.send(bot_pb.PlayRequest(decision=decision))
+        elif turn == 1:
+            await self.send(bot_pb.PlayRequest(decision=decision))
+        else:
+            await self.send(self.hello())
+            await self.send(good_answer(request))
 
     async def mode_flood(self, request: bot_pb.DecisionRequest) -> None:
         """At the first request, send thousands of answers to a request that never was."""
