@@ -387,3 +387,40 @@ def test_hand_encoded_hand_events_are_the_built_ones(
             )
         )
         assert wire.hand_revealed_bytes(hand, number) == revealed.SerializeToString()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    name=st.sampled_from(sorted(PRESETS)),
+    players=st.sampled_from([3, 4, 5, 6]),
+    seed=st.integers(0, 2**32),
+    hand_number=st.integers(0, 7),
+    passed=st.booleans(),
+    totals=st.lists(st.integers(-300, 300), min_size=6, max_size=6),
+)
+def test_a_seat_state_part_is_the_built_one(
+    name: str, players: int, seed: int, hand_number: int, passed: bool, totals: list[int]
+) -> None:
+    # The per-hand part of a seat's PublicState, encoded directly, byte for byte as the message
+    # built field by field serialises: before and after the exchange, on a hold hand, with
+    # negative totals (ten-byte varints).
+    rules = dataclasses.replace(preset(name), players=players)
+    hand = Hand.deal(rules, seed, hand_number=hand_number)
+    if passed and hand.phase is Phase.PASS:
+        for s in hand.seats_to_pass:
+            hand.pass_cards(s, fallback_pass(hand.hand(s), rules.pass_count))
+    exchanged = hand.phase is not Phase.PASS and hand.pass_direction is not PassDirection.HOLD
+    for s in range(players):
+        built = game_pb.PublicState(
+            dealer=hand.dealer,
+            hand_number=hand_number,
+            game_totals=totals[:players],
+            pass_direction=wire.pass_direction(hand.pass_direction),
+            passed_to_seat=hand.pass_target(s),
+            received_from_seat=wire.source_of_pass(hand, s),
+        )
+        if exchanged:
+            built.passed_cards.extend(str(c) for c in hand.passed(s) or ())
+            built.received_cards.extend(str(c) for c in hand.received(s) or ())
+        part = wire.seat_state(hand, hand_number, s, totals[:players])
+        assert part == built.SerializeToString()

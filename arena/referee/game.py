@@ -34,7 +34,6 @@ from arena.engine import Game, Hand, Phase
 from arena.errors import CardParseError, Violation
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import events_pb2 as ev_pb
-from arena.proto.hearts.v1 import game_pb2 as game_pb
 from arena.proto.hearts.v1 import spectator_service_pb2 as spec_pb
 from arena.referee import wire
 from arena.referee.config import RefereeConfig
@@ -897,20 +896,10 @@ class TableRun:
         cached = self._seat_states.get(key)
         if cached is not None:
             return cached
-        part = game_pb.PublicState(
-            dealer=hand.dealer,
-            hand_number=number,
-            game_totals=self.game.totals,
-            pass_direction=wire.pass_direction(hand.pass_direction),
-            passed_to_seat=hand.pass_target(index),
-            received_from_seat=wire.source_of_pass(hand, index),
-        )
-        if hand.phase is not _PHASE_PASS and hand.pass_direction is not PassDirection.HOLD:
-            part.passed_cards.extend(wire.codes_of_mask(hand.passed_mask(index)))
-            part.received_cards.extend(wire.codes_of_mask(hand.received_mask(index)))
         if len(self._seat_states) > 4 * len(self.seats):
             self._seat_states.clear()  # older hands' parts
-        self._seat_states[key] = cached = part.SerializeToString() + self._state_constant
+        part = wire.seat_state(hand, number, index, self.game.totals)
+        self._seat_states[key] = cached = part + self._state_constant
         return cached
 
     # ---- clocks, faults, forfeits -----------------------------------------------------------

@@ -18,7 +18,7 @@ from google.protobuf.message import DecodeError
 
 from arena import _compiled
 from arena.cards import CARDS, Card
-from arena.engine import Hand, HandResult, Trick
+from arena.engine import Hand, HandResult, Phase, Trick
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import events_pb2 as ev_pb
 from arena.proto.hearts.v1 import game_pb2 as game_pb
@@ -48,6 +48,7 @@ __all__ = [
     "request_fixed",
     "response_bytes",
     "rules_message",
+    "seat_state",
     "state_bytes",
     "termination",
     "trick_entry",
@@ -435,6 +436,38 @@ def trick_state(
 def cards_in_hand_field(counts: Sequence[int]) -> bytes:
     """PublicState.cards_in_hand."""
     return _packed(_S_IN_HAND, counts)
+
+
+_S_DEALER: Final = _tag(_PS, "dealer")
+_S_HAND_NO: Final = _tag(_PS, "hand_number")
+_S_TOTALS: Final = _key(_PS, "game_totals")
+_S_PASS_DIR: Final = _tag(_PS, "pass_direction")
+_S_PASSED: Final = _card_entries(_key(_PS, "passed_cards"))
+_S_PASSED_TO: Final = _tag(_PS, "passed_to_seat")
+_S_RECEIVED: Final = _card_entries(_key(_PS, "received_cards"))
+_S_RECEIVED_FROM: Final = _tag(_PS, "received_from_seat")
+_PHASE_PASS: Final = Phase.PASS
+_HOLD: Final = PassDirection.HOLD
+
+
+def seat_state(hand: Hand, number: int, seat: int, totals: Sequence[int]) -> bytes:
+    """The PublicState fields that stay the same for a phase of a hand: the dealer, the hand's
+    number, the game totals and the seat's own pass (its cards once the exchange is made), in
+    field order, as the message serialises (once per seat and phase of a hand)."""
+    direction = hand.pass_direction
+    exchanged = hand.phase is not _PHASE_PASS and direction is not _HOLD
+    return b"".join(
+        (
+            _uint(_S_DEALER, hand.dealer),
+            _uint(_S_HAND_NO, number),
+            _packed(_S_TOTALS, totals),
+            _uint(_S_PASS_DIR, pass_direction(direction)),
+            _mask_entries(_S_PASSED, hand.passed_mask(seat)) if exchanged else b"",
+            _uint(_S_PASSED_TO, hand.pass_target(seat)),
+            _mask_entries(_S_RECEIVED, hand.received_mask(seat)) if exchanged else b"",
+            _uint(_S_RECEIVED_FROM, source_of_pass(hand, seat)),
+        )
+    )
 
 
 def changing_state(
