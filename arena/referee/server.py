@@ -153,14 +153,9 @@ class Referee:
             *cfg.options,
         ]
         server = grpc.aio.server(options=options)
-        limit = cfg.max_message_bytes
-
-        def decode(data: bytes) -> bot_pb.PlayRequest | wire.Malformed | wire.Oversized:
-            return wire.decode_request(data) if len(data) <= limit else wire.Oversized(len(data))
-
         play = grpc.stream_stream_rpc_method_handler(
             self._play,
-            request_deserializer=decode,
+            request_deserializer=wire.RequestDecoder(cfg.max_message_bytes),
             response_serializer=wire.encode_response,
         )
         server.add_generic_rpc_handlers(

@@ -29,6 +29,7 @@ __all__ = [
     "CARD_OF",
     "CODES",
     "Malformed",
+    "RequestDecoder",
     "card_played",
     "cards_in_hand_field",
     "cards_of",
@@ -88,6 +89,24 @@ def decode_request(data: bytes) -> bot_pb.PlayRequest | Malformed:
         return _parse_request(data)
     except DecodeError as e:
         return Malformed(len(data), str(e) or "not a PlayRequest")
+
+
+class RequestDecoder:
+    """The Play stream's request deserializer for gRPC: a message over ``limit`` bytes becomes
+    an :class:`Oversized` value (not parsed), anything else goes through
+    :func:`decode_request`. A compiled class rather than a closure: gRPC calls it for every
+    message a bot sends."""
+
+    __slots__ = ("limit",)
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+
+    def __call__(self, data: bytes) -> bot_pb.PlayRequest | Malformed | Oversized:
+        """Decode one message."""
+        if len(data) > self.limit:
+            return Oversized(len(data))
+        return decode_request(data)
 
 
 def encode_response(message: bot_pb.PlayResponse | bytes) -> bytes:
@@ -489,9 +508,14 @@ def changing_state(
     return current_trick + trick + cards_in_hand_field(cards_in_hand)
 
 
+_PASS_DIRECTIONS: Final = {
+    d: game_pb.PassDirection.Value("PASS_DIRECTION_" + d.name) for d in PassDirection
+}
+
+
 def pass_direction(direction: PassDirection) -> game_pb.PassDirection.ValueType:
     """The proto value of a pass direction."""
-    return game_pb.PassDirection.Value("PASS_DIRECTION_" + direction.name)
+    return _PASS_DIRECTIONS[direction]
 
 
 def fault_kind(kind: FaultKind) -> ev_pb.FaultKind.ValueType:
