@@ -53,7 +53,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -259,7 +259,7 @@ class Sizes:
 
 def _count_sizes(sizes: Sizes) -> tuple[object, object]:
     """Wrap the referee's (de)serialisers to record message sizes; the originals, to restore."""
-    encode, decode = wire.encode_response, wire.decode_request
+    encode, decoder = wire.encode_response, wire.RequestDecoder
 
     def counting_encode(message: bot_pb.PlayResponse | bytes) -> bytes:
         data = encode(message)
@@ -270,15 +270,20 @@ def _count_sizes(sizes: Sizes) -> tuple[object, object]:
                 sizes.plays.append(data)
         return data
 
-    def counting_decode(data: bytes) -> bot_pb.PlayRequest | wire.Malformed:
-        request = decode(data)
-        if isinstance(request, bot_pb.PlayRequest) and request.HasField("decision"):
-            sizes.answers.append(len(data))
-        return request
+    def counting_decoder(limit: int) -> Callable[[bytes], object]:
+        decode = decoder(limit)
+
+        def counting_decode(data: bytes) -> object:
+            request = decode(data)
+            if isinstance(request, bot_pb.PlayRequest) and request.HasField("decision"):
+                sizes.answers.append(len(data))
+            return request
+
+        return counting_decode
 
     wire.encode_response = counting_encode
-    wire.decode_request = counting_decode
-    return encode, decode
+    wire.RequestDecoder = counting_decoder  # type: ignore[assignment,misc]
+    return encode, decoder
 
 
 class Tables:
@@ -476,7 +481,7 @@ async def bench(games: int, seconds: float | None, tables: int, rounds: int) -> 
         await sizing.run(SIZING_GAMES)  # message sizes only; not timed
     finally:
         await sizing.stop()
-        wire.encode_response, wire.decode_request = originals  # type: ignore[assignment]
+        wire.encode_response, wire.RequestDecoder = originals  # type: ignore[assignment,misc]
     print(
         f"mean message sizes: request (referee -> bot) {round(statistics.mean(sizes.requests))} B,"
         f" answer (bot -> referee) {round(statistics.mean(sizes.answers))} B; "
@@ -580,7 +585,7 @@ def instructions() -> None:
     try:
         run_loop(size())
     finally:
-        wire.encode_response, wire.decode_request = originals  # type: ignore[assignment]
+        wire.encode_response, wire.RequestDecoder = originals  # type: ignore[assignment,misc]
     request = round(statistics.mean(sizes.answers))
     response = round(statistics.mean(sizes.requests))
     print(
