@@ -18,7 +18,7 @@ from google.protobuf.message import DecodeError
 
 from arena import _compiled
 from arena.cards import CARDS, Card
-from arena.engine import Hand, HandResult, Phase, Trick
+from arena.engine import Hand, HandResult, Phase, Trick, mask_indexes
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import events_pb2 as ev_pb
 from arena.proto.hearts.v1 import game_pb2 as game_pb
@@ -43,7 +43,6 @@ __all__ = [
     "event_entry",
     "fault_kind",
     "game_id_field",
-    "mask_indexes",
     "pass_direction",
     "request_changing",
     "request_fixed",
@@ -123,16 +122,6 @@ def cards_of(cards: Iterable[Card]) -> list[str]:
 
 CODES: Final[tuple[str, ...]] = tuple(str(c) for c in CARDS)
 """Card codes by :attr:`Card.index`."""
-
-
-def mask_indexes(mask: int) -> list[int]:
-    """The indexes of the cards in a bit mask, in index order (the order of the engine's lists)."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
 
 
 def codes_of_mask(mask: int) -> tuple[str, ...]:
