@@ -22,7 +22,9 @@ the order flipped every round. It prints, for each kind, the run with the median
 per second, the p50/p99 latency of a decision asked over the wire), and the ratio referee / bare
 of each pair of runs: their median and range. (The machine may be shared and its speed drifts
 within seconds: a pair of runs side by side sees about the same machine, runs a minute apart may
-not.) The last line of each comparison says how busy the machine was meanwhile, and how much
+not.) Each run's line gives the CPU time per round trip of the serving process and (on Linux)
+of its client processes together: on a machine the runs saturate, the ratio follows from the
+two. The last line of each comparison says how busy the machine was meanwhile, and how much
 of its CPU time the host gave to other guests (steal, from /proc/stat on Linux). The first line
 says which referee build runs: the compiled one (``compiled with mypyc``) or the Python source.
 
@@ -199,12 +201,13 @@ class Bare:
         streams = self.ring.streams
         groups = [streams[i * SEATS : (i + 1) * SEATS] for i in range(self.rings)]
         samples: list[float] = []
+        clients = _cpu_of(self.procs)
         started, cpu = time.perf_counter(), time.process_time()
         counts = await asyncio.gather(
             *(ring_round_trips(self.ring.payload, g, seconds, samples) for g in groups)
         )
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu
-        return Result(sum(counts), sum(counts), wall, samples, cpu)
+        return Result(sum(counts), sum(counts), wall, samples, cpu, _since(clients, self.procs))
 
     async def stop(self) -> None:
         """End the streams (the clients exit) and the server."""
@@ -227,6 +230,8 @@ class Result:
     latencies_ms: list[float]
     cpu_s: float
     """CPU time of the serving process (referee or bare server) during the run."""
+    clients_cpu_s: float | None
+    """CPU time of its client processes during the run (None where /proc cannot say)."""
 
     @property
     def per_second(self) -> float:
@@ -317,6 +322,7 @@ class Tables:
                 out.append(await self.referee.play_table(spec))
             return out
 
+        clients = _cpu_of(self.procs)
         started, cpu = time.perf_counter(), time.process_time()
         per_table = await asyncio.gather(*(table(t) for t in range(self.tables)))
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu
@@ -324,7 +330,7 @@ class Tables:
         decisions = [d for rs in per_table for r in rs for d in r.decisions]
         asked = [d for d in decisions if not d.forced]
         latencies = [d.elapsed_ms for d in asked if d.kind == "play"]
-        return Result(len(asked), len(decisions), wall, latencies, cpu)
+        return Result(len(asked), len(decisions), wall, latencies, cpu, _since(clients, self.procs))
 
     async def stop(self) -> None:
         """Stop the referee (the bots are told and exit)."""
@@ -352,13 +358,37 @@ def _reap(procs: Sequence[subprocess.Popen[bytes]]) -> None:
 
 
 def _line(label: str, r: Result) -> str:
+    clients = (
+        "" if r.clients_cpu_s is None else f"clients {r.clients_cpu_s / r.round_trips * MS:5.3f} "
+    )
     return (
         f"{label:<{LABEL}} {r.decisions_per_second:6.0f} decisions/s  "
         f"{r.per_second:6.0f} round trips/s"
         f"  p50 {r.quantile(0.5):6.3f} ms  p99 {r.quantile(0.99):6.3f} ms  "
-        f"server cpu {r.cpu_s / r.round_trips * MS:5.3f} ms/rt "
+        f"cpu: server {r.cpu_s / r.round_trips * MS:5.3f} {clients}ms/rt "
         f"({r.decisions} decisions, {r.round_trips} round trips, {r.wall_s:.1f} s)"
     )
+
+
+def _cpu_of(procs: Sequence[subprocess.Popen[bytes]]) -> float | None:
+    """The CPU time the processes have used so far (user and system, Linux's /proc), or None."""
+    ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0
+    total = 0
+    for p in procs:
+        try:
+            with open(f"/proc/{p.pid}/stat") as f:
+                # After the command's name (in parentheses, which may hold spaces): utime and
+                # stime are the 12th and 13th fields.
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            return None
+        total += int(fields[11]) + int(fields[12])
+    return total / ticks if ticks else None
+
+
+def _since(before: float | None, procs: Sequence[subprocess.Popen[bytes]]) -> float | None:
+    after = _cpu_of(procs)
+    return None if before is None or after is None else after - before
 
 
 def _median(results: Sequence[Result]) -> Result:

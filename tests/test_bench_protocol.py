@@ -36,3 +36,6 @@ def test_the_protocol_benchmark_prints_both_comparisons() -> None:
         assert re.search(rf"referee, {what} +\d+ decisions/s", out), out
     assert len(re.findall(r"referee / bare: decisions +\d+\.\d%", out)) == 2, out
     assert len(re.findall(r"bare, trivial bot clients, \d rings? of 4 +\d+ decisions/s", out)) == 2
+    # CPU time per round trip: the serving process's, and its clients' where /proc tells.
+    clients = r" clients \d+\.\d{3}" if Path("/proc/self/stat").exists() else ""
+    assert len(re.findall(rf"cpu: server \d+\.\d{{3}}{clients} ms/rt", out)) == 6, out
