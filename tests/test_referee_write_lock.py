@@ -53,7 +53,9 @@ def test_a_newcomer_does_not_take_the_lock_from_a_woken_waiter() -> None:
     on_referee_loop(body)
 
 
-def test_a_waiter_cancelled_after_its_wake_up_passes_the_lock_on() -> None:
+@pytest.mark.parametrize("woken", [True, False], ids=["after-its-wake-up", "while-waiting"])
+def test_a_cancelled_waiter_leaves_the_lock_to_the_next(woken: bool) -> None:
+    # Cancelled after the release woke it (it must pass the lock on), or before any release.
     async def body() -> None:
         lock = WriteLock()
         assert lock.try_acquire()
@@ -61,30 +63,15 @@ def test_a_waiter_cancelled_after_its_wake_up_passes_the_lock_on() -> None:
         first = asyncio.create_task(_hold(lock, order, "first"))
         second = asyncio.create_task(_hold(lock, order, "second"))
         await asyncio.sleep(0)
-        lock.release()  # wakes the first waiter...
-        first.cancel()  # ...which is cancelled before it runs
-        with pytest.raises(asyncio.CancelledError):
-            await first
-        await asyncio.wait_for(second, 5)
-        assert order == ["second"]
-
-    on_referee_loop(body)
-
-
-def test_a_waiter_cancelled_while_waiting_leaves_the_others_their_turn() -> None:
-    async def body() -> None:
-        lock = WriteLock()
-        assert lock.try_acquire()
-        order: list[str] = []
-        first = asyncio.create_task(_hold(lock, order, "first"))
-        second = asyncio.create_task(_hold(lock, order, "second"))
-        await asyncio.sleep(0)
+        if woken:
+            lock.release()  # wakes the first waiter, cancelled below before it runs
         first.cancel()
         with pytest.raises(asyncio.CancelledError):
             await first
-        lock.release()
+        if not woken:
+            lock.release()
         await asyncio.wait_for(second, 5)
         assert order == ["second"]
-        assert lock.try_acquire()
+        assert lock.try_acquire()  # free once the second released it
 
     on_referee_loop(body)
