@@ -84,10 +84,10 @@ _CARDS: Final = CARDS
 _PHASE_PASS: Final = Phase.PASS
 _PHASE_PLAY: Final = Phase.PLAY
 _monotonic: Final = time.monotonic
+"""The referee's clock (see :data:`arena.referee.session.Inbound`)."""
 _current_task: Final = asyncio.current_task
 _Decision: Final = Decision
 _TrickRecord: Final = TrickRecord
-"""The referee's clock (see :data:`arena.referee.session.Inbound`)."""
 
 
 class _Interrupted(Exception):
