@@ -58,6 +58,7 @@ def replay_totals(record: GameRecord) -> tuple[int, ...]:
                 hand.pass_cards(seat, cards)
                 assert cards == tuple(str(c) for c in hand.passed(seat) or ())
         for trick in h.tricks:
+            assert len(trick.cards) == 4
             for i, card in enumerate(trick.cards):
                 done = hand.play(card, (trick.leader + i) % 4)
             assert done is not None and done.winner == trick.winner

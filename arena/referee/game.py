@@ -29,7 +29,7 @@ from enum import Enum
 from typing import Final
 
 from arena import _compiled
-from arena.cards import CARDS, Card
+from arena.cards import CARDS, Card, mask_of
 from arena.engine import Game, Hand, Phase
 from arena.errors import CardParseError, Violation
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
@@ -462,10 +462,8 @@ class TableRun:
             return  # the other seats unwind on their own; the game stops after the pass
         finally:
             alarm.task = self._task
-        mask = 0
-        for c in cards:
-            mask |= c.bit
-        hand.pass_mask(seat, mask)  # judged already (or the fallback's): checked once more
+        # Judged already (or the fallback's): the engine's checked pass_mask checks it once more.
+        hand.pass_mask(seat, mask_of(cards))
 
     async def _play_turn(self, hand: Hand, number: int) -> None:
         seat_index = hand.to_move

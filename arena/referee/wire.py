@@ -75,6 +75,9 @@ class Oversized:
     """How many bytes arrived."""
 
 
+# The module's values are Final throughout: compiled, a Final is a C static, where any other
+# module-level name is looked up in the module's dict on every use.
+
 _parse_request: Final = bot_pb.PlayRequest.FromString
 
 
@@ -142,10 +145,6 @@ through :meth:`Card.parse` for its error message)."""
 # so such parts are serialised once and joined as bytes: a length-delimited field is its key,
 # the payload's length as a varint, and the payload. The bots parse the same messages as if they
 # had been built whole.
-
-#
-# The constants below are Final: compiled, a Final is a C static, where any other module-level
-# name is looked up in the module's dict on every use.
 
 _MASK64: Final = (1 << 64) - 1
 
