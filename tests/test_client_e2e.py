@@ -264,22 +264,36 @@ def _engine_view(record: GameRecord, view: DecisionView) -> DecisionView:
     )
 
 
+@pytest.mark.parametrize(
+    ("rules", "names"),
+    [
+        (Rules(), ("lowcard", "recorder", "heuristic", "random_bot")),
+        # Three seats with a kitty (17 cards each, taken with the first trick) and a queen that
+        # breaks hearts: the counts and the broken flag the referee keeps follow other rules.
+        (
+            Rules(players=3, kitty=True, queen_breaks_hearts=True),
+            ("lowcard", "recorder", "heuristic"),
+        ),
+    ],
+    ids=["standard", "three-kitty"],
+)
 def test_network_views_equal_the_engine_views_at_the_same_positions(
-    procs: Procs, referee: RefereeThread, tmp_path: Path
+    procs: Procs, referee: RefereeThread, tmp_path: Path, rules: Rules, names: tuple[str, ...]
 ) -> None:
     script = tmp_path / "recorder.py"
     script.write_text(RECORDER)
     views_file = tmp_path / "views.pickle"
     address = _address(referee.port)
     procs.start(script, address, TOKENS["recorder"], "recorder", {"RECORD_TO": str(views_file)})
-    for name in ("lowcard", "heuristic", "random_bot"):
-        procs.start(SAMPLES / f"{name}.py", address, TOKENS[name], name)
-    names = ("lowcard", "recorder", "heuristic", "random_bot")
-    spec = TableSpec("views", Rules(), seed=5, seats=names, board="5", hands=3)
+    for name in names:
+        if name != "recorder":
+            procs.start(SAMPLES / f"{name}.py", address, TOKENS[name], name)
+    spec = TableSpec("views", rules, seed=5, seats=names, board="5", hands=3)
     record = _play(referee, spec)
     _assert_clean(record)
     views = _load_views(views_file)
-    assert len(views) == 3 + 3 * 13  # three passes, every card (forced ones too)
+    passes = sum(1 for hand in record.hands if hand.passes[1])
+    assert len(views) == passes + 3 * rules.hand_size  # its passes, every card (forced too)
     for view in views:
         assert view.seat == 1
         assert view == _engine_view(record, view)

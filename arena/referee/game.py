@@ -319,7 +319,12 @@ class TableRun:
         self._game_id_field = wire.game_id_field(game_id)
         self._trick_key: tuple[int, int, bool, bool, int] = (-1, -1, False, False, 0)
         self._trick_part = b""
-        self._in_hand: dict[tuple[int, int, int | None], bytes] = {}
+        self._players = len(self.seats)
+        self._hand_size = spec.rules.hand_size
+        self._broken = False
+        """Whether hearts are broken in the hand being played (the engine's hearts_broken, asked
+        again only after a card that can break them)."""
+        self._breakers = spec.rules.breaking_mask
         self._forfeits = 0
         """How many seats are forfeited (part of the state's cache key)."""
         self.hands: list[HandRecord] = []
@@ -432,6 +437,7 @@ class TableRun:
         self._trick_log = []
         self._hand_points = [0 for _ in self.seats]
         self._tricks = b""
+        self._broken = hand.hearts_broken
         self._current = []
         self.feed.hand_number = number
         self._broadcast(wire.hand_started(hand, number))
@@ -476,11 +482,13 @@ class TableRun:
             self._unrecorded.append((number, seat_index, _PLAY, 0, (card,), 0.0, True, None, False))
         else:
             (card,) = await self._decide(hand, number, seat_index, _PLAY, legal)
-        trick_number = hand.trick_number
+        trick_number = len(self._trick_log)  # the engine's trick_number
         index = card.index
         # Every card here is legal (judged against the legal mask, the fallback's or the only
         # one), so the engine's unchecked fast path plays it.
         completed = hand.play_index(index)
+        if self._breakers >> index & 1 and not self._broken:
+            self._broken = hand.hearts_broken
         self._broadcast(wire.card_played(number, trick_number, seat_index, card))
         cards = self._current
         if not cards:
@@ -847,7 +855,7 @@ class TableRun:
                 direction=hand.pass_direction if passing else None,
                 pass_to=hand.pass_target(index) if passing else 0,
             )
-        trick_number = hand.trick_number  # 0 while passing
+        trick_number = len(self._trick_log)  # the engine's trick_number (0 while passing)
         return wire.request_changing(
             fixed,
             request_id=request_id,
@@ -863,12 +871,13 @@ class TableRun:
         """Everything public about the hand and the game, plus this seat's own pass."""
         playing = hand.phase is _PHASE_PLAY
         cards = self._current
-        leader = self._current_leader if cards else hand.to_move  # None while passing
+        # The seat asked to play with no card on the table leads the trick; none while passing.
+        leader: int | None = self._current_leader if cards else (index if playing else None)
         current = b""
         if leader is not None:
             current = wire.current_trick_field(trick_number, leader, cards)
         # Points, hearts broken and forfeits change a few times a hand at most.
-        broken = hand.hearts_broken
+        broken = self._broken
         key = (number, trick_number, playing, broken, self._forfeits)
         if key != self._trick_key:
             self._trick_key = key
@@ -878,13 +887,7 @@ class TableRun:
                 first_trick=playing and trick_number == 0,
                 forfeited=[s.forfeit is not None for s in self.seats],
             )
-        # The seats' card counts follow from the trick, its leader and how far it has come (the
-        # same in every hand of a game: its rules deal the same number of cards each time).
-        where = (trick_number, len(cards), leader)
-        in_hand = self._in_hand.get(where)
-        if in_hand is None:
-            counts = [hand.hand_mask(s).bit_count() for s in range(hand.players)]
-            self._in_hand[where] = in_hand = wire.cards_in_hand_field(counts)
+        in_hand = _cards_in_hand(self._players, self._hand_size, trick_number, len(cards), leader)
         seat_state = self._seat_state(hand, number, index)
         return current + self._trick_part + in_hand + seat_state + self._tricks
 
@@ -1273,6 +1276,26 @@ def _clear(session: Session) -> None:
         if isinstance(item[1], Closed):
             session.inbox.put_nowait(item)
             return
+
+
+_IN_HAND: Final[dict[tuple[int, int, int, int, int | None], bytes]] = {}
+"""PublicState.cards_in_hand fields by (players, hand size, trick, cards on the table, leader)."""
+
+
+def _cards_in_hand(players: int, size: int, trick: int, played: int, leader: int | None) -> bytes:
+    """The seats' card counts (a serialised field): the same every hand of a game, as its rules
+    deal the same number each time; a seat holds one less for each trick completed, and one less
+    again once it has played to the trick on the table (the ``played`` seats from ``leader`` on).
+    """
+    key = (players, size, trick, played, leader)
+    field = _IN_HAND.get(key)
+    if field is None:
+        if len(_IN_HAND) > 4096:  # only a server running many variants gets here
+            _IN_HAND.clear()
+        first = 0 if leader is None else leader
+        counts = [size - trick - ((s - first) % players < played) for s in range(players)]
+        _IN_HAND[key] = field = wire.cards_in_hand_field(counts)
+    return field
 
 
 def _describe(decision: bot_pb.Decision) -> str:
