@@ -6,10 +6,10 @@ described in pyproject.toml). The extension step copies the sources of ``arena._
 rules engine's private inner loops; ``KERNEL_SOURCES``), writes into the copy of ``_kernel.py``
 the SHA-256 of the originals, and compiles that copy with mypyc into ``arena/_kernel*.so`` beside
 the sources (in place for an editable install). It does the same for the referee's modules
-(``REFEREE_MODULES``: a bot's stream, the table's game loop, the hand-encoded messages), compiled
-together into ``arena/referee/*.so``. On import a compiled module checks the digest against the
-sources beside it and runs the Python source instead when they differ, so an edited source is
-never shadowed by a stale build (``arena._compiled``).
+(``REFEREE_MODULES``: a bot's stream, the table's game loop, the hand-encoded messages, the
+spectators' feed), compiled together into ``arena/referee/*.so``. On import a compiled module
+checks the digest against the sources beside it and runs the Python source instead when they
+differ, so an edited source is never shadowed by a stale build (``arena._compiled``).
 
 Without a C compiler or the Python headers, or with ``HEARTS_ARENA_PURE_ENGINE=1``, the step
 prints why and the package installs with the Python sources alone. An editable reinstall whose
@@ -43,7 +43,12 @@ METADATA_COMMANDS = {"egg_info", "dist_info", "sdist"}
 """Commands that describe the package without building it."""
 WORK = Path("build") / "mypyc-kernel"
 """Where the copy of the sources and mypyc's C output go (``build/`` is ignored by git)."""
-REFEREE_MODULES = ("referee/session.py", "referee/wire.py", "referee/game.py")
+REFEREE_MODULES = (
+    "referee/session.py",
+    "referee/wire.py",
+    "referee/game.py",
+    "referee/spectators.py",
+)
 """The referee's per-decision modules, compiled together when they are there (the same list as
 ``arena._compiled.REFEREE_MODULES``); their digest covers these files."""
 REFEREE_GROUP = "arena.referee._compiled"

@@ -1,13 +1,13 @@
 """The stale-build guard of the modules setup.py compiles with mypyc.
 
 setup.py compiles the engine's kernel (``arena._kernel``) and the referee's per-decision code
-(:data:`REFEREE_MODULES`: a bot's stream, the table's game loop and its hand-encoded messages)
-when it can, each from a copy of the sources whose ``_BUILT_FROM = ""`` line carries the SHA-256
-of the originals. The compiled modules sit beside their sources and Python imports them first;
-each ends by calling :func:`guard`, which keeps the compiled definitions only while the sources
-beside them are the ones they were built from. Otherwise (an edit since the install, or
-``HEARTS_ARENA_PURE_ENGINE=1``) it runs the module's Python source in their place, so a stale
-build never stands in for edited code. Each such module ends with::
+(:data:`REFEREE_MODULES`: a bot's stream, the table's game loop, its hand-encoded messages and
+the spectators' feed) when it can, each from a copy of the sources whose ``_BUILT_FROM = ""``
+line carries the SHA-256 of the originals. The compiled modules sit beside their sources and
+Python imports them first; each ends by calling :func:`guard`, which keeps the compiled
+definitions only while the sources beside them are the ones they were built from. Otherwise (an
+edit since the install, or ``HEARTS_ARENA_PURE_ENGINE=1``) it runs the module's Python source in
+their place, so a stale build never stands in for edited code. Each such module ends with::
 
     _BUILT_FROM = ""  # setup.py writes the digest here in the copy it compiles
     COMPILED, BUILD = _compiled.guard(globals(), _BUILT_FROM)
@@ -24,7 +24,12 @@ from typing import Any
 
 __all__ = ["NOT_BUILT", "PURE_VARIABLE", "REFEREE_MODULES", "guard", "sources_digest"]
 
-REFEREE_MODULES = ("referee/session.py", "referee/wire.py", "referee/game.py")
+REFEREE_MODULES = (
+    "referee/session.py",
+    "referee/wire.py",
+    "referee/game.py",
+    "referee/spectators.py",
+)
 """The compiled modules, relative to the package (setup.py holds the same list)."""
 PURE_VARIABLE = "HEARTS_ARENA_PURE_ENGINE"
 """Set to 1: the Python sources run (and an install compiles nothing), as for the kernel."""

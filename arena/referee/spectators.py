@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+from arena import _compiled
 from arena.proto.hearts.v1 import events_pb2 as ev_pb
 from arena.proto.hearts.v1 import game_pb2 as game_pb
 from arena.proto.hearts.v1 import spectator_service_pb2 as spec_pb
@@ -121,3 +122,9 @@ class TableFeed:
             game_totals=self.totals,
             rules=self.rules,
         )
+
+
+# ---- the compiled build (setup.py compiles this module with mypyc; see arena._compiled) ------
+
+_BUILT_FROM = ""
+COMPILED, BUILD = _compiled.guard(globals(), _BUILT_FROM)
