@@ -1188,9 +1188,10 @@ class Game:
         self.results.append(result)
         for s, p in enumerate(result.points):
             self.totals[s] += p
-        won, self.pool = settle_hand(self.rules, result, self.pool)
-        for s, w in enumerate(won):
-            self.balances[s] += w
+        if self.rules.settling is not Settling.POINTS:  # else nothing changes hands
+            won, self.pool = settle_hand(self.rules, result, self.pool)
+            for s, w in enumerate(won):
+                self.balances[s] += w
         if not _reached(self.rules, self.totals):
             self.hand_number += 1
             self.hand = self._deal(self.hand_number)

@@ -444,12 +444,15 @@ def test_whole_games_add_up(rules: Rules, seed: int, play: int) -> None:
     game = Game(rules, seed)
     rng = random.Random(play)
     pool = game.pool
+    balances = list(game.balances)
     while not game.is_over:
         game.hand.playout(rng)
         before = list(game.totals)
         result = game.finish_hand()
-        _, pool = settle_hand(rules, result, pool)
+        won, pool = settle_hand(rules, result, pool)
+        balances = [b + w for b, w in zip(balances, won, strict=True)]
         assert game.totals == [b + p for b, p in zip(before, result.points, strict=True)]
+        assert game.balances == balances  # settle_hand's counters (none under POINTS)
         assert sum(game.balances) + game.pool == 0  # counters are only moved, never made
         assert game.pool == pool
     assert game.totals == [sum(r.points[s] for r in game.results) for s in range(rules.players)]
