@@ -340,14 +340,21 @@ def test_a_database_keeps_its_competition_and_bad_settings_are_one_line(
     assert refused.stderr.strip().count("\n") == 0 and "players = 9" in refused.stderr
 
 
-def test_account_commands_on_a_missing_database_create_nothing(tmp_path: Path) -> None:
+def test_a_missing_database_is_refused_or_started_aloud(tmp_path: Path) -> None:
     typo = tmp_path / "typo.db"
     for command in (("bots", "list"), ("bots", "ban", "x"), ("bots", "revoke", "x")):
         refused = ServerProcess.cli(*command, "--db", str(typo))
         assert refused.returncode == 2 and "no such database" in refused.stderr
         assert not typo.exists()
-    assert ServerProcess.cli("bots", "add", "x", "--db", str(typo)).returncode == 0
+    added = ServerProcess.cli("bots", "add", "x", "--db", str(typo))
+    assert added.returncode == 0 and "starting a new one there" in added.stderr
     assert "x" in ServerProcess.cli("bots", "list", "--db", str(typo), "--json").stdout
+    again = ServerProcess.cli("bots", "add", "y", "--db", str(typo))
+    assert again.returncode == 0 and "new one" not in again.stderr
+    other = tmp_path / "other.db"
+    admin = ServerProcess.cli("admin", "token", "--db", str(other))
+    assert admin.returncode == 0 and f"--db {other}: no such database yet" in admin.stderr
+    assert admin.stdout.strip() and admin.stdout.strip() not in admin.stderr  # token: stdout only
 
 
 def test_admin_with_a_bad_ca_file_is_one_line(tmp_path: Path) -> None:

@@ -53,11 +53,14 @@ def _accounts(db: Path, *, create: bool = False) -> AccountStore:
         raise _fail(f"--db {db}: is a folder, not a database file")
     if not db.parent.is_dir():
         raise _fail(f"--db {db}: folder {db.parent} does not exist")
-    if not create and not db.exists():
-        raise _fail(
-            f"--db {db}: no such database; give the right path, or start one with "
-            f"`arena bots add NAME --db {db}`"
-        )
+    if not db.exists():
+        if not create:
+            raise _fail(
+                f"--db {db}: no such database; give the right path, or start one with "
+                f"`arena bots add NAME --db {db}`"
+            )
+        # Said aloud: a mistyped path would otherwise put the account where no server looks.
+        typer.echo(f"--db {db}: no such database yet; starting a new one there", err=True)
     return AccountStore(db)
 
 
