@@ -9,7 +9,14 @@ from importlib.metadata import PackageNotFoundError, version
 
 from arena.cards import Card, Rank, Suit, parse_cards
 from arena.engine import Game, Hand, HandResult, Phase, SeatView, Trick
-from arena.errors import ArenaError, CardParseError, IllegalMoveError, RulesError
+from arena.errors import (
+    ArenaError,
+    CardParseError,
+    IllegalMoveError,
+    RulesError,
+    SeatError,
+    StateError,
+)
 from arena.rules import PassDirection, Rules, preset
 
 try:
@@ -30,7 +37,9 @@ __all__ = [
     "Rank",
     "Rules",
     "RulesError",
+    "SeatError",
     "SeatView",
+    "StateError",
     "Suit",
     "Trick",
     "__version__",

@@ -145,6 +145,8 @@ class Card:
     @classmethod
     def from_index(cls, index: int) -> Card:
         """The card at a bit position (0..51)."""
+        if not 0 <= index < len(CARDS):
+            raise CardParseError(f"there is no card at index {index}: cards are 0 to 51")
         return CARDS[index]
 
     def __reduce__(self) -> tuple[Callable[[int], Card], tuple[int]]:

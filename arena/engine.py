@@ -50,7 +50,7 @@ from arena.cards import (
     Suit,
     cards_from_mask,
 )
-from arena.errors import IllegalMoveError, RulesError, StateError, Violation
+from arena.errors import IllegalMoveError, RulesError, SeatError, StateError, Violation
 from arena.rules import FirstLead, GameEnd, MoonRule, PassDirection, Rules, Settling
 
 __all__ = [
@@ -242,6 +242,12 @@ def pick_index(mask: int, draw: float) -> int:
     for _ in range(floor(draw * mask.bit_count())):
         mask &= mask - 1
     return (mask & -mask).bit_length() - 1
+
+
+def _no_seat(seat: int, players: int) -> SeatError:
+    # Checked where a caller names a seat: a negative number would index from the end of the
+    # per-seat lists and quietly answer for another seat.
+    return SeatError(f"there is no seat {seat} at this table: its seats are 0 to {players - 1}")
 
 
 def _cards(cards: Iterable[Card | str] | str) -> tuple[Card, ...]:
@@ -537,18 +543,26 @@ class Hand:
 
     def hand(self, seat: int) -> list[Card]:
         """The cards ``seat`` holds now, in index order."""
+        if not 0 <= seat < self._n:
+            raise _no_seat(seat, self._n)
         return cards_from_mask(self._hands[seat])
 
     def hand_mask(self, seat: int) -> int:
         """The cards ``seat`` holds now, as a bit mask."""
+        if not 0 <= seat < self._n:
+            raise _no_seat(seat, self._n)
         return self._hands[seat]
 
     def dealt(self, seat: int) -> list[Card]:
         """The cards dealt to ``seat``, before the pass."""
+        if not 0 <= seat < self._n:
+            raise _no_seat(seat, self._n)
         return cards_from_mask(self._dealt[seat])
 
     def dealt_mask(self, seat: int) -> int:
         """The cards dealt to ``seat``, as a bit mask."""
+        if not 0 <= seat < self._n:
+            raise _no_seat(seat, self._n)
         return self._dealt[seat]
 
     @property
@@ -558,24 +572,34 @@ class Hand:
 
     def passed(self, seat: int) -> list[Card] | None:
         """The cards ``seat`` passed, or None if it has not passed (or nobody passes)."""
+        if not 0 <= seat < self._n:
+            raise _no_seat(seat, self._n)
         p = self._passed[seat]
         return None if p is None else cards_from_mask(p)
 
     def received(self, seat: int) -> list[Card] | None:
         """The cards ``seat`` received, once every seat has passed."""
+        if not 0 <= seat < self._n:
+            raise _no_seat(seat, self._n)
         r = self._received[seat]
         return None if r is None else cards_from_mask(r)
 
     def passed_mask(self, seat: int) -> int:
         """The cards ``seat`` passed, as a bit mask (0 until it passes, and when nobody does)."""
+        if not 0 <= seat < self._n:
+            raise _no_seat(seat, self._n)
         return self._passed[seat] or 0
 
     def received_mask(self, seat: int) -> int:
         """The cards ``seat`` received, as a bit mask (0 until every seat has passed)."""
+        if not 0 <= seat < self._n:
+            raise _no_seat(seat, self._n)
         return self._received[seat] or 0
 
     def pass_target(self, seat: int) -> int:
         """The seat that receives ``seat``'s pass this hand."""
+        if not 0 <= seat < self._n:
+            raise _no_seat(seat, self._n)
         return (seat + self.pass_direction.offset(self._n)) % self._n
 
     @property
@@ -621,14 +645,20 @@ class Hand:
 
     def taken(self, seat: int) -> list[Card]:
         """The cards ``seat`` has taken in tricks (and the kitty, if it won the first trick)."""
+        if not 0 <= seat < self._n:
+            raise _no_seat(seat, self._n)
         return cards_from_mask(self._taken[seat])
 
     def taken_mask(self, seat: int) -> int:
         """The cards ``seat`` has taken, as a bit mask."""
+        if not 0 <= seat < self._n:
+            raise _no_seat(seat, self._n)
         return self._taken[seat]
 
     def voids(self, seat: int) -> frozenset[Suit]:
         """The suits ``seat`` has shown it does not hold."""
+        if not 0 <= seat < self._n:
+            raise _no_seat(seat, self._n)
         v = self._voids[seat]
         return frozenset(Suit(s) for s in range(4) if v >> s & 1)
 
@@ -922,6 +952,10 @@ class Hand:
                 f"the hand is not over ({len(self._history)} of {self._tricks_total} tricks "
                 "played): there is no result yet"
             )
+        if totals is not None and len(totals) != self._n:
+            raise SeatError(
+                f"totals: {len(totals)} given for a table of {self._n} seats (one per seat)"
+            )
         rules = self.rules
         taken, hearts, shooter = self._scores()
         sun = False
@@ -976,6 +1010,8 @@ class Hand:
 
     def view(self, seat: int) -> SeatView:
         """Everything ``seat`` may know now, and nothing more."""
+        if not 0 <= seat < self._n:
+            raise _no_seat(seat, self._n)
         passed = self._passed[seat]
         received = self._received[seat]
         my_turn = self.phase is _PLAY and self._turn == seat

@@ -5,6 +5,7 @@
     ├── RulesError            a rules option out of range or contradicting another (names the field)
     ├── IllegalMoveError      a pass or play the rules forbid (names the seat, the cards, the rule)
     ├── StateError            a call the state does not allow (scoring an unfinished hand...)
+    ├── SeatError             a seat number that is not at the table (or a list not one per seat)
     └── ConfigError           a user's bad flag or configuration (one line, says how to fix it)
 
 Each message carries the bad input and the state it met, so that it can be shown as it is.
@@ -24,6 +25,7 @@ __all__ = [
     "ConfigError",
     "IllegalMoveError",
     "RulesError",
+    "SeatError",
     "StateError",
     "Violation",
 ]
@@ -91,3 +93,7 @@ class IllegalMoveError(ArenaError, ValueError):
 class StateError(ArenaError, RuntimeError):
     """A call the hand or game cannot answer in its present state (scoring an unfinished hand,
     finishing a hand twice); the message says what the state is."""
+
+
+class SeatError(ArenaError, IndexError):
+    """A seat number that is not at the table, or per-seat values for another number of seats."""

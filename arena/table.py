@@ -136,6 +136,23 @@ class TableSpec:
     """The failure policy."""
 
     def __post_init__(self) -> None:
+        if not isinstance(self.table_id, str) or not self.table_id:
+            raise ConfigError(
+                f"a table needs a table_id (a non-empty string), got {self.table_id!r}"
+            )
+        if not isinstance(self.rules, Rules):
+            raise ConfigError(
+                f"table {self.table_id!r}: rules must be a Rules, e.g. Rules() or "
+                f"preset({self.rules!r}) from arena.rules, got {self.rules!r}"
+            )
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool):
+            raise ConfigError(
+                f"table {self.table_id!r}: seed must be a whole number, got {self.seed!r}"
+            )
+        if not isinstance(self.board, str):
+            raise ConfigError(
+                f"table {self.table_id!r}: board must be a string, got {self.board!r}"
+            )
         object.__setattr__(self, "seats", tuple(self.seats))
         if len(self.seats) != self.rules.players:
             raise ConfigError(
@@ -530,6 +547,15 @@ class GameRecord:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GameRecord:
         """The record from :meth:`to_dict` output."""
+        try:
+            return cls._from_dict(data)
+        except KeyError as e:
+            raise ConfigError(
+                f"not a whole game record (GameRecord.to_dict() output): no field {e.args[0]!r}"
+            ) from None
+
+    @classmethod
+    def _from_dict(cls, data: Mapping[str, Any]) -> GameRecord:
         return cls(
             spec=TableSpec.from_dict(data["spec"]),
             hands=tuple(HandRecord.from_dict(h) for h in data["hands"]),

@@ -58,6 +58,14 @@ def test_index_and_bit_follow_suit_then_rank() -> None:
     assert Card.parse("3H") >= Card.parse("3H") and Card.parse("3H") <= Card.parse("4H")
 
 
+@pytest.mark.parametrize("index", [-1, 52, 99])
+def test_an_index_past_the_deck_is_refused(index: int) -> None:
+    with pytest.raises(
+        CardParseError, match=f"there is no card at index {index}: cards are 0 to 51"
+    ):
+        Card.from_index(index)
+
+
 def test_cards_stay_interned_through_pickle_and_deepcopy() -> None:
     for card in (QUEEN_OF_SPADES, TWO_OF_CLUBS, Card.parse("7D")):
         assert pickle.loads(pickle.dumps(card)) is card

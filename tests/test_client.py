@@ -133,6 +133,10 @@ def test_hands_limits_the_game_and_validates() -> None:
         play_local([Bot()] * 4, hands=0)
     with pytest.raises(ConfigError, match="3 bots for a 4-player game"):
         play_local([Bot()] * 3, rules=Rules())
+    with pytest.raises(
+        ConfigError, match=r"rules must be a Rules, e.g. Rules\(\) or preset\('omnibus'\)"
+    ):
+        play_local([Bot()] * 4, rules="omnibus")  # type: ignore[arg-type]
 
 
 class Cheater(Bot):

@@ -9,7 +9,7 @@ import pytest
 
 from arena.cards import CARDS, Card, cards_from_mask, parse_cards
 from arena.engine import Game, Hand, Phase, Trick
-from arena.errors import IllegalMoveError, RulesError, StateError, Violation
+from arena.errors import IllegalMoveError, RulesError, SeatError, StateError, Violation
 from arena.rules import FirstLead, GameEnd, MoonRule, PassDirection, Rules, preset
 
 
@@ -310,6 +310,43 @@ def test_a_hand_that_is_not_over_has_no_result() -> None:
     assert hand.phase is Phase.PLAY
     with pytest.raises(StateError, match="not over"):
         hand.result()
+
+
+@pytest.mark.parametrize(
+    "ask",
+    [
+        "hand",
+        "hand_mask",
+        "dealt",
+        "dealt_mask",
+        "passed",
+        "received",
+        "passed_mask",
+        "received_mask",
+        "pass_target",
+        "taken",
+        "taken_mask",
+        "voids",
+        "view",
+    ],
+)
+@pytest.mark.parametrize("seat", [-1, 4, 9])
+def test_a_seat_not_at_the_table_is_refused_by_name(ask: str, seat: int) -> None:
+    hand = Hand.deal(Rules(), seed=2)
+    # -1 used to answer for seat 3 (a list index from the end); 4 and up with a bare IndexError.
+    with pytest.raises(
+        SeatError, match=f"there is no seat {seat} at this table: its seats are 0 to 3"
+    ):
+        getattr(hand, ask)(seat)
+
+
+def test_totals_for_another_number_of_seats_are_refused() -> None:
+    for moon in (MoonRule.ADD, MoonRule.BEST):
+        hand = Hand.deal(Rules(moon=moon), seed=2)
+        hand.playout(random.Random(1))
+        with pytest.raises(SeatError, match="totals: 2 given for a table of 4 seats"):
+            hand.result([1, 2])
+        assert len(hand.result([0, 0, 0, 0]).points) == 4
 
 
 @pytest.mark.parametrize(

@@ -170,6 +170,37 @@ def test_an_account_lookup_past_the_handshake_timeout_is_unavailable(tmp_path: P
         referee.stop(0)
 
 
+class NameAccounts:
+    """A custom account store that answers with a bare bot name, not an Identity."""
+
+    def __init__(self, tokens: dict[str, str]) -> None:
+        self.tokens = tokens
+
+    def lookup(self, token: str) -> str | None:
+        return self.tokens.get(token)
+
+
+def test_an_account_store_answering_with_the_wrong_kind_is_said_clearly(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    token = "plain-token"
+    referee = RefereeThread(RefereeConfig(), NameAccounts({token: "plain"}))  # type: ignore[arg-type]
+    referee.start("127.0.0.1:0")
+    bots = BotProcesses(referee, TokenAccounts(), tmp_path)
+    try:
+        with caplog.at_level("ERROR", logger="arena.referee"):
+            proc = bots.start("plain", token=token)
+            assert status_of(bots, proc) == (
+                "INTERNAL the referee could not check the token: its account store gave an "
+                "answer of the wrong kind (str); tell the organiser"
+            )
+        assert "accounts.lookup returned 'plain': it must return an Identity" in caplog.text
+        assert referee.idle() == {}
+    finally:
+        bots.kill_all()
+        referee.stop(0)
+
+
 def test_a_message_over_the_size_limit_is_refused(
     referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
 ) -> None:

@@ -93,6 +93,28 @@ def test_bad_values_are_refused_with_the_field_named() -> None:
         TableSpec("t", Rules(), 1, ("a", "b", "c", "d"), "1", hands=0)
     with pytest.raises(ConfigError, match="unknown field"):
         Clocks.from_dict({"move": 3})
+    seats = ("a", "b", "c", "d")
+    with pytest.raises(
+        ConfigError, match=r"rules must be a Rules, e.g. Rules\(\) or preset\('standard'\)"
+    ):
+        TableSpec("t", "standard", 1, seats, "1")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="seed must be a whole number, got '7'"):
+        TableSpec("t", Rules(), "7", seats, "1")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="board must be a string, got 1"):
+        TableSpec("t", Rules(), 1, seats, 1)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="a table needs a table_id"):
+        TableSpec("", Rules(), 1, seats, "1")
+
+
+@pytest.mark.parametrize(
+    ("data", "missing"),
+    [({}, "spec"), ({"spec": {}}, "table_id"), ({"spec": _spec().to_dict()}, "hands")],
+)
+def test_a_partial_game_record_is_refused_with_the_missing_field(
+    data: dict[str, object], missing: str
+) -> None:
+    with pytest.raises(ConfigError, match=f"not a whole game record .*: no field '{missing}'"):
+        GameRecord.from_dict(data)
 
 
 def test_strict_policy_allows_no_fault() -> None:

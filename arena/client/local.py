@@ -88,6 +88,10 @@ def play_local(
     """
     if rules is None:
         rules = Rules(players=len(bots))
+    if not isinstance(rules, Rules):
+        raise ConfigError(
+            f"rules must be a Rules, e.g. Rules() or preset({rules!r}) from arena, got {rules!r}"
+        )
     if len(bots) != rules.players:
         raise ConfigError(f"{len(bots)} bots for a {rules.players}-player game")
     if hands is not None and hands < 1:

@@ -96,6 +96,15 @@ def _as_accounts(accounts: Accounts | Mapping[str, str]) -> Accounts:
     return accounts
 
 
+def _is_identity(answer: object) -> bool:
+    """Whether an account lookup's answer has the :class:`Identity` shape the handshake reads."""
+    return (
+        isinstance(getattr(answer, "name", None), str)
+        and isinstance(getattr(getattr(answer, "status", None), "value", None), str)
+        and isinstance(getattr(answer, "note", None), str)
+    )
+
+
 class Referee:
     """A referee server: sessions, lobby, tables, spectators, health and reflection."""
 
@@ -448,6 +457,19 @@ class Referee:
         except Exception:
             log.exception("account lookup failed")
             return Ending(grpc.StatusCode.INTERNAL, "the referee could not check the token")
+        if identity is not None and not _is_identity(identity):
+            # A custom store's mistake (a bare name, say): say what it should answer, in the log
+            # for its author and in the status for the bot, instead of an AttributeError.
+            log.error(
+                "accounts.lookup returned %r: it must return an Identity (name, status, note: "
+                "e.g. arena.referee.BotIdentity(name)) or None",
+                identity,
+            )
+            return Ending(
+                grpc.StatusCode.INTERNAL,
+                "the referee could not check the token: its account store gave an answer of the "
+                f"wrong kind ({type(identity).__name__}); tell the organiser",
+            )
         if identity is None:
             return Ending(
                 grpc.StatusCode.UNAUTHENTICATED,
