@@ -517,6 +517,17 @@ def _rules(preset_name: Any, file_rule: Any, flag_rules: Sequence[str], players:
         raise ConfigError(f"--rule: {e}") from None
 
 
+def bot_path() -> str:
+    """The PATH bot commands are found on and run with: this Python's folder first when it runs
+    in a virtual environment, then the PATH arena was started with."""
+    path = os.environ.get("PATH", os.defpath)
+    if sys.prefix == sys.base_prefix:
+        return path
+    # So that `python` in a bot command (as the README writes them) is the Python arena is
+    # installed in, with the SDK importable, whether or not the user activated the environment.
+    return os.pathsep.join([str(Path(sys.executable).parent), path])
+
+
 def _check_command(bot: BotSpec) -> None:
     program = bot.argv[0]
     if os.sep in program or (os.altsep and os.altsep in program):
@@ -525,5 +536,5 @@ def _check_command(bot: BotSpec) -> None:
             raise ConfigError(f"bot {bot.name!r}: command {program!r} does not exist")
         if not os.access(path, os.X_OK) or path.is_dir():
             raise ConfigError(f"bot {bot.name!r}: command {program!r} is not executable")
-    elif shutil.which(program) is None:
+    elif shutil.which(program, path=bot_path()) is None:
         raise ConfigError(f"bot {bot.name!r}: command {program!r} is not found on PATH")

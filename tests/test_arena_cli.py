@@ -280,6 +280,22 @@ def test_usage_errors_are_one_line(tmp_path: Path) -> None:
     assert helped.returncode == 0 and "Usage: arena" in helped.stdout
 
 
+@pytest.mark.skipif(sys.prefix == sys.base_prefix, reason="needs arena installed in a venv")
+def test_python_in_a_bot_command_is_the_venvs_without_activating_it(tmp_path: Path) -> None:
+    # As a newcomer runs it: .venv/bin/arena, the venv not activated, the README's `python ...`.
+    bots = [f"{n}=python {ROOT / 'sample_bots' / 'lowcard.py'}" for n in ("a", "b", "c")]
+    done = subprocess.run(
+        [*BASE, "run", *(f"--bot={b}" for b in bots), "--players", "3", "--boards", "1"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT_S,
+        env={**os.environ, "PATH": os.defpath, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "3 of 3 games in arena.db" in done.stdout
+
+
 def test_sprt_fills_the_table_with_sample_bots_when_no_filler_is_given(tmp_path: Path) -> None:
     args = ["sprt", "--bot", f"low={LOW}", "--bot", f"h={HASH}", "--max-boards", "1"]
     done = arena(*args, "--move-time", "200", cwd=tmp_path)

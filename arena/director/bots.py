@@ -28,7 +28,7 @@ from pathlib import Path
 
 import trio
 
-from arena.config import BotSpec
+from arena.config import BotSpec, bot_path
 from arena.errors import ArenaError, ConfigError
 from arena.referee.accounts import BotIdentity, token_key
 
@@ -223,6 +223,7 @@ class BotPool:
         env["ARENA_ADDRESS"] = self._address
         env["ARENA_TOKEN"] = slot.token
         env["ARENA_BOT_NAME"] = slot.bot.name
+        env["PATH"] = bot_path()
         # If the director dies without stopping its bots (kill -9), they must not linger for
         # the SDK's default ten minutes trying to reach a referee that is gone.
         env.setdefault("ARENA_GIVE_UP_S", str(ORPHAN_GIVE_UP_S))
