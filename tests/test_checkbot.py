@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from arena.checkbot import register
 from arena.checkbot.driver import CheckOptions
-from arena.checkbot.run import CheckReport, Verdict, run_check
+from arena.checkbot.run import BotCommandError, CheckReport, Verdict, run_check
 from arena.checkbot.scenarios import SCENARIOS
 from arena.table import Clocks
 
@@ -151,6 +151,29 @@ def test_a_bot_that_never_answers_times_out(tmp_path: Path) -> None:
     assert first.detail.startswith("no stream opened to ARENA_ADDRESS=127.0.0.1:")
     assert first.detail.endswith("within 0.5 s after it started")
     assert {r.verdict for r in rest} == {Verdict.SKIP}
+
+
+EXITS_AT_ONCE = "import sys; print('cannot find my model', file=sys.stderr); sys.exit(3)"
+
+
+def test_a_command_that_exits_at_once_cannot_start(tmp_path: Path) -> None:
+    # As `arena run` refuses it: exit 2 and one line that says how and when it ended, not a
+    # list of failed checks that blame the protocol or a timeout that never ran out.
+    command = [sys.executable, "-c", EXITS_AT_ONCE]
+    for only in ([], ["refused token"]):  # the first process, whichever scenario starts it
+        with pytest.raises(BotCommandError) as refused:  # as for a command not found
+            run_check(command, only=only, log=tmp_path / "log")
+        said = str(refused.value)
+        assert re.fullmatch(
+            r"the bot's command cannot start: the bot exited with code 3 after \d+\.\d s "
+            r"without opening a stream to ARENA_ADDRESS=127\.0\.0\.1:\d+ "
+            r"\(its last output: cannot find my model\)",
+            said,
+        ), said
+    done = CliRunner().invoke(_app(), ["check-bot", "--", *command])
+    assert done.exit_code == 2
+    assert done.output.startswith("arena: error: the bot's command cannot start: ")
+    assert done.output.count("\n") == 1 and "within" not in done.output
 
 
 def _app() -> typer.Typer:

@@ -12,6 +12,7 @@ import json
 import queue
 import shutil
 import signal
+import socket
 import sqlite3
 import ssl
 import subprocess
@@ -140,6 +141,13 @@ def test_admin_pauses_and_bans_and_a_banned_token_is_refused(server: ServerProce
     base = ["--url", server.url, "--token", admin]
     refused = server.cli("admin", "pause", "--url", server.url, "--token", "nope")
     assert refused.returncode == 2 and "401" in refused.stderr
+    # https:// on the plain page is answered at once (well within its 15 s idle timeout, which
+    # the client used to wait out), and said plainly.
+    tls = server.url.replace("http://", "https://")
+    wrong = server.cli("admin", "pause", "--url", tls, "--token", admin, timeout=10)
+    assert wrong.returncode == 2 and wrong.stderr.strip().count("\n") == 0, wrong.stderr
+    assert f"the server at {tls} did not speak TLS" in wrong.stderr
+    assert f"try --url {server.url}" in wrong.stderr
     assert server.cli("admin", "pause", *base).returncode == 0
     server.wait_for(lambda: server.get("/api/lobby")["tables"] == [])
     paused_at = games(server)
@@ -173,6 +181,7 @@ def test_admin_pauses_and_bans_and_a_banned_token_is_refused(server: ServerProce
     assert server.cli("admin", "resume", *base).returncode == 0
     assert server.get("/api/health")["ladder"] == "running"
     assert server.terminate() == 0
+    assert "no such database" not in server.errors  # the accounts made it: nothing to say
 
 
 def test_oversized_hello_is_refused_by_the_message_limit(server: ServerProcess) -> None:
@@ -228,6 +237,12 @@ def test_tls_for_bots_and_the_page(server: ServerProcess, tmp_path: Path) -> Non
     admin = server.cli("admin", "token", "--db", str(server.db)).stdout.strip()
     paused = server.cli("admin", "pause", "--url", server.url, "--token", admin, "--ca", str(cert))
     assert paused.returncode == 0, paused.stderr
+    plain = server.url.replace("https://", "http://")
+    wrong = server.cli("admin", "pause", "--url", plain, "--token", admin, timeout=10)
+    assert wrong.returncode == 2 and wrong.stderr.strip().count("\n") == 0, wrong.stderr
+    assert f"try --url {server.url}" in wrong.stderr
+    untrusted = server.cli("admin", "pause", "--url", server.url, "--token", admin)
+    assert untrusted.returncode == 2 and "give its certificate with --ca FILE" in untrusted.stderr
     assert server.terminate() == 0
 
 
@@ -311,10 +326,22 @@ def test_an_event_that_cannot_be_played_is_warned_about(server: ServerProcess) -
         '[event]\nentrants = ["a", "b", "c", "zed"]\nboards = 1\n'
         "start = 2020-01-01T00:00:00Z\nend = 2020-01-01T01:00:00Z\n"
     )
-    for name in ("a", "b", "c"):
-        server.add_bot(name)
+    tokens = {name: server.add_bot(name) for name in ("a", "b", "c")}
     server.start()
     assert server.get("/api/health")["ladder"] == "over"
+    # An event given no name is not called a ladder: not in the banner, nor to the bots.
+    assert server.banner.startswith("serving 'Hearts Arena event': ")
+    with grpc.insecure_channel(f"127.0.0.1:{server.bots_port}") as channel, ExitStack() as done:
+        outbox: queue.SimpleQueue[bot_pb.PlayRequest | None] = queue.SimpleQueue()
+        hello = bot_pb.Hello(bot_name="a", token=tokens["a"], protocol_version=1)
+        outbox.put(bot_pb.PlayRequest(hello=hello))
+        done.callback(outbox.put, None)  # whatever happens, the bot closes its side
+        stream = iter(bot_grpc.BotServiceStub(channel).Play(iter(outbox.get, None), timeout=60))
+        assert next(stream).welcome.message == "Hearts Arena event"
+        told = next(m for m in stream if m.HasField("shutdown")).shutdown
+        assert told.reason == bot_pb.SHUTDOWN_REASON_NO_MORE_GAMES
+        assert told.message == "no more games: Hearts Arena event is over"
+        outbox.put(None)
     assert server.terminate() == 0
     lines = [json.loads(line) for line in server.log.read_text().splitlines()]
     warned = {line["msg"]: line for line in lines if line.get("level") == "warning"}
@@ -328,6 +355,8 @@ def test_a_database_keeps_its_competition_and_bad_settings_are_one_line(
 ) -> None:
     server.start()
     assert server.terminate() == 0
+    # Started aloud, as `bots add` starts one: a mistyped --db would otherwise run unnoticed.
+    assert f"--db {server.db}: no such database yet; starting a new one there" in server.errors
     other = tmp_path / "three.toml"
     other.write_text("players = 3\n")
     refused = server.cli("serve", "--db", str(server.db), "--config", str(other), "--port", "0")
@@ -355,6 +384,28 @@ def test_a_missing_database_is_refused_or_started_aloud(tmp_path: Path) -> None:
     admin = ServerProcess.cli("admin", "token", "--db", str(other))
     assert admin.returncode == 0 and f"--db {other}: no such database yet" in admin.stderr
     assert admin.stdout.strip() and admin.stdout.strip() not in admin.stderr  # token: stdout only
+
+
+def test_a_malformed_admin_url_is_one_line_and_nothing_is_sent() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        for url, says in (
+            ("notaurl", "not a URL"),
+            (
+                f"127.0.0.1:{port}",
+                f"no http:// or https:// in front (e.g. http://127.0.0.1:{port})",
+            ),
+            ("http://127.0.0.1:notaport", "port 'notaport' is not a number from 1 to 65535"),
+            (f"ftp://127.0.0.1:{port}", "ftp:// is not http:// or https://"),
+        ):
+            done = ServerProcess.cli("admin", "pause", "--url", url, "--token", "t")
+            assert done.returncode == 2, done.stderr
+            assert done.stderr.strip().count("\n") == 0 and "Traceback" not in done.stderr
+            assert done.stderr.startswith(f"arena: error: --url {url}: {says}; ")
+            assert "give the leaderboard's address as http://HOST:PORT" in done.stderr
+        listener.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # no connection was tried
 
 
 def test_admin_with_a_bad_ca_file_is_one_line(tmp_path: Path) -> None:

@@ -180,16 +180,20 @@ class ServerProcess:
         """Extra environment for the bots (e.g. ARENA_TLS_CA)."""
         self.tls_context: ssl.SSLContext | None = None
         """How :meth:`get` trusts an https server."""
+        self.banner = ""
+        """The first line the server printed (what it serves, and where)."""
+        self.errors = ""
+        """What the server wrote on stderr, once it has been stopped."""
 
     @staticmethod
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        """Run a server command (``bots add ...``) to completion."""
+    def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        """Run a server command (``bots add ...``) to completion (``timeout``: against a hang)."""
         return subprocess.run(
             [sys.executable, "-m", "arena.server.cli", *args],
             capture_output=True,
             text=True,
             cwd=REPO,
-            timeout=60,
+            timeout=timeout,
             check=False,
         )
 
@@ -226,6 +230,7 @@ class ServerProcess:
         )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
+        self.banner = line
         match = re.search(r"connect to [\d.]+:(\d+); leaderboard at https?://[\d.]+:(\d+)/", line)
         if match is None:
             self.proc.kill()
@@ -293,7 +298,7 @@ class ServerProcess:
         assert self.proc is not None
         self.proc.send_signal(signal.SIGTERM)
         code = self.proc.wait(timeout=120)
-        self.proc.communicate()
+        self.errors = self.proc.communicate()[1]
         return code
 
     def kill(self) -> None:

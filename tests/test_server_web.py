@@ -251,6 +251,11 @@ def test_oversized_or_malformed_requests_are_refused_and_the_server_goes_on(
         assert (await asyncio.to_thread(raw, headers)).startswith(b"HTTP/1.1 431")
         chunked = b"POST /api/admin/pause HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
         assert (await asyncio.to_thread(raw, chunked)).startswith(b"HTTP/1.1 411")
+        # A TLS ClientHello (an https:// client) is answered at once, in plain text, rather than
+        # left to wait for a request line until the idle timeout (longer than raw's timeout).
+        hello = b"\x16\x03\x01\x00\xc0\x01\x00\x00\xbc\x03\x03" + bytes(32)
+        answer = await asyncio.to_thread(raw, hello)
+        assert answer.startswith(b"HTTP/1.1 400") and b"plain HTTP, not TLS" in answer
         # Two requests on one kept-alive connection, the second closing it.
         two = (
             b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"

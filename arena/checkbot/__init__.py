@@ -12,7 +12,8 @@ warning, a dropped stream, a whole hand, the end of the session and a refused to
 messages are built by the referee's own encoders (:mod:`arena.referee.wire`) from the rules
 engine's state, so a bot sees what a real referee would send.
 
-Exit codes: 0 every check passed, 1 some failed, 2 a usage error (e.g. the command is not found).
+Exit codes: 0 every check passed, 1 some failed, 2 a usage error: the command is not found, or
+it exits before it opens its first stream (as ``arena run`` refuses such a command).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from pathlib import Path
 import grpc
 
 from arena.cards import Card, Suit
-from arena.checkbot.process import BotProcess
+from arena.checkbot.process import BotProcess, BotStartError
 from arena.checkbot.server import Garbage, ScriptedStream, ScriptServer, StreamEnded
 from arena.engine import Hand, Phase
 from arena.errors import ArenaError, CardParseError, Violation
@@ -39,6 +39,7 @@ __all__ = [
     "NoStreamError",
     "ScriptError",
     "ScriptedGame",
+    "cannot_start",
 ]
 
 PROTOCOL_VERSION = 1
@@ -46,6 +47,8 @@ MAX_NAME_CHARS = 64
 MS = 1000.0
 SERVER_VERSION = "arena-check-bot/1"
 MAX_MESSAGE_BYTES = 64 * 1024
+AFTER_START = "after it started"
+"""Why :meth:`Checker.accept` waits, when the bot's process has just been started."""
 
 
 class CheckFailedError(ArenaError):
@@ -58,6 +61,14 @@ class NoStreamError(CheckFailedError):
 
 class ScriptError(ArenaError):
     """A scenario did not reach the situation it was written for (a bug of the checker)."""
+
+
+def cannot_start(error: NoStreamError) -> BotStartError:
+    """The usage error for a bot whose first process exited before it ever opened a stream.
+
+    Its command is wrong, as ``arena run`` (exit 2) would say too, and no scenario can judge it.
+    """
+    return BotStartError(f"the bot's command cannot start: {error}")
 
 
 @dataclass(frozen=True)
@@ -154,15 +165,17 @@ class Checker:
         process = self.process
         if process is None or process.returncode is not None:
             await self.start()
-            why = "after it started"
+            why = AFTER_START
         else:
             why = "after its stream ended"
         try:
             stream = await self.accept(self.options.start_timeout_s, why)
-        except CheckFailedError:
+        except CheckFailedError as e:
             if self.process is not None and self.process.returncode is None:
                 # A live process that does not come back: give the next scenario a fresh one.
                 await self.process.stop()
+            elif isinstance(e, NoStreamError) and self.starts == 1 and why == AFTER_START:
+                raise cannot_start(e) from None
             raise
         self.welcome(stream)
         return stream
@@ -204,13 +217,9 @@ class Checker:
         A stream refused for a bad Hello is closed with the status the referee would use.
         """
         process = self.process
-        stream = await self._next_stream_or_exit(timeout_s, process)
+        stream = await self.next_stream_or_exit(timeout_s, process)
         if stream is None:
-            address = self.server.address
-            raise NoStreamError(
-                f"no stream opened to ARENA_ADDRESS={address} within {timeout_s:g} s {why}"
-                + self.exit_note()
-            )
+            raise self.no_stream(process, timeout_s, why)
         handshake_s = self.options.clocks.handshake_ms / MS
         got = await stream.receive(handshake_s)
         if got is None:
@@ -259,7 +268,24 @@ class Checker:
         self.hello = hello
         return stream
 
-    async def _next_stream_or_exit(
+    def no_stream(self, process: BotProcess | None, timeout_s: float, why: str) -> NoStreamError:
+        """The failure of a bot that opened no stream ``why`` (e.g. :data:`AFTER_START`)."""
+        address = self.server.address
+        if process is None or process.returncode is None:
+            return NoStreamError(
+                f"no stream opened to ARENA_ADDRESS={address} within {timeout_s:g} s {why}"
+            )
+        # Say when it exited: "within the timeout" would hide that it quit at once.
+        tail = process.tail()
+        opened = "a stream" if why == AFTER_START else "a new stream"
+        return NoStreamError(
+            f"the bot {process.ending()} after {process.ran_s:.1f} s without opening {opened} "
+            f"to ARENA_ADDRESS={address}"
+            + ("" if why == AFTER_START else f" {why}")
+            + (f" (its last output: {tail})" if tail else " (it printed nothing)")
+        )
+
+    async def next_stream_or_exit(
         self, timeout_s: float, process: BotProcess | None
     ) -> ScriptedStream | None:
         """The next stream, or None at the timeout or as soon as the process exits."""

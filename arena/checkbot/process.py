@@ -12,12 +12,13 @@ import contextlib
 import os
 import shutil
 import signal
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from arena.errors import ConfigError
 
-__all__ = ["BotCommandError", "BotProcess"]
+__all__ = ["BotCommandError", "BotProcess", "BotStartError"]
 
 TERMINATE_GRACE_S = 2.0
 """How long the bot has to exit after SIGTERM before it is killed."""
@@ -26,6 +27,11 @@ TAIL_LINES = 3
 
 class BotCommandError(ConfigError):
     """The bot's command cannot be started (not found, not executable)."""
+
+
+class BotStartError(BotCommandError):
+    """The bot's command exited before it opened its first stream: it cannot start (as
+    ``arena run`` refuses such a command too), so there is nothing to check."""
 
 
 def resolve(command: Sequence[str]) -> list[str]:
@@ -54,11 +60,14 @@ class BotProcess:
         self._process: asyncio.subprocess.Process | None = None
         self._log_from = 0
         """Where this run's output starts in the log (earlier runs of the command came first)."""
+        self._started_at = 0.0
+        self._exited_at: float | None = None
 
     async def start(self) -> None:
         """Start the process (its stdout and stderr are appended to the log)."""
         with self.log.open("ab") as out:
             self._log_from = out.tell()
+            self._started_at = time.monotonic()
             try:
                 self._process = await asyncio.create_subprocess_exec(
                     *self.command,
@@ -87,9 +96,19 @@ class BotProcess:
             return None
         try:
             async with asyncio.timeout(max(0.0, timeout_s)):
-                return await self._process.wait()
+                code = await self._process.wait()
         except TimeoutError:
             return None
+        if self._exited_at is None:
+            self._exited_at = time.monotonic()
+        return code
+
+    @property
+    def ran_s(self) -> float:
+        """Seconds from the start to the exit (to now while it runs; its exit is seen when
+        :meth:`wait` returns)."""
+        end = self._exited_at if self._exited_at is not None else time.monotonic()
+        return end - self._started_at
 
     async def stop(self) -> None:
         """SIGTERM the process group, then SIGKILL it if it lingers."""
@@ -110,12 +129,18 @@ class BotProcess:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._process.pid, sig)
 
-    def exit_note(self) -> str:
-        """' (the bot exited with code N; its last lines: ...)' if it has exited, else ''."""
+    def ending(self) -> str:
+        """'exited with code N' or 'was killed by signal N' ('' while it runs)."""
         code = self.returncode
         if code is None:
             return ""
-        how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+        return f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+
+    def exit_note(self) -> str:
+        """' (the bot exited with code N; its last lines: ...)' if it has exited, else ''."""
+        how = self.ending()
+        if not how:
+            return ""
         tail = self.tail()
         return f" (the bot {how}" + (f"; its last output: {tail})" if tail else ")")
 

@@ -12,13 +12,14 @@ from enum import Enum
 from pathlib import Path
 
 from arena.checkbot.driver import Checker, CheckFailedError, CheckOptions, ScriptError
-from arena.checkbot.process import BotCommandError, resolve
+from arena.checkbot.process import BotCommandError, BotStartError, resolve
 from arena.checkbot.scenarios import SCENARIOS, Scenario
 from arena.checkbot.server import ScriptServer
 from arena.errors import ConfigError
 
 __all__ = [
     "BotCommandError",
+    "BotStartError",
     "CheckOptions",
     "CheckReport",
     "CheckResult",
@@ -103,7 +104,8 @@ async def check_bot(
 ) -> CheckReport:
     """Run the scenarios against the bot ``command``; the report (``on_result`` sees each result).
 
-    Raises :class:`BotCommandError` if the command cannot be started at all.
+    Raises :class:`BotCommandError` if the command cannot be started at all: not found, not
+    executable, or it exits before it opens its first stream (:class:`BotStartError`).
     """
     opts = options or CheckOptions()
     resolve(command)  # fail before anything starts, as a usage error
@@ -172,6 +174,8 @@ async def _run_one(checker: Checker, scenario: Scenario) -> CheckResult:
     except TimeoutError:
         verdict = Verdict.FAIL
         detail = f"the scenario did not finish within {SCENARIO_TIMEOUT_S:g} s"
+    except BotStartError:
+        raise  # nothing can be checked: the command's fault, reported as a usage error
     except BotCommandError as e:
         verdict, detail = Verdict.FAIL, str(e)
     except ScriptError as e:  # never the bot's fault: say so

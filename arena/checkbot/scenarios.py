@@ -19,12 +19,14 @@ import grpc
 
 from arena.cards import CARDS, TWO_OF_CLUBS, Card, Suit, parse_cards
 from arena.checkbot.driver import (
+    AFTER_START,
     MS,
     Checker,
     CheckFailedError,
     NoStreamError,
     ScriptedGame,
     ScriptError,
+    cannot_start,
     show,
     suit_word,
 )
@@ -432,11 +434,13 @@ async def refused_token(checker: Checker) -> str:
     process = checker.new_process(bad)
     await process.start()
     try:
-        stream = await checker.server.next_stream(checker.options.start_timeout_s)
+        timeout_s = checker.options.start_timeout_s
+        stream = await checker.next_stream_or_exit(timeout_s, process)
         if stream is None:
-            raise CheckFailedError(
-                f"did not connect within {checker.options.start_timeout_s:g} s{process.exit_note()}"
-            )
+            failure = checker.no_stream(process, timeout_s, AFTER_START)
+            if checker.starts == 0 and process.returncode is not None:
+                raise cannot_start(failure)  # the only process run (--only): it never connected
+            raise failure
         first = await stream.receive(checker.options.clocks.handshake_ms / MS)
         if first is None or isinstance(first.item, StreamEnded):
             raise CheckFailedError("opened a stream but sent no Hello")

@@ -8,9 +8,11 @@ a bad input is one line on standard error and exit code 2. Wire it into the main
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import logging
 import os
+import re
 import socket
 import ssl
 import sys
@@ -18,6 +20,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 import typer
 from rich.console import Console
@@ -38,6 +41,7 @@ DEFAULT_WEB_URL = f"http://127.0.0.1:{DEFAULT_WEB_PORT}"
 ADMIN_TOKEN_ENV = "ARENA_ADMIN_TOKEN"
 EXIT_BAD_INPUT = 2
 HTTP_TIMEOUT_S = 30.0
+URL_FORM = "http://HOST:PORT (https:// if the server was started with --tls-cert)"
 
 _DB = typer.Option(DEFAULT_DB, "--db", help="The competition database (SQLite).")
 
@@ -47,20 +51,33 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(EXIT_BAD_INPUT)
 
 
-def _accounts(db: Path, *, create: bool = False) -> AccountStore:
-    """The account store in ``db``; a missing file is an error unless ``create`` (adding)."""
+def _check_db(db: Path, *, create: bool) -> bool:
+    """Whether ``db`` is still to be made; one line and exit 2 if it cannot be used (a missing
+    file is such an error unless ``create``)."""
     if db.is_dir():
         raise _fail(f"--db {db}: is a folder, not a database file")
     if not db.parent.is_dir():
         raise _fail(f"--db {db}: folder {db.parent} does not exist")
-    if not db.exists():
-        if not create:
-            raise _fail(
-                f"--db {db}: no such database; give the right path, or start one with "
-                f"`arena bots add NAME --db {db}`"
-            )
-        # Said aloud: a mistyped path would otherwise put the account where no server looks.
-        typer.echo(f"--db {db}: no such database yet; starting a new one there", err=True)
+    if db.exists():
+        return False
+    if not create:
+        raise _fail(
+            f"--db {db}: no such database; give the right path, or start one with "
+            f"`arena bots add NAME --db {db}`"
+        )
+    return True
+
+
+def _say_new_db(db: Path) -> None:
+    """Say on stderr that ``db`` is being started: a mistyped path would otherwise go unseen
+    (accounts added where no server looks, or a server running an empty competition)."""
+    typer.echo(f"--db {db}: no such database yet; starting a new one there", err=True)
+
+
+def _accounts(db: Path, *, create: bool = False) -> AccountStore:
+    """The account store in ``db``; a missing file is an error unless ``create`` (adding)."""
+    if _check_db(db, create=create):
+        _say_new_db(db)
     return AccountStore(db)
 
 
@@ -131,8 +148,13 @@ def serve_command(
         raise _fail(
             f"--log {log_file}: {e.strerror or e}; give a file in a folder that exists"
         ) from None
+    new_db = _check_db(db, create=True)
 
     def ready(ports: Ports) -> None:
+        # Said once the database is made, so that a refusal (a bad certificate) is not preceded
+        # by a promise; still before the banner, where a mistyped --db would otherwise pass.
+        if new_db:
+            _say_new_db(db)
         scheme = "https" if tls_cert else "http"
         shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
         typer.echo(
@@ -291,11 +313,81 @@ def _trusting(ca: Path) -> ssl.SSLContext:
         ) from None
 
 
+def _port_text(netloc: str) -> str:
+    """The port as written in ``netloc`` ("" if none), for saying what is wrong with it."""
+    hostport = netloc.rpartition("@")[2]
+    if hostport.startswith("["):  # an IPv6 address holds colons of its own
+        hostport = hostport.partition("]")[2]
+    return hostport.rpartition(":")[2] if ":" in hostport else ""
+
+
+def _admin_url(url: str) -> str:
+    """``--url`` checked before anything is sent (``http(s)://HOST[:PORT][/PATH]``), without
+    a trailing slash; one line naming what is wrong, and exit 2, if it is not such an address.
+
+    Checked here because urllib reports each of these differently, some with a traceback.
+    """
+
+    def bad(why: str) -> typer.Exit:
+        return _fail(f"--url {url}: {why}; give the leaderboard's address as {URL_FORM}")
+
+    if any(c.isspace() or not c.isprintable() for c in url):
+        raise bad("has a space or a control character in it")
+    if "://" not in url:
+        if re.fullmatch(r"(\[[0-9A-Fa-f:.]+\]|[\w.-]+):\d+/?", url):  # HOST:PORT
+            raise bad(f"no http:// or https:// in front (e.g. http://{url.rstrip('/')})")
+        raise bad("not a URL")
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https"):
+        raise bad(f"{parts.scheme}:// is not http:// or https://")
+    if not parts.hostname:
+        raise bad("no host")
+    try:
+        port = parts.port
+    except ValueError:
+        port = 0
+    if port == 0 and _port_text(parts.netloc):
+        raise bad(f"port {_port_text(parts.netloc)!r} is not a number from 1 to 65535")
+    if parts.query or parts.fragment:
+        raise bad("the address takes no ?query or #fragment")
+    return url.rstrip("/")
+
+
+_NOT_TLS = frozenset(
+    {"WRONG_VERSION_NUMBER", "UNEXPECTED_EOF_WHILE_READING", "RECORD_LAYER_FAILURE"}
+)
+"""OpenSSL's reasons for a handshake answered in plain text (or hung up on): no TLS there."""
+
+
+def _unreachable(url: str, reason: object) -> str:
+    """Why the server at ``url`` gave no answer, in one line, with what to try instead."""
+    scheme, _, rest = url.partition("://")
+    if isinstance(reason, ssl.SSLCertVerificationError):
+        return (
+            f"the server at {url} has a certificate this machine does not trust "
+            f"({reason.verify_message}); give its certificate with --ca FILE"
+        )
+    if isinstance(reason, ssl.SSLEOFError) or (
+        isinstance(reason, ssl.SSLError) and reason.reason in _NOT_TLS
+    ):
+        return (
+            f"the server at {url} did not speak TLS (it answered in plain text or hung up): "
+            f"if it was started without --tls-cert, try --url http://{rest}"
+        )
+    if isinstance(reason, http.client.RemoteDisconnected) and scheme.lower() == "http":
+        return (
+            f"the server at {url} hung up without an answer: "
+            f"if it was started with --tls-cert, try --url https://{rest}"
+        )
+    return f"cannot reach the server at {url}: {reason}"
+
+
 def _post(url: str, token: str | None, action: str, body: dict[str, Any], ca: Path | None) -> None:
+    url = _admin_url(url)
     if not token:
         raise _fail(f"give the admin token with --token or ${ADMIN_TOKEN_ENV}")
     request = urllib.request.Request(
-        f"{url.rstrip('/')}/api/admin/{action}",
+        f"{url}/api/admin/{action}",
         data=json.dumps(body).encode(),
         method="POST",
         headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
@@ -309,8 +401,12 @@ def _post(url: str, token: str | None, action: str, body: dict[str, Any], ca: Pa
         with contextlib.suppress(ValueError, KeyError, TypeError):
             detail = json.loads(detail)["error"]
         raise _fail(f"{action}: {e.code} {detail}") from None
-    except (urllib.error.URLError, OSError) as e:
-        raise _fail(f"cannot reach the server at {url}: {e}") from None
+    except http.client.InvalidURL as e:  # what _admin_url did not foresee: still one line
+        raise _fail(f"--url {url}: {e}; give the leaderboard's address as {URL_FORM}") from None
+    except urllib.error.URLError as e:
+        raise _fail(_unreachable(url, e.reason)) from None
+    except OSError as e:  # raised while reading the answer, not wrapped by urllib
+        raise _fail(_unreachable(url, e)) from None
 
 
 @admin_app.command("pause")

@@ -59,6 +59,8 @@ DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024
 DEFAULT_DRAIN_MS = 30_000
 DEFAULT_FIT_INTERVAL_MS = 5_000
 DEFAULT_NAME = "Hearts Arena ladder"
+DEFAULT_EVENT_NAME = "Hearts Arena event"
+"""A fixed event's name when the config gives none (the ladder's would call it a ladder)."""
 
 _KEYS = (
     "name",
@@ -117,7 +119,7 @@ class ServerConfig:
     """Everything ``arena serve`` needs beside the database and the ports."""
 
     name: str = DEFAULT_NAME
-    """Shown on the page and to bots."""
+    """Shown on the page and to bots (:data:`DEFAULT_EVENT_NAME` for an event given none)."""
     rules: Rules = field(default_factory=Rules)
     """The rules of every table (``rules.players`` is the table size)."""
     hands: int | None = 1
@@ -223,10 +225,10 @@ def server_config_from_dict(data: Mapping[str, Any]) -> ServerConfig:
     duplicate = data.get("duplicate", True)
     if not isinstance(duplicate, bool):
         raise ConfigError(f"server config: duplicate = {duplicate!r}; write true or false")
-    name = data.get("name", DEFAULT_NAME)
+    event = _event(data["event"], players) if "event" in data else None
+    name = data.get("name", DEFAULT_NAME if event is None else DEFAULT_EVENT_NAME)
     if not isinstance(name, str) or not name.strip():
         raise ConfigError(f"server config: name = {name!r}; give the competition a name")
-    event = _event(data["event"], players) if "event" in data else None
     return ServerConfig(
         name=name.strip(),
         rules=rules,

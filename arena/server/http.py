@@ -42,6 +42,8 @@ DEFAULT_IDLE_S = 15.0
 """A connection that sends no complete request for this long is closed."""
 DEFAULT_MAX_CONNECTIONS = 512
 """Open connections beyond this are answered 503 and closed."""
+TLS_HANDSHAKE = b"\x16"
+"""The first byte of a TLS ClientHello (a handshake record); no HTTP request starts with it."""
 
 log = logging.getLogger("arena.server.http")
 
@@ -192,9 +194,20 @@ class HttpServer:
 
     async def _read(self, reader: asyncio.StreamReader, peer: str) -> Request | None:
         try:
-            head = await reader.readuntil(b"\r\n\r\n")
+            first = await reader.readexactly(1)
+        except asyncio.IncompleteReadError:
+            return None  # the client closed a kept-alive connection: normal
+        if first == TLS_HANDSHAKE:
+            # An https:// client on this plain port would otherwise wait out the idle timeout
+            # for a request line that never comes; answered at once, in plain text, it fails
+            # with "wrong version number", which says what is wrong.
+            raise _BadRequest(
+                HTTPStatus.BAD_REQUEST, "this port speaks plain HTTP, not TLS: use http://"
+            )
+        try:
+            head = first + await reader.readuntil(b"\r\n\r\n")
         except asyncio.IncompleteReadError as e:
-            if not e.partial.strip():
+            if not (first + e.partial).strip():
                 return None  # the client closed a kept-alive connection: normal
             raise
         except asyncio.LimitOverrunError:
