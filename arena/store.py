@@ -490,47 +490,92 @@ def _differences(stored: Mapping[str, Any], wanted: Mapping[str, Any]) -> str:
 def load_results(db_path: Path | str, run: str | None = None) -> list[TableResult]:
     """Every stored game of the database (or of one run) as rating input, in schedule order.
 
-    A single-hand table gives one result with its moon; a full game gives one result with the
-    game's totals and placings. A game cut short by a stopped referee (INTERRUPTED) is kept in
-    the database but is not a result: its scores say nothing about the bots.
+    A single-hand table gives one result with its moon; a game of several hands gives one
+    result with its totals, the moons shot per seat and, played to a target, the placings. A
+    seat whose bot forfeited is marked so (it loses every pair against a seat that did not). A
+    game cut short by a stopped referee (INTERRUPTED) is kept in the database but is not a
+    result: its scores say nothing about the bots.
     """
+    condition = "termination != ?" + (" AND run_id = ?" if run is not None else "")
+    args = (Termination.INTERRUPTED.value, *((run,) if run is not None else ()))
+    with Store.open(db_path, create=False) as store:
+        return [r for _, _, r in results_where(store._db, condition, args)]
+
+
+def results_where(
+    db: sqlite3.Connection, condition: str, args: Sequence[object]
+) -> list[tuple[str, int, TableResult]]:
+    """(run id, game, result) of each stored game that meets ``condition`` (SQL over the games
+    table's columns, with ``args``), in run and game order, as :func:`load_results` reads them."""
     from arena.ratings.results import TableResult  # the ratings package loads scipy: only here
 
-    with Store.open(db_path, create=False) as store:
-        sql = "SELECT run_id, game, board, full_game FROM games WHERE termination != ?"
-        args: tuple[str, ...] = (Termination.INTERRUPTED.value,)
-        if run is not None:
-            sql += " AND run_id = ?"
-            args = (*args, run)
-        games = store._db.execute(sql + " ORDER BY run_id, game", args).fetchall()
-        seats: dict[tuple[str, int], list[tuple[str, int, int, int]]] = {}
-        seat_sql = "SELECT run_id, game, bot, points, placing, faults FROM seats"
-        seat_args = args[1:]
-        for rid, game, bot, points, placing, faults in store._db.execute(
-            seat_sql + (" WHERE run_id = ?" if run is not None else "") + " ORDER BY seat",
-            seat_args,
-        ):
-            seats.setdefault((rid, game), []).append((bot, points, placing, faults))
-        moons: dict[tuple[str, int], int] = {}
-        moon_sql = "SELECT run_id, game, moon FROM hands WHERE moon IS NOT NULL AND number = 0"
-        for rid, game, moon in store._db.execute(
-            moon_sql + (" AND run_id = ?" if run is not None else ""), seat_args
-        ):
-            moons[(rid, game)] = moon
+    games = db.execute(
+        f"SELECT run_id, game, board, full_game, hands FROM games WHERE {condition}"
+        " ORDER BY run_id, game",
+        args,
+    ).fetchall()
+    seats: dict[tuple[str, int], list[tuple[str, int, int, int, bool]]] = {}
+    for rid, game, bot, points, placing, faults, status in db.execute(
+        "SELECT run_id, game, bot, points, placing, faults, status FROM seats"
+        f" JOIN games USING (run_id, game) WHERE {condition} ORDER BY seat",
+        args,
+    ):
+        forfeit = status != Termination.NORMAL.value
+        seats.setdefault((rid, game), []).append((bot, points, placing, faults, forfeit))
+    moons: dict[tuple[str, int], list[int]] = {}
+    for rid, game, moon in db.execute(
+        "SELECT run_id, game, moon FROM hands JOIN games USING (run_id, game)"
+        f" WHERE moon IS NOT NULL AND {condition} ORDER BY number",
+        args,
+    ):
+        moons.setdefault((rid, game), []).append(moon)
     results = []
-    for rid, game, board, full_game in games:
+    for rid, game, board, full_game, hands in games:
         rows = seats[(rid, game)]
+        single = not full_game and hands <= 1
+        shooters = moons.get((rid, game), [])
         results.append(
-            TableResult(
-                board=board,
-                players=tuple(r[0] for r in rows),
-                points=tuple(float(r[1]) for r in rows),
-                placings=tuple(r[2] for r in rows) if full_game else None,
-                moon=None if full_game else moons.get((rid, game)),
-                faults=tuple(r[3] for r in rows),
+            (
+                rid,
+                game,
+                TableResult(
+                    board=board,
+                    players=tuple(r[0] for r in rows),
+                    points=tuple(float(r[1]) for r in rows),
+                    placings=tuple(r[2] for r in rows) if full_game else None,
+                    moon=shooters[0] if shooters and single else None,
+                    faults=tuple(r[3] for r in rows),
+                    moons=None if single else tuple(shooters.count(s) for s in range(len(rows))),
+                    forfeits=tuple(r[4] for r in rows) if any(r[4] for r in rows) else None,
+                ),
             )
         )
     return results
+
+
+def result_of(record: GameRecord) -> TableResult:
+    """A finished game as the ratings see it, as :func:`load_results` would read it back."""
+    from arena.ratings.results import TableResult
+
+    spec = record.spec
+    n = len(spec.seats)
+    faults = [0] * n
+    for fault in record.faults:
+        faults[fault.seat] += 1
+    shooters = [h.moon for h in record.hands if h.moon is not None]
+    full_game = spec.hands is None
+    single = not full_game and len(record.hands) <= 1
+    forfeits = tuple(t is not Termination.NORMAL for t in record.seat_status)
+    return TableResult(
+        board=spec.board,
+        players=spec.seats,
+        points=tuple(float(t) for t in record.totals),
+        placings=record.placings if full_game else None,
+        moon=shooters[0] if shooters and single else None,
+        faults=tuple(faults),
+        moons=None if single else tuple(shooters.count(s) for s in range(n)),
+        forfeits=forfeits if any(forfeits) else None,
+    )
 
 
 def replay_lines(record: GameRecord) -> list[dict[str, Any]]:

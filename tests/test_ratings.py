@@ -149,6 +149,10 @@ def test_bad_results_are_refused_with_the_input() -> None:
         TableResult("b", ("a", "b", "c"), (1.0, 2.0, 3.0), placings=(1, 2, 4))
     with pytest.raises(RatingsError, match="moon seat 3"):
         TableResult("b", ("a", "b", "c"), (1.0, 2.0, 3.0), moon=3)
+    with pytest.raises(RatingsError, match="forfeits"):
+        TableResult("b", ("a", "b", "c"), (1.0, 2.0, 3.0), forfeits=(True, False))
+    with pytest.raises(RatingsError, match="moons"):
+        TableResult("b", ("a", "b", "c"), (1.0, 2.0, 3.0), moon=1, moons=(0, 1, 0))
     with pytest.raises(RatingsError, match="not all finite"):
         TableResult("b", ("a", "b", "c"), (1.0, math.nan, 3.0))
     with pytest.raises(RatingsError, match="prior_draws"):
@@ -158,6 +162,13 @@ def test_bad_results_are_refused_with_the_input() -> None:
 def test_arrays_round_trip_through_table_results() -> None:
     arrays = simulate_tables([0.0, 50.0, 100.0, 150.0, 200.0], 30, seed=5)
     results = arrays.to_results()
+    first, second = results[0], results[1]
+    results[0] = TableResult(first.board, first.players, first.points, moons=(0, 2, 0, 1))
+    results[1] = TableResult(
+        second.board, second.players, second.points, forfeits=(False, True, False, False)
+    )
+    arrays = TableArrays.from_results(results)
+    assert arrays.to_results() == results
     again = TableArrays.from_results(results)
     assert again.to_results() == results
     assert np.array_equal(fit(again).cov, fit(arrays).cov)
@@ -239,6 +250,21 @@ def test_sandwich_and_board_bootstrap_agree() -> None:
     assert bootstrap.bootstrap_samples == 400 and sandwich.bootstrap_samples == 0
 
 
+def test_a_forfeited_seat_loses_every_pair_whatever_its_points() -> None:
+    # a took the fewest points but forfeited: it loses to b and c; b and c go by points.
+    forfeited = TableResult("d1", ("a", "b", "c"), (0.0, 7.0, 19.0), forfeits=(True, False, False))
+    f = fit([forfeited], prior_draws=1.0)
+    assert f.pair_score[f.index("a"), f.index("b")] == 0.0
+    assert f.pair_score[f.index("a"), f.index("c")] == 0.0
+    assert f.pair_score[f.index("b"), f.index("c")] == 1.0
+    assert [r.name for r in f.rows()] == ["b", "c", "a"]
+    assert f.bots[f.index("a")].points_mean == 0.0  # the points themselves stay as taken
+    # Two seats that both forfeited are compared by their points.
+    both = TableResult("d1", ("a", "b", "c"), (0.0, 7.0, 19.0), forfeits=(True, True, False))
+    c, a, b = both.standing()[2], both.standing()[0], both.standing()[1]
+    assert c < a < b
+
+
 def test_bot_statistics() -> None:
     results = [
         TableResult("d1", ("a", "b", "c"), (0.0, 10.0, 16.0), placings=(1, 2, 3), faults=(0, 2, 0)),
@@ -250,6 +276,9 @@ def test_bot_statistics() -> None:
     a, b, c = (f.bots[f.index(x)] for x in "abc")
     assert (a.tables, a.boards, a.games, a.placings, a.mean_placing) == (4, 3, 2, (2, 0, 0), 1.0)
     assert (b.placings, b.mean_placing, b.faults, c.moons, a.moons) == ((0, 1, 1), 2.5, 2, 1, 0)
+    over_a_game = TableResult("d4", ("a", "b", "c"), (30.0, 40.0, 50.0), moons=(2, 0, 1))
+    g = fit([*results, over_a_game])
+    assert tuple(g.bots[g.index(x)].moons for x in "abc") == (2, 0, 2)
     assert c.mean_placing == 2.0 and c.games == 2
     assert a.points_mean == pytest.approx(30.0 / 4)
     # Clustered by board: a's deviations summed per board are -15 (d1, two hands), 18.5, -3.5.

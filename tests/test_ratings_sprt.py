@@ -116,3 +116,8 @@ def test_board_score_is_b_share_against_a_over_the_rotations() -> None:
     assert board_score(board[:2], "B", "A") == pytest.approx(0.25)
     with pytest.raises(SprtError, match="never sat"):
         board_score(board, "A", "nobody")
+    # B took fewer points than A but forfeited its seat: A wins the pair.
+    forfeit = TableResult(
+        "d", ("A", "B", "f1", "f2"), (3.0, 0.0, 10.0, 13.0), forfeits=(False, True, False, False)
+    )
+    assert board_score([forfeit], "A", "B") == 0.0

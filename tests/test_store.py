@@ -21,6 +21,7 @@ from arena.store import (
     StoreError,
     check_writable,
     load_results,
+    result_of,
     write_replay,
 )
 from arena.table import (
@@ -160,6 +161,36 @@ def test_full_games_load_with_placings(tmp_path: Path) -> None:
     assert result.placings == record.placings
     assert result.points == tuple(float(t) for t in record.totals)
     assert result.moon is None
+
+
+def test_moons_over_a_game_and_forfeits_load_as_the_ratings_count_them(tmp_path: Path) -> None:
+    config = build_config(bots=BOTS[:4], boards=1, game_to=60, db=tmp_path / "g.db")
+    played = play_record(schedule(config)[0].spec)
+    assert len(played.hands) >= 3
+    # Seat 2 shot the moon in the first and third hands, seat 0 in the second; seat 1 forfeited
+    # (a disconnect), though it took the fewest points.
+    shots = {0: 2, 1: 0, 2: 2}
+    hands = tuple(dataclasses.replace(h, moon=shots.get(k)) for k, h in enumerate(played.hands))
+    totals = (40, 0, 45, 50)
+    record = dataclasses.replace(
+        played,
+        hands=hands,
+        totals=totals,
+        placings=(1, 4, 2, 3),
+        seat_status=(
+            Termination.NORMAL,
+            Termination.DISCONNECT,
+            Termination.NORMAL,
+            Termination.NORMAL,
+        ),
+    )
+    with Store.open(config.db) as store:
+        store.claim(config.run_id, "batch", config.identity(), 4)
+        store.save_game(config.run_id, 0, record)
+    [result] = load_results(config.db)
+    assert result.moons == (1, 0, 2, 0) and result.moon is None
+    assert result.forfeits == (False, True, False, False)
+    assert result_of(record) == result
 
 
 def test_a_failed_commit_leaves_nothing(tmp_path: Path) -> None:

@@ -19,6 +19,8 @@ from arena.director.run import RunOutcome, Table, open_run_store, play_tables
 from arena.director.schedule import sprt_tables
 from arena.errors import ConfigError
 from arena.ratings.sprt import Sprt, SprtDecision
+from arena.ratings.sprt import board_score as ratings_board_score
+from arena.store import result_of
 from arena.table import GameRecord
 
 __all__ = [
@@ -72,14 +74,9 @@ def sprt_bots(a: str, b: str, fillers: Sequence[str], players: int) -> tuple[str
 
 
 def board_score(records: Sequence[GameRecord], a: str, b: str) -> float:
-    """B's share of the head-to-head points against A over one board's rotations."""
-    score = 0.0
-    for record in records:
-        sa = record.spec.seats.index(a)
-        sb = record.spec.seats.index(b)
-        ta, tb = record.totals[sa], record.totals[sb]
-        score += 1.0 if tb < ta else 0.5 if tb == ta else 0.0
-    return score / len(records)
+    """B's share of the head-to-head points against A over one board's rotations (as the
+    ratings count a pair: fewer points wins, equal is half, a forfeited seat loses)."""
+    return ratings_board_score([result_of(r) for r in records], a, b)
 
 
 def _identity(config: RunConfig) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 The method (DESIGN.md, "Ratings"):
 
 * Each result of a table with k seats gives k(k-1)/2 head-to-head pairs: fewer points scores 1,
-  equal points 0.5 each. A bot met by itself (two seats, one program) gives no pair.
+  equal points 0.5 each; a seat whose bot forfeited loses to every seat that did not.  A bot met
+  by itself (two seats, one program) gives no pair.
 * Model: P(a beats b) = 1 / (1 + exp(-(t_a - t_b))), a draw counting as half a win and half a loss.
   The ratings maximise this pairwise (composite) log-likelihood over the whole tournament at once.
   It depends on the data only through the per-pair totals, so the fit aggregates with numpy first
@@ -486,7 +487,8 @@ def _fit_arrays(
             f"the bots there are {names}"
         )
     board, n_boards = _compact_boards(arrays.board)
-    score, count = _pair_totals(players, arrays.points, n)
+    standing = arrays.standing()  # the points, with a forfeited seat ranked last
+    score, count = _pair_totals(players, standing, n)
     _check_connected(names, count, score, prior_draws)
     pairs = _pair_list(score, count)
     prior = _with_prior(pairs, prior_draws)
@@ -494,12 +496,12 @@ def _fit_arrays(
     hessian = _hessian(prior, theta, n)[1:, 1:]
     bread = np.asarray(np.linalg.inv(hessian), dtype=np.float64)
     if method is IntervalMethod.SANDWICH:
-        meat = _board_scores(players, arrays.points, board, n_boards, theta, n)[1:, 1:]
+        meat = _board_scores(players, standing, board, n_boards, theta, n)[1:, 1:]
         meat *= n_boards / max(n_boards - 1, 1)
         cov_free = bread @ meat @ bread
     else:
         cov_free = _bootstrap_cov(
-            players, arrays.points, board, n_boards, pairs, prior_draws, n, bootstrap_samples, seed
+            players, standing, board, n_boards, pairs, prior_draws, n, bootstrap_samples, seed
         )[1:, 1:]
     if n_boards < 2:
         # One board is one cluster: its spread cannot be estimated (the clustered sum is zero
@@ -807,6 +809,7 @@ def _bot_stats(
     games = placings.sum(axis=1)
     shot = arrays.moon != NO_MOON
     moons = np.bincount(players[np.nonzero(shot)[0], arrays.moon[shot]], minlength=n)
+    moons += np.bincount(who, arrays.moons.ravel().astype(np.float64), n).astype(np.int64)
     faults = np.bincount(who, arrays.faults.ravel().astype(np.float64), n)
     pair_total = count.sum(axis=1)
     pair_points = score.sum(axis=1)

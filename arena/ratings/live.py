@@ -68,14 +68,15 @@ class LiveRatings:
         return found
 
     def update(self, result: TableResult) -> None:
-        """Rate one table: seats ranked by points (fewest first, equal points share a rank)."""
+        """Rate one table: seats ranked by points (fewest first, equal points share a rank; a
+        forfeited seat after every other)."""
         if len(set(result.players)) != len(result.players):
             raise RatingsError(
                 f"board {result.board!r}: a live rating needs distinct bots, not {result.players}"
             )
         before = [self.rating(name) for name in result.players]
         teams = [[self._model.rating(mu=r.mu, sigma=r.sigma, name=r.name)] for r in before]
-        ranks = [float(rank) for rank in stats.rankdata(result.points, method="min")]
+        ranks = [float(rank) for rank in stats.rankdata(result.standing(), method="min")]
         after = self._model.rate(teams, ranks=ranks)
         for old, (new,) in zip(before, after, strict=True):
             self._ratings[old.name] = LiveRating(

@@ -24,6 +24,9 @@ NO_MOON = -1
 """The value of :attr:`TableArrays.moon` for a result where nobody shot the moon."""
 NO_PLACING = 0
 """The value of :attr:`TableArrays.placings` for a result that is not a full game."""
+FORFEIT_GAP = 1e9
+"""Added to a forfeited seat's points to rank it: below every seat that did not forfeit (no
+table's points come near it), and by points among the forfeited."""
 
 
 class RatingsError(ArenaError, ValueError):
@@ -43,9 +46,20 @@ class TableResult:
     placings: tuple[int, ...] | None = None
     """For full games: place per seat, 1 = winner, ties share a place; None for a single hand."""
     moon: int | None = None
-    """The seat that shot the moon, if any."""
+    """The seat that shot the moon, if any (a single hand)."""
     faults: tuple[int, ...] | None = None
     """Faults (timeouts, illegal answers) per seat, if recorded."""
+    moons: tuple[int, ...] | None = None
+    """Moons shot per seat over the hands of a game, if counted (instead of ``moon``)."""
+    forfeits: tuple[bool, ...] | None = None
+    """Seats whose bot forfeited (too many faults, a disconnect past the grace period, a crash):
+    such a seat loses to every seat that did not, whatever the points; None: nobody did."""
+
+    def standing(self) -> tuple[float, ...]:
+        """The key the seats are ranked by, lower better: the points, a forfeit after them."""
+        if self.forfeits is None:
+            return self.points
+        return tuple(p + FORFEIT_GAP * f for p, f in zip(self.points, self.forfeits, strict=True))
 
     def __post_init__(self) -> None:
         seats = len(self.players)
@@ -67,6 +81,17 @@ class TableResult:
             raise RatingsError(
                 f"board {self.board!r}: placings {self.placings!r} must be {seats} places "
                 f"between 1 and {seats}"
+            )
+        if self.forfeits is not None and len(self.forfeits) != seats:
+            raise RatingsError(
+                f"board {self.board!r}: forfeits {self.forfeits!r} must be {seats} flags"
+            )
+        if self.moons is not None and (
+            self.moon is not None or len(self.moons) != seats or not all(m >= 0 for m in self.moons)
+        ):
+            raise RatingsError(
+                f"board {self.board!r}: moons {self.moons!r} must be {seats} counts >= 0 "
+                "(and no single moon beside them)"
             )
         if self.moon is not None and not 0 <= self.moon < seats:
             raise RatingsError(
@@ -103,6 +128,10 @@ class TableArrays:
     """Place per seat for full games, :data:`NO_PLACING` where the result is a single hand."""
     moon: NDArray[np.int64]
     """Seat that shot the moon per result, :data:`NO_MOON` for none."""
+    moons: NDArray[np.int64]
+    """Moons shot per seat over a game's hands, shape (results, seats); 0 where not counted."""
+    forfeits: NDArray[np.bool_]
+    """Whether the seat's bot forfeited, shape (results, seats)."""
     faults: NDArray[np.int64]
     """Faults per seat, 0 where not recorded."""
 
@@ -112,6 +141,8 @@ class TableArrays:
             ("points", self.points),
             ("placings", self.placings),
             ("faults", self.faults),
+            ("moons", self.moons),
+            ("forfeits", self.forfeits),
         ):
             if array.shape != (rows, seats):
                 raise RatingsError(f"{field} has shape {array.shape}, players {(rows, seats)}")
@@ -127,6 +158,10 @@ class TableArrays:
 
     def __len__(self) -> int:
         return int(self.players.shape[0])
+
+    def standing(self) -> NDArray[np.float64]:
+        """Per seat, the key seats are ranked by (lower better): :meth:`TableResult.standing`."""
+        return self.points + FORFEIT_GAP * self.forfeits
 
     @property
     def table_size(self) -> int:
@@ -144,6 +179,8 @@ class TableArrays:
             placings=self.placings[:count],
             moon=self.moon[:count],
             faults=self.faults[:count],
+            moons=self.moons[:count],
+            forfeits=self.forfeits[:count],
         )
 
     @classmethod
@@ -191,6 +228,12 @@ class TableArrays:
             faults=np.fromiter(
                 chain.from_iterable(r.faults or no_seats for r in results), np.int64, cells
             ).reshape(rows, seats),
+            moons=np.fromiter(
+                chain.from_iterable(r.moons or no_seats for r in results), np.int64, cells
+            ).reshape(rows, seats),
+            forfeits=np.fromiter(
+                chain.from_iterable(r.forfeits or no_seats for r in results), np.bool_, cells
+            ).reshape(rows, seats),
         )
 
     def to_results(self) -> list[TableResult]:
@@ -198,6 +241,8 @@ class TableArrays:
         names, boards = self.names, self.board_names
         full_game: list[bool] = (self.placings != NO_PLACING).all(axis=1).tolist()
         faulted: list[bool] = np.any(self.faults != 0, axis=1).tolist()
+        counted: list[bool] = np.any(self.moons != 0, axis=1).tolist()
+        lost: list[bool] = np.any(self.forfeits, axis=1).tolist()
         return [
             TableResult(
                 board=boards[board],
@@ -206,16 +251,35 @@ class TableArrays:
                 placings=tuple(placings) if game else None,
                 moon=None if moon == NO_MOON else moon,
                 faults=tuple(faults) if fault else None,
+                moons=tuple(moons) if count else None,
+                forfeits=tuple(forfeits) if forfeit else None,
             )
-            for board, players, points, placings, moon, faults, game, fault in zip(
+            for (
+                board,
+                players,
+                points,
+                placings,
+                moon,
+                faults,
+                moons,
+                forfeits,
+                game,
+                fault,
+                count,
+                forfeit,
+            ) in zip(
                 self.board.tolist(),
                 self.players.tolist(),
                 self.points.tolist(),
                 self.placings.tolist(),
                 self.moon.tolist(),
                 self.faults.tolist(),
+                self.moons.tolist(),
+                self.forfeits.tolist(),
                 full_game,
                 faulted,
+                counted,
+                lost,
                 strict=True,
             )
         ]

@@ -82,6 +82,8 @@ def simulate_tables(
         placings=np.zeros((rows, seats), dtype=np.int64),
         moon=np.full(rows, NO_MOON, dtype=np.int64),
         faults=np.zeros((rows, seats), dtype=np.int64),
+        moons=np.zeros((rows, seats), dtype=np.int64),
+        forfeits=np.zeros((rows, seats), dtype=np.bool_),
     )
 
 

@@ -84,18 +84,19 @@ def score_to_elo(score: float) -> float:
 
 def board_score(results: Iterable[TableResult], a: str, b: str) -> float:
     """B's share of head-to-head points against A over ``results`` (the rotations of one board):
-    fewer points wins, equal points is half; fillers at the table do not count."""
+    fewer points wins, equal points is half, a forfeit loses; fillers at the table do not count."""
     points = pairs = 0.0
     for r in results:
+        standing = r.standing()
         for i, x in enumerate(r.players):
             for j, y in enumerate(r.players):
                 if x == b and y == a:
                     pairs += 1.0
                     points += (
                         1.0
-                        if r.points[i] < r.points[j]
+                        if standing[i] < standing[j]
                         else 0.5
-                        if r.points[i] == r.points[j]
+                        if standing[i] == standing[j]
                         else 0.0
                     )
     if not pairs:

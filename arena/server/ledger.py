@@ -37,7 +37,7 @@ from typing import Any, TypeVar
 from arena.errors import ConfigError
 from arena.ratings.results import TableResult
 from arena.server.config import ServerConfig
-from arena.store import Store
+from arena.store import Store, result_of, results_where
 from arena.table import GameRecord, TableSpec, Termination
 
 __all__ = [
@@ -83,20 +83,8 @@ def is_rated(record: GameRecord) -> bool:
 
 
 def table_result(record: GameRecord) -> TableResult:
-    """A finished game as the ratings see it."""
-    spec = record.spec
-    faults = [0] * len(spec.seats)
-    for fault in record.faults:
-        faults[fault.seat] += 1
-    single = len(record.hands) == 1
-    return TableResult(
-        board=spec.board,
-        players=spec.seats,
-        points=tuple(float(t) for t in record.totals),
-        placings=record.placings if spec.hands is None else None,
-        moon=record.hands[0].moon if single else None,
-        faults=tuple(faults),
-    )
+    """A finished game as the ratings see it (as :func:`read_rated_results` reads it back)."""
+    return result_of(record)
 
 
 def interrupted_record(spec: TableSpec, started_at: float, now: float, reason: str) -> GameRecord:
@@ -166,42 +154,8 @@ def read_rated_results(
     db: sqlite3.Connection, run_id: str, after: int = -1
 ) -> list[tuple[int, TableResult]]:
     """Every rated game of a run numbered above ``after``, as rating input, in game order."""
-    games = db.execute(
-        "SELECT game, board, full_game, hands FROM games"
-        " WHERE run_id = ? AND termination = 'normal' AND game > ? ORDER BY game",
-        (run_id, after),
-    ).fetchall()
-    seats: dict[int, list[tuple[str, int, int, int]]] = {}
-    for game, bot, points, placing, faults in db.execute(
-        "SELECT game, bot, points, placing, faults FROM seats WHERE run_id = ? AND game > ?"
-        " ORDER BY game, seat",
-        (run_id, after),
-    ):
-        seats.setdefault(game, []).append((bot, points, placing, faults))
-    moons = dict(
-        db.execute(
-            "SELECT game, moon FROM hands WHERE run_id = ? AND game > ? AND number = 0"
-            " AND moon IS NOT NULL",
-            (run_id, after),
-        ).fetchall()
-    )
-    out = []
-    for game, board, full_game, hands in games:
-        rows = seats[game]
-        out.append(
-            (
-                game,
-                TableResult(
-                    board=board,
-                    players=tuple(r[0] for r in rows),
-                    points=tuple(float(r[1]) for r in rows),
-                    placings=tuple(r[2] for r in rows) if full_game else None,
-                    moon=moons.get(game) if hands == 1 else None,
-                    faults=tuple(r[3] for r in rows),
-                ),
-            )
-        )
-    return out
+    condition = "run_id = ? AND termination = 'normal' AND game > ?"
+    return [(game, r) for _, game, r in results_where(db, condition, (run_id, after))]
 
 
 def _lock_for_serving(path: Path) -> int:
