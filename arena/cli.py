@@ -75,7 +75,11 @@ def _guard(action: Callable[[], T]) -> T:
     except ArenaError as e:
         _fail(str(e), EXIT_BAD_INPUT if _is_bad_input(e) else EXIT_FAILED)
     except KeyboardInterrupt:
-        _fail("interrupted before the run started; nothing was stored", EXIT_INTERRUPTED)
+        _fail(
+            "interrupted; every game finished so far is stored: run the same command again "
+            "to carry on",
+            EXIT_INTERRUPTED,
+        )
 
 
 def _is_bad_input(error: ArenaError) -> bool:
@@ -545,7 +549,8 @@ def run_typer(application: typer.Typer, prog_name: str) -> NoReturn:
     command = typer.main.get_command(application)
     try:
         code = command.main(prog_name=prog_name, standalone_mode=False)
-    except typer.Abort:
+    except (typer.Abort, KeyboardInterrupt):
+        print(f"{prog_name}: interrupted", file=sys.stderr)
         raise SystemExit(130) from None
     except Exception as e:
         message, exit_code = getattr(e, "format_message", None), getattr(e, "exit_code", None)

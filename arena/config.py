@@ -376,17 +376,17 @@ def build_config(
         if workers < 1:
             raise ConfigError(f"--concurrency {workers}: play at least 1 table at a time")
         the_seed = _int("--seed", pick("seed", seed), DEFAULT_SEED)
-        move_ms = parse_duration_ms(pick("move_time", move_time) or DEFAULT_MOVE_MS, "--move-time")
+        move_ms = _duration("--move-time", pick("move_time", move_time), DEFAULT_MOVE_MS)
         if move_ms < 1:
             raise ConfigError(f"--move-time {move_ms}: give each move at least 1 ms")
-        bank_ms = parse_duration_ms(pick("time_bank", time_bank) or DEFAULT_BANK_MS, "--time-bank")
+        bank_ms = _duration("--time-bank", pick("time_bank", time_bank), DEFAULT_BANK_MS)
         fault_limit = _int("--max-faults", pick("max_faults", max_faults), DEFAULT_MAX_FAULTS)
         if fault_limit < 0:
             raise ConfigError(f"--max-faults {fault_limit}: give 0 or more faults per game")
         strict_mode = pick("strict", strict)
         if strict_mode is not None and not isinstance(strict_mode, bool):
             raise ConfigError(f"--strict {strict_mode!r}: expected true or false")
-        grace_ms = parse_duration_ms(pick("grace", grace) or DEFAULT_GRACE_MS, "--grace")
+        grace_ms = _duration("--grace", pick("grace", grace), DEFAULT_GRACE_MS)
         the_port = _int("--port", pick("port", port), 0)
         check_port("--port", the_port)
         db_path = Path(pick("db", db) or DEFAULT_DB)
@@ -422,6 +422,11 @@ def check_port(flag: str, port: int) -> None:
     """Refuse a port number no socket can have (0 asks for any free one)."""
     if not 0 <= port <= MAX_PORT:
         raise ConfigError(f"{flag} {port}: a port is 0 (any free one) to {MAX_PORT}")
+
+
+def _duration(flag: str, value: str | int | float | None, default: int) -> int:
+    # Only an absent setting takes the default: a file's `time_bank = 0` is a bank of 0 ms.
+    return parse_duration_ms(default if value is None else value, flag)
 
 
 def _check_folder(flag: str, folder: Path) -> None:

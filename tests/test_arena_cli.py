@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -172,6 +173,39 @@ def test_an_existing_database_is_left_as_it_was_when_a_bot_fails(tmp_path: Path)
     done = arena("run", *other, "--boards", "20", cwd=tmp_path)
     assert done.returncode == 2 and "holds another run (bots differ)" in done.stderr
     assert (tmp_path / "arena.db").read_bytes() == before
+
+
+def test_ctrl_c_while_the_bots_start_is_one_line_and_exit_130(tmp_path: Path) -> None:
+    slow = f"sh -c 'sleep 37; exec {LOW}'"  # still starting when the Ctrl-C comes
+    args = ["--bot", f"a={LOW}", "--bot", f"b={LOW}", "--bot", f"c={slow}", "--players", "3"]
+    run = subprocess.Popen(
+        [*BASE, "run", *args, "--boards", "1"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        log = tmp_path / "arena-out" / "logs" / "c.log"
+        deadline = time.monotonic() + CLI_TIMEOUT_S
+        while "started process" not in (log.read_text() if log.exists() else ""):
+            assert run.poll() is None and time.monotonic() < deadline, "the run never got going"
+            time.sleep(0.05)
+        run.send_signal(signal.SIGINT)
+        _, said = run.communicate(timeout=CLI_TIMEOUT_S)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == 130, said
+    assert "Traceback" not in said
+    # The bot still starting was stopped with its children (the shell's sleep).
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True)
+    assert slow.removeprefix("sh -c '").split(";")[0] not in ps.stdout
+    assert said.strip().splitlines()[-1] == (
+        "arena: error: interrupted; every game finished so far is stored: run the same command "
+        "again to carry on"
+    )
 
 
 def stored_db(tmp_path: Path) -> Path:

@@ -259,3 +259,11 @@ def test_the_fault_policy_comes_from_flags_or_the_file_and_is_part_of_the_run() 
         build_config({"strict": "yes"}, bots=FIVE)
     with pytest.raises(ConfigError, match="--grace"):
         build_config(bots=FIVE, grace="soon")
+
+
+def test_a_zero_in_the_file_is_zero_not_the_default() -> None:
+    zero = build_config({"time_bank": 0, "grace": 0}, bots=FIVE)
+    assert (zero.clocks.bank_ms, zero.faults.grace_ms) == (0, 0)
+    # As from the flags: no time per move is refused, not replaced by the default.
+    with pytest.raises(ConfigError, match=r"^config file: move_time = 0: give each move"):
+        build_config({"move_time": 0}, bots=FIVE)

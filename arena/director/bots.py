@@ -173,7 +173,14 @@ class BotPool:
         """Start every process and report started once all have connected; then supervise them
         until cancelled, and on the way out stop them all."""
         slots = [_Slot(bot, n) for bot in self._bots for n in range(self._per_bot.get(bot.name, 0))]
-        (self._out / "logs").mkdir(parents=True, exist_ok=True)
+        try:
+            (self._out / "logs").mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            # The flag check found the folder writable; a special file system may still refuse.
+            raise ConfigError(
+                f"--out {self._out}: cannot make {self._out / 'logs'}: {e.strerror or e}; "
+                "give a folder you can write"
+            ) from None
         try:
             for bot in self._bots:
                 fd = os.open(
@@ -338,8 +345,10 @@ class BotPool:
 
 
 def _signal(process: trio.Process, sig: signal.Signals) -> None:
+    # The whole process group the bot was started in (its own session): a command such as
+    # `sh -c '...'` or a launcher leaves its children behind when only its own pid is signalled.
     with contextlib.suppress(ProcessLookupError):  # it has just exited by itself
-        process.send_signal(sig)
+        os.killpg(process.pid, sig)
 
 
 def _exit_text(code: int) -> str:

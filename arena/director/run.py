@@ -127,6 +127,15 @@ def first_arena_error(error: BaseException) -> ArenaError | None:
     return None
 
 
+def interrupted(error: BaseException) -> bool:
+    """Whether ``error`` is, or holds, a KeyboardInterrupt (a Ctrl-C trio did not handle)."""
+    if isinstance(error, KeyboardInterrupt):
+        return True
+    if isinstance(error, BaseExceptionGroup):
+        return any(interrupted(inner) for inner in error.exceptions)
+    return False
+
+
 def open_run_store(db: Path, run_id: str, kind: str, identity: dict[str, Any]) -> Store | None:
     """Open an existing database and make sure it holds this run or none (refuse another);
     None when there is no database yet (it is created only once the bots are up)."""
@@ -226,6 +235,9 @@ def play_tables(
             error = first_arena_error(e)
             if error is not None and error is not e:
                 raise error from None
+            if interrupted(e) and not isinstance(e, KeyboardInterrupt):
+                # A Ctrl-C before the signal watcher is up, or a second one while stopping.
+                raise KeyboardInterrupt from None
             raise
         return director.outcome(done, started)
     except BaseException:
