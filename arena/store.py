@@ -44,6 +44,8 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
+SERVER_TABLE_PREFIX = "server_"
+"""The competition server keeps its own tables beside these, named with this prefix."""
 _BUSY_TIMEOUT_MS = 10_000
 
 SCHEMA = """\
@@ -217,6 +219,15 @@ class Store:
         except sqlite3.Error as e:
             raise StoreError(f"{path}: cannot open the database: {e}") from None
         try:
+            # Look before writing anything (WAL mode, the schema): another program's database,
+            # or an empty file given by mistake, must be left exactly as it was.
+            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            # The competition server's own tables (server_*) may come first: `arena bots add`.
+            others = {t for t in tables if not t.startswith(SERVER_TABLE_PREFIX)}
+            if "meta" not in tables and (others or not (create or tables)):
+                db.close()
+                held = f"it holds other tables: {', '.join(sorted(others))}" if others else "empty"
+                raise StoreError(f"{path}: not a Hearts Arena database ({held})")
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=FULL")
             db.execute("PRAGMA foreign_keys=ON")
@@ -474,17 +485,38 @@ def _transaction(db: sqlite3.Connection) -> Iterator[None]:
 
 
 def _differences(stored: Mapping[str, Any], wanted: Mapping[str, Any]) -> str:
-    keys = sorted(set(stored) | set(wanted))
+    """What the stored run's configuration has that the wanted one has not, value by value."""
+    return "; ".join(_differing(stored, wanted, "")) or "another configuration"
+
+
+def _differing(stored: Mapping[str, Any], wanted: Mapping[str, Any], prefix: str) -> list[str]:
     parts = []
-    for k in keys:
+    for k in sorted(set(stored) | set(wanted)):
         a, b = stored.get(k), wanted.get(k)
         if a == b:
             continue
-        if isinstance(a, dict | list) or isinstance(b, dict | list):
-            parts.append(f"{k} differ")
+        if isinstance(a, dict) and isinstance(b, dict):
+            parts += _differing(a, b, f"{prefix}{k}.")
+        elif k == "bots" and isinstance(a, list) and isinstance(b, list):
+            parts += _bots_differing(a, b)
         else:
-            parts.append(f"{k} {a!r}, not {b!r}")
-    return "; ".join(parts) if parts else "another configuration"
+            parts.append(f"{prefix}{k} {a!r}, not {b!r}")
+    return parts
+
+
+def _bots_differing(stored: list[Any], wanted: list[Any]) -> list[str]:
+    def names(bots: list[Any]) -> str:
+        return ", ".join(str(b.get("name")) for b in bots if isinstance(b, dict))
+
+    def commands(bots: list[Any]) -> dict[str, Any]:
+        return {str(b.get("name")): b.get("command") for b in bots if isinstance(b, dict)}
+
+    before, after = commands(stored), commands(wanted)
+    if before.keys() != after.keys():
+        return [f"bots {names(stored)}, not {names(wanted)}"]
+    changed = [f"bot {n} {before[n]!r}, not {after[n]!r}" for n in before if before[n] != after[n]]
+    # The same bots with the same commands: only the order (which decides the seats) differs.
+    return changed or [f"bots in the order {names(stored)}, not {names(wanted)}"]
 
 
 def load_results(db_path: Path | str, run: str | None = None) -> list[TableResult]:

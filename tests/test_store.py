@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import sqlite3
 import time
 from pathlib import Path
@@ -221,6 +222,20 @@ def test_another_configuration_is_refused_with_what_differs(tmp_path: Path) -> N
         assert not store.claim(same_but_faster.run_id, "batch", same_but_faster.identity(), 8)
         with pytest.raises(ConfigError, match=r"holds another run \(boards 2, not 3\)"):
             store.claim(second.run_id, "batch", second.identity(), 12)
+        for other, said in (
+            (build_config(bots=BOTS[:4], boards=2, db=db, move_time="2s"),
+             "clocks.move_ms 1000, not 2000"),
+            (build_config(bots=BOTS[:4], boards=2, db=db, rule=["moon=best"]),
+             "rules.moon 'add', not 'best'"),
+            (build_config(bots=[*BOTS[:3], "d=false"], boards=2, db=db),
+             "bot d 'true', not 'false'"),
+            (build_config(bots=[BOTS[1], BOTS[0], *BOTS[2:4]], boards=2, db=db),
+             "bots in the order a, b, c, d, not b, a, c, d"),
+            (build_config(bots=BOTS[:3], boards=2, db=db, players=3),
+             "bots a, b, c, d, not a, b, c"),
+        ):  # fmt: skip
+            with pytest.raises(ConfigError, match=re.escape(f"holds another run ({said}")):
+                store.claim(other.run_id, "batch", other.identity(), 8)
         assert [r.run_id for r in store.runs()] == [first.run_id]
 
 
@@ -247,6 +262,32 @@ def test_unusable_databases_are_one_line_errors(tmp_path: Path) -> None:
         Store.open(other)
     with pytest.raises(StoreError, match="no such database"):
         Store.open(tmp_path / "absent.db", create=False)
+    # Another program's database, or an empty file, is refused and left as it was (a run would
+    # have added the arena's tables and switched it to WAL; a reader would have done the latter).
+    foreign = tmp_path / "foreign.sqlite"
+    db = sqlite3.connect(foreign)
+    db.execute("CREATE TABLE notes (body TEXT)")
+    db.commit()
+    db.close()
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    for path, held, create in (
+        (foreign, "it holds other tables: notes", True),
+        (foreign, "it holds other tables: notes", False),
+        (empty, "empty", False),
+    ):
+        before = path.read_bytes()
+        with pytest.raises(StoreError, match=rf"not a Hearts Arena database \({held}\)"):
+            Store.open(path, create=create)
+        assert path.read_bytes() == before
+        assert not Path(f"{path}-wal").exists()
+    # The competition server's account tables may be there first (`arena bots add`).
+    accounts_first = tmp_path / "comp.db"
+    db = sqlite3.connect(accounts_first)
+    db.execute("CREATE TABLE server_bots (name TEXT)")
+    db.commit()
+    db.close()
+    Store.open(accounts_first).close()
     if os.geteuid() != 0:  # root writes anywhere
         locked = tmp_path / "locked"
         locked.mkdir()
