@@ -389,6 +389,12 @@ def ratings(
     formats = {"table": "text", "text": "text", "json": "json", "csv": "csv"}
     if format not in formats:
         _fail(f"--format {format!r}: choose one of table, json, csv")
+    if formats[format] == "csv" and (crosstable or los):
+        # A CSV file is one table, the ratings; JSON holds the crosstable and LOS matrix always.
+        _fail(
+            "--crosstable and --los add tables to the table view: with --format csv give neither "
+            "(--format json holds both)"
+        )
     if plot is not None:
         _check_plot(plot)
 

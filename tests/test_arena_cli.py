@@ -262,6 +262,8 @@ def test_ratings_in_every_format(tmp_path: Path) -> None:
     assert bad.exit_code == 2 and bad.stderr.startswith("arena: error: --db ")
     wrong = invoke("ratings", "--db", str(db), "--format", "xml")
     assert wrong.exit_code == 2
+    lost = invoke("ratings", "--db", str(db), "--format", "csv", "--los")
+    assert lost.exit_code == 2 and "with --format csv give neither" in lost.stderr
     for where, says in (
         (tmp_path / "elo.txt", "give a file ending in .png"),
         (tmp_path / "no" / "e.png", "does not exist"),
@@ -313,6 +315,11 @@ def test_usage_errors_are_one_line(tmp_path: Path) -> None:
         assert says in done.stderr and "--help)" in done.stderr
     helped = arena(cwd=tmp_path)
     assert helped.returncode == 0 and "Usage: arena" in helped.stdout
+    twice = invoke("sprt", "--bot", f"old={LOW}", "--bot", f"new={HEUR}", "--filler", f"old={LOW}")
+    assert twice.exit_code == 2 and twice.stderr == (
+        "arena: error: the name 'old' is given twice (--bot and --filler); A, B and the fillers "
+        "need names of their own\n"
+    )
 
 
 @pytest.mark.skipif(sys.prefix == sys.base_prefix, reason="needs arena installed in a venv")

@@ -20,6 +20,14 @@ def test_the_winner_rises_and_tied_seats_move_together() -> None:
     assert live.rating("new").tables == 0
 
 
+def test_a_forfeited_seat_ranks_last_whatever_its_points() -> None:
+    live = LiveRatings()
+    forfeits = (True, False, False, False)
+    live.update(TableResult("d1", ("a", "b", "c", "d"), (0.0, 5.0, 8.0, 13.0), forfeits=forfeits))
+    a, b, c, d = (live.rating(x) for x in "abcd")
+    assert b.mu > c.mu > d.mu > a.mu
+
+
 def test_ladder_is_deterministic_and_finds_the_order() -> None:
     results = simulate_tables([0.0, 100.0, 200.0, 300.0, 400.0], 150, seed=9).to_results()
     first, second = LiveRatings(), LiveRatings()

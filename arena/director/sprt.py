@@ -58,6 +58,14 @@ def sprt_bots(a: str, b: str, fillers: Sequence[str], players: int) -> tuple[str
     from arena.config import parse_bot
 
     names = [parse_bot(a).name, parse_bot(b).name, *(parse_bot(f).name for f in fillers)]
+    for k, name in enumerate(names):
+        if name in names[:k]:
+            # Said here in the sprt's own terms: the run's check would call every one a --bot.
+            given = ("--bot" if n < 2 else "--filler" for n in range(k + 1) if names[n] == name)
+            raise ConfigError(
+                f"the name {name!r} is given twice ({' and '.join(given)}); "
+                "A, B and the fillers need names of their own"
+            )
     if len(names) > players:
         raise ConfigError(
             f"{len(names) - 2} filler(s) for a {players}-player table: give at most {players - 2}"
