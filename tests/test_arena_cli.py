@@ -46,6 +46,13 @@ def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def start_run(cwd: Path, *args: str) -> subprocess.Popen[str]:
+    """Start `arena run ARGS` in ``cwd``, its progress and errors readable on stderr."""
+    return subprocess.Popen(
+        [*BASE, "run", *args], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+
+
 def test_version_and_help(tmp_path: Path) -> None:
     done = arena("--version", cwd=tmp_path)
     assert done.returncode == 0 and done.stdout.startswith("arena ")
@@ -144,13 +151,7 @@ def test_an_existing_database_is_left_as_it_was_when_a_bot_fails(tmp_path: Path)
     flaky = f"""sh -c 'test -z "$BREAK_BOT" && exec {LOW}'"""
     args = ["--bot", f"a={LOW}", "--bot", f"b={LOW}", "--bot", f"c={flaky}", "--players", "3"]
     # A first run, stopped with Ctrl-C after a few games, leaves games to resume.
-    first = subprocess.Popen(
-        [*BASE, "run", *args, "--boards", "20"],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    first = start_run(tmp_path, *args, "--boards", "20")
     assert first.stderr is not None
     for line in first.stderr:
         if re.match(r"arena: [1-9]\d*/60 games", line):
@@ -179,13 +180,7 @@ def test_an_existing_database_is_left_as_it_was_when_a_bot_fails(tmp_path: Path)
 def test_ctrl_c_while_the_bots_start_is_one_line_and_exit_130(tmp_path: Path) -> None:
     slow = f"sh -c 'sleep 37; exec {LOW}'"  # still starting when the Ctrl-C comes
     args = ["--bot", f"a={LOW}", "--bot", f"b={LOW}", "--bot", f"c={slow}", "--players", "3"]
-    run = subprocess.Popen(
-        [*BASE, "run", *args, "--boards", "1"],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    run = start_run(tmp_path, *args, "--boards", "1")
     try:
         log = tmp_path / "arena-out" / "logs" / "c.log"
         deadline = time.monotonic() + CLI_TIMEOUT_S
