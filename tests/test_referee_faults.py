@@ -15,12 +15,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import grpc
 import pytest
 from conftest import BOT_READY_MS, BotProcesses
 
 from arena.engine import Hand
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import events_pb2 as ev_pb
+from arena.proto.hearts.v1 import spectator_service_pb2 as spec_pb
+from arena.proto.hearts.v1 import spectator_service_pb2_grpc as spec_grpc
 from arena.referee import RefereeConfig, RefereeThread, TokenAccounts
 from arena.rules import Rules
 from arena.table import Clocks, FaultKind, FaultPolicy, GameRecord, TableSpec, Termination
@@ -94,6 +97,16 @@ def start_bad(arena: Arena, name: str, mode: str, *extra: str) -> None:
     """Start a misbehaving bot and wait until it is in the lobby."""
     arena.bots.start(name, mode, *extra)
     assert arena.referee.wait_for_bots([name], BOT_READY_MS)
+
+
+def public_faults(arena: Arena, record: GameRecord) -> list[ev_pb.SeatFaulted]:
+    """The bad seat's SeatFaulted events, as the table and its spectators saw them."""
+    with grpc.insecure_channel(f"127.0.0.1:{arena.referee.port}") as channel:
+        watch = spec_grpc.SpectatorServiceStub(channel).Watch(
+            spec_pb.WatchRequest(table_id=record.spec.table_id, from_start=True), timeout=RESULT_S
+        )
+        events = [e.seat_faulted for r in watch for e in r.events if e.HasField("seat_faulted")]
+    return [e for e in events if e.seat == BAD_SEAT]
 
 
 def kinds(record: GameRecord) -> set[FaultKind]:
@@ -223,6 +236,7 @@ def test_a_crash_mid_hand_is_a_disconnect_then_a_forfeit(arena: Arena) -> None:
     assert record.seat_status[BAD_SEAT] is Termination.DISCONNECT
     assert "grace period" in record.faults_of(BAD_SEAT)[-1].detail
     assert all(h.complete for h in record.hands)
+    assert public_faults(arena, record)[-1].forfeited
 
 
 def test_a_goodbye_mid_game_forfeits_at_once(arena: Arena) -> None:
@@ -232,7 +246,9 @@ def test_a_goodbye_mid_game_forfeits_at_once(arena: Arena) -> None:
     record, _ = play_beside(arena, "leaver", "leaver", FaultPolicy(grace_ms=60_000))
     assert kinds(record) == {FaultKind.DISCONNECT}
     assert record.seat_status[BAD_SEAT] is Termination.DISCONNECT
-    assert "past the grace period" in record.faults_of(BAD_SEAT)[0].detail
+    said = "its bot left the game (Goodbye): the seat is forfeited"
+    assert record.faults_of(BAD_SEAT)[0].detail == said and said in record.reason
+    assert public_faults(arena, record)[0].forfeited  # the table is told the seat is forfeited
     out = arena.bots.output(proc)
     assert "SHUTDOWN SHUTDOWN_REASON_GOODBYE" in out and "STATUS OK" in out
 

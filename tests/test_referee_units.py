@@ -19,6 +19,16 @@ from arena.referee.accounts import Standing
 from arena.rules import PRESETS, PassDirection, Rules, preset
 
 
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_the_rules_message_sends_the_pass_cycle_in_force(name: str) -> None:
+    rules = preset(name)
+    sent = [PassDirection[game_pb.PassDirection.Name(d).removeprefix("PASS_DIRECTION_")]
+            for d in wire.rules_message(rules).pass_cycle]  # fmt: skip
+    # hand n passes pass_cycle[n % len(pass_cycle)], as game.proto says: a hold hand every hand
+    # when nothing is passed.
+    assert [sent[n % len(sent)] for n in range(12)] == [rules.pass_direction(n) for n in range(12)]
+
+
 def test_pre_serialised_parts_parse_as_the_whole_message() -> None:
     rules = wire.rules_message(Rules())
     names = ["a", "b", "c", "d"]

@@ -263,6 +263,8 @@ class Seat:
         """Whether the seat got its TimeWarning."""
         self.told = False
         """Whether the seat's bot has been sent anything of this game (GameStarted comes first)."""
+        self.said_goodbye = False
+        """Whether the seat is away because its bot said Goodbye (no grace period then)."""
 
 
 class TableRun:
@@ -596,13 +598,17 @@ class TableRun:
             return None
         cards = self._fallback(hand, index, kind)
         if _monotonic() >= grace_end:
-            away_ms = (_monotonic() - seat.away_since) * MS
-            detail = (
-                f"not connected for {away_ms:.0f} ms, past the grace period of "
-                f"{self.spec.faults.grace_ms} ms: the seat is forfeited"
-            )
-            self._fault(hand, number, index, FaultKind.DISCONNECT, detail, "", cards, 0)
+            if seat.said_goodbye:
+                detail = "its bot left the game (Goodbye): the seat is forfeited"
+            else:
+                away_ms = (_monotonic() - seat.away_since) * MS
+                detail = (
+                    f"not connected for {away_ms:.0f} ms, past the grace period of "
+                    f"{self.spec.faults.grace_ms} ms: the seat is forfeited"
+                )
+            # Forfeited first, so that the fault's notices say so (SeatFaulted.forfeited).
             self._forfeit(seat, Termination.DISCONNECT, detail)
+            self._fault(hand, number, index, FaultKind.DISCONNECT, detail, "", cards, 0)
         else:
             detail = "not connected when the seat had to decide, and not back before the deadline"
             self._charge(seat, self.spec.clocks.move_ms + seat.bank_ms)
@@ -1095,6 +1101,7 @@ class TableRun:
                 now = _monotonic()
                 goodbye = session.said_goodbye
                 seat.away_since = now - (self.spec.faults.grace_ms / MS if goodbye else 0.0)
+                seat.said_goodbye = goodbye
                 if goodbye and not seat.told:
                     self.interrupt(f"{seat.bot} left (Goodbye) before its game started")
 
@@ -1125,6 +1132,7 @@ class TableRun:
         session.expired.update(seat.expired)
         seat.expired = session.expired
         seat.away_since = None
+        seat.said_goodbye = False
         session.owner = self
         hand = self.game.hand
         number = self.game.hand_number

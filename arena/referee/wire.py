@@ -523,7 +523,8 @@ def rules_message(rules: Rules) -> game_pb.Rules:
         removed_cards=cards_of(rules.removed),
         kitty=rules.kitty,
         pass_count=rules.pass_count,
-        pass_cycle=[pass_direction(d) for d in rules.cycle],
+        # With nothing passed every hand is a hold hand: the cycle in force is that one.
+        pass_cycle=[pass_direction(d) for d in (rules.cycle if rules.pass_count else (_HOLD,))],
         first_lead=game_pb.FirstLead.Value("FIRST_LEAD_" + rules.first_lead.name),
         penalty_on_first_trick=rules.penalty_on_first_trick,
         queen_breaks_hearts=rules.queen_breaks_hearts,
