@@ -187,8 +187,10 @@ class Decision(_message.Message):
     PASS_CARDS_FIELD_NUMBER: _builtins.int
     PLAY_CARD_FIELD_NUMBER: _builtins.int
     request_id: _builtins.int
-    """The request_id of the DecisionRequest this answers. A Decision for a request that is no
-    longer open (it timed out, or was already answered) is dropped.
+    """The request_id of the DecisionRequest this answers. A Decision for a request that timed out
+    is dropped (the referee records it as a late reply). Any other that answers no open request
+    is dropped and counted as a fault: FAULT_KIND_WRONG_REQUEST_ID while another request is
+    open, FAULT_KIND_PROTOCOL when none is (a second answer to one request).
     """
     @_builtins.property
     def pass_cards(self) -> Global___PassCards:
@@ -289,10 +291,11 @@ Global___Goodbye: _TypeAlias = Goodbye  # noqa: Y015
 @_typing.final
 class PlayResponse(_message.Message):
     """A message from the referee to the bot. Its parts are not a oneof, because one message often
-    carries several: a Welcome on reconnection together with the events and the request that
-    bring the bot up to date, or the events since the bot's last move together with its next
-    request (one message per decision, not one per event), or the last GameEnded event together
-    with a Shutdown. Process the parts in this order: welcome, events (in order), request,
+    carries several: the events since the bot's last move together with its next request (one
+    message per decision, not one per event), or the last GameEnded event together with a
+    Shutdown. (On a reconnection the Welcome comes alone; the next message, with the seat's next
+    request, brings the bot up to date: the game's start and the hand's deal replayed as events,
+    then the events it missed.) Process the parts in this order: welcome, events (in order), request,
     shutdown.
     """
 

@@ -42,13 +42,18 @@ class _TerminationEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Terminati
     TERMINATION_NORMAL: _Termination.ValueType  # 1
     """Played to the end as asked."""
     TERMINATION_TIMEOUT: _Termination.ValueType  # 2
-    """Seat: forfeited for running out of time too often (or its bot never came to the table)."""
+    """Seat: forfeited for running out of time too often (or its bot never came to the table).
+    A seat forfeited for faults of one kind gets that kind's termination (TIMEOUT, ILLEGAL or
+    DISCONNECT), in strict mode too, where its first fault forfeits it.
+    """
     TERMINATION_ILLEGAL: _Termination.ValueType  # 3
-    """Seat: forfeited for illegal or unreadable moves too often."""
+    """Seat: forfeited for illegal, unreadable or mismatched answers too often."""
     TERMINATION_DISCONNECT: _Termination.ValueType  # 4
-    """Seat: forfeited because its bot went away and did not come back within the grace period."""
+    """Seat: forfeited because its bot went away and did not come back within the grace period
+    (or said Goodbye in the middle of the game).
+    """
     TERMINATION_FORFEIT: _Termination.ValueType  # 5
-    """Seat: forfeited for faults of several kinds (or at the first, in strict mode)."""
+    """Seat: forfeited for faults of several kinds."""
     TERMINATION_INTERRUPTED: _Termination.ValueType  # 6
     """Game: the referee stopped (a signal, a shutdown) before the game ended; the totals are as
     far as played.
@@ -66,13 +71,18 @@ TERMINATION_UNSPECIFIED: Termination.ValueType  # 0
 TERMINATION_NORMAL: Termination.ValueType  # 1
 """Played to the end as asked."""
 TERMINATION_TIMEOUT: Termination.ValueType  # 2
-"""Seat: forfeited for running out of time too often (or its bot never came to the table)."""
+"""Seat: forfeited for running out of time too often (or its bot never came to the table).
+A seat forfeited for faults of one kind gets that kind's termination (TIMEOUT, ILLEGAL or
+DISCONNECT), in strict mode too, where its first fault forfeits it.
+"""
 TERMINATION_ILLEGAL: Termination.ValueType  # 3
-"""Seat: forfeited for illegal or unreadable moves too often."""
+"""Seat: forfeited for illegal, unreadable or mismatched answers too often."""
 TERMINATION_DISCONNECT: Termination.ValueType  # 4
-"""Seat: forfeited because its bot went away and did not come back within the grace period."""
+"""Seat: forfeited because its bot went away and did not come back within the grace period
+(or said Goodbye in the middle of the game).
+"""
 TERMINATION_FORFEIT: Termination.ValueType  # 5
-"""Seat: forfeited for faults of several kinds (or at the first, in strict mode)."""
+"""Seat: forfeited for faults of several kinds."""
 TERMINATION_INTERRUPTED: Termination.ValueType  # 6
 """Game: the referee stopped (a signal, a shutdown) before the game ended; the totals are as
 far as played.
@@ -805,7 +815,9 @@ class HandRevealed(_message.Message):
 
     @_builtins.property
     def passed(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatCards]:
-        """The cards each seat passed, one entry per seat in seat order (empty on a hold hand)."""
+        """The cards each seat passed, one entry per seat in seat order (on a hold hand every entry
+        holds no card).
+        """
 
     @_builtins.property
     def kitty(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:

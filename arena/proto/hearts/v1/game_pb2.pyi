@@ -277,7 +277,10 @@ class Rules(_message.Message):
     rules_json: _builtins.str
     """The complete rules as one JSON object whose keys are the rules engine's option names
     (the names of the typed fields above, e.g. {"players": 4, "moon": "add", ...}). It is the
-    authority: a bot that wants an option missing from the typed fields reads it here.
+    authority: a bot that wants an option missing from the typed fields reads it here. It is
+    the rules as configured (arena.rules.Rules.to_dict()): an option left to the table size or
+    to another option (removed_cards, pass_cycle, moon_points) is null there; the typed fields
+    above give its value in force.
     """
     @_builtins.property
     def removed_cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
