@@ -195,6 +195,18 @@ def check_writable(path: Path) -> None:
         raise ConfigError(f"--db {path}: cannot create a database in {parent} (not writable)")
 
 
+def check_ours(db: sqlite3.Connection, path: Path | str, *, create: bool) -> None:
+    """Refuse, before anything is written, a database that is not the arena's: another program's
+    (tables of its own), or an empty file when none is to be made (a :class:`StoreError`)."""
+    # Looked at before WAL mode or any schema: a file given by mistake must stay as it was.
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    # The competition server's own tables (server_*) may come first: `arena bots add`.
+    others = {t for t in tables if not t.startswith(SERVER_TABLE_PREFIX)}
+    if "meta" not in tables and (others or not (create or tables)):
+        held = f"it holds other tables: {', '.join(sorted(others))}" if others else "empty"
+        raise StoreError(f"{path}: not a Hearts Arena database ({held})")
+
+
 class Store:
     """An open database. Not thread-safe: one task at a time (the director has one writer)."""
 
@@ -219,15 +231,11 @@ class Store:
         except sqlite3.Error as e:
             raise StoreError(f"{path}: cannot open the database: {e}") from None
         try:
-            # Look before writing anything (WAL mode, the schema): another program's database,
-            # or an empty file given by mistake, must be left exactly as it was.
-            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            # The competition server's own tables (server_*) may come first: `arena bots add`.
-            others = {t for t in tables if not t.startswith(SERVER_TABLE_PREFIX)}
-            if "meta" not in tables and (others or not (create or tables)):
+            try:
+                check_ours(db, path, create=create)
+            except StoreError:
                 db.close()
-                held = f"it holds other tables: {', '.join(sorted(others))}" if others else "empty"
-                raise StoreError(f"{path}: not a Hearts Arena database ({held})")
+                raise
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=FULL")
             db.execute("PRAGMA foreign_keys=ON")

@@ -384,6 +384,18 @@ def test_a_missing_database_is_refused_or_started_aloud(tmp_path: Path) -> None:
     admin = ServerProcess.cli("admin", "token", "--db", str(other))
     assert admin.returncode == 0 and f"--db {other}: no such database yet" in admin.stderr
     assert admin.stdout.strip() and admin.stdout.strip() not in admin.stderr  # token: stdout only
+    # Another program's database is refused as it is, not given the competition's tables.
+    foreign = tmp_path / "foreign.sqlite"
+    with sqlite3.connect(foreign) as db:
+        db.execute("CREATE TABLE notes (body TEXT)")
+    db.close()
+    before = foreign.read_bytes()
+    for command in (("bots", "add", "x"), ("admin", "token")):
+        refused = ServerProcess.cli(*command, "--db", str(foreign))
+        assert refused.returncode == 2 and refused.stderr == (
+            f"arena: error: {foreign}: not a Hearts Arena database (it holds other tables: notes)\n"
+        )
+    assert foreign.read_bytes() == before
 
 
 def test_a_malformed_admin_url_is_one_line_and_nothing_is_sent() -> None:

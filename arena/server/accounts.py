@@ -21,6 +21,7 @@ from enum import Enum
 from pathlib import Path
 
 from arena.errors import ArenaError
+from arena.store import StoreError, check_ours
 
 __all__ = [
     "MAX_NAME_LENGTH",
@@ -122,6 +123,13 @@ def check_name(name: str) -> str:
 def connect(db: Path | str) -> sqlite3.Connection:
     """A connection to the competition database in WAL mode, with the account tables made."""
     conn = sqlite3.connect(str(db), timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+    try:
+        check_ours(conn, db, create=True)
+    except (StoreError, sqlite3.DatabaseError) as e:
+        conn.close()
+        if isinstance(e, StoreError):
+            raise
+        raise StoreError(f"{db}: not a Hearts Arena database ({e})") from None
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=FULL")
     conn.executescript(SCHEMA)

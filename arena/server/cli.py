@@ -31,6 +31,7 @@ from arena.errors import ArenaError
 from arena.referee.loop import run as run_loop
 from arena.server.accounts import AccountStore
 from arena.server.config import load_server_config
+from arena.store import StoreError
 
 __all__ = ["DEFAULT_DB", "DEFAULT_WEB_URL", "register"]
 
@@ -76,9 +77,14 @@ def _say_new_db(db: Path) -> None:
 
 def _accounts(db: Path, *, create: bool = False) -> AccountStore:
     """The account store in ``db``; a missing file is an error unless ``create`` (adding)."""
-    if _check_db(db, create=create):
+    new = _check_db(db, create=create)
+    try:
+        store = AccountStore(db)
+    except StoreError as e:
+        raise _fail(str(e)) from None
+    if new:
         _say_new_db(db)
-    return AccountStore(db)
+    return store
 
 
 def _cannot_bind(host: str, port: int) -> str:
