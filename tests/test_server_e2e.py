@@ -178,6 +178,19 @@ def test_admin_pauses_and_bans_and_a_banned_token_is_refused(server: ServerProce
         )
     )
     assert procs["a"].poll() is None
+    # A kicked bot is told to come back well inside the grace period (5 s by default, a fifth of
+    # jitter in the SDK), so that one kicked in the middle of a game takes its seat back.
+    with grpc.insecure_channel(f"127.0.0.1:{server.bots_port}") as channel:
+        hello = bot_pb.Hello(bot_name="b", token=tokens["b"], protocol_version=1)
+        outgoing: queue.Queue[bot_pb.PlayRequest | None] = queue.Queue()
+        outgoing.put(bot_pb.PlayRequest(hello=hello))
+        stream = bot_grpc.BotServiceStub(channel).Play(iter(outgoing.get, None), timeout=60)
+        welcome = next(iter(stream)).welcome
+        kicked = server.cli("admin", "kick", welcome.session_id, *base)
+        assert kicked.returncode == 0, kicked.stderr
+        (shutdown,) = [m.shutdown for m in stream if m.HasField("shutdown")]
+        outgoing.put(None)
+    assert shutdown.may_reconnect and 0 < shutdown.reconnect_after_ms <= 5000 // 4
     assert server.cli("admin", "resume", *base).returncode == 0
     assert server.get("/api/health")["ladder"] == "running"
     assert server.terminate() == 0

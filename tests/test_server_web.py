@@ -143,6 +143,10 @@ def test_missing_things_and_bad_arguments_are_clear(tmp_path: Path) -> None:
     async def check(site: Site) -> None:
         assert (await get(site.base + "/api/games/99999"))[0] == 404
         assert (await get(site.base + "/api/games/abc"))[0] == 400
+        # Digits of other scripts pass str.isdigit() (a superscript two made int() fail: a 500).
+        for odd in ("%C2%B2", "%D9%A1%D9%A2"):
+            status, body = await get(site.base + "/api/games/" + odd)
+            assert status == 400 and body["error"].endswith(": give a game number")
         assert (await get(site.base + "/api/games?limit=x"))[0] == 400
         status, body = await get(site.base + "/nothing-here")
         assert status == 404 and "nothing at /nothing-here" in body["error"]
@@ -155,6 +159,9 @@ def test_missing_things_and_bad_arguments_are_clear(tmp_path: Path) -> None:
             ("before=-5", "before=-5: give 0 to"),
             ("limit=0", "limit=0: give 1 to 500"),
             ("limit=501", "limit=501: give 1 to 500"),
+            ("limit=%2B5", "limit='+5' is not a whole number"),
+            ("limit=1_0", "limit='1_0' is not a whole number"),
+            ("lmit=3", "unknown parameter 'lmit': give limit, before or bot"),
         ):
             status, body = await get(site.base + "/api/games?" + query)
             assert status == 400 and body["error"].startswith(says)

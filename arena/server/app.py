@@ -35,8 +35,10 @@ __all__ = ["Ports", "RefereeHost", "serve"]
 
 log = logging.getLogger("arena.server")
 
-KICK_RECONNECT_MS = 5000
-"""A kicked (not banned) session is told it may come back after this long."""
+KICK_RECONNECT_MS = 1000
+"""A kicked (not banned) session is told it may come back after this long (at most a quarter of
+the grace period: a bot kicked in the middle of a game must be back, with the SDK's jitter of a
+fifth, before its seat is forfeited)."""
 
 
 @dataclass(frozen=True)
@@ -52,9 +54,12 @@ class Ports:
 class RefereeHost:
     """The competition's view of the referee: lobby, sessions, tables, kicks, lobby changes."""
 
-    def __init__(self, referee: Referee, on_change: Callable[[], None]) -> None:
+    def __init__(
+        self, referee: Referee, on_change: Callable[[], None], grace_ms: int = 5000
+    ) -> None:
         self._referee = referee
         self._on_change = on_change
+        self._kick_reconnect_ms = min(KICK_RECONNECT_MS, grace_ms // 4)
 
     def idle(self) -> Mapping[str, int]:
         """Sessions waiting in the lobby, per bot."""
@@ -77,7 +82,7 @@ class RefereeHost:
             session_id,
             reason or "kicked by the organiser",
             may_reconnect=True,
-            reconnect_after_ms=KICK_RECONNECT_MS,
+            reconnect_after_ms=self._kick_reconnect_ms,
         )
 
     def dismiss_idle(self, message: str) -> int:
@@ -197,7 +202,7 @@ async def serve(
             lookup,
         )
         bots_port = await referee.start(f"{host}:{port}")
-        adapter = RefereeHost(referee, competition.poke)
+        adapter = RefereeHost(referee, competition.poke, config.faults.grace_ms)
         competition.attach(adapter)
         watcher = loop.create_task(adapter.watch())
         web = HttpServer(make_handler(competition))

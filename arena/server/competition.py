@@ -750,15 +750,20 @@ class Competition:
                 r["name"],
             )
         )
+        pending = self._rated - pub.results
+        message = pub.message
+        if pub.at == 0.0 and pending:
+            # Between a start on a full database and its first fit: not "no rated games yet".
+            message = f"fitting the ratings of {pending} rated games"
         return {
             "name": self.config.name,
             "updated_at": pub.at,
             "fit": {
                 "status": pub.status,
-                "message": pub.message,
+                "message": message,
                 "results": pub.results,
                 "boards": pub.boards,
-                "pending": self._rated - pub.results,
+                "pending": pending,
             },
             "bots": _finite(rows),
         }

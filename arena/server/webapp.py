@@ -23,6 +23,7 @@ Admin (POST, ``Authorization: Bearer ADMIN_TOKEN``; the token comes from ``arena
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from http import HTTPStatus
 from importlib import resources
@@ -139,16 +140,21 @@ def _not_allowed(method: str, path: str, allow: str) -> Response:
     )
 
 
+_NUMBER = re.compile(r"[0-9]+")
+"""A game number as the API takes it: ASCII digits only."""
+_INTEGER = re.compile(r"-?[0-9]+")
+"""A query's whole number (a negative one is then refused as out of range, saying the range)."""
+
+
 def _int_arg(
     query: Mapping[str, str], name: str, default: int | None, low: int, high: int
 ) -> int | None:
     text = query.get(name)
     if text is None or text == "":
         return default
-    try:
-        value = int(text)
-    except ValueError:
-        raise AdminError(f"{name}={text!r} is not a whole number") from None
+    if not _INTEGER.fullmatch(text):  # int() would take "+5", "1_0" and other scripts' digits
+        raise AdminError(f"{name}={text!r} is not a whole number")
+    value = int(text)
     if not low <= value <= high:
         raise AdminError(f"{name}={text}: give {low} to {high}")
     return value
@@ -188,6 +194,12 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
         if path == "/api/lobby":
             return json_response(site.lobby())
         if path == "/api/games":
+            unknown = sorted(set(request.query) - {"limit", "before", "bot"})
+            if unknown:
+                return json_response(
+                    {"error": f"unknown parameter {unknown[0]!r}: give limit, before or bot"},
+                    HTTPStatus.BAD_REQUEST,
+                )
             try:
                 limit = _int_arg(request.query, "limit", DEFAULT_GAMES, 1, MAX_GAMES)
                 before = _int_arg(request.query, "before", None, 0, MAX_GAME_NUMBER)
@@ -198,7 +210,7 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
             return json_response({"games": games})
         if path.startswith("/api/games/"):
             key = path.removeprefix("/api/games/")
-            if not key.isdigit():
+            if not _NUMBER.fullmatch(key):
                 return json_response(
                     {"error": f"game {key!r}: give a game number"}, HTTPStatus.BAD_REQUEST
                 )
