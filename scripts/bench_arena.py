@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
+from bench_args import at_least
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -179,8 +180,10 @@ def arena_batch(concurrency: int, boards: int, folder: Path) -> ArenaFigure:
 def main() -> None:
     """Measure and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--boards", type=int, default=30, help="boards per batch (x4 hands)")
-    parser.add_argument("--pings", type=int, default=4000, help="ping-pong round trips")
+    parser.add_argument(
+        "--boards", type=at_least(1), default=30, help="boards per batch (x4 hands)"
+    )
+    parser.add_argument("--pings", type=at_least(1), default=4000, help="ping-pong round trips")
     parser.add_argument("--ping-client", default="", help=argparse.SUPPRESS)
     parser.add_argument("--ping-server", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -35,6 +35,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from bench_args import at_least, positive_seconds
+
 from arena import _kernel
 from arena.engine import Hand, Phase, pick_index
 from arena.rules import Rules
@@ -134,8 +136,8 @@ def run_pure(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Measure every driver in interleaved rounds and print the medians with the ratio."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=1.0, help="length of one round")
-    parser.add_argument("--rounds", type=int, default=5, help="rounds per driver")
+    parser.add_argument("--seconds", type=positive_seconds, default=1.0, help="length of one round")
+    parser.add_argument("--rounds", type=at_least(1), default=5, help="rounds per driver")
     parser.add_argument(
         "--pure",
         action="store_true",

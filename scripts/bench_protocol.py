@@ -60,6 +60,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
+from bench_args import at_least, positive_seconds
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -640,15 +641,21 @@ def instructions() -> None:
 def main() -> None:
     """Parse the arguments: the benchmark, or one of its client processes."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games", type=int, default=1, help="full games per table in a run")
+    parser.add_argument(
+        "--games", type=at_least(1), default=1, help="full games per table in a run"
+    )
     parser.add_argument(
         "--seconds",
-        type=float,
+        type=positive_seconds,
         default=None,
         help="length of each bare run (default: as long as the referee run beside it)",
     )
-    parser.add_argument("--tables", type=int, default=8, help="tables at once in the second run")
-    parser.add_argument("--rounds", type=int, default=15, help="alternated runs of each kind")
+    parser.add_argument(
+        "--tables", type=at_least(1), default=8, help="tables at once in the second run"
+    )
+    parser.add_argument(
+        "--rounds", type=at_least(1), default=15, help="alternated runs of each kind"
+    )
     parser.add_argument(
         "--instructions",
         action="store_true",

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 import numpy as np
+from bench_args import at_least
 from numpy.typing import NDArray
 from scipy import optimize, special
 
@@ -71,12 +72,18 @@ def anchor_optimise(score: NDArray[np.float64], count: NDArray[np.float64]) -> N
 def main() -> None:
     """Generate, time, print."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--hands", type=int, default=1_000_000, help="hand results to rate")
-    parser.add_argument("--bots", type=int, default=16)
-    parser.add_argument("--bootstrap", type=int, default=100, help="bootstrap samples (0: skip)")
+    parser.add_argument(
+        "--hands", type=at_least(1000), default=1_000_000, help="hand results to rate"
+    )
+    parser.add_argument("--bots", type=at_least(4), default=16, help="bots (4 seats a table)")
+    parser.add_argument(
+        "--bootstrap", type=at_least(0), default=100, help="bootstrap samples, 2 or more (0: skip)"
+    )
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--repeats", type=int, default=3, help="best of this many timings")
+    parser.add_argument("--repeats", type=at_least(1), default=3, help="best of this many timings")
     args = parser.parse_args()
+    if args.bootstrap == 1:
+        parser.error("argument --bootstrap: 1: give 0 (skip) or 2 or more")
     boards = args.hands // SEATS
     elo = np.linspace(-200.0, 200.0, args.bots)
     arrays, generate = timed(lambda: simulate_tables(elo, boards, seed=args.seed))

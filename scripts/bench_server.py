@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from bench_args import at_least, positive_seconds
 
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import bot_service_pb2_grpc as bot_grpc
@@ -437,18 +438,28 @@ def measure_server(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     }
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    # Once: `timeout` signals the whole process group as well as the script itself.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
 def main() -> None:
     """Parse the flags, run the anchor and the server, print the comparison."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sessions", type=int, default=200)
-    parser.add_argument("--bots", type=int, default=50)
-    parser.add_argument("--processes", type=int, default=4)
-    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--sessions", type=at_least(PLAYERS), default=200)
+    parser.add_argument("--bots", type=at_least(PLAYERS), default=50)
+    parser.add_argument("--processes", type=at_least(1), default=4)
+    parser.add_argument("--seconds", type=positive_seconds, default=30.0)
     parser.add_argument("--keep", type=Path, help="keep the database and log in this folder")
     parser.add_argument(
         "--role", choices=("driver", "client", "pingpong-server", "referee-only"), default="driver"
     )
     args = parser.parse_args()
+    if args.role == "driver" and args.bots > args.sessions:
+        parser.error(
+            f"argument --bots: {args.bots} bots for {args.sessions} sessions: give at most as many"
+        )
     if args.role == "client":
         spec = json.loads(sys.stdin.read())
         print(json.dumps(asyncio.run(client_main(spec))))
@@ -460,6 +471,9 @@ def main() -> None:
         spec = json.loads(sys.stdin.read())
         print(json.dumps(asyncio.run(referee_only_main(spec["tokens"], spec["per_bot"]))))
         return
+    # A SIGTERM (a `timeout`, a CI job's end) unwinds as Ctrl-C does, so that the server process
+    # and the temporary folder are cleaned up, not left to the init process.
+    signal.signal(signal.SIGTERM, _interrupt)
     tables = args.sessions // PLAYERS
     print(
         f"{args.sessions} sessions of {args.bots} bots in {args.processes} client processes, "
@@ -508,4 +522,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:
+        print("bench_server: interrupted; the server and its files are gone", file=sys.stderr)
+        sys.exit(130)

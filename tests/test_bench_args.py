@@ -1,0 +1,38 @@
+"""The benchmark scripts refuse a bad number with argparse's one-line usage error, at once."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize(
+    ("script", "flags", "says"),
+    [
+        ("bench_engine.py", ["--rounds", "0"], "argument --rounds: 0: give 1 or more"),
+        ("bench_engine.py", ["--seconds", "nan"], "argument --seconds: nan: give a number"),
+        ("bench_protocol.py", ["--tables", "0"], "argument --tables: 0: give 1 or more"),
+        ("bench_protocol.py", ["--games", "x"], "argument --games: 'x' is not a whole number"),
+        ("bench_arena.py", ["--pings", "-5"], "argument --pings: -5: give 1 or more"),
+        ("bench_ratings.py", ["--bots", "1"], "argument --bots: 1: give 4 or more"),
+        ("bench_ratings.py", ["--bootstrap", "1"], "argument --bootstrap: 1: give 0 (skip) or 2"),
+        ("bench_server.py", ["--processes", "0"], "argument --processes: 0: give 1 or more"),
+        ("bench_server.py", ["--sessions", "4", "--bots", "8"], "8 bots for 4 sessions"),
+    ],
+)
+def test_a_bad_number_is_one_usage_line(script: str, flags: list[str], says: str) -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / script), *flags],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"{script}: error: ") and says in last
