@@ -244,12 +244,6 @@ def pick_index(mask: int, draw: float) -> int:
     return (mask & -mask).bit_length() - 1
 
 
-def _no_seat(seat: int, players: int) -> SeatError:
-    # Checked where a caller names a seat: a negative number would index from the end of the
-    # per-seat lists and quietly answer for another seat.
-    return SeatError(f"there is no seat {seat} at this table: its seats are 0 to {players - 1}")
-
-
 def _cards(cards: Iterable[Card | str] | str) -> tuple[Card, ...]:
     """Cards from cards or codes (one string of codes split on spaces, like parse_cards)."""
     items = cards.split() if isinstance(cards, str) else cards
@@ -541,29 +535,31 @@ class Hand:
         """The number of the trick being played (0 for the first; the trick count once over)."""
         return len(self._history)
 
+    def _seat(self, seat: int) -> int:
+        """``seat`` itself, if it is at the table (a :class:`SeatError` if not)."""
+        # Checked where a caller names a seat: a negative number would index from the end of
+        # the per-seat lists and quietly answer for another seat.
+        if not 0 <= seat < self._n:
+            raise SeatError(
+                f"there is no seat {seat} at this table: its seats are 0 to {self._n - 1}"
+            )
+        return seat
+
     def hand(self, seat: int) -> list[Card]:
         """The cards ``seat`` holds now, in index order."""
-        if not 0 <= seat < self._n:
-            raise _no_seat(seat, self._n)
-        return cards_from_mask(self._hands[seat])
+        return cards_from_mask(self._hands[self._seat(seat)])
 
     def hand_mask(self, seat: int) -> int:
         """The cards ``seat`` holds now, as a bit mask."""
-        if not 0 <= seat < self._n:
-            raise _no_seat(seat, self._n)
-        return self._hands[seat]
+        return self._hands[self._seat(seat)]
 
     def dealt(self, seat: int) -> list[Card]:
         """The cards dealt to ``seat``, before the pass."""
-        if not 0 <= seat < self._n:
-            raise _no_seat(seat, self._n)
-        return cards_from_mask(self._dealt[seat])
+        return cards_from_mask(self._dealt[self._seat(seat)])
 
     def dealt_mask(self, seat: int) -> int:
         """The cards dealt to ``seat``, as a bit mask."""
-        if not 0 <= seat < self._n:
-            raise _no_seat(seat, self._n)
-        return self._dealt[seat]
+        return self._dealt[self._seat(seat)]
 
     @property
     def kitty(self) -> list[Card]:
@@ -572,35 +568,25 @@ class Hand:
 
     def passed(self, seat: int) -> list[Card] | None:
         """The cards ``seat`` passed, or None if it has not passed (or nobody passes)."""
-        if not 0 <= seat < self._n:
-            raise _no_seat(seat, self._n)
-        p = self._passed[seat]
+        p = self._passed[self._seat(seat)]
         return None if p is None else cards_from_mask(p)
 
     def received(self, seat: int) -> list[Card] | None:
         """The cards ``seat`` received, once every seat has passed."""
-        if not 0 <= seat < self._n:
-            raise _no_seat(seat, self._n)
-        r = self._received[seat]
+        r = self._received[self._seat(seat)]
         return None if r is None else cards_from_mask(r)
 
     def passed_mask(self, seat: int) -> int:
         """The cards ``seat`` passed, as a bit mask (0 until it passes, and when nobody does)."""
-        if not 0 <= seat < self._n:
-            raise _no_seat(seat, self._n)
-        return self._passed[seat] or 0
+        return self._passed[self._seat(seat)] or 0
 
     def received_mask(self, seat: int) -> int:
         """The cards ``seat`` received, as a bit mask (0 until every seat has passed)."""
-        if not 0 <= seat < self._n:
-            raise _no_seat(seat, self._n)
-        return self._received[seat] or 0
+        return self._received[self._seat(seat)] or 0
 
     def pass_target(self, seat: int) -> int:
         """The seat that receives ``seat``'s pass this hand."""
-        if not 0 <= seat < self._n:
-            raise _no_seat(seat, self._n)
-        return (seat + self.pass_direction.offset(self._n)) % self._n
+        return (self._seat(seat) + self.pass_direction.offset(self._n)) % self._n
 
     @property
     def tricks(self) -> tuple[Trick, ...]:
@@ -645,21 +631,15 @@ class Hand:
 
     def taken(self, seat: int) -> list[Card]:
         """The cards ``seat`` has taken in tricks (and the kitty, if it won the first trick)."""
-        if not 0 <= seat < self._n:
-            raise _no_seat(seat, self._n)
-        return cards_from_mask(self._taken[seat])
+        return cards_from_mask(self._taken[self._seat(seat)])
 
     def taken_mask(self, seat: int) -> int:
         """The cards ``seat`` has taken, as a bit mask."""
-        if not 0 <= seat < self._n:
-            raise _no_seat(seat, self._n)
-        return self._taken[seat]
+        return self._taken[self._seat(seat)]
 
     def voids(self, seat: int) -> frozenset[Suit]:
         """The suits ``seat`` has shown it does not hold."""
-        if not 0 <= seat < self._n:
-            raise _no_seat(seat, self._n)
-        v = self._voids[seat]
+        v = self._voids[self._seat(seat)]
         return frozenset(Suit(s) for s in range(4) if v >> s & 1)
 
     # ---- legality -------------------------------------------------------------------------
@@ -1010,8 +990,7 @@ class Hand:
 
     def view(self, seat: int) -> SeatView:
         """Everything ``seat`` may know now, and nothing more."""
-        if not 0 <= seat < self._n:
-            raise _no_seat(seat, self._n)
+        self._seat(seat)
         passed = self._passed[seat]
         received = self._received[seat]
         my_turn = self.phase is _PLAY and self._turn == seat

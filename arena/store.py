@@ -231,11 +231,7 @@ class Store:
         except sqlite3.Error as e:
             raise StoreError(f"{path}: cannot open the database: {e}") from None
         try:
-            try:
-                check_ours(db, path, create=create)
-            except StoreError:
-                db.close()
-                raise
+            check_ours(db, path, create=create)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=FULL")
             db.execute("PRAGMA foreign_keys=ON")
@@ -247,6 +243,9 @@ class Store:
                     f"VALUES ('schema_version', '{SCHEMA_VERSION}');\nCOMMIT;"
                 )
             row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        except StoreError:
+            db.close()
+            raise
         except sqlite3.DatabaseError as e:
             db.close()
             raise StoreError(f"{path}: not a Hearts Arena database ({e})") from None
@@ -547,8 +546,6 @@ def results_where(
 ) -> list[tuple[str, int, TableResult]]:
     """(run id, game, result) of each stored game that meets ``condition`` (SQL over the games
     table's columns, with ``args``), in run and game order, as :func:`load_results` reads them."""
-    from arena.ratings.results import TableResult  # the ratings package loads scipy: only here
-
     games = db.execute(
         f"SELECT run_id, game, board, full_game, hands FROM games WHERE {condition}"
         " ORDER BY run_id, game",
@@ -572,48 +569,62 @@ def results_where(
     results = []
     for rid, game, board, full_game, hands in games:
         rows = seats[(rid, game)]
-        single = not full_game and hands <= 1
-        shooters = moons.get((rid, game), [])
-        results.append(
-            (
-                rid,
-                game,
-                TableResult(
-                    board=board,
-                    players=tuple(r[0] for r in rows),
-                    points=tuple(float(r[1]) for r in rows),
-                    placings=tuple(r[2] for r in rows) if full_game else None,
-                    moon=shooters[0] if shooters and single else None,
-                    faults=tuple(r[3] for r in rows),
-                    moons=None if single else tuple(shooters.count(s) for s in range(len(rows))),
-                    forfeits=tuple(r[4] for r in rows) if any(r[4] for r in rows) else None,
-                ),
-            )
+        result = _result(
+            board,
+            tuple(r[0] for r in rows),
+            tuple(r[1] for r in rows),
+            tuple(r[2] for r in rows) if full_game else None,
+            hands,
+            moons.get((rid, game), []),
+            tuple(r[3] for r in rows),
+            tuple(r[4] for r in rows),
         )
+        results.append((rid, game, result))
     return results
 
 
 def result_of(record: GameRecord) -> TableResult:
     """A finished game as the ratings see it, as :func:`load_results` would read it back."""
-    from arena.ratings.results import TableResult
-
     spec = record.spec
-    n = len(spec.seats)
-    faults = [0] * n
+    faults = [0] * len(spec.seats)
     for fault in record.faults:
         faults[fault.seat] += 1
-    shooters = [h.moon for h in record.hands if h.moon is not None]
-    full_game = spec.hands is None
-    single = not full_game and len(record.hands) <= 1
-    forfeits = tuple(t is not Termination.NORMAL for t in record.seat_status)
+    return _result(
+        spec.board,
+        spec.seats,
+        record.totals,
+        record.placings if spec.hands is None else None,
+        len(record.hands),
+        [h.moon for h in record.hands if h.moon is not None],
+        tuple(faults),
+        tuple(t is not Termination.NORMAL for t in record.seat_status),
+    )
+
+
+def _result(
+    board: str,
+    players: tuple[str, ...],
+    totals: Sequence[int],
+    placings: tuple[int, ...] | None,
+    hands: int,
+    shooters: list[int],
+    faults: tuple[int, ...],
+    forfeits: tuple[bool, ...],
+) -> TableResult:
+    """The rating input of one game, stored or just played (``placings``: a full game's only;
+    ``shooters``: the seat that shot the moon in each hand that had one)."""
+    from arena.ratings.results import TableResult  # the ratings package loads scipy: only here
+
+    # A single hand names its moon's seat; a game of several counts each seat's moons.
+    single = placings is None and hands <= 1
     return TableResult(
-        board=spec.board,
-        players=spec.seats,
-        points=tuple(float(t) for t in record.totals),
-        placings=record.placings if full_game else None,
+        board=board,
+        players=players,
+        points=tuple(float(t) for t in totals),
+        placings=placings,
         moon=shooters[0] if shooters and single else None,
-        faults=tuple(faults),
-        moons=None if single else tuple(shooters.count(s) for s in range(n)),
+        faults=faults,
+        moons=None if single else tuple(shooters.count(s) for s in range(len(players))),
         forfeits=forfeits if any(forfeits) else None,
     )
 

@@ -125,10 +125,11 @@ def connect(db: Path | str) -> sqlite3.Connection:
     conn = sqlite3.connect(str(db), timeout=_BUSY_TIMEOUT_S, isolation_level=None)
     try:
         check_ours(conn, db, create=True)
-    except (StoreError, sqlite3.DatabaseError) as e:
+    except StoreError:
         conn.close()
-        if isinstance(e, StoreError):
-            raise
+        raise
+    except sqlite3.DatabaseError as e:  # not SQLite at all
+        conn.close()
         raise StoreError(f"{db}: not a Hearts Arena database ({e})") from None
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=FULL")
