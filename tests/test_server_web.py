@@ -124,6 +124,8 @@ def test_health_standings_games_and_replay(tmp_path: Path) -> None:
         assert mine["games"] and all(
             "gamma" in [s["bot"] for s in g["seats"]] for g in mine["games"]
         )
+        status, typo = await get(site.base + "/api/games?bot=gamm")
+        assert status == 404 and typo["error"].startswith("no bot named 'gamm'")
         status, record = await get(site.base + f"/api/games/{newest['game']}")
         assert status == 200 and record["game"] == newest["game"]
         (hand,) = record["hands"]

@@ -55,7 +55,7 @@ from arena.server.matchmaking import (
     plan_ladder,
     prune_owed,
 )
-from arena.server.webapp import AdminError
+from arena.server.webapp import AdminError, NotFoundError
 from arena.table import GameRecord, TableSpec, Termination
 
 __all__ = [
@@ -794,8 +794,14 @@ class Competition:
         }
 
     async def recent(self, limit: int, before: int | None, bot: str | None) -> list[dict[str, Any]]:
-        """Recent games, from the database."""
-        return await self.ledger.read(LedgerReader.recent, limit, before, bot)
+        """Recent games, from the database; a bot with no account is :class:`NotFoundError`."""
+        games = await self.ledger.read(LedgerReader.recent, limit, before, bot)
+        # Only an empty answer can hide a typo; a bot with games had an account when it played.
+        if not games and bot is not None:
+            known = await asyncio.to_thread(self.accounts.accounts)
+            if bot not in {a.name for a in known}:
+                raise NotFoundError(f"no bot named {bot!r}: /api/standings lists the bots")
+        return games
 
     async def game(self, number: int) -> str | None:
         """One game's stored record as JSON text."""

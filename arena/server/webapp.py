@@ -61,6 +61,10 @@ class AdminError(ArenaError, ValueError):
     """An admin action that cannot be done (unknown session or bot, bad arguments)."""
 
 
+class NotFoundError(ArenaError, LookupError):
+    """What a query names does not exist (a bot no account has)."""
+
+
 class Site(Protocol):
     """What the routes need from the competition."""
 
@@ -77,7 +81,7 @@ class Site(Protocol):
         ...
 
     async def recent(self, limit: int, before: int | None, bot: str | None) -> list[dict[str, Any]]:
-        """Recent games."""
+        """Recent games; raises :class:`NotFoundError` for a bot that has no account."""
         ...
 
     async def game(self, number: int) -> str | None:
@@ -206,7 +210,10 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
             except AdminError as e:
                 return json_response({"error": str(e)}, HTTPStatus.BAD_REQUEST)
             bot = request.query.get("bot") or None
-            games = await site.recent(limit or DEFAULT_GAMES, before, bot)
+            try:
+                games = await site.recent(limit or DEFAULT_GAMES, before, bot)
+            except NotFoundError as e:
+                return json_response({"error": str(e)}, HTTPStatus.NOT_FOUND)
             return json_response({"games": games})
         if path.startswith("/api/games/"):
             key = path.removeprefix("/api/games/")
