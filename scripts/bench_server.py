@@ -460,6 +460,11 @@ def main() -> None:
         parser.error(
             f"argument --bots: {args.bots} bots for {args.sessions} sessions: give at most as many"
         )
+    if args.keep is not None and (args.keep / "bench.db").exists():
+        # A second run's games would be counted with the first's ("games lost" and the rates).
+        parser.error(
+            f"argument --keep: {args.keep} holds an earlier run's bench.db: give a new folder"
+        )
     if args.role == "client":
         spec = json.loads(sys.stdin.read())
         print(json.dumps(asyncio.run(client_main(spec))))

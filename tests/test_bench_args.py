@@ -36,3 +36,17 @@ def test_a_bad_number_is_one_usage_line(script: str, flags: list[str], says: str
     assert "Traceback" not in done.stderr and done.stdout == ""
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith(f"{script}: error: ") and says in last
+
+
+def test_bench_server_refuses_a_kept_folder_it_used_before(tmp_path: Path) -> None:
+    (tmp_path / "bench.db").write_bytes(b"")
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bench_server.py"), "--keep", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1].endswith(
+        f"argument --keep: {tmp_path} holds an earlier run's bench.db: give a new folder"
+    )
