@@ -7,6 +7,7 @@ code 2; a run stopped by Ctrl-C or SIGTERM exits with 130 after saying how to re
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -80,6 +81,13 @@ def _guard(action: Callable[[], T]) -> T:
             "to carry on",
             EXIT_INTERRUPTED,
         )
+
+
+def _sigterm_as_ctrl_c() -> None:
+    """From here on a SIGTERM stops the command as Ctrl-C does (stored games kept, bots stopped,
+    exit 130), also before a run's own signal watcher is up, where it would kill the process
+    outright and leave the bots running."""
+    signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))
 
 
 def _is_bad_input(error: ArenaError) -> bool:
@@ -214,6 +222,7 @@ def _do_run(
     from arena.director.run import run_batch
     from arena.director.summary import print_summary
 
+    _sigterm_as_ctrl_c()
     outcome = _guard(lambda: run_batch(settings, make_reporter(sys.stderr)))
     if outcome.interrupted:
         _fail(
@@ -509,6 +518,7 @@ def sprt(
         markup=False,
         highlight=False,
     )
+    _sigterm_as_ctrl_c()
     outcome = _guard(
         lambda: run_sprt(
             settings,

@@ -14,6 +14,7 @@ atomically (a temporary file renamed), so that a replay is either whole or absen
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sqlite3
@@ -193,6 +194,63 @@ def check_writable(path: Path) -> None:
         raise ConfigError(f"--db {path}: folder {parent} does not exist")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise ConfigError(f"--db {path}: cannot create a database in {parent} (not writable)")
+
+
+def lock_database(path: Path, command: str) -> int:
+    """Hold ``PATH.lock`` exclusively (a file descriptor for :func:`unlock_database`): one
+    writer per database.
+
+    Two runs or servers on one database would play the same tables or hand out the same game
+    numbers and overwrite each other's replays; SQLite's own locks only keep each write whole.
+    The lock goes with the process, so a killed one leaves nothing to clean up but the file.
+    """
+    lock_path = path.with_name(path.name + ".lock")
+    while True:
+        try:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise ConfigError(
+                f"--db {path}: cannot make its lock file {lock_path} ({e.strerror})"
+            ) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "process"
+            os.close(fd)
+            raise ConfigError(
+                f"--db {path}: another {holder} is using this database; wait for it or stop "
+                f"it first, or give this {command} its own --db"
+            ) from None
+        # The holder before us may have removed the file after we opened it: then our lock is
+        # on a file no one else will open, and we try again with the path as it is now.
+        try:
+            same = os.stat(lock_path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{command} (pid {os.getpid()})".encode(), 0)
+    return fd
+
+
+def unlock_database(path: Path, fd: int) -> None:
+    """Let go of :func:`lock_database`'s lock and remove the file (while still holding it)."""
+    try:
+        path.with_name(path.name + ".lock").unlink(missing_ok=True)
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def database_locked(path: Path, command: str) -> Iterator[None]:
+    """:func:`lock_database` for the length of a ``with`` block."""
+    fd = lock_database(path, command)
+    try:
+        yield
+    finally:
+        unlock_database(path, fd)
 
 
 def check_ours(db: sqlite3.Connection, path: Path | str, *, create: bool) -> None:

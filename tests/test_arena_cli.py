@@ -177,7 +177,10 @@ def test_an_existing_database_is_left_as_it_was_when_a_bot_fails(tmp_path: Path)
     assert (tmp_path / "arena.db").read_bytes() == before
 
 
-def test_ctrl_c_while_the_bots_start_is_one_line_and_exit_130(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_while_the_bots_start_is_one_line_and_exit_130(
+    tmp_path: Path, stop: signal.Signals
+) -> None:
     slow = f"sh -c 'sleep 37; exec {LOW}'"  # still starting when the Ctrl-C comes
     args = ["--bot", f"a={LOW}", "--bot", f"b={LOW}", "--bot", f"c={slow}", "--players", "3"]
     run = start_run(tmp_path, *args, "--boards", "1")
@@ -187,7 +190,7 @@ def test_ctrl_c_while_the_bots_start_is_one_line_and_exit_130(tmp_path: Path) ->
         while "started process" not in (log.read_text() if log.exists() else ""):
             assert run.poll() is None and time.monotonic() < deadline, "the run never got going"
             time.sleep(0.05)
-        run.send_signal(signal.SIGINT)
+        run.send_signal(stop)
         _, said = run.communicate(timeout=CLI_TIMEOUT_S)
     finally:
         if run.poll() is None:
@@ -195,6 +198,7 @@ def test_ctrl_c_while_the_bots_start_is_one_line_and_exit_130(tmp_path: Path) ->
             run.wait()
     assert run.returncode == 130, said
     assert "Traceback" not in said
+    assert not (tmp_path / "arena-out").exists() and not (tmp_path / "arena.db").exists()
     # The bot still starting was stopped with its children (the shell's sleep).
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True)
     assert slow.removeprefix("sh -c '").split(";")[0] not in ps.stdout
@@ -202,6 +206,34 @@ def test_ctrl_c_while_the_bots_start_is_one_line_and_exit_130(tmp_path: Path) ->
         "arena: error: interrupted; every game finished so far is stored: run the same command "
         "again to carry on"
     )
+
+
+def test_a_second_run_on_a_database_in_use_is_refused(tmp_path: Path) -> None:
+    args = ["--bot", f"a={LOW}", "--bot", f"b={LOW}", "--bot", f"c={LOW}", "--players", "3"]
+    first = start_run(tmp_path, *args, "--boards", "40")
+    try:
+        assert first.stderr is not None
+        for line in first.stderr:
+            if re.match(r"arena: [1-9]\d*/120 games", line):
+                break
+        second = arena("run", *args, "--boards", "40", cwd=tmp_path)
+        assert second.returncode == 2, second.stderr
+        assert second.stderr.strip() == (
+            f"arena: error: --db arena.db: another arena run (pid {first.pid}) is using this "
+            "database; wait for it or stop it first, or give this arena run its own --db"
+        )
+        first.send_signal(signal.SIGINT)
+        _, said = first.communicate(timeout=CLI_TIMEOUT_S)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    assert first.returncode == 130, said
+    # The first run's games are whole and its lock is gone: the same command carries on.
+    assert not (tmp_path / "arena.db.lock").exists()
+    done = arena("run", *args, "--boards", "1", "--db", "other.db", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "other.db.lock").exists()
 
 
 def stored_db(tmp_path: Path) -> Path:

@@ -40,7 +40,7 @@ from arena.director.bots import Accounts, BotExit, BotPool
 from arena.director.progress import Standings
 from arena.director.schedule import ScheduledTable, schedule
 from arena.errors import ArenaError, ConfigError
-from arena.store import Store, check_writable, write_replay
+from arena.store import Store, check_writable, database_locked, write_replay
 from arena.table import FaultKind, GameRecord, TableSpec, Termination
 
 __all__ = [
@@ -167,23 +167,25 @@ def check_port(port: int) -> None:
 def run_batch(config: RunConfig, reporter: Reporter) -> RunOutcome:
     """Play every table of the configuration's schedule not yet stored (see the module doc)."""
     tables = schedule(config)
-    store = open_run_store(config.db, config.run_id, BATCH, config.identity())
-    try:
-        done = store.finished(config.run_id) if store is not None else set()
-    except BaseException:
-        if store is not None:
-            store.close()
-        raise
-    todo = [Table(t.index, t) for t in tables if t.index not in done]
-    return play_tables(
-        config,
-        todo,
-        total=len(tables),
-        done=len(done),
-        store=store,
-        kind=BATCH,
-        reporter=reporter,
-    )
+    check_writable(config.db)
+    with database_locked(config.db, "arena run"):
+        store = open_run_store(config.db, config.run_id, BATCH, config.identity())
+        try:
+            done = store.finished(config.run_id) if store is not None else set()
+        except BaseException:
+            if store is not None:
+                store.close()
+            raise
+        todo = [Table(t.index, t) for t in tables if t.index not in done]
+        return play_tables(
+            config,
+            todo,
+            total=len(tables),
+            done=len(done),
+            store=store,
+            kind=BATCH,
+            reporter=reporter,
+        )
 
 
 def play_tables(

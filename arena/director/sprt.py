@@ -20,7 +20,7 @@ from arena.director.schedule import sprt_tables
 from arena.errors import ConfigError
 from arena.ratings.sprt import Sprt, SprtDecision
 from arena.ratings.sprt import board_score as ratings_board_score
-from arena.store import result_of
+from arena.store import check_writable, database_locked, result_of
 from arena.table import GameRecord
 
 __all__ = [
@@ -104,6 +104,18 @@ def run_sprt(
     """Play boards of ``config.bots`` (A first, B second) until ``test`` decides or the cap."""
     if max_boards < 1:
         raise ConfigError(f"--max-boards {max_boards}: play at least 1 board")
+    check_writable(config.db)
+    with database_locked(config.db, "arena sprt"):
+        return _run_sprt(config, test, max_boards, reporter, on_board)
+
+
+def _run_sprt(
+    config: RunConfig,
+    test: Sprt,
+    max_boards: int,
+    reporter: Any,
+    on_board: Callable[[Sprt], None],
+) -> SprtOutcome:
     a, b = config.bot_names[0], config.bot_names[1]
     seats = config.bot_names
     k = config.players

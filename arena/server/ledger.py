@@ -23,9 +23,7 @@ web page use a second connection in a second thread, so that a page never waits 
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import json
-import os
 import sqlite3
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -34,10 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from arena.errors import ConfigError
 from arena.ratings.results import TableResult
 from arena.server.config import ServerConfig
-from arena.store import Store, result_of, results_where
+from arena.store import Store, lock_database, result_of, results_where, unlock_database
 from arena.table import GameRecord, TableSpec, Termination
 
 __all__ = [
@@ -158,41 +155,18 @@ def read_rated_results(
     return [(game, r) for _, game, r in results_where(db, condition, (run_id, after))]
 
 
-def _lock_for_serving(path: Path) -> int:
-    """Hold ``PATH.lock`` exclusively (a file descriptor): one server per database.
-
-    Two servers on one database would hand out the same game numbers and overwrite each other's
-    games; SQLite's own locks only keep each write whole. The lock goes with the process, so a
-    crashed server leaves nothing to clean up.
-    """
-    lock_path = path.with_name(path.name + ".lock")
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "another process"
-        os.close(fd)
-        raise ConfigError(
-            f"--db {path}: another arena serve (pid {holder}) is using this database; stop it "
-            "first, or give this server its own --db"
-        ) from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, str(os.getpid()).encode(), 0)
-    return fd
-
-
 class LedgerDB:
     """The database side; every method runs in the one writer thread."""
 
     def __init__(self, path: Path, config: ServerConfig, total: int | None = None) -> None:
         self.path = path
         self.run_id = config.run_id
-        self._lock = _lock_for_serving(path)
+        self._lock = lock_database(path, "arena serve")
         try:
             self.store = Store.open(path)
             self.store.claim(self.run_id, config.kind, config.identity(), total)
         except BaseException:
-            os.close(self._lock)
+            unlock_database(self.path, self._lock)
             raise
         self._db = sqlite3.connect(
             path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
@@ -209,7 +183,7 @@ class LedgerDB:
             self._db.close()
             self.store.close()
         finally:
-            os.close(self._lock)
+            unlock_database(self.path, self._lock)
 
     # ---- start-up ---------------------------------------------------------------------------
 
