@@ -248,3 +248,14 @@ def test_clocks_are_announced_as_given(tmp_path: Path) -> None:
     verdict, detail = details(report)["time warning"]
     assert verdict is Verdict.PASS
     assert detail.endswith("(deadline 1000 ms)")  # 700 ms of move time + the 300 ms bank left
+
+
+def test_python_is_the_arena_environments_without_activating_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As `arena run` does: `python` in a bot command is the one arena runs in (with the SDK),
+    # even when the user never activated the virtual environment (its bin is not on PATH).
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    command = ["python", str(ROOT / "sample_bots" / "lowcard.py")]
+    report = run_check(command, only=["handshake"], log=tmp_path / "log")
+    assert report.passed, "\n".join(r.line() for r in report.failures)

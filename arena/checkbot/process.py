@@ -16,6 +16,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from arena.config import bot_path
 from arena.errors import ConfigError
 
 __all__ = ["BotCommandError", "BotProcess", "BotStartError"]
@@ -43,7 +44,7 @@ def resolve(command: Sequence[str]) -> list[str]:
         if not os.path.isfile(program) or not os.access(program, os.X_OK):
             raise BotCommandError(f"bot command not found or not executable: {program}")
         return list(command)
-    found = shutil.which(program)
+    found = shutil.which(program, path=bot_path())
     if found is None:
         raise BotCommandError(f"bot command not found on PATH: {program}")
     return [found, *command[1:]]
@@ -55,7 +56,9 @@ class BotProcess:
     def __init__(self, command: Sequence[str], env: Mapping[str, str], log: Path) -> None:
         """Prepare to run ``command`` with ``env`` added to this environment, output to ``log``."""
         self.command = resolve(command)
-        self._env = {**os.environ, **env}
+        # The PATH `arena run` gives its bots: `python` is the one arena runs in, SDK included,
+        # whether or not the user activated the virtual environment.
+        self._env = {**os.environ, "PATH": bot_path(), **env}
         self.log = log
         self._process: asyncio.subprocess.Process | None = None
         self._log_from = 0
