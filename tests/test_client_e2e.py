@@ -343,6 +343,14 @@ def test_missing_settings_exit_2_with_one_line(tmp_path: Path) -> None:
         assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
         assert f"ARENA_ADDRESS {nonsense!r}: expected the referee's HOST:PORT" in done.stderr
 
+    # A URL is not retried for ten minutes (ARENA_GIVE_UP_S=0 makes that fail fast, with exit 1).
+    env.update(ARENA_GIVE_UP_S="0")
+    for url in ("http://127.0.0.1:5000", "https://arena.example:443/", "grpc://127.0.0.1:50051"):
+        env.update(ARENA_ADDRESS=url)
+        done = heuristic()
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert f"ARENA_ADDRESS {url!r}: give the referee's HOST:PORT without " in done.stderr
+
 
 FAULTY = """
 import json, os

@@ -257,6 +257,13 @@ def _check_address(address: str) -> None:
     """Refuse an address that cannot name a referee (a typo would otherwise retry for minutes)."""
     if address.startswith(_TARGET_SCHEMES):
         return  # a gRPC target name: gRPC itself says what is wrong with it
+    scheme, slashes, rest = address.partition("://")
+    if slashes:
+        # A URL's scheme would be taken for part of the host name and retried for minutes.
+        raise ConfigError(
+            f"{ENV_ADDRESS} {address!r}: give the referee's HOST:PORT without {scheme}://, "
+            f"e.g. {rest.rstrip('/') or '127.0.0.1:50051'}"
+        )
     host, sep, port = address.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 < int(port) <= MAX_PORT:
         raise ConfigError(
