@@ -33,7 +33,7 @@ from arena.client import (
     voids_shown,
 )
 from arena.engine import Hand, Phase
-from arena.errors import ConfigError, IllegalMoveError, Violation
+from arena.errors import CardParseError, ConfigError, IllegalMoveError, Violation
 from arena.rules import FirstLead, Rules
 from arena.table import Termination
 
@@ -153,6 +153,36 @@ def test_an_illegal_answer_stops_local_play_naming_the_bot() -> None:
     assert caught.value.violation is Violation.CARD_NOT_HELD
     assert caught.value.seat == 1
     assert any("'cheat' in seat 1" in note for note in caught.value.__notes__)
+
+
+class Returns(Bot):
+    """Answers every decision with the same wrong value (an author's slip, e.g. no return)."""
+
+    def __init__(self, play: object = None, pass_: object = None) -> None:
+        self.play, self.pass_ = play, pass_
+
+    def choose_play(self, view: DecisionView) -> Card:
+        return self.play  # type: ignore[return-value]  # wrong on purpose
+
+    def choose_pass(self, view: DecisionView) -> Sequence[Card]:
+        return self.pass_ if self.pass_ is not None else super().choose_pass(view)  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize(
+    ("bot", "says"),
+    [
+        (Returns(play=None), "choose_play returned None, not a Card"),
+        (Returns(play=0), "choose_play returned an int (0), not a Card"),
+        (Returns(pass_=Card.parse("2C")), "choose_pass returned a Card (2C), not a list of cards"),
+        (Returns(pass_="2C 3C 4C"), "choose_pass returned a str ('2C 3C 4C'), not a list of cards"),
+        (Returns(pass_=[None] * 3), "choose_pass returned a list holding None, not cards"),
+    ],
+)
+def test_a_wrong_type_of_answer_stops_local_play_saying_what_came(bot: Bot, says: str) -> None:
+    with pytest.raises(CardParseError) as caught:
+        play_local([Bot(), bot, Bot(), Bot()], seed=2, names=["a", "slip", "c", "d"])
+    assert str(caught.value) == says
+    assert caught.value.__notes__ == ["answered by bot 'slip' in seat 1, hand 0"]
 
 
 def test_events_arrive_in_the_referees_order_and_add_up() -> None:

@@ -436,6 +436,52 @@ def test_an_exception_in_the_bot_is_logged_and_the_game_goes_on(
     assert "Traceback" in log and "RuntimeError: a bug in the author's code" in log
 
 
+SLIPS = """
+from arena.client import Bot, run
+
+class Slips(Bot):
+    '''Forgets to return: its pass, and its first play.'''
+
+    def __init__(self):
+        self.plays = 0
+
+    def choose_pass(self, view):
+        sorted(view.hand)[:3]
+
+    def choose_play(self, view):
+        self.plays += 1
+        if self.plays > 1:
+            return super().choose_play(view)
+
+run(Slips())
+"""
+
+
+def test_an_answer_of_the_wrong_type_is_sent_and_judged_not_blamed_on_a_raise(
+    procs: Procs, referee: RefereeThread, tmp_path: Path
+) -> None:
+    # As for an illegal card: the referee judges what came and faults it; the author is told
+    # what the method returned, with no traceback pointing into the SDK.
+    script = tmp_path / "slips.py"
+    script.write_text(SLIPS)
+    address = _address(referee.port)
+    procs.start(script, address, TOKENS["faulty"], "faulty")
+    for name in ("lowcard", "heuristic", "random_bot"):
+        procs.start(SAMPLES / f"{name}.py", address, TOKENS[name], name)
+    names = ("faulty", "lowcard", "heuristic", "random_bot")
+    record = _play(referee, TableSpec("slips", Rules(), seed=3, seats=names, board="3", hands=1))
+    assert record.termination is Termination.NORMAL
+    assert [(f.seat, f.kind) for f in record.faults] == [
+        (0, FaultKind.MALFORMED),
+        (0, FaultKind.MALFORMED),
+    ]
+    log = procs.stderr("faulty")
+    assert "raised" not in log and "Traceback" not in log, log
+    assert "choose_pass returned None, not a list of cards (hand 0)" in log
+    assert "choose_play returned None, not a Card (hand 0, trick " in log
+    assert "cannot parse card 'None'" in log and "'None' is not a card" in log
+
+
 QUITTER = """
 import os, signal
 from arena.client import Bot, run

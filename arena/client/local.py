@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from arena.cards import Card
+from arena.client.answers import pass_codes, play_code
 from arena.client.bot import Bot, dispatch_event
 from arena.client.events import (
     CardPlayed,
@@ -28,7 +29,7 @@ from arena.client.events import (
 )
 from arena.client.view import DecisionKind, DecisionView
 from arena.engine import Game, Hand, HandResult
-from arena.errors import ConfigError, IllegalMoveError
+from arena.errors import ArenaError, CardParseError, ConfigError, IllegalMoveError
 from arena.rules import PassDirection, Rules
 from arena.table import Termination
 
@@ -170,8 +171,17 @@ class _LocalTable:
         for bot in self.bots:
             dispatch_event(bot, event)
 
-    def _blame(self, error: IllegalMoveError, seat: int, hand_number: int) -> None:
+    def _blame(self, error: ArenaError, seat: int, hand_number: int) -> None:
         error.add_note(f"answered by bot {self.names[seat]!r} in seat {seat}, hand {hand_number}")
+
+    @staticmethod
+    def _pass_of(answer: object) -> list[Card]:
+        """The cards of a ``choose_pass`` answer; CardParseError saying what came if it is not
+        a list of cards (a wrong count or a card not held is the engine's IllegalMoveError)."""
+        codes, wrong = pass_codes(answer)
+        if wrong is not None:
+            raise CardParseError(wrong)
+        return [Card.parse(code) for code in codes]
 
     def play_hand(self, game: Game) -> None:
         hand = game.hand
@@ -188,10 +198,10 @@ class _LocalTable:
         if passing:
             for seat in range(n):
                 view = view_of(hand, seat, game, self.names, self.move_ms, self.bank_ms)
-                cards = list(self.bots[seat].choose_pass(view))
+                chosen = self.bots[seat].choose_pass(view)
                 try:
-                    hand.pass_cards(seat, cards)
-                except IllegalMoveError as e:
+                    hand.pass_cards(seat, self._pass_of(chosen))
+                except (IllegalMoveError, CardParseError) as e:
                     self._blame(e, seat, number)
                     raise
             for seat in range(n):
@@ -214,7 +224,11 @@ class _LocalTable:
                 card = legal[0]
             else:
                 view = view_of(hand, mover, game, self.names, self.move_ms, self.bank_ms)
-                card = _as_card(self.bots[mover].choose_play(view))
+                try:
+                    card = _card_of(self.bots[mover].choose_play(view))
+                except CardParseError as e:
+                    self._blame(e, mover, number)
+                    raise
             trick_number = hand.trick_number
             try:
                 done = hand.play(card, seat=mover)
@@ -239,8 +253,14 @@ class _LocalTable:
         )
 
 
-def _as_card(card: Card | str) -> Card:
-    return card if isinstance(card, Card) else Card.parse(card)
+def _card_of(answer: object) -> Card:
+    """The card of a ``choose_play`` answer; CardParseError saying what came if it is none."""
+    if isinstance(answer, Card):
+        return answer
+    code, wrong = play_code(answer)
+    if wrong is not None:
+        raise CardParseError(wrong)
+    return Card.parse(code)
 
 
 def view_of(

@@ -51,6 +51,7 @@ from types import FrameType
 import grpc
 
 from arena import __version__
+from arena.client.answers import pass_codes, play_code
 from arena.client.bot import Bot, default_pass, default_play, dispatch_event
 from arena.client.events import FaultNotice
 from arena.client.view import DecisionKind
@@ -662,7 +663,7 @@ class _Runner:
             return None
         if kind is DecisionKind.PLAY:
             try:
-                return play_decision(rid, self.bot.choose_play(view))
+                card: object = self.bot.choose_play(view)
             except Exception:
                 fallback = default_play(view)
                 log.exception(
@@ -672,16 +673,36 @@ class _Runner:
                     fallback,
                 )
                 return play_decision(rid, fallback)
+            code, wrong = play_code(card)
+            if wrong is not None:
+                # Sent as it is: the referee judges it and says which rule it broke.
+                log.warning(
+                    "%s (hand %d, trick %d); sending %r for the referee to judge",
+                    wrong,
+                    view.hand_number,
+                    view.trick_number,
+                    code,
+                )
+            return play_decision(rid, code)
         try:
-            return pass_decision(rid, list(self.bot.choose_pass(view)))
+            chosen: object = self.bot.choose_pass(view)
         except Exception:
-            chosen = default_pass(view)
+            fallback_pass = default_pass(view)
             log.exception(
                 "choose_pass raised (hand %d); passing %s instead",
                 view.hand_number,
-                " ".join(map(str, chosen)),
+                " ".join(map(str, fallback_pass)),
             )
-            return pass_decision(rid, chosen)
+            return pass_decision(rid, fallback_pass)
+        codes, wrong = pass_codes(chosen)
+        if wrong is not None:
+            log.warning(
+                "%s (hand %d); sending %s for the referee to judge",
+                wrong,
+                view.hand_number,
+                codes,
+            )
+        return pass_decision(rid, codes)
 
 
 _HOOKS = {

@@ -1,0 +1,58 @@
+"""What a bot's ``choose_play``/``choose_pass`` returned, as card codes, and what is wrong with it.
+
+Over the network the SDK sends whatever the bot returned, as text, and lets the referee judge it
+(a fault names the rule broken); in local play a wrong answer raises. Either way the author is
+told what the method *returned*, e.g. "choose_pass returned None, not a list of cards": the
+method did not raise, and a traceback inside the SDK would point at the wrong code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from arena.cards import Card
+
+__all__ = ["describe", "pass_codes", "play_code"]
+
+SHOWN_CHARS = 40
+"""How much of a wrong answer's text a message quotes (a bot may return something huge)."""
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 3] + "..."
+
+
+def describe(value: object) -> str:
+    """A wrong answer named for a message: "None", "a Card (2C)", "an int (0)", "a str ('2c')"."""
+    if value is None:
+        return "None"
+    if isinstance(value, Card):
+        return f"a Card ({value})"
+    name = type(value).__name__
+    article = "an" if name[:1].lower() in "aeiou" else "a"
+    return f"{article} {name} ({_short(repr(value))})"
+
+
+def play_code(value: object) -> tuple[str, str | None]:
+    """The card code to send for ``choose_play``'s answer, and what is wrong with its type (or
+    None when it is a Card or a card's text)."""
+    if isinstance(value, Card | str):
+        return str(value), None
+    return _short(str(value)), f"choose_play returned {describe(value)}, not a Card"
+
+
+def pass_codes(value: object) -> tuple[list[str], str | None]:
+    """The card codes to send for ``choose_pass``'s answer, and what is wrong with its type (or
+    None when it is a sequence of Cards or cards' texts)."""
+    wrong = f"choose_pass returned {describe(value)}, not a list of cards"
+    if value is None or isinstance(value, Card | str) or not isinstance(value, Iterable):
+        # One entry, as choose_play's answer would be sent ("None", "2C", "2C 3C 4C"): the
+        # referee then says what it is, not only that the count is wrong.
+        return [_short(str(value))], wrong
+    items = list(value)
+    codes = [_short(str(item)) for item in items]
+    for item in items:
+        if not isinstance(item, Card | str):
+            kind = type(value).__name__
+            return codes, f"choose_pass returned a {kind} holding {describe(item)}, not cards"
+    return codes, None
