@@ -245,6 +245,17 @@ class Rules:
                 raise RulesError("removed_cards", str(e)) from None
             object.__setattr__(self, "removed_cards", tuple(sorted(removed)))
         self._validate()
+        # A value equal to the table size's default is kept as None, the default, so that rules
+        # that play the same games compare and hash equal (and a run given moon_points=26 is the
+        # run given nothing: the database holds one run, not "another").
+        if self.pass_cycle == DEFAULT_PASS_CYCLES[self.players]:
+            object.__setattr__(self, "pass_cycle", None)
+        if self.removed_cards is not None and self.removed_cards == (
+            () if self.kitty else DEFAULT_REMOVED_CARDS[self.players]
+        ):
+            object.__setattr__(self, "removed_cards", None)
+        if self.moon_points is not None and self.moon_points == self._penalty_total():
+            object.__setattr__(self, "moon_points", None)
 
     def _validate(self) -> None:
         for name in (
@@ -444,6 +455,9 @@ class Rules:
         """What the moon is worth (the sum of every penalty card in play, unless set)."""
         if self.moon_points is not None:
             return self.moon_points
+        return self._penalty_total()
+
+    def _penalty_total(self) -> int:
         return sum(self.card_points(c) for c in self.cards_in_deck if self.is_penalty(c))
 
     # ---- construction helpers ------------------------------------------------------------

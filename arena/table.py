@@ -455,6 +455,9 @@ class HandRecord:
     """Whether the moon was also the sun (every trick)."""
     complete: bool = True
     """False when the referee stopped before the hand's last trick."""
+    kitty: tuple[str, ...] = ()
+    """The cards left undealt (the kitty), which go to the first trick's winner; empty unless
+    the rules deal one."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data."""
@@ -469,6 +472,7 @@ class HandRecord:
             "moon": self.moon,
             "sun": self.sun,
             "complete": self.complete,
+            "kitty": list(self.kitty),
         }
 
     @classmethod
@@ -485,6 +489,7 @@ class HandRecord:
             moon=data.get("moon"),
             sun=bool(data.get("sun", False)),
             complete=bool(data.get("complete", True)),
+            kitty=tuple(data.get("kitty", ())),
         )
 
 

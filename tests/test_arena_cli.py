@@ -258,9 +258,10 @@ def test_replay_prints_the_deal_the_passes_every_trick_and_fault(tmp_path: Path)
     done = invoke("replay", "b1-g0-r3", "--db", str(db))
     assert done.exit_code == 0, done.output
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("table b1-g0-r3 (game 7): board 1:1, seed ")
-    assert lines[1] == "seats: 0 b, 1 c, 2 d, 3 a"
-    assert lines[2] == "hand 0: dealer seat 0, pass right"  # board 1 passes right
+    assert lines[0].startswith("table b1-g0-r3 (game 7): seed ")
+    assert lines[1] == "rules: standard with pass_cycle=right, 4 players, target 100"
+    assert lines[2] == "seats: 0 b, 1 c, 2 d, 3 a"
+    assert lines[3] == "hand 0: dealer seat 0, pass right"  # board 1 passes right
     assert sum(line.startswith("    seat ") and "->" in line for line in lines) == 4
     assert sum(line.startswith("  trick ") for line in lines) == 13
     assert sum("FAULT seat 2 d: timeout: too slow" in line for line in lines) == 1

@@ -102,7 +102,7 @@ def test_a_batch_plays_every_board_in_every_rotation_and_resumes_as_done(tmp_pat
             assert sorted(s[seat] for s in seatings) == ["hash1", "hash2", "heur", "low"]
 
     lines = list(replay_text(records[5], 5))
-    assert lines[0].startswith("table b1-g0-r1 (game 5): board 1:1")
+    assert lines[0].startswith("table b1-g0-r1 (game 5): seed ")
     assert any(line.startswith("  trick 13:") for line in lines)
     assert lines[-1] == "ended: normal: 1 hand played"
 

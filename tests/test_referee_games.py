@@ -325,3 +325,37 @@ def test_a_finished_table_can_be_replayed_by_a_late_spectator(
         with pytest.raises(grpc.RpcError) as err:
             list(stub.Watch(spec_pb.WatchRequest(table_id="nope")))
         assert err.value.code() is grpc.StatusCode.NOT_FOUND
+
+
+def test_a_kitty_is_in_the_record_and_the_points_add_up_from_it(
+    referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
+) -> None:
+    from arena.cards import Card
+    from arena.director.replay import replay_text
+
+    names = ("north", "east", "south")
+    for n in names:
+        bots.start(n)
+    bots.ready(*names)
+    rules = Rules(players=3, kitty=True)
+    table = TableSpec("kitty", rules, 11, names, "11", hands=3, clocks=CALM)
+    record = play(referee[0], table)
+    assert record.termination is Termination.NORMAL
+    for h in record.hands:
+        assert len(h.kitty) == 1 and all(len(d) == 17 for d in h.dealt)
+        assert len({*h.kitty, *(c for d in h.dealt for c in d)}) == 52
+        taken = [0, 0, 0]
+        for number, trick in enumerate(h.tricks):
+            cards = [*trick.cards, *(h.kitty if number == 0 else ())]
+            taken[trick.winner] += sum(rules.card_points(Card.parse(c)) for c in cards)
+        if h.moon is None:
+            assert tuple(taken) == h.points
+    # The record reads back whole, kitty included.
+    assert GameRecord.from_dict(record.to_dict()) == record
+    text = list(replay_text(record))
+    assert text[1] == "rules: standard with kitty=true, 3 players, target 100"
+    kitty_lines = [line for line in text if line.startswith("    kitty")]
+    assert kitty_lines == [
+        f"    kitty{' ' * (len('seat 0 north') - 5)}  {h.kitty[0]} (to the first trick's winner)"
+        for h in record.hands
+    ]

@@ -257,3 +257,43 @@ def test_options_from_a_toml_table_take_plain_values() -> None:
     assert Rules().with_options({"kitty": False, "moon_points": "default"}) == Rules()
     with pytest.raises(RulesError, match=r"rules\.colour: unknown rule"):
         Rules().with_options({"colour": "red"})
+
+
+@pytest.mark.parametrize(
+    ("given", "players"),
+    [
+        ({"moon_points": 26}, 4),
+        ({"removed_cards": []}, 4),
+        ({"pass_cycle": "left,right,across,hold"}, 4),
+        ({"pass_cycle": "left,right,hold"}, 3),
+        ({"removed_cards": []}, 3),
+    ],
+)
+def test_a_value_equal_to_the_table_size_default_is_the_default(
+    given: dict[str, object], players: int
+) -> None:
+    # The same games: the same rules, so the same run (a database made without the option
+    # resumes with it).
+    kitty = {"kitty": True} if players == 3 and "removed_cards" in given else {}
+    rules = Rules(players=players, **kitty, **given)  # type: ignore[arg-type]
+    assert rules == Rules(players=players, **kitty)  # type: ignore[arg-type]
+    assert rules.to_dict() == Rules(players=players, **kitty).to_dict()  # type: ignore[arg-type]
+    from arena.config import build_config
+
+    bots = ["a=true", "b=true", "c=true", "d=true"][:players]
+    options = [f"{k}={v if not isinstance(v, list) else ''}" for k, v in given.items()]
+    if kitty:
+        options.append("kitty=true")
+    assert (
+        build_config(bots=bots, players=players, rule=options).run_id
+        == build_config(bots=bots, players=players, rule=options[len(given) :]).run_id
+    )
+
+
+def test_a_value_other_than_the_default_is_kept() -> None:
+    assert Rules(moon_points=25).moon_points == 25
+    assert Rules(spot_hearts=True, moon_points=26).moon_points == 26  # spot's moon is 104 + 13
+    assert (
+        Rules(players=3, removed_cards=(Card.parse("2D"),)).removed_cards is None
+    )  # 3 players' default
+    assert Rules(players=3, removed_cards=(Card.parse("2C"),)).removed_cards == (Card.parse("2C"),)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from arena.cards import Card
-from arena.rules import PassDirection
+from arena.errors import RulesError
+from arena.rules import PRESETS, PassDirection, Rules
 from arena.table import Fault, GameRecord, HandRecord
 
 __all__ = ["replay_text"]
@@ -15,6 +16,40 @@ def _cards(codes: tuple[str, ...]) -> str:
     # Dealt hands read best grouped by suit, high to low, as a player holds them.
     cards = sorted((Card.parse(c) for c in codes), key=lambda c: (c.suit, c.rank), reverse=True)
     return " ".join(str(c) for c in cards) or "-"
+
+
+def _rules_text(rules: Rules) -> str:
+    """The rules as the preset they come from (the standard game if none fits better) and the
+    options, ``--rule`` style, that differ from it. A one-hand table's ``pass_cycle`` is its
+    board's direction, so it is left out when looking for the preset."""
+    base = rules.replace(pass_cycle=None)
+    name, preset_rules = "standard", Rules(players=rules.players)
+    for candidate_name, candidate in PRESETS.items():
+        try:
+            same = base.replace(target=candidate.target) == candidate.replace(
+                players=rules.players
+            )
+        except RulesError:  # a preset that cannot be played at this table size
+            continue
+        if same:
+            name, preset_rules = candidate_name, candidate.replace(players=rules.players)
+            break
+    wanted = preset_rules.to_dict()
+    changed = [
+        f"{key}={_option_value(value)}"
+        for key, value in rules.to_dict().items()
+        if value != wanted[key] and key != "target"
+    ]
+    given = f" with {' '.join(changed)}" if changed else ""
+    return f"{name}{given}, {rules.players} players, target {rules.target}"
+
+
+def _option_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    return str(value)
 
 
 def _fault_line(fault: Fault) -> str:
@@ -38,6 +73,8 @@ def _hand(record: GameRecord, hand: HandRecord) -> Iterator[str]:
     yield "  dealt:"
     for seat, cards in enumerate(hand.dealt):
         yield f"    {who(seat)}  {_cards(cards)}"
+    if hand.kitty:
+        yield f"    {'kitty':<{len(who(0))}}  {_cards(hand.kitty)} (to the first trick's winner)"
     faults = [f for f in record.faults if f.hand == hand.number]
     if any(hand.passes):
         offset = PassDirection(hand.pass_direction).offset(k)
@@ -49,7 +86,8 @@ def _hand(record: GameRecord, hand: HandRecord) -> Iterator[str]:
         played = ", ".join(
             f"{seats[(trick.leader + i) % k]} {card}" for i, card in enumerate(trick.cards)
         )
-        yield f"  trick {number + 1:>2}: {played}  -> {seats[trick.winner]} takes it"
+        kitty = " and the kitty" if number == 0 and hand.kitty else ""
+        yield f"  trick {number + 1:>2}: {played}  -> {seats[trick.winner]} takes it{kitty}"
         yield from (_fault_line(f) for f in faults if f.trick == number)
     yield from (_fault_line(f) for f in faults if f.trick >= len(hand.tricks))
     points = ", ".join(f"{seats[s]} {p}" for s, p in enumerate(hand.points))
@@ -67,9 +105,10 @@ def replay_text(record: GameRecord, game: int | None = None) -> Iterator[str]:
     number = f" (game {game})" if game is not None else ""
     length = "a full game" if spec.hands is None else f"{spec.hands} hand(s)"
     yield (
-        f"table {spec.table_id}{number}: board {spec.board}, seed {spec.seed}, {length}, "
+        f"table {spec.table_id}{number}: seed {spec.seed}, {length}, "
         f"move {spec.clocks.move_ms} ms, bank {spec.clocks.bank_ms} ms"
     )
+    yield f"rules: {_rules_text(spec.rules)}"
     yield "seats: " + ", ".join(f"{s} {bot}" for s, bot in enumerate(spec.seats))
     for hand in record.hands:
         yield from _hand(record, hand)

@@ -1229,6 +1229,7 @@ class TableRun:
             moon=moon,
             sun=sun,
             complete=complete,
+            kitty=tuple([codes[c.index] for c in hand.kitty]),
         )
 
     def _record_partial_hand(self) -> None:
