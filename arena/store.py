@@ -590,11 +590,15 @@ def load_results(db_path: Path | str, run: str | None = None) -> list[TableResul
     A single-hand table gives one result with its moon; a game of several hands gives one
     result with its totals, the moons shot per seat and, played to a target, the placings. A
     seat whose bot forfeited is marked so (it loses every pair against a seat that did not). A
-    game cut short by a stopped referee (INTERRUPTED) is kept in the database but is not a
-    result: its scores say nothing about the bots.
+    game cut short by a stopped referee (INTERRUPTED) or a failed one (CRASH) is kept in the
+    database but is not a result: its scores say nothing about the bots.
     """
-    condition = "termination != ?" + (" AND run_id = ?" if run is not None else "")
-    args = (Termination.INTERRUPTED.value, *((run,) if run is not None else ()))
+    condition = "termination NOT IN (?, ?)" + (" AND run_id = ?" if run is not None else "")
+    args = (
+        Termination.INTERRUPTED.value,
+        Termination.CRASH.value,
+        *((run,) if run is not None else ()),
+    )
     with Store.open(db_path, create=False) as store:
         return [r for _, _, r in results_where(store._db, condition, args)]
 

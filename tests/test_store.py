@@ -321,14 +321,15 @@ def test_replay_is_json_lines_that_rebuild_the_record(tmp_path: Path) -> None:
     assert rebuilt == record
 
 
-def test_an_interrupted_game_is_stored_but_not_rated(tmp_path: Path) -> None:
+@pytest.mark.parametrize("ending", [Termination.INTERRUPTED, Termination.CRASH])
+def test_an_interrupted_or_crashed_game_is_stored_but_not_rated(
+    tmp_path: Path, ending: Termination
+) -> None:
     config = build_config(bots=BOTS[:4], boards=1, db=tmp_path / "i.db")
     first, second = schedule(config)[:2]
     whole = play_record(first.spec)
     cut = dataclasses.replace(
-        play_record(second.spec),
-        termination=Termination.INTERRUPTED,
-        reason="the referee stopped",
+        play_record(second.spec), termination=ending, reason="the referee stopped"
     )
     with Store.open(config.db) as store:
         store.claim(config.run_id, "batch", config.identity(), 4)
