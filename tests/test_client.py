@@ -6,6 +6,7 @@ Everything here runs the real rules engine; the bots are small real subclasses o
 from __future__ import annotations
 
 import random
+import warnings
 from collections.abc import Sequence
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from arena.cards import CARDS, Card, Suit, mask_of
 from arena.client import (
     Bot,
+    BotDefinitionWarning,
     CardPlayed,
     CardsDealt,
     CardsReceived,
@@ -355,3 +357,39 @@ def test_playout_finishes_any_position_with_every_point_scored() -> None:
         points = sum(result.taken_points)
         assert points == 26
         assert sum(result.tricks_won) == 13
+
+
+class Misnamed(Bot):
+    """Its author guessed the method names."""
+
+    def play(self, view: DecisionView) -> Card:
+        return highest(view.legal)
+
+    def pass_cards(self, view: DecisionView) -> list[Card]:
+        return list(view.hand[:3])
+
+    def on_trick_won(self, event: TrickWon) -> None:
+        """Never called: the hook is on_trick."""
+
+    def helper(self) -> int:
+        """A name like no Bot method's: not a slip."""
+        return 0
+
+
+def test_misnamed_methods_are_warned_of_naming_the_method_meant() -> None:
+    with pytest.warns(BotDefinitionWarning) as caught:
+        play_local([Misnamed(), Bot(), Bot(), Bot()], seed=1, hands=1)
+    said = [str(w.message) for w in caught]
+    assert said == [
+        "bot class Misnamed defines on_trick_won(), which the SDK never calls: did you mean "
+        "on_trick()? (Bot's own on_trick runs instead)",
+        "bot class Misnamed defines pass_cards(), which the SDK never calls: did you mean "
+        "choose_pass()? (Bot's own choose_pass runs instead)",
+        "bot class Misnamed defines play(), which the SDK never calls: did you mean "
+        "choose_play()? (Bot's own choose_play runs instead)",
+        "bot class Misnamed overrides neither choose_play nor choose_pass: it plays the base "
+        "class's defaults (the lowest legal card; passes its highest cards)",
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # told once per class, and never of Bot or a good bot
+        play_local([Misnamed(), Bot(), Recorder(), RandomLegal(1)], seed=1, hands=1)

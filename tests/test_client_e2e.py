@@ -482,6 +482,29 @@ def test_an_answer_of_the_wrong_type_is_sent_and_judged_not_blamed_on_a_raise(
     assert "cannot parse card 'None'" in log and "'None' is not a card" in log
 
 
+MISNAMED = """
+from arena.client import Bot, run
+
+class Mine(Bot):
+    def play(self, view):
+        return view.legal[-1]
+
+run(Mine())
+"""
+
+
+def test_a_misnamed_method_is_told_in_the_bots_log_at_start(
+    procs: Procs, referee: RefereeThread, tmp_path: Path
+) -> None:
+    script = tmp_path / "mine.py"
+    script.write_text(MISNAMED)
+    procs.start(script, _address(referee.port), TOKENS["faulty"], "faulty")
+    assert procs.wait_for_text("faulty", "connected to"), procs.stderr("faulty")
+    log = procs.stderr("faulty")
+    assert "WARNING bot class Mine defines play(), which the SDK never calls: did you mean " in log
+    assert "bot class Mine overrides neither choose_play nor choose_pass" in log
+
+
 QUITTER = """
 import os, signal
 from arena.client import Bot, run

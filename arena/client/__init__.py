@@ -19,7 +19,7 @@
 the bot's seed and the position, never from what the process did before.
 """
 
-from arena.client.bot import Bot, default_pass, default_play
+from arena.client.bot import Bot, BotDefinitionWarning, default_pass, default_play
 from arena.client.events import (
     CardPlayed,
     CardsDealt,
@@ -61,6 +61,7 @@ from arena.client.wire import PROTOCOL_VERSION
 __all__ = [
     "PROTOCOL_VERSION",
     "Bot",
+    "BotDefinitionWarning",
     "CardPlayed",
     "CardsDealt",
     "CardsReceived",

@@ -14,6 +14,8 @@ A minimal bot::
 
 from __future__ import annotations
 
+import difflib
+import warnings
 from collections.abc import Sequence
 
 from arena.cards import Card
@@ -33,7 +35,15 @@ from arena.client.events import (
 )
 from arena.client.view import DecisionView, highest, lowest
 
-__all__ = ["Bot", "default_pass", "default_play", "dispatch_event"]
+__all__ = [
+    "Bot",
+    "BotDefinitionWarning",
+    "api_slips",
+    "default_pass",
+    "default_play",
+    "dispatch_event",
+    "warn_slips",
+]
 
 
 class Bot:
@@ -101,6 +111,74 @@ def default_pass(view: DecisionView) -> list[Card]:
 def default_play(view: DecisionView) -> Card:
     """The base class's play: the lowest-ranked legal card."""
     return lowest(view.legal)
+
+
+NAME_SIMILARITY = 0.6
+"""How alike (difflib's ratio) a method's name must be to a Bot method's to be taken for a
+misspelling of it."""
+
+
+def _intended(name: str, unused: Sequence[str]) -> str | None:
+    """The Bot method that ``name`` was most likely meant to be, among those not overridden."""
+    close = difflib.get_close_matches(name, unused, n=1, cutoff=NAME_SIMILARITY)
+    if close:
+        return close[0]
+    # 'play' for choose_play, 'pass_cards' for choose_pass: a shared word, too short for difflib.
+    words = {w for w in name.lower().split("_") if len(w) >= 4}
+    shared = [api for api in unused if words & set(api.split("_")) - {"choose"}]
+    # The two decisions first: a misnamed one changes the bot's play, a misnamed hook does not.
+    chosen = [api for api in shared if api.startswith("choose_")] or shared
+    return chosen[0] if len(chosen) == 1 else None
+
+
+def api_slips(cls: type[Bot]) -> list[str]:
+    """What looks wrong in a Bot subclass's methods: names like a Bot method's that the SDK never
+    calls ("play" for choose_play), and overriding neither choose_play nor choose_pass.
+
+    The SDK calls only the methods of :class:`Bot` by their exact names, so a misspelt one is
+    silently never called and the base class's default plays instead.
+    """
+    if cls is Bot:
+        return []  # the base class itself: the documented default player, on purpose
+    api = [name for name in vars(Bot) if not name.startswith("_")]
+    overridden = {name for name in api if getattr(cls, name) is not getattr(Bot, name)}
+    unused = [name for name in api if name not in overridden]
+    own: set[str] = set()
+    for klass in cls.__mro__:
+        if klass is Bot:
+            break
+        own.update(n for n, v in vars(klass).items() if callable(v) and not n.startswith("_"))
+    slips = []
+    for name in sorted(own - set(api)):
+        meant = _intended(name, unused)
+        if meant is not None:
+            slips.append(
+                f"bot class {cls.__name__} defines {name}(), which the SDK never calls: did you "
+                f"mean {meant}()? (Bot's own {meant} runs instead)"
+            )
+    if "choose_play" not in overridden and "choose_pass" not in overridden:
+        slips.append(
+            f"bot class {cls.__name__} overrides neither choose_play nor choose_pass: it plays "
+            "the base class's defaults (the lowest legal card; passes its highest cards)"
+        )
+    return slips
+
+
+class BotDefinitionWarning(UserWarning):
+    """A Bot subclass looks miswritten: a misspelt method name, or no decision overridden."""
+
+
+_warned: set[type[Bot]] = set()
+"""The classes :func:`warn_slips` has told of already (a local loop plays thousands of games)."""
+
+
+def warn_slips(cls: type[Bot]) -> None:
+    """Warn (:class:`BotDefinitionWarning`) of :func:`api_slips`, once per class and process."""
+    if cls in _warned:
+        return
+    _warned.add(cls)
+    for slip in api_slips(cls):
+        warnings.warn(slip, BotDefinitionWarning, stacklevel=3)
 
 
 def dispatch_event(bot: Bot, event: Event) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from arena.cards import Card
 from arena.client.answers import pass_codes, play_code
-from arena.client.bot import Bot, dispatch_event
+from arena.client.bot import Bot, dispatch_event, warn_slips
 from arena.client.events import (
     CardPlayed,
     CardsDealt,
@@ -100,6 +100,8 @@ def play_local(
     seat_names = tuple(names) if names is not None else _default_names(bots)
     if len(seat_names) != len(bots):
         raise ConfigError(f"{len(seat_names)} names for {len(bots)} bots")
+    for bot in bots:
+        warn_slips(type(bot))
     table = _LocalTable(bots, rules, seat_names, move_ms, bank_ms, decide_forced_moves)
     game = Game(rules, seed, first_dealer=first_dealer)
     for seat in range(rules.players):

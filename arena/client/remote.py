@@ -52,7 +52,7 @@ import grpc
 
 from arena import __version__
 from arena.client.answers import pass_codes, play_code
-from arena.client.bot import Bot, default_pass, default_play, dispatch_event
+from arena.client.bot import Bot, api_slips, default_pass, default_play, dispatch_event
 from arena.client.events import FaultNotice
 from arena.client.view import DecisionKind
 from arena.client.wire import (
@@ -487,6 +487,8 @@ class _Runner:
         """The open session's outbox, where a stop request puts the Goodbye."""
         self.sleeping = False
         """Whether the runner waits to reconnect, a wait a stop request cuts short."""
+        for slip in api_slips(type(bot)):
+            log.warning("%s", slip)  # in the bot's log, where its author looks
         # Events are only translated for the hooks a bot overrides (most override none).
         self.hooked = {
             kind
