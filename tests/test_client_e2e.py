@@ -505,6 +505,22 @@ def test_a_misnamed_method_is_told_in_the_bots_log_at_start(
     assert "bot class Mine overrides neither choose_play nor choose_pass" in log
 
 
+def test_a_kick_that_lets_the_bot_back_is_logged_as_a_kick(
+    procs: Procs, referee: RefereeThread
+) -> None:
+    procs.start(SAMPLES / "lowcard.py", _address(referee.port), TOKENS["lowcard"], "lowcard")
+    assert referee.wait_for_bots(["lowcard"], LOBBY_WAIT_MS)
+    (session,) = referee.call(lambda r: r.sessions())
+    assert referee.call(lambda r: r.kick(session.session_id, "testing kick"))
+    assert procs.wait_for_text("lowcard", "reconnecting in"), procs.stderr("lowcard")
+    log = procs.stderr("lowcard")
+    assert (
+        "INFO kicked by the referee, which lets the bot back (testing kick); reconnecting in"
+        in (log)
+    )
+    assert "WARNING" not in log and "lost the connection" not in log, log
+
+
 QUITTER = """
 import os, signal
 from arena.client import Bot, run

@@ -418,6 +418,7 @@ def _serve(runner: _Runner, give_up_after: float) -> SessionEnd:
     while True:
         runner.welcomed = False
         pause: float | None = None  # the referee's own suggestion, when it gives one
+        invited = ""  # why the referee ended a session it lets the bot back into
         end: SessionEnd | None = None
         try:
             end = runner.session()
@@ -439,6 +440,11 @@ def _serve(runner: _Runner, give_up_after: float) -> SessionEnd:
                 return end
             code, detail = grpc.StatusCode.UNAVAILABLE, end.message
             pause = max(runner.reconnect_after_s, BACKOFF_FIRST_S)
+            invited = (
+                "kicked by the referee, which lets the bot back"
+                if end.reason == "KICKED"
+                else "the referee is restarting"
+            )
         now = time.monotonic()
         if runner.welcomed:  # that session got going: this is a fresh failure
             failing_since, delay = now, BACKOFF_FIRST_S
@@ -456,14 +462,18 @@ def _serve(runner: _Runner, give_up_after: float) -> SessionEnd:
             (pause if pause is not None else delay)
             * (1 + BACKOFF_JITTER * (2 * jitter.random() - 1)),
         )
-        log.warning(
-            "%s %s (%s: %s); retrying in %.1f s",
-            "lost the connection to" if runner.welcomed else "cannot connect to",
-            settings.address,
-            code.name,
-            detail or "no details",
-            wait,
-        )
+        if invited:
+            # Not a broken connection: the referee asked for this and said when to come back.
+            log.info("%s (%s); reconnecting in %.1f s", invited, detail or "no reason given", wait)
+        else:
+            log.warning(
+                "%s %s (%s: %s); retrying in %.1f s",
+                "lost the connection to" if runner.welcomed else "cannot connect to",
+                settings.address,
+                code.name,
+                detail or "no details",
+                wait,
+            )
         if not runner.sleep(wait):
             return SessionEnd("GOODBYE", "stopped while waiting to reconnect")
         if pause is None:
