@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from arena.client.remote import (
     ENV_BOT_NAME,
     ENV_GIVE_UP,
     ENV_TOKEN,
+    EXIT_INTERRUPTED,
     ClientSettings,
     GaveUp,
     Refused,
@@ -48,6 +50,8 @@ from arena.table import FaultKind
 ROOT = Path(__file__).resolve().parent.parent
 PROCESS_TIMEOUT_S = 60.0
 UNKNOWN_DECISION_KIND = 7
+POLL_S = 0.05
+"""How often a test rereads a bot's stderr while it waits for a line."""
 """A decision kind no version of this SDK knows (the protocol keeps 3 and up for the future)."""
 
 Stream = grpc.aio.ServicerContext[bot_pb.PlayRequest, bot_pb.PlayResponse]
@@ -445,6 +449,63 @@ def test_a_stop_signal_says_goodbye_then_exits(
         assert stderr.splitlines()[-1].endswith("stopped by SIGTERM"), stderr
     else:
         assert stderr.splitlines()[-1] == "arena.client: interrupted", stderr
+
+
+THINKER = """
+import sys, time
+from arena.client import Bot, run
+
+class Thinker(Bot):
+    def choose_play(self, view):
+        print("thinking", file=sys.stderr, flush=True)
+        time.sleep(600)  # a long search; a signal handler that returns lets it go on
+
+run(Thinker())
+"""
+
+
+def _wait_for_line(path: Path, proc: subprocess.Popen[bytes], text: str) -> str:
+    """The process's output in ``path`` once a line of it ends with ``text`` (or it exits)."""
+    deadline = time.monotonic() + PROCESS_TIMEOUT_S
+    while True:
+        said = path.read_text()
+        if any(line.endswith(text) for line in said.splitlines()) or proc.poll() is not None:
+            return said
+        assert time.monotonic() < deadline, said
+        time.sleep(POLL_S)
+
+
+def test_ctrl_c_during_a_decision_says_at_once_that_the_bot_stops_after_it(
+    bot_env: dict[str, str], tmp_path: Path
+) -> None:
+    async def script(n: int, stream: Stream) -> None:
+        await peer.read(stream)
+        await stream.write(bot_pb.PlayResponse(welcome=bot_pb.Welcome(session_id="s")))
+        await stream.write(bot_pb.PlayResponse(request=_play_request(3)))
+        await peer.drain(stream)
+
+    bot = tmp_path / "thinker.py"
+    bot.write_text(THINKER)
+    err = tmp_path / "stderr"
+    with ScriptedPeer(script) as peer, err.open("wb") as out:
+        bot_env.update(ARENA_ADDRESS=f"127.0.0.1:{peer.port}", ARENA_TOKEN="t", ARENA_BOT_NAME="h")
+        proc = subprocess.Popen(
+            [sys.executable, str(bot)], env=bot_env, stdin=subprocess.DEVNULL, stderr=out
+        )
+        try:
+            _wait_for_line(err, proc, "thinking")
+            proc.send_signal(signal.SIGINT)
+            said = _wait_for_line(err, proc, "again to quit now")
+            assert said.splitlines()[-1] == (
+                "arena.client: SIGINT: stopping after this decision; Ctrl-C again to quit now"
+            )
+            assert proc.poll() is None  # still thinking
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(PROCESS_TIMEOUT_S) == EXIT_INTERRUPTED
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
 
 
 # ---- settings ---------------------------------------------------------------------------------

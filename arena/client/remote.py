@@ -32,6 +32,7 @@ What happens when things go wrong:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -54,7 +55,7 @@ from arena import __version__
 from arena.client.answers import pass_codes, play_code
 from arena.client.bot import Bot, api_slips, default_pass, default_play, dispatch_event
 from arena.client.events import FaultNotice
-from arena.client.view import DecisionKind
+from arena.client.view import DecisionKind, DecisionView
 from arena.client.wire import (
     PROTOCOL_VERSION,
     decision_kind,
@@ -497,6 +498,8 @@ class _Runner:
         """The open session's outbox, where a stop request puts the Goodbye."""
         self.sleeping = False
         """Whether the runner waits to reconnect, a wait a stop request cuts short."""
+        self.deciding = False
+        """Whether the bot's choose_pass/choose_play runs now (a stop waits for its answer)."""
         for slip in api_slips(type(bot)):
             log.warning("%s", slip)  # in the bot's log, where its author looks
         # Events are only translated for the hooks a bot overrides (most override none).
@@ -517,6 +520,16 @@ class _Runner:
         if self.stop_signal is not None:
             raise _Interrupted
         self.stop_signal = signal.Signals(signum)
+        if self.deciding:
+            # The stop comes only once the bot answers, which may be long: say so at once. A raw
+            # write, because a log handler's lock may be held by the code this interrupted.
+            again = "; Ctrl-C again to quit now" if signum == signal.SIGINT else ""
+            with contextlib.suppress(OSError):
+                os.write(
+                    sys.stderr.fileno(),
+                    f"arena.client: {self.stop_signal.name}: stopping after this decision"
+                    f"{again}\n".encode(),
+                )
         outbox = self.outbox
         if outbox is not None:
             outbox.goodbye(f"received {self.stop_signal.name}")
@@ -673,6 +686,14 @@ class _Runner:
         except Exception:
             log.exception("could not read decision request %d; not answering it", rid)
             return None
+        self.deciding = True
+        try:
+            return self._answer(kind, rid, view)
+        finally:
+            self.deciding = False
+
+    def _answer(self, kind: DecisionKind, rid: int, view: DecisionView) -> bot_pb.PlayRequest:
+        """The bot's answer to one decision (the SDK's own if the bot's code raises)."""
         if kind is DecisionKind.PLAY:
             try:
                 card: object = self.bot.choose_play(view)
