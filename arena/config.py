@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import shlex
@@ -45,10 +46,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from arena.errors import ConfigError, RulesError
-from arena.rules import MAX_PLAYERS, MIN_PLAYERS, STANDARD_PLAYERS, Rules, preset
+from arena.rules import MAX_PLAYERS, MAX_POINTS, MIN_PLAYERS, STANDARD_PLAYERS, Rules, preset
 from arena.table import (
     DEFAULT_BANK_MS,
     DEFAULT_GRACE_MS,
@@ -83,6 +84,10 @@ SAMPLE_BOT_DIR = Path(__file__).resolve().parent.parent / "sample_bots"
 _SAMPLE_FILES = {"random": "random_bot.py"}
 """Sample bot files not named after their bot (random.py would hide the standard module)."""
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+MAX_DURATION_MS: Final = 86_400_000
+"""The longest clock or grace period taken: a day."""
+MAX_BOARDS: Final = 100_000
+"""The most boards one run takes (its schedule is held in memory)."""
 _DURATION = re.compile(r"(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|m)?")
 _UNIT_MS = {"ms": 1.0, "s": 1000.0, "m": 60_000.0, None: 1.0}
 
@@ -152,9 +157,11 @@ def _bot(name: str, command: str | Sequence[str]) -> BotSpec:
 def parse_duration_ms(text: str | int | float, flag: str) -> int:
     """Milliseconds from ``"1000"``, ``1000``, ``"500ms"``, ``"1.5s"`` or ``"2m"``; a bare number
     is milliseconds."""
-    if isinstance(text, bool):
+    if isinstance(text, bool) or not isinstance(text, str | int | float):
         raise ConfigError(f"{flag} {text!r}: expected a duration such as 1000 (ms), 500ms or 1.5s")
     if isinstance(text, int | float):
+        if not math.isfinite(text):
+            raise ConfigError(f"{flag} {text!r}: give a finite duration such as 1000 (ms) or 1.5s")
         value = float(text)
     else:
         match = _DURATION.fullmatch(text.strip().lower())
@@ -163,8 +170,11 @@ def parse_duration_ms(text: str | int | float, flag: str) -> int:
                 f"{flag} {text!r}: expected a duration such as 1000 (ms), 500ms or 1.5s"
             )
         value = float(match["number"]) * _UNIT_MS[match["unit"]]
-    if value < 0 or value != value:
+    if value < 0:
         raise ConfigError(f"{flag} {text!r}: a duration cannot be negative")
+    if value > MAX_DURATION_MS:
+        # The protocol carries clocks as 32-bit milliseconds; a day is far beyond any game's need.
+        raise ConfigError(f"{flag} {text!r}: at most a day ({MAX_DURATION_MS} ms)")
     return round(value)
 
 
@@ -253,6 +263,10 @@ def load_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"--config {path}: cannot read it: {e.strerror}") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"--config {path}: not valid TOML: {e}") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(
+            f"--config {path}: not UTF-8 text (byte {e.start}), as TOML must be"
+        ) from None
     return {k.replace("-", "_"): v for k, v in data.items()}
 
 
@@ -331,9 +345,9 @@ def build_config(
         points: int | None = None
         if target is not None:
             points = _int("--game-to", target, 0)
-            if points <= 0:
+            if not 0 < points <= MAX_POINTS:
                 raise ConfigError(
-                    f"--game-to {points}: the target must be a positive number of points"
+                    f"--game-to {points}: the target must be 1 to {MAX_POINTS} points"
                 )
             ruled = [r for r in rule if r.partition("=")[0].strip() == "target"]
             if ruled or "target" in (f.get("rule") or {}):
@@ -370,15 +384,16 @@ def build_config(
             )
 
         n_boards = _int("--boards", pick("boards", boards), DEFAULT_BOARDS)
-        if n_boards < 1:
-            raise ConfigError(f"--boards {n_boards}: play at least 1 board")
+        if not 1 <= n_boards <= MAX_BOARDS:
+            raise ConfigError(f"--boards {n_boards}: give 1 to {MAX_BOARDS} boards")
         workers = _int("--concurrency", pick("concurrency", concurrency), os.cpu_count() or 1)
         if workers < 1:
             raise ConfigError(f"--concurrency {workers}: play at least 1 table at a time")
         the_seed = _int("--seed", pick("seed", seed), DEFAULT_SEED)
-        move_ms = _duration("--move-time", pick("move_time", move_time), DEFAULT_MOVE_MS)
+        given_move = pick("move_time", move_time)
+        move_ms = _duration("--move-time", given_move, DEFAULT_MOVE_MS)
         if move_ms < 1:
-            raise ConfigError(f"--move-time {move_ms}: give each move at least 1 ms")
+            raise ConfigError(f"--move-time {given_move}: give each move at least 1 ms")
         bank_ms = _duration("--time-bank", pick("time_bank", time_bank), DEFAULT_BANK_MS)
         fault_limit = _int("--max-faults", pick("max_faults", max_faults), DEFAULT_MAX_FAULTS)
         if fault_limit < 0:
@@ -389,10 +404,12 @@ def build_config(
         grace_ms = _duration("--grace", pick("grace", grace), DEFAULT_GRACE_MS)
         the_port = _int("--port", pick("port", port), 0)
         check_port("--port", the_port)
-        db_path = Path(pick("db", db) or DEFAULT_DB)
+        db_path = Path(_path_text("--db", pick("db", db)) or DEFAULT_DB)
         if db_path.is_dir() or not db_path.name:
             raise ConfigError(f"--db {db_path}: is a folder, not a database file")
-        out_value = pick("out", out)
+        if db_path.exists() and not db_path.is_file():
+            raise ConfigError(f"--db {db_path}: not a regular file; give a database file")
+        out_value = _path_text("--out", pick("out", out))
         out_path = Path(out_value) if out_value else _default_out(db_path)
         _check_folder("--db", db_path.parent)
         _check_folder("--out", out_path)
@@ -427,6 +444,13 @@ def check_port(flag: str, port: int) -> None:
 def _duration(flag: str, value: str | int | float | None, default: int) -> int:
     # Only an absent setting takes the default: a file's `time_bank = 0` is a bank of 0 ms.
     return parse_duration_ms(default if value is None else value, flag)
+
+
+def _path_text(flag: str, value: Any) -> str | Path | None:
+    """A path setting as given (a config file may hold a number or a list by mistake)."""
+    if value is None or isinstance(value, str | Path):
+        return value
+    raise ConfigError(f"{flag} {value!r}: expected a path (a string)")
 
 
 def _check_folder(flag: str, folder: Path) -> None:

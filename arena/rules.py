@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
-from typing import Any
+from typing import Any, Final
 
 from arena.cards import (
     CARDS,
@@ -86,6 +86,9 @@ class PassDirection(Enum):
 _SEATS_LEFT = {"hold": 0, "left": 1, "left2": 2}
 _SEATS_RIGHT = {"right": 1, "right2": 2}
 
+
+MAX_POINTS: Final = 1_000_000
+"""The largest point value or target a rule may give (either sign)."""
 
 DEFAULT_PASS_CYCLES: Mapping[int, tuple[PassDirection, ...]] = {
     3: (PassDirection.LEFT, PassDirection.RIGHT, PassDirection.HOLD),
@@ -340,6 +343,17 @@ class Rules:
                     )
         if self.target <= 0:
             raise RulesError("target", f"must be positive, got {self.target}")
+        for name in (
+            "queen_penalty",
+            "jack_of_diamonds",
+            "no_tricks_bonus",
+            "target",
+            "moon_points",
+        ):
+            v = getattr(self, name)
+            if isinstance(v, int) and abs(v) > MAX_POINTS:
+                # Totals travel as 32-bit numbers; a bound far below that keeps any game's sum in.
+                raise RulesError(name, f"must be within -{MAX_POINTS} to {MAX_POINTS}, got {v}")
         if self.moon_points is not None:
             if (
                 not isinstance(self.moon_points, int)

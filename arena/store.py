@@ -17,6 +17,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -180,11 +181,28 @@ class RunRow:
     """When its last game was committed."""
 
 
+def check_regular(path: Path) -> None:
+    """Refuse, before SQLite touches it, an existing path that is not a regular file (a device
+    such as /dev/null: SQLite would make a journal beside it, then fail)."""
+    if path.exists() and not path.is_file():
+        what = "a folder" if path.is_dir() else "not a regular file"
+        raise StoreError(f"{path}: {what}, not a database file")
+
+
+def unreadable(path: Path | str, error: sqlite3.DatabaseError) -> str:
+    """What to say of a file SQLite could not use: not there to be made, or not a database."""
+    if isinstance(error, sqlite3.OperationalError) and "unable to open" in str(error):
+        return f"{path}: cannot open or create a database there ({error})"
+    return f"{path}: not a Hearts Arena database ({error})"
+
+
 def check_writable(path: Path) -> None:
     """Raise :class:`ConfigError` (one line) unless a database can be created or written at
     ``path``; creates nothing."""
     if path.is_dir():
         raise ConfigError(f"--db {path}: is a folder, not a database file")
+    if path.exists() and not path.is_file():
+        raise ConfigError(f"--db {path}: not a regular file; give a database file")
     if path.exists():
         if not os.access(path, os.R_OK | os.W_OK):
             raise ConfigError(f"--db {path}: the database is not writable (check its permissions)")
@@ -280,6 +298,7 @@ class Store:
         path = Path(path)
         if not create and not path.exists():
             raise StoreError(f"{path}: no such database")
+        check_regular(path)
         try:
             # check_same_thread is off because the director commits from a worker thread; the
             # single writer task guarantees one user at a time.
@@ -306,7 +325,7 @@ class Store:
             raise
         except sqlite3.DatabaseError as e:
             db.close()
-            raise StoreError(f"{path}: not a Hearts Arena database ({e})") from None
+            raise StoreError(unreadable(path, e)) from None
         if row is None or int(row[0]) != SCHEMA_VERSION:
             db.close()
             found = "none" if row is None else row[0]
@@ -477,7 +496,7 @@ class Store:
         rows = self._db.execute(
             "SELECT run_id, game, record FROM games WHERE table_id = ?", (key,)
         ).fetchall()
-        if not rows and key.strip().isdigit():
+        if not rows and re.fullmatch(r"[0-9]{1,18}", key.strip()):  # fits SQLite's integers
             rows = self._db.execute(
                 "SELECT run_id, game, record FROM games WHERE game = ?", (int(key),)
             ).fetchall()

@@ -273,6 +273,24 @@ def test_replay_prints_the_deal_the_passes_every_trick_and_fault(tmp_path: Path)
     assert missing.exit_code == 2 and "no game 'b9-g9-r9'" in missing.stderr
 
 
+def test_a_database_path_sqlite_cannot_use_is_one_line(tmp_path: Path) -> None:
+    db = stored_db(tmp_path)
+    huge = invoke("replay", "99999999999999999999", "--db", str(db))
+    assert huge.exit_code == 2 and "no game '99999999999999999999'" in huge.stderr
+    for args in (
+        ["bots", "add", "x", "--db", "/dev/null"],
+        ["admin", "token", "--db", "/dev/null"],
+        ["ratings", "--db", "/dev/null"],
+    ):
+        done = invoke(*args)
+        assert done.exit_code == 2, done.output
+        assert done.stderr == "arena: error: /dev/null: not a regular file, not a database file\n"
+    assert not Path("/dev/null-journal").exists()
+    nowhere = invoke("bots", "add", "x", "--db", "/proc/x.db")
+    assert nowhere.exit_code == 2
+    assert nowhere.stderr.startswith("arena: error: /proc/x.db: cannot open or create a database")
+
+
 def test_ratings_in_every_format(tmp_path: Path) -> None:
     db = stored_db(tmp_path)
     table = invoke("ratings", "--db", str(db), "--crosstable", "--los")

@@ -255,3 +255,21 @@ def test_fixed_event_waits_for_its_start_and_stops_at_its_end(tmp_path: Path) ->
     seen, played = asyncio.run(go())
     assert seen == [LadderState.WAITING, LadderState.RUNNING, LadderState.OVER]
     assert played == 3
+
+
+@pytest.mark.parametrize(
+    ("settings", "says"),
+    [
+        ({"move_time": 0}, r"^server config: move_time = 0; give at least 1 ms$"),
+        ({"handshake": "0"}, r"^server config: handshake = '0'; give at least 1 ms$"),
+        ({"move_time": float("inf")}, r"^server config: move_time = inf: give a finite duration"),
+        ({"move_time": [1]}, r"^server config: move_time = \[1\]: expected a duration"),
+        ({"time_bank": 99999999999999}, r"^server config: time_bank = 99999999999999: at most a"),
+        ({"game_to": 2**31}, r"^server config: rules.target: must be within"),
+    ],
+)
+def test_a_bad_clock_or_target_in_the_server_config_is_one_line(
+    settings: dict[str, object], says: str
+) -> None:
+    with pytest.raises(ConfigError, match=says):
+        server_config_from_dict(settings)

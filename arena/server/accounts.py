@@ -21,7 +21,7 @@ from enum import Enum
 from pathlib import Path
 
 from arena.errors import ArenaError
-from arena.store import StoreError, check_ours
+from arena.store import StoreError, check_ours, check_regular, unreadable
 
 __all__ = [
     "MAX_NAME_LENGTH",
@@ -122,15 +122,19 @@ def check_name(name: str) -> str:
 
 def connect(db: Path | str) -> sqlite3.Connection:
     """A connection to the competition database in WAL mode, with the account tables made."""
-    conn = sqlite3.connect(str(db), timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+    check_regular(Path(db))
+    try:
+        conn = sqlite3.connect(str(db), timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+    except sqlite3.DatabaseError as e:
+        raise StoreError(unreadable(db, e)) from None
     try:
         check_ours(conn, db, create=True)
     except StoreError:
         conn.close()
         raise
-    except sqlite3.DatabaseError as e:  # not SQLite at all
+    except sqlite3.DatabaseError as e:  # not SQLite at all, or nowhere to make it
         conn.close()
-        raise StoreError(f"{db}: not a Hearts Arena database ({e})") from None
+        raise StoreError(unreadable(db, e)) from None
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=FULL")
     conn.executescript(SCHEMA)

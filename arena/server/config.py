@@ -196,14 +196,17 @@ def server_config_from_dict(data: Mapping[str, Any]) -> ServerConfig:
         raise ConfigError("server config: give hands = N or game_to = POINTS, not both")
     hands: int | None = _int(data, "hands", 1)
     if "game_to" in data:
-        rules = rules.replace(target=_int(data, "game_to", rules.target))
+        try:
+            rules = rules.replace(target=_int(data, "game_to", rules.target))
+        except RulesError as e:
+            raise ConfigError(f"server config: {e}") from None
         hands = None
     if hands is not None and hands < 1:
         raise ConfigError(f"server config: hands = {hands}; play at least 1 hand per table")
     clocks = Clocks(
-        move_ms=_ms(data, "move_time", Clocks.move_ms),
+        move_ms=_ms(data, "move_time", Clocks.move_ms, at_least=1),
         bank_ms=_ms(data, "time_bank", Clocks.bank_ms),
-        handshake_ms=_ms(data, "handshake", Clocks.handshake_ms),
+        handshake_ms=_ms(data, "handshake", Clocks.handshake_ms, at_least=1),
     )
     strict = data.get("strict", False)
     if not isinstance(strict, bool):
@@ -253,10 +256,14 @@ def _int(data: Mapping[str, Any], key: str, default: int) -> int:
     return value
 
 
-def _ms(data: Mapping[str, Any], key: str, default: int) -> int:
+def _ms(data: Mapping[str, Any], key: str, default: int, at_least: int = 0) -> int:
     if key not in data:
         return default
-    return parse_duration_ms(data[key], f"server config: {key} =")
+    ms = parse_duration_ms(data[key], f"server config: {key} =")
+    if ms < at_least:
+        # As `arena run --move-time 0`: a clock of 0 ms would fault every answer.
+        raise ConfigError(f"server config: {key} = {data[key]!r}; give at least {at_least} ms")
+    return ms
 
 
 def _rules(preset_name: Any, options: Any, players: int) -> Rules:
