@@ -534,12 +534,10 @@ def sprt(
             f"interrupted after {outcome.boards} boards; run the same command again to resume",
             EXIT_INTERRUPTED,
         )
-    if outcome.decision is SprtDecision.ACCEPT_H1:
-        verdict = f"H1 accepted: {b} is stronger than {a} by about {elo1:g} Elo or more"
-    elif outcome.decision is SprtDecision.ACCEPT_H0:
-        verdict = f"H0 accepted: {b} is not stronger than {a} by {elo1:g} Elo"
-    else:
+    if outcome.decision is SprtDecision.CONTINUE:
         verdict = f"no decision: stopped at the cap of {max_boards} boards (--max-boards)"
+    else:
+        verdict = test.verdict(a, b)
     console.print(verdict, markup=False, highlight=False)
 
 

@@ -139,3 +139,36 @@ def test_render_ratings_text_with_crosstable_and_los(tournament: list[TableResul
 
 def test_history_path_sits_beside_the_plot() -> None:
     assert history_path("out/elo.png") == Path("out/elo-history.png")
+
+
+def test_open_unknown_and_anchored_intervals_print_as_such(tmp_path: Path) -> None:
+    # A takes no point in any hand: it won every pair (score exactly 100 %), and nothing bounds
+    # its rating above. E sits at one table only (one board): no interval.
+    results = []
+    for b in range(4):
+        for r in range(4):
+            seats = tuple("ABCD"[(s - r) % 4] for s in range(4))
+            points = {"A": 0.0, "B": 3.0 + b, "C": 9.0 - b, "D": 7.0 + (b % 2)}
+            results.append(TableResult(f"d{b}", seats, tuple(points[x] for x in seats)))
+    results.append(TableResult("e0", ("E", "B", "C", "D"), (5.0, 4.0, 6.0, 8.0)))
+    f = fit(results, anchor="B")
+    text = text_of(ratings_table(f)).replace("\n", " ")
+    a = next(r for r in f.rows() if r.name == "A")
+    assert a.high == math.inf and f"[{a.low:+.1f}, +∞)" in text
+    assert "100%" in text  # A's score: every pair won, exactly
+    assert "anchor" in text and "[+0.0, +0.0]" not in text
+    assert "∞: the results do not bound that side" in text
+    e = next(r for r in f.rows() if r.name == "E")
+    assert math.isnan(e.low) and math.isnan(e.se)
+    document = json.loads(to_json(f))
+    rows = {r["name"]: r for r in document["fits"][0]["ratings"]}
+    assert rows["A"]["high"] is None and rows["A"]["se"] is not None
+    assert rows["E"]["low"] is None and rows["E"]["se"] is None
+    csv_rows = {r["name"]: r for r in csv.DictReader(io.StringIO(to_csv(f)))}
+    assert csv_rows["A"]["high"] == "" and csv_rows["A"]["low"] != ""
+    assert plot_ratings(f, tmp_path / "open.png").read_bytes().startswith(PNG_SIGNATURE)
+    history = rating_history(results, checkpoints=4, anchor="B")
+    assert np.isposinf(history.high[-1][history.names.index("A")])
+    assert plot_history(history, tmp_path / "h.png").read_bytes().startswith(PNG_SIGNATURE)
+    mean = text_of(ratings_table(fit(results))).replace("\n", " ")
+    assert "(-∞, " in mean  # with the mean at 0, the others move with A's unbounded rating

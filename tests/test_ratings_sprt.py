@@ -121,3 +121,33 @@ def test_board_score_is_b_share_against_a_over_the_rotations() -> None:
         "d", ("A", "B", "f1", "f2"), (3.0, 0.0, 10.0, 13.0), forfeits=(False, True, False, False)
     )
     assert board_score([forfeit], "A", "B") == 0.0
+
+
+def test_the_verdict_says_which_hypothesis_is_favoured_not_the_gap() -> None:
+    # At a true +10 with [0, 20], H1 is accepted about half the time: "B is stronger by about
+    # 20" would overstate it; the verdict says what the test decides.
+    strong = Sprt(0.0, 20.0)
+    for _ in range(200):
+        strong.update(1.0)
+    verdict = strong.verdict("old", "new")
+    assert verdict.startswith("H1 accepted: the test favours elo1 = 20 over elo0 = 0")
+    assert "new is likely stronger than old" in verdict
+    assert "not a measure of the gap" in verdict and "about 20" not in verdict
+    weak = Sprt(0.0, 20.0)
+    for _ in range(200):
+        weak.update(0.0)
+    assert weak.verdict("old", "new") == (
+        "H0 accepted: the test favours elo0 = 0 over elo1 = 20; "
+        "new is likely at most 20 Elo stronger than old"
+    )
+    shifted = Sprt(5.0, 25.0)
+    for _ in range(200):
+        shifted.update(1.0)
+    assert "new is likely stronger than old by more than 5 Elo" in shifted.verdict("old", "new")
+    assert Sprt().verdict() == "no decision yet after 0 boards"
+
+
+def test_status_before_any_board_has_no_negative_zero() -> None:
+    status = Sprt(-20.0, 0.0).status
+    assert "-0.0" not in status and "-0.00" not in status and "[-20, 0]" in status
+    assert "elo +0.0" in status and "LLR +0.00" in status

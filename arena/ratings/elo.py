@@ -18,7 +18,23 @@ The method (DESIGN.md, "Ratings"):
   covariance, for comparison) is not their covariance. The default is the cluster-robust sandwich
   H^-1 (sum over boards c of g_c g_c^T) H^-1 with g_c the score summed over board c and the usual
   G/(G-1) small-sample factor; ``method="bootstrap"`` instead resamples whole boards (seeded) and
-  refits. Intervals are normal: estimate +/- z * standard error, for ratings and differences alike.
+  refits. Intervals are estimate +/- t * standard error, for ratings and differences alike.
+* Degrees of freedom: a bot's variance is estimated from the boards *it* played (its score sums
+  over other boards are zero), so its t quantile has that many boards minus one degrees of
+  freedom, and a difference takes the smaller of the two bots'. A bot seen on one board has no
+  interval (NaN), as the whole fit has none with one board in total.
+* Separation: a bot that won every pair it played (or a group of bots that never conceded a
+  point to the rest) has an infinite maximum-likelihood rating; only the prior keeps the estimate
+  finite, and the board sums of its residuals, and so the sandwich, shrink to zero. Its interval
+  is therefore open on that side (+inf, or -inf for one that never scored), by the comparison
+  graph: ``a - b`` is bounded above only if a chain of pairs in which each bot scored against the
+  next leads from b to a (a tie is half a point each way: it bounds, as the likelihood does).
+* Too little spread: a bot whose pairs show none (no pair won, or none lost; a tie is neither,
+  so a bot that only tied counts), or fewer than MIN_MINORITY points on its rarer side, gets at
+  least the model-based (naive) variance along its own rating, as does every group open in the
+  sense above: there its residuals say little. And as one virtual draw pulls a bot that rarely
+  loses towards 0 by more than its error, every interval also reaches the estimate without the
+  prior (when that is finite). Measured coverage: README, "Ratings".
 """
 
 from __future__ import annotations
@@ -55,6 +71,7 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
 
 ELO_PER_NAT: Final = 400.0 / math.log(10.0)
 """Elo points per unit of the logistic model's log-odds: 400 Elo is odds of 10 to 1."""
@@ -72,6 +89,13 @@ GRADIENT_TOLERANCE: Final = 1e-10
 """Target gradient of the mean log-likelihood per pair."""
 NOISE_ELO: Final = 1e-6
 """Rating differences and spreads below this are floating-point noise, not information."""
+MIN_MINORITY: Final = 10.0
+"""Below this many points on a bot's rarer side (wins or losses) its variance is at least the
+naive one: the usual rule of thumb for a normal interval on a proportion (n p and n (1 - p) at
+least 10)."""
+FLOOR_SWEEPS: Final = 200
+"""Sweeps at most when lifting flat groups' variances to the naive ones (a few suffice)."""
+FLOOR_TOLERANCE: Final = 1e-9
 CONVERGED_GRADIENT: Final = 1e-7
 """Largest gradient accepted as converged: ratings exact to well below a hundredth of an Elo."""
 
@@ -160,9 +184,14 @@ class BotRating:
     name: str
     elo: float
     se: float
-    """Standard error of ``elo`` (relative to the anchor) from the fit's covariance."""
+    """Standard error of ``elo`` (relative to the anchor) from the fit's covariance; NaN when the
+    bot played fewer than two boards (nothing is known of its spread), 0 for the anchor."""
     low: float
+    """Lower bound of the interval: -inf when nothing in the results bounds it (the bot never
+    scored a point, see the module notes), NaN when unknown (fewer than two boards)."""
     high: float
+    """Upper bound: +inf when nothing bounds it (the bot never conceded a point), NaN when
+    unknown."""
     naive_se: float
     """The standard error that treats every pair as independent; for comparison only."""
     los_next: float | None
@@ -170,7 +199,8 @@ class BotRating:
     stats: BotStats
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready flat mapping (NaN becomes None)."""
+        """A JSON-ready flat mapping (NaN and infinities become None): a None bound with a
+        number for ``se`` is open on that side; None for ``se`` too means unknown."""
         row: dict[str, Any] = {
             "rank": self.rank,
             "name": self.name,
@@ -215,19 +245,42 @@ class RatingFit:
     """Replicates behind ``cov`` for the bootstrap; 0 for the sandwich."""
     seed: int | None
     """Seed of the bootstrap; None for the sandwich."""
+    unshrunk: FloatArray | None = None
+    """The ratings without the prior (maximum likelihood), anchored alike, when they are finite
+    (no separation): every interval also reaches the rating the results alone give, as the prior
+    pulls an estimate towards 0 by more than its error when a bot rarely loses (or wins). None
+    with separation (the open bounds stand for the infinite estimate) or without a prior."""
+    reach: BoolArray | None = None
+    """``reach[a, b]``: a chain of pairs, each bot scoring a point or half against the next, leads
+    from a to b, so the results bound ``elo[b] - elo[a]`` from above; None when every bot reaches
+    every other (no separation)."""
 
     def __post_init__(self) -> None:
         for array in (self.elo, self.cov, self.naive_cov, self.pair_score, self.pair_count):
             array.setflags(write=False)
+        for extra in (self.reach, self.unshrunk):
+            if extra is not None:
+                extra.setflags(write=False)
 
     @property
     def z(self) -> float:
-        """The quantile of the two-sided ``confidence``: Student's t with one degree of freedom
-        fewer than the boards (the clusters), as the covariance is estimated from that many;
-        NaN with fewer than two boards."""
-        if self.boards < 2:
+        """The quantile of the two-sided ``confidence`` over the whole fit: Student's t with one
+        degree of freedom fewer than the boards; NaN with fewer than two boards. Each bot's
+        interval uses its own boards instead (see :meth:`interval`)."""
+        return self._quantile(self.boards - 1)
+
+    def _quantile(self, df: float) -> float:
+        if df < 1:
             return math.nan
-        return float(stats.t.ppf(0.5 + self.confidence / 2.0, self.boards - 1))
+        return float(stats.t.ppf(0.5 + self.confidence / 2.0, df))
+
+    def _boards(self) -> FloatArray:
+        return np.array([b.boards for b in self.bots], dtype=np.float64)
+
+    def _reaches(self) -> BoolArray:
+        if self.reach is None:
+            return np.ones((len(self.names), len(self.names)), dtype=np.bool_)
+        return self.reach
 
     def index(self, name: str) -> int:
         """Position of ``name`` in :attr:`names`."""
@@ -245,27 +298,66 @@ class RatingFit:
         return np.sqrt(np.clip(np.diag(self.naive_cov), 0.0, None))
 
     def interval(self, name: str) -> Interval:
-        """The rating of ``name`` with its interval."""
-        i = self.index(name)
-        return self._interval(float(self.elo[i]), float(self.cov[i, i]))
+        """The rating of ``name`` with its interval (t with that bot's boards - 1 degrees of
+        freedom; open where the results do not bound it; exactly 0 for the anchor)."""
+        return self._rating_interval(self.index(name))
+
+    def _rating_interval(self, i: int) -> Interval:
+        boards, reach = self._boards(), self._reaches()
+        if self.anchor is None:
+            df = boards[i] - 1.0
+            # The mean moves with every bot: bounded only if every bot's difference is.
+            up_open, down_open = not reach[:, i].all(), not reach[i, :].all()
+        else:
+            k = self.index(self.anchor)
+            if i == k:
+                return Interval(0.0, 0.0, 0.0, 0.0)  # 0 by definition, not by measurement
+            df = min(boards[i], boards[k]) - 1.0
+            up_open, down_open = not reach[k, i], not reach[i, k]
+        return self._interval(
+            float(self.elo[i]),
+            float(self.cov[i, i]),
+            df,
+            up_open=up_open,
+            down_open=down_open,
+            unshrunk=float(self._unshrunk()[i]),
+        )
 
     def diff_interval(self, a: str, b: str) -> Interval:
-        """The rating difference ``a - b`` with its own interval (using the covariance)."""
+        """The rating difference ``a - b`` with its own interval (using the covariance; t with
+        the smaller of the two bots' boards - 1 degrees of freedom; open where not bounded)."""
         i, j = self.index(a), self.index(b)
+        if i == j:
+            return Interval(0.0, 0.0, 0.0, 0.0)
         var = self.cov[i, i] + self.cov[j, j] - 2.0 * self.cov[i, j]
-        return self._interval(float(self.elo[i] - self.elo[j]), float(var))
+        boards, reach = self._boards(), self._reaches()
+        free = self._unshrunk()
+        return self._interval(
+            float(self.elo[i] - self.elo[j]),
+            float(var),
+            min(boards[i], boards[j]) - 1.0,
+            up_open=not reach[j, i],
+            down_open=not reach[i, j],
+            unshrunk=float(free[i] - free[j]),
+        )
 
     def los(self) -> FloatArray:
-        """``los()[a, b]``: P(rating a > rating b), normal approximation; NaN on the diagonal."""
+        """``los()[a, b]``: P(rating a > rating b), t approximation with the smaller of the two
+        bots' boards - 1 degrees of freedom; NaN on the diagonal, where either bot played one
+        board, and where the results bound the difference on neither side."""
         diff = self.elo[:, None] - self.elo[None, :]
         var = np.diag(self.cov)[:, None] + np.diag(self.cov)[None, :] - 2.0 * self.cov
         sd = np.sqrt(np.clip(var, 0.0, None))
+        boards, reach = self._boards(), self._reaches()
+        df = np.minimum(boards[:, None], boards[None, :]) - 1.0
         # A difference known exactly (no spread at all) is certain, or a tie if it is only noise.
         sure = np.where(np.abs(diff) <= NOISE_ELO, 0.5, (diff > 0).astype(np.float64))
         with np.errstate(divide="ignore", invalid="ignore"):
-            spread = stats.t.cdf(diff / sd, max(self.boards - 1, 1))
+            spread = stats.t.cdf(diff / sd, np.maximum(df, 1.0))
             los: FloatArray = np.where(sd > NOISE_ELO, spread, sure)
-        los[np.isnan(var)] = np.nan  # fewer than two boards: nothing is known of the spread
+        # Fewer than two boards: nothing is known of the spread; no chain either way: nothing
+        # but the prior orders the two.
+        los[np.isnan(var) | (df < 1.0) | ~(reach | reach.T)] = np.nan
         np.fill_diagonal(los, np.nan)
         return los
 
@@ -276,18 +368,19 @@ class RatingFit:
     def rows(self) -> tuple[BotRating, ...]:
         """The rating list, best first (ties broken by name)."""
         order = sorted(range(len(self.names)), key=lambda i: (-self.elo[i], self.names[i]))
-        se, naive, los = self.se(), self.naive_se(), self.los()
+        naive, los = self.naive_se(), self.los()
         rows = []
         for rank, i in enumerate(order, start=1):
             nxt = order[rank] if rank < len(order) else None
+            interval = self._rating_interval(i)
             rows.append(
                 BotRating(
                     rank=rank,
                     name=self.names[i],
                     elo=float(self.elo[i]),
-                    se=float(se[i]),
-                    low=float(self.elo[i] - self.z * se[i]),
-                    high=float(self.elo[i] + self.z * se[i]),
+                    se=interval.se,
+                    low=interval.low,
+                    high=interval.high,
                     naive_se=float(naive[i]),
                     los_next=None if nxt is None else float(los[i, nxt]),
                     stats=self.bots[i],
@@ -326,9 +419,30 @@ class RatingFit:
             },
         }
 
-    def _interval(self, estimate: float, var: float) -> Interval:
+    def _unshrunk(self) -> FloatArray:
+        return self.elo if self.unshrunk is None else self.unshrunk
+
+    def _interval(
+        self,
+        estimate: float,
+        var: float,
+        df: float,
+        *,
+        up_open: bool,
+        down_open: bool,
+        unshrunk: float,
+    ) -> Interval:
+        q = self._quantile(df)
+        if math.isnan(q) or math.isnan(var):
+            return Interval(estimate, math.nan, math.nan, math.nan)
         se = math.sqrt(max(var, 0.0))
-        return Interval(estimate, se, estimate - self.z * se, estimate + self.z * se)
+        # The interval spans the estimate and the one without the prior, plus the error.
+        return Interval(
+            estimate,
+            se,
+            -math.inf if down_open else min(estimate, unshrunk) - q * se,
+            math.inf if up_open else max(estimate, unshrunk) + q * se,
+        )
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -341,6 +455,8 @@ class RatingHistory:
     elo: FloatArray
     """``elo[t, i]``: rating of bot i after ``results[t]`` results; NaN before it played."""
     low: FloatArray
+    """Interval bounds as :meth:`RatingFit.interval` gives them: NaN when unknown, infinite when
+    open."""
     high: FloatArray
     anchor: str | None
 
@@ -444,9 +560,9 @@ def rating_history(
         except RatingsError:
             continue
         row = np.full((3, len(names)), np.nan)
-        where = [names.index(n) for n in step.names]
-        half = step.z * step.se()
-        row[0, where], row[1, where], row[2, where] = step.elo, step.elo - half, step.elo + half
+        for k, name in enumerate(step.names):
+            interval = step.interval(name)
+            row[:, names.index(name)] = (step.elo[k], interval.low, interval.high)
         kept.append(int(size))
         elo.append(row[0])
         low.append(row[1])
@@ -503,10 +619,16 @@ def _fit_arrays(
         cov_free = _bootstrap_cov(
             players, standing, board, n_boards, pairs, prior_draws, n, bootstrap_samples, seed
         )[1:, 1:]
+    cov_full, naive_full = _pad(cov_free), _pad(bread)
+    reach = _reach(score)
+    unshrunk = _unshrunk(pairs, n) if prior_draws > 0.0 and reach.all() else None
     if n_boards < 2:
         # One board is one cluster: its spread cannot be estimated (the clustered sum is zero
         # at the fit), and an interval of width zero would claim certainty from a single deal.
-        cov_free = np.full_like(cov_free, np.nan)
+        cov_full = np.full_like(cov_full, np.nan)
+    else:
+        directions = _flat_directions(reach, _no_spread(players, standing, score, count, n))
+        cov_full = _floor_variance(cov_full, naive_full, directions)
     to_anchor = _anchor_matrix(names, anchor)
     elo_scale = ELO_PER_NAT**2
     return RatingFit(
@@ -517,8 +639,9 @@ def _fit_arrays(
         confidence=confidence,
         prior_draws=prior_draws,
         elo=ELO_PER_NAT * (to_anchor @ theta),
-        cov=elo_scale * _sandwich_free(to_anchor, cov_free),
-        naive_cov=elo_scale * _sandwich_free(to_anchor, bread),
+        unshrunk=None if unshrunk is None else ELO_PER_NAT * (to_anchor @ unshrunk),
+        cov=elo_scale * _anchored(to_anchor, cov_full),
+        naive_cov=elo_scale * _anchored(to_anchor, naive_full),
         pair_score=score,
         pair_count=count,
         bots=_bot_stats(names, players, arrays, board, n_boards, score, count, confidence),
@@ -526,6 +649,7 @@ def _fit_arrays(
         boards=n_boards,
         bootstrap_samples=bootstrap_samples if method is IntervalMethod.BOOTSTRAP else 0,
         seed=seed if method is IntervalMethod.BOOTSTRAP else None,
+        reach=None if reach.all() else reach,
     )
 
 
@@ -664,6 +788,16 @@ def _solve(pairs: _Pairs, n: int) -> FloatArray:
     return full(np.asarray(found.x, dtype=np.float64))
 
 
+def _unshrunk(pairs: _Pairs, n: int) -> FloatArray | None:
+    """The maximum likelihood without the prior, finite without separation; None if the solver
+    cannot confirm it (near separation in floating point), when the intervals rest on the
+    variance floor alone rather than failing the whole fit."""
+    try:
+        return _solve(pairs, n)
+    except RatingsError:
+        return None
+
+
 def _hessian(pairs: _Pairs, theta: FloatArray, n: int) -> FloatArray:
     """Hessian of the negative log-likelihood in the n log-strengths."""
     lo, hi = pairs.lo, pairs.hi
@@ -769,13 +903,94 @@ def _anchor_matrix(names: tuple[str, ...], anchor: str | None) -> FloatArray:
     return np.eye(n) - shift
 
 
-def _sandwich_free(to_anchor: FloatArray, cov_free: FloatArray) -> FloatArray:
-    """Covariance of anchored strengths from that of the free ones (the first bot fixed at 0)."""
-    n = to_anchor.shape[0]
+def _pad(cov_free: FloatArray) -> FloatArray:
+    """The covariance of all n log-strengths from that of the free ones (the first bot at 0)."""
+    n = cov_free.shape[0] + 1
     full = np.zeros((n, n))
     full[1:, 1:] = cov_free
+    return full
+
+
+def _anchored(to_anchor: FloatArray, full: FloatArray) -> FloatArray:
+    """Covariance of anchored strengths from that of all n log-strengths."""
     cov: FloatArray = to_anchor @ full @ to_anchor.T
     return (cov + cov.T) / 2.0
+
+
+def _reach(score: FloatArray) -> BoolArray:
+    """``[a, b]``: a chain of pairs leads from a to b, each bot scoring against the next.
+
+    Moving a group of bots up together raises the likelihood (without the prior) for ever when
+    nobody outside it ever scored against it; ``b - a`` is bounded above exactly when some chain
+    leads from a to b (the graph's reachability), as the groups are then tied to each other.
+    """
+    n = score.shape[0]
+    scored = sparse.csr_matrix(score > 0)
+    pieces, _ = csgraph.connected_components(scored, directed=True, connection="strong")
+    if pieces == 1:  # the usual case: everyone reaches everyone
+        return np.ones((n, n), dtype=np.bool_)
+    hops = csgraph.shortest_path(scored, directed=True, unweighted=True)
+    reach: BoolArray = np.isfinite(hops)
+    return reach
+
+
+def _no_spread(
+    players: IntArray, points: FloatArray, score: FloatArray, count: FloatArray, n: int
+) -> BoolArray:
+    """Bots whose residuals cannot show their spread: no pair won or none lost (a tie is
+    neither), or fewer than MIN_MINORITY points on the rarer side (wins or losses, a tie half
+    of each), where the sandwich rests on a handful of boards and the prior moves the estimate."""
+    won = np.zeros(n)
+    lost = np.zeros(n)
+    for i, j, s in _seat_pairs(players, points):
+        met = players[:, i] != players[:, j]
+        a, b, s = players[met, i], players[met, j], s[met]
+        won += np.bincount(a, s == 1.0, n) + np.bincount(b, s == 0.0, n)
+        lost += np.bincount(a, s == 0.0, n) + np.bincount(b, s == 1.0, n)
+    points_for = score.sum(axis=1)
+    rarer = np.minimum(points_for, count.sum(axis=1) - points_for)
+    flat: BoolArray = (won == 0) | (lost == 0) | (rarer < MIN_MINORITY)
+    return flat
+
+
+def _flat_directions(reach: BoolArray, no_spread: BoolArray) -> list[BoolArray]:
+    """Groups of bots (as masks) along whose joint rating the residuals say nothing: each bot
+    without spread, and each group that nobody outside it reaches (an open side)."""
+    n = reach.shape[0]
+    groups = {tuple(np.eye(n, dtype=np.bool_)[i]) for i in np.flatnonzero(no_spread)}
+    if not reach.all():
+        for i in range(n):
+            above = reach[:, i]  # every bot with a chain to i: none outside ever scored on them
+            if not above.all():
+                groups.add(tuple(bool(x) for x in above))
+    return [np.array(g, dtype=np.bool_) for g in sorted(groups)]
+
+
+def _floor_variance(cov: FloatArray, naive: FloatArray, groups: list[BoolArray]) -> FloatArray:
+    """Add variance along each group's joint rating until the group's contrast (its mean minus
+    the others') has at least its naive variance: there, the board sums of the residuals are
+    near zero because the group won or lost everything, not because its rating is known."""
+    n = cov.shape[0]
+    kept = [g for g in groups if 0 < int(g.sum()) < n]
+    if not kept:
+        return cov
+    u = np.array(kept, dtype=np.float64)  # [group, bot]
+    size = u.sum(axis=1, keepdims=True)
+    contrast = u / size - (1.0 - u) / (n - size)  # contrast[g] @ u[g] == 1
+    missing = np.einsum("gi,ij,gj->g", contrast, naive - cov, contrast)
+    # Variance added along group h raises group g's contrast by (contrast[g] @ u[h])^2 of it:
+    # the least additions that lift every contrast to its naive variance solve a small linear
+    # complementarity problem; projected Gauss-Seidel finds them, in any order of the groups.
+    lift = (contrast @ u.T) ** 2
+    added = np.zeros(len(kept))
+    for _ in range(FLOOR_SWEEPS):
+        before = added.copy()
+        for g in range(len(kept)):
+            added[g] = max(0.0, missing[g] - (lift[g] @ added - added[g]))
+        if np.abs(added - before).max() <= FLOOR_TOLERANCE * max(1.0, float(added.max())):
+            break
+    out: FloatArray = cov + u.T @ (added[:, None] * u)
+    return out
 
 
 def _bot_stats(

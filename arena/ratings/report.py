@@ -25,6 +25,7 @@ from rich.table import Table
 from arena.ratings.elo import (
     DEFAULT_CHECKPOINTS,
     DEFAULT_PRIOR_DRAWS,
+    BotRating,
     IntervalMethod,
     RatingFit,
     RatingHistory,
@@ -37,6 +38,7 @@ __all__ = [
     "ReportFormat",
     "crosstable",
     "history_path",
+    "interval_text",
     "los_table",
     "plot_history",
     "plot_ratings",
@@ -72,9 +74,13 @@ def _size_label(fit: RatingFit) -> str:
     return f"{fit.table_size}-seat tables"
 
 
-def _percent(p: float | None) -> str:
+def _percent(p: float | None, *, counted: bool = False) -> str:
+    """A share as a percentage; ``counted`` for a share of counted outcomes (a score), whose
+    0 and 1 are exact: "0%" and "100%", where a probability near the ends is clipped."""
     if p is None or not math.isfinite(p):
         return "-"
+    if counted and p in (0.0, 1.0):
+        return f"{100.0 * p:.0f}%"
     if p > LOS_CERTAIN:
         return ">99.9%"
     if p < 1.0 - LOS_CERTAIN:
@@ -90,6 +96,22 @@ def _method_text(fit: RatingFit) -> str:
 
 def _anchor_text(fit: RatingFit) -> str:
     return f"{fit.anchor} = 0" if fit.anchor is not None else "mean = 0"
+
+
+def interval_text(row: BotRating, anchor: str | None, digits: int = 1) -> tuple[str, str]:
+    """The "±" and interval cells of a row: "anchor" for the anchor, "-" when unknown (fewer
+    than two boards), an open bound as -∞ or +∞ (the results do not bound that side)."""
+    if row.name == anchor:
+        return "", "anchor"
+    if math.isnan(row.low) or math.isnan(row.high):
+        return "-", "-"
+    low = f"{row.low:+.{digits}f}" if math.isfinite(row.low) else "-∞"
+    high = f"{row.high:+.{digits}f}" if math.isfinite(row.high) else "+∞"
+    half = f"{row.high - row.elo:.{digits}f}" if math.isfinite(row.high - row.low) else "-"
+    # An infinite bound is not a member of the interval: "(-∞, +12.0]", "[+3.0, +∞)".
+    left = "[" if math.isfinite(row.low) else "("
+    right = "]" if math.isfinite(row.high) else ")"
+    return half, f"{left}{low}, {high}{right}"
 
 
 def ratings_table(fit: RatingFit) -> Table:
@@ -109,6 +131,11 @@ def ratings_table(fit: RatingFit) -> Table:
             f"{fit.results} results on {fit.boards} boards; {_anchor_text(fit)}; "
             f"{pct}% intervals clustered by board ({fit.method.value}); "
             f"LOS = likelihood of superiority over the next bot"
+            + (
+                "; ∞: the results do not bound that side (a bot won or lost every pair)"
+                if fit.reach is not None
+                else ""
+            )
         ),
         header_style="bold",
     )
@@ -136,12 +163,11 @@ def ratings_table(fit: RatingFit) -> Table:
             str(row.rank),
             row.name,
             f"{row.elo:+.1f}",
-            f"{row.high - row.elo:.1f}" if math.isfinite(row.high) else "-",
-            f"[{row.low:+.1f}, {row.high:+.1f}]" if math.isfinite(row.high) else "-",
+            *interval_text(row, fit.anchor),
             _percent(row.los_next),
             f"{s.points_mean:.2f}",
             f"{half:.2f}" if math.isfinite(half) else "-",
-            _percent(s.score),
+            _percent(s.score, counted=True),
             str(s.tables),
             str(s.boards),
         ]
@@ -230,11 +256,19 @@ def plot_ratings(fit: RatingFit, path: str | Path) -> Path:
     low = np.array([r.low for r in rows])
     high = np.array([r.high for r in rows])
     ax.axvline(0.0, color=ANCHOR_COLOUR, linewidth=1.0, linestyle="--", zorder=1)
-    rated = np.array([r.name != fit.anchor for r in rows])
+    # The axis spans what is known: estimates and finite bounds. An open side (an infinite
+    # bound) runs to the edge with an arrow; an unknown interval (NaN) draws no bar.
+    known = np.concatenate([elo, low[np.isfinite(low)], high[np.isfinite(high)]])
+    left, right = float(known.min()), float(known.max())
+    span = max(right - left, 1.0)
+    edge_low, edge_high = left - 0.05 * span, right + 0.22 * span
+    rated = np.array([r.name != fit.anchor for r in rows]) & ~(np.isnan(low) | np.isnan(high))
+    shown_low = np.where(np.isinf(low), edge_low, low)
+    shown_high = np.where(np.isinf(high), edge_high, high)
     ax.errorbar(
         elo[rated],
         y[rated],
-        xerr=np.vstack([elo - low, high - elo])[:, rated],
+        xerr=np.vstack([elo - shown_low, shown_high - elo])[:, rated],
         fmt="o",
         color=INTERVAL_COLOUR,
         ecolor=INTERVAL_COLOUR,
@@ -243,20 +277,30 @@ def plot_ratings(fit: RatingFit, path: str | Path) -> Path:
         markersize=6.0,
         zorder=3,
     )
-    if not rated.all():  # the anchor is 0 by definition: a marker, no interval
-        ax.plot(elo[~rated], y[~rated], "D", color=INTERVAL_COLOUR, fillstyle="none", zorder=3)
-    span = max(float(high.max() - low.min()), 1.0)
-    for yi, r in zip(y, rows, strict=True):
+    for side, marker in ((np.isneginf(low), "<"), (np.isposinf(high), ">")):
+        open_side = rated & side
+        if open_side.any():
+            edge = edge_low if marker == "<" else edge_high
+            ax.plot(
+                np.full(int(open_side.sum()), edge), y[open_side], marker, color=INTERVAL_COLOUR
+            )
+    unrated = ~rated  # the anchor (0 by definition) and bots without an interval: a marker
+    if unrated.any():
+        ax.plot(elo[unrated], y[unrated], "D", color=INTERVAL_COLOUR, fillstyle="none", zorder=3)
+    for yi, r, at in zip(y, rows, np.where(np.isfinite(high), high, elo), strict=True):
+        half, interval = interval_text(r, fit.anchor, digits=0)
+        label = interval if half in ("", "-") else f"{r.elo:+.0f} ± {half}"
         ax.annotate(
-            "anchor" if r.name == fit.anchor else f"{r.elo:+.0f} ± {r.high - r.elo:.0f}",
-            (r.high, yi),
-            xytext=(7, 0),
+            label if interval != "-" else "no interval (one board)",
+            (min(float(at), edge_high), yi),
+            xytext=(7, 0) if math.isfinite(r.high) else (-7, 8),
             textcoords="offset points",
             va="center",
+            ha="left" if math.isfinite(r.high) else "right",
             fontsize=8,
             color="#333333",
         )
-    ax.set_xlim(float(low.min()) - 0.05 * span, float(high.max()) + 0.22 * span)
+    ax.set_xlim(edge_low, edge_high)
     ax.set_yticks(y, [f"{r.rank}. {r.name}" for r in rows])
     ax.set_ylim(-0.7, n - 0.3)
     pct = round(100 * fit.confidence)
@@ -286,10 +330,22 @@ def plot_history(history: RatingHistory, path: str | Path, *, title: str = "") -
     )
     colours = colormaps["tab10" if len(order) <= 10 else "tab20"]
     bands = len(order) <= MAX_HISTORY_BANDS
+    values = np.concatenate([history.elo, history.low, history.high]).ravel()
+    finite = values[np.isfinite(values)]
+    lowest, highest = float(finite.min(initial=0.0)), float(finite.max(initial=0.0))
+    margin = 0.1 * max(highest - lowest, 1.0)
+    limits = (lowest - margin, highest + margin)  # an open side fills to here
     for k, i in enumerate(order):
         colour = colours(k % colours.N)
         if bands:
-            ax.fill_between(x, history.low[:, i], history.high[:, i], color=colour, alpha=0.15)
+            # An open side fills to the plot's edge; an unknown interval leaves a gap.
+            ax.fill_between(
+                x,
+                np.clip(history.low[:, i], *limits),
+                np.clip(history.high[:, i], *limits),
+                color=colour,
+                alpha=0.15,
+            )
         ax.plot(
             x,
             history.elo[:, i],
@@ -300,6 +356,8 @@ def plot_history(history: RatingHistory, path: str | Path, *, title: str = "") -
             label=history.names[i],
         )
     ax.axhline(0.0, color=ANCHOR_COLOUR, linewidth=1.0, linestyle="--")
+    if np.isinf(values).any():
+        ax.set_ylim(*limits)
     ax.set_xlabel("results rated")
     ax.set_ylabel("Elo (" + (f"{history.anchor} = 0" if history.anchor else "mean = 0") + ")")
     ax.set_xlim(0, float(x[-1]) * 1.02)

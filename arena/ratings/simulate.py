@@ -21,10 +21,16 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import special
 
-from arena.ratings.elo import ELO_PER_NAT
+from arena.ratings.elo import ELO_PER_NAT, fit
 from arena.ratings.results import NO_MOON, RatingsError, TableArrays
 
-__all__ = ["DEFAULT_DEAL_LUCK", "POINTS_SCALE", "simulate_board_scores", "simulate_tables"]
+__all__ = [
+    "DEFAULT_DEAL_LUCK",
+    "POINTS_SCALE",
+    "interval_coverage",
+    "simulate_board_scores",
+    "simulate_tables",
+]
 
 DEFAULT_DEAL_LUCK: Final = 0.5
 """Correlation of one seat's luck across the rotations of a board."""
@@ -110,3 +116,66 @@ def simulate_board_scores(
     b_wins = utility[:, :, 1] > utility[:, :, 0]
     scores: NDArray[np.float64] = b_wins.mean(axis=1)
     return scores
+
+
+def interval_coverage(
+    elo: Sequence[float] | NDArray[np.float64],
+    boards: int,
+    reps: int,
+    *,
+    seed: int = 0,
+    table_size: int = 4,
+    deal_luck: float = DEFAULT_DEAL_LUCK,
+) -> tuple[float, int]:
+    """Share of reported rating intervals (mean at 0) that hold the truth over ``reps`` simulated
+    tournaments, and how many rows had no interval (a bot on one board), which are left out."""
+    rng = np.random.default_rng(seed)
+    truth = np.asarray(elo, dtype=np.float64)
+    hits = rated = unknown = 0
+    for _ in range(reps):
+        f = fit(
+            simulate_tables(truth, boards, seed=rng, table_size=table_size, deal_luck=deal_luck)
+        )
+        seen = truth[[int(name[3:]) for name in f.names]]
+        seen = seen - seen.mean()
+        for k, name in enumerate(f.names):
+            interval = f.interval(name)
+            if math.isnan(interval.low):
+                unknown += 1
+                continue
+            rated += 1
+            hits += interval.low <= seen[k] <= interval.high
+    return hits / max(rated, 1), unknown
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m arena.ratings.simulate``: print the coverage of the reported intervals."""
+    import argparse  # only the command line needs it
+
+    parser = argparse.ArgumentParser(
+        prog="python -m arena.ratings.simulate",
+        description="Coverage of the reported 95% rating intervals in simulated tournaments.",
+    )
+    parser.add_argument("--elo", type=float, nargs="+", default=[-150, -90, -30, 30, 90, 150])
+    parser.add_argument("--boards", type=int, default=10)
+    parser.add_argument("--reps", type=int, default=300)
+    parser.add_argument("--seats", type=int, default=4)
+    parser.add_argument("--deal-luck", type=float, default=DEFAULT_DEAL_LUCK)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    share, unknown = interval_coverage(
+        args.elo,
+        args.boards,
+        args.reps,
+        seed=args.seed,
+        table_size=args.seats,
+        deal_luck=args.deal_luck,
+    )
+    print(
+        f"{args.reps} tournaments of {args.boards} boards, {len(args.elo)} bots at "
+        f"{args.seats}-seat tables: coverage {share:.3f} ({unknown} rows without an interval)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -63,9 +63,30 @@ class SprtBounds:
     """Wald's stopping bounds on the log-likelihood ratio."""
 
     lower: float
-    """At or below: accept H0 (B is not stronger by elo1)."""
+    """At or below: accept H0 (the results favour elo0 over elo1)."""
     upper: float
-    """At or above: accept H1 (B is stronger by elo1, not elo0)."""
+    """At or above: accept H1 (the results favour elo1 over elo0)."""
+
+
+def _unsigned_zero(x: float) -> float:
+    """``x`` with -0.0 made 0.0, so that a report never shows "-0.0" (adding 0.0 does that)."""
+    return x + 0.0
+
+
+def _beyond(elo: float, a: str, side: str) -> str:
+    """What B's advantage lies beyond: "stronger than A by more than 5 Elo" (side "more", above
+    ``elo``), "at most 20 Elo stronger than A" (side "less", below ``elo``), and so on."""
+    if side == "more":
+        if elo == 0.0:
+            return f"stronger than {a}"
+        if elo > 0.0:
+            return f"stronger than {a} by more than {elo:g} Elo"
+        return f"no more than {-elo:g} Elo weaker than {a}"
+    if elo == 0.0:
+        return f"not stronger than {a}"
+    if elo > 0.0:
+        return f"at most {elo:g} Elo stronger than {a}"
+    return f"weaker than {a} by more than {-elo:g} Elo"
 
 
 def elo_to_score(elo: float) -> float:
@@ -192,12 +213,35 @@ class Sprt:
     @property
     def status(self) -> str:
         """One line for a progress display: boards, score, Elo, LLR against its bounds, decision."""
-        elo, low, high = self.elo()
+        elo, low, high = (_unsigned_zero(x) for x in self.elo())
         return (
             f"boards {self._n}  score {self.mean:.3f}  elo {elo:+.1f} [{low:+.1f}, {high:+.1f}]  "
-            f"LLR {self.llr:+.2f} ({self._bounds.lower:+.2f}, {self._bounds.upper:+.2f})  "
-            f"[{self.elo0:g}, {self.elo1:g}]  {self.decision.value}"
+            f"LLR {_unsigned_zero(self.llr):+.2f} "
+            f"({self._bounds.lower:+.2f}, {self._bounds.upper:+.2f})  "
+            f"[{_unsigned_zero(self.elo0):g}, {_unsigned_zero(self.elo1):g}]  "
+            f"{self.decision.value}"
         )
+
+    def verdict(self, a: str = "A", b: str = "B") -> str:
+        """What the decision says about B against A, no more: which hypothesis the test favours.
+
+        Accepting H1 means the results favour elo1 over elo0, so B is likely stronger than A by
+        more than elo0; elo1 is the gap the test was built to detect, not a measure of the gap
+        (at a true gap halfway between, H1 is accepted about half the time).
+        """
+        e0, e1 = f"{_unsigned_zero(self.elo0):g}", f"{_unsigned_zero(self.elo1):g}"
+        if self.decision is SprtDecision.ACCEPT_H1:
+            return (
+                f"H1 accepted: the test favours elo1 = {e1} over elo0 = {e0}; {b} is likely "
+                f"{_beyond(self.elo0, a, 'more')} ({e1} Elo is what the test was built to "
+                "detect, not a measure of the gap)"
+            )
+        if self.decision is SprtDecision.ACCEPT_H0:
+            return (
+                f"H0 accepted: the test favours elo0 = {e0} over elo1 = {e1}; {b} is likely "
+                f"{_beyond(self.elo1, a, 'less')}"
+            )
+        return f"no decision yet after {self._n} boards"
 
     def __repr__(self) -> str:
         return (
