@@ -8,6 +8,7 @@ what to install, except under CI=true, where it fails.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -139,3 +140,63 @@ def test_leaderboard_shows_standings_games_and_a_replay(
         keep = os.environ.get("ARENA_SCREENSHOT_DIR")
         if keep:
             shutil.copy(target, Path(keep) / target.name)
+
+
+WEB = Path(__file__).resolve().parent.parent / "arena" / "server" / "web"
+
+
+def standing(name: str, rank: int | None, elo: float | None, se: float | None,
+             low: float | None, high: float | None) -> dict[str, object]:  # fmt: skip
+    return {
+        "name": name, "rank": rank, "elo": elo, "se": se, "low": low, "high": high,
+        "los_next": None, "games": 3, "hands": 12, "points_per_hand": 6.5, "faults": 0,
+        "forfeits": 0, "live_mu": None, "live_sigma": None, "status": "active", "sessions": 0,
+        "playing": 0,
+    }  # fmt: skip
+
+
+def test_open_and_unknown_intervals_read_as_such(chromium: str, tmp_path: Path) -> None:
+    """The page against canned API answers (a stub fetch, no server): a null bound beside a
+    standard error is open (the bot won every pair), a null standard error is unknown."""
+    api = {
+        "/api/health": {"name": "Stub Cup", "status": "ok", "ladder": "paused", "sessions": 0,
+                        "tables": 0, "games": 9, "event": None},
+        "/api/standings": {"fit": {"message": "Elo with 95% intervals, clustered by board"},
+                           "bots": [
+                               standing("unbeaten", 1, 420.0, 80.0, 150.0, None),
+                               standing("steady", 2, 10.0, 20.0, -30.0, 50.0),
+                               standing("winless", 3, -300.0, 70.0, None, -90.0),
+                               standing("newcomer", 4, -50.0, None, None, None),
+                               standing("unrated", None, None, None, None, None),
+                           ]},
+        "/api/games": {"games": []},
+    }  # fmt: skip
+    stub = (
+        f"const API = {json.dumps(api)};\n"
+        "window.fetch = async (url) => ({ ok: true, status: 200,"
+        " json: async () => API[new URL(url, 'http://stub').pathname] });\n"
+    )
+    page = (WEB / "index.html").read_text(encoding="utf-8")
+    page = page.replace('href="/static/style.css"', f'href="{(WEB / "style.css").as_uri()}"')
+    page = page.replace(
+        '<script src="/static/app.js" defer></script>',
+        f'<script>{stub}</script>\n<script src="{(WEB / "app.js").as_uri()}" defer></script>',
+    )
+    html = tmp_path / "index.html"
+    html.write_text(page, encoding="utf-8")
+    done = browse(
+        chromium, tmp_path / "profile", "--allow-file-access-from-files", "--dump-dom",
+        html.as_uri(),
+    )  # fmt: skip
+    intervals = dict(
+        re.findall(r'<tr data-bot="(\w+)".*?<span class="interval">([^<]*)</span>', done.stdout)
+    )
+    assert intervals == {
+        "unbeaten": "150 … +∞",
+        "steady": "-30 … 50",
+        "winless": "−∞ … -90",
+        "newcomer": "–",
+        "unrated": "",
+    }, done.stdout[-3000:]
+    assert 'class="open-high"' in done.stdout and 'class="open-low"' in done.stdout
+    assert "fewer than two boards" in done.stdout

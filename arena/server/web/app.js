@@ -75,15 +75,43 @@ async function refreshHealth() {
   }
 }
 
+// An interval is known once the bot has a fit and a standard error (se is null with fewer than
+// two boards); a null bound beside a known se is open on that side: the bot won (or lost) every
+// pair, so nothing in the results bounds its rating there.
+function hasInterval(row) {
+  return row.elo !== null && row.elo !== undefined && row.se !== null && row.se !== undefined;
+}
+
+function intervalText(row) {
+  if (row.elo === null || row.elo === undefined) return "";
+  if (!hasInterval(row)) return "–";
+  const low = row.low === null ? "−∞" : fmt(row.low, 0);
+  const high = row.high === null ? "+∞" : fmt(row.high, 0);
+  return `${low} … ${high}`;
+}
+
+function intervalTitle(row) {
+  if (row.elo === null || row.elo === undefined) return "not rated yet";
+  if (!hasInterval(row)) return "no interval yet: fewer than two boards played";
+  if (row.low === null || row.high === null) {
+    return "open-ended: the bot won or lost every pair (or a bot it is measured against did), " +
+      "so the results do not bound that side";
+  }
+  return "95% interval, clustered by board";
+}
+
 function intervalBar(row, lo, hi) {
   const bar = el("span", { class: "bar" });
-  if (row.low === null || row.high === null || hi <= lo) return bar;
-  const pos = (x) => `${(100 * (x - lo)) / (hi - lo)}%`;
-  const span = el("span");
-  span.style.left = pos(row.low);
-  span.style.width = `${(100 * (row.high - row.low)) / (hi - lo)}%`;
+  if (!hasInterval(row) || hi <= lo) return bar;
+  const pos = (x) => (100 * (x - lo)) / (hi - lo);
+  const left = row.low === null ? 0 : pos(row.low);
+  const right = row.high === null ? 100 : pos(row.high);
+  const open = `${row.low === null ? " open-low" : ""}${row.high === null ? " open-high" : ""}`;
+  const span = el("span", { class: open.trim() });
+  span.style.left = `${left}%`;
+  span.style.width = `${right - left}%`;
   const mark = el("i");
-  mark.style.left = pos(row.elo);
+  mark.style.left = `${pos(row.elo)}%`;
   bar.append(span, mark);
   return bar;
 }
@@ -92,9 +120,11 @@ async function refreshStandings() {
   const data = await getJSON("/api/standings");
   document.getElementById("fit-note").textContent = data.fit.message;
   const rows = data.bots;
-  const rated = rows.filter((r) => r.low !== null && r.high !== null);
-  const lo = Math.min(...rated.map((r) => r.low), 0);
-  const hi = Math.max(...rated.map((r) => r.high), 0);
+  // The scale spans the estimates and the finite bounds; an open side runs to the bar's end.
+  const known = rows.filter(hasInterval).flatMap((r) => [r.elo, r.low, r.high])
+    .filter((x) => x !== null);
+  const lo = Math.min(...known, 0);
+  const hi = Math.max(...known, 0);
   const body = document.querySelector("#standings tbody");
   body.replaceChildren(
     ...rows.map((r) => {
@@ -108,8 +138,8 @@ async function refreshStandings() {
         el("td", { class: "num" }, r.rank ?? ""),
         el("td", {}, r.name),
         el("td", { class: "num" }, fmt(r.elo, 0)),
-        el("td", {}, intervalBar(r, lo, hi),
-          el("span", { class: "interval" }, r.low === null ? "" : `${fmt(r.low, 0)} … ${fmt(r.high, 0)}`)),
+        el("td", { title: intervalTitle(r) }, intervalBar(r, lo, hi),
+          el("span", { class: "interval" }, intervalText(r))),
         el("td", { class: "num" }, r.games),
         el("td", { class: "num" }, r.hands),
         el("td", { class: "num" }, fmt(r.points_per_hand, 2)),
