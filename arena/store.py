@@ -481,6 +481,21 @@ class Store:
                 (run_id, bot, at, exit_code, stderr),
             )
 
+    def replays_missing(self, run_id: str, out: Path) -> Iterator[tuple[int, GameRecord]]:
+        """The stored games of the run whose replay file is not under ``out`` (a run stopped
+        between a game's commit and its replay, or resumed with another ``--out``)."""
+        folder = out / "replays"
+        have = {p.name for p in folder.glob("*.jsonl")} if folder.is_dir() else set()
+        rows = self._db.execute(
+            "SELECT game, table_id FROM games WHERE run_id = ? ORDER BY game", (run_id,)
+        ).fetchall()
+        for game, table_id in rows:
+            if f"{game:06d}-{table_id}.jsonl" not in have:
+                (text,) = self._db.execute(
+                    "SELECT record FROM games WHERE run_id = ? AND game = ?", (run_id, game)
+                ).fetchone()
+                yield game, GameRecord.from_dict(json.loads(text))
+
     def records(self, run_id: str | None = None) -> Iterator[tuple[int, GameRecord]]:
         """The stored games (schedule index, record), in schedule order."""
         sql = "SELECT game, record FROM games"

@@ -6,6 +6,7 @@ test_arena_resume.py; here the director is driven through :func:`run_batch` to k
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import shlex
 import sqlite3
@@ -165,3 +166,21 @@ def test_another_configuration_on_the_same_database_is_refused(tmp_path: Path) -
     with pytest.raises(ConfigError, match=r"holds another run \(boards 1, not 2\)"):
         run_batch(other, PlainReporter(io.StringIO()))
     assert len(load_results(db)) == 4
+
+
+def test_a_replay_missing_for_a_stored_game_is_written_at_the_next_start(tmp_path: Path) -> None:
+    # A stop between a game's commit and its replay file (or a resume with another --out)
+    # leaves stored games without replays: the next start writes them from the database.
+    config = build_config(bots=DETERMINISTIC, boards=1, concurrency=2, db=tmp_path / "m.db")
+    assert run(config)[:3] == (4, 4, 4)
+    folder = config.out / "replays"
+    files = sorted(p.name for p in folder.iterdir())
+    assert len(files) == 4
+    lost = folder / files[2]
+    kept = lost.read_bytes()
+    lost.unlink()
+    assert run(config)[:3] == (4, 0, 4)  # nothing left to play, no bot started
+    assert lost.read_bytes() == kept
+    elsewhere = dataclasses.replace(config, out=tmp_path / "other-out")
+    run(elsewhere)
+    assert sorted(p.name for p in (elsewhere.out / "replays").iterdir()) == files

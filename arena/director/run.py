@@ -153,6 +153,12 @@ def open_run_store(db: Path, run_id: str, kind: str, identity: dict[str, Any]) -
     return store
 
 
+def write_missing_replays(store: Store, run_id: str, out: Path) -> None:
+    """Write the replay of every stored game of the run that has none under ``out``."""
+    for game, record in list(store.replays_missing(run_id, out)):
+        write_replay(out, game, record)
+
+
 def check_port(port: int) -> None:
     """Refuse a port that is taken, before anything starts (one line, exit code 2)."""
     if port == 0:
@@ -227,6 +233,8 @@ def play_tables(
     )
     try:
         if isinstance(todo_list, list) and not todo_list:
+            if store is not None:
+                write_missing_replays(store, director.run_id, config.out)
             reporter.start(total or done, done, director.standings())
             reporter.stop()
             return director.outcome(done, started)
@@ -381,6 +389,7 @@ class _Director:
         self.store.claim(self.run_id, self.kind, self.identity, self.total)
         self.claimed = True
         self.config.out.mkdir(parents=True, exist_ok=True)
+        write_missing_replays(self.store, self.run_id, self.config.out)
 
     def _bot_exited(self, gone: BotExit) -> None:
         self.exits.append(gone)
@@ -446,8 +455,10 @@ class _Director:
         if isinstance(item, BotExit):
             self.store.save_crash(self.run_id, item.bot, item.at, item.exit_code, item.stderr)
             return
-        write_replay(self.config.out, item.table.index, item.record)
+        # The database first: a replay file then always has its game stored. A stop between the
+        # two leaves a stored game without a replay, which the next start writes (_claim).
         self.store.save_game(self.run_id, item.table.index, item.record, item.crashed)
+        write_replay(self.config.out, item.table.index, item.record)
 
     def _crashed_seats(self, record: GameRecord) -> tuple[int, ...]:
         """Seats whose bot process died during the game (and the referee saw it go)."""
