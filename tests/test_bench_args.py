@@ -47,6 +47,8 @@ def test_bench_server_refuses_a_kept_folder_it_used_before(tmp_path: Path) -> No
         timeout=60,
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert done.stderr.strip().splitlines()[-1].endswith(
-        f"argument --keep: {tmp_path} holds an earlier run's bench.db: give a new folder"
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .endswith(f"argument --keep: {tmp_path} holds an earlier run's bench.db: give a new folder")
     )

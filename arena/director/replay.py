@@ -26,9 +26,7 @@ def _rules_text(rules: Rules) -> str:
     name, preset_rules = "standard", Rules(players=rules.players)
     for candidate_name, candidate in PRESETS.items():
         try:
-            same = base.replace(target=candidate.target) == candidate.replace(
-                players=rules.players
-            )
+            same = base.replace(target=candidate.target) == candidate.replace(players=rules.players)
         except RulesError:  # a preset that cannot be played at this table size
             continue
         if same:
