@@ -4,9 +4,10 @@ For each legal card it deals the cards it has not seen to the other seats at ran
 consistently with what it has seen (how many cards each holds, the suits each has shown it lacks,
 the cards it passed), plays the card, finishes the hand with the engine and a fast greedy policy,
 and keeps the card with the best average score (its own points minus the others' mean, so that a
-moon counts). The number of playouts is fixed by its budget and scaled down when the move
-deadline is short; nothing depends on the wall clock or on earlier decisions, so each answer is
-a function of its seed and the request alone.
+moon counts). The number of playouts is fixed by its budget and scaled down when the move time
+is short (``view.move_ms``: it never plans to draw on its time bank, which is kept for slow
+moments); nothing depends on the wall clock or on earlier decisions, so each answer is a function
+of its seed and the request alone.
 
 Run it against a referee with ``python sample_bots/montecarlo.py`` and the environment variables
 ``ARENA_ADDRESS``, ``ARENA_TOKEN`` and ``ARENA_BOT_NAME`` (``ARENA_BOT_SEED`` sets its seed).
@@ -19,10 +20,10 @@ from arena.cards import QUEEN_OF_SPADES, Card, Rank, Suit
 from arena.client import Bot, DecisionView, decision_rng, playout, run, sample_world
 
 PLAYOUTS = 400
-"""Playouts per decision when the deadline allows (a few milliseconds each on a laptop core)."""
+"""Playouts per decision when the move time allows (a few milliseconds each on a laptop core)."""
 PLAYOUTS_PER_SECOND_ALLOWED = 800
-"""Playouts per second of move deadline: a playout costs up to 0.3 ms on one core, so the search
-spends at most about a quarter of the deadline."""
+"""Playouts per second of move time: a playout costs up to 0.3 ms on one core, so the search
+spends at most about a quarter of the move's own time and leaves the bank alone."""
 SAFE_SPADES = 4
 """Spades below the queen that make holding her (and her guards) safe."""
 

@@ -265,11 +265,23 @@ def test_winning_and_trick_points_read_the_current_trick() -> None:
     assert highest(view.legal) == Card.parse("AS") and lowest(view.legal) == Card.parse("2S")
 
 
-def test_time_left_counts_down_from_the_move_deadline() -> None:
+def test_time_left_counts_down_from_the_move_time_and_the_bank_apart() -> None:
     hand = Hand.deal(Rules(), seed=1)
     assert view_of(hand, 0).time_left() is None
-    left = view_of(hand, 0, move_ms=5000).time_left()
+    assert view_of(hand, 0).time_left(include_bank=True) is None
+    view = view_of(hand, 0, move_ms=5000, bank_ms=20_000)
+    assert (view.move_ms, view.bank_ms, view.deadline_ms) == (5000, 20_000, 25_000)
+    left, hard = view.time_left(), view.time_left(include_bank=True)
     assert left is not None and 0 < left <= 5
+    assert hard is not None and 20 < hard <= 25
+
+
+def test_local_play_shows_the_clocks_a_referee_shows() -> None:
+    bot = Recorder()
+    play_local([bot, Bot(), Bot(), Bot()], seed=1, hands=1, move_ms=1000, bank_ms=10_000)
+    assert {(v.move_ms, v.bank_ms, v.deadline_ms, v.game_id) for v in bot.views} == {
+        (1000, 10_000, 11_000, "local")
+    }
 
 
 # ---- sample_world and playout ---------------------------------------------------------------

@@ -258,8 +258,10 @@ def _engine_view(record: GameRecord, view: DecisionView) -> DecisionView:
         hand_number=k,
         totals=tuple(totals),
         seat_names=spec.seats,
+        game_id=view.game_id,
         move_ms=view.move_ms,
         bank_ms=view.bank_ms,
+        deadline_ms=view.deadline_ms,
         received_at=view.received_at,
     )
 
@@ -294,9 +296,16 @@ def test_network_views_equal_the_engine_views_at_the_same_positions(
     views = _load_views(views_file)
     passes = sum(1 for hand in record.hands if hand.passes[1])
     assert len(views) == passes + 3 * rules.hand_size  # its passes, every card (forced too)
+    clocks = spec.clocks
     for view in views:
         assert view.seat == 1
         assert view == _engine_view(record, view)
+        assert view.game_id.endswith(f"-{spec.table_id}")  # "g<count>-<table id>"
+        # As in local play: the move's own time, the bank apart; the hard limit is their sum.
+        assert view.move_ms is not None and view.bank_ms is not None
+        assert view.move_ms <= clocks.move_ms and view.bank_ms <= clocks.bank_ms
+        assert view.deadline_ms == view.move_ms + view.bank_ms or view.move_ms == 0
+    assert views[0].bank_ms == clocks.bank_ms
 
 
 # ---- refusals, faults and crashes ------------------------------------------------------------

@@ -141,7 +141,7 @@ def _play_request(request_id: int, kind: int = bot_pb.DECISION_KIND_PLAY) -> bot
         your_seat=0,
         hand=HAND,
         legal_cards=["2C"],
-        move_deadline_ms=1000,
+        move_deadline_ms=6000,  # as the referee counts it: 1000 ms move time + the bank
         time_bank_ms=5000,
         state=game_pb.PublicState(
             players=4,
@@ -262,7 +262,7 @@ def test_parts_are_handled_in_order_and_an_unknown_kind_is_left_unanswered(
     assert fault.kind is FaultKind.TIMEOUT and fault.substitute == (Card.parse("2C"),)
     (view,) = bot.views
     assert view.hand == tuple(map(Card.parse, HAND)) and view.leading and view.first_trick
-    assert view.move_ms == 1000 and view.bank_ms == 5000
+    assert (view.move_ms, view.bank_ms, view.deadline_ms) == (1000, 5000, 6000)
     logged = caplog.text
     assert "FAULT TIMEOUT in game g1" in logged
     assert f"kind {UNKNOWN_DECISION_KIND}" in logged

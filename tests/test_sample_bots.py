@@ -260,7 +260,7 @@ def test_montecarlo_answers_a_view_the_same_way_each_time() -> None:
     assert first in view.legal
 
 
-def test_montecarlo_searches_less_when_the_deadline_is_short(
+def test_montecarlo_searches_less_when_the_move_time_is_short(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     module = sys.modules[MonteCarloBot.__module__]

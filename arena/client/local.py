@@ -303,7 +303,9 @@ def view_of(
         hearts_broken=sv.hearts_broken,
         voids=sv.voids,
         forfeited=(False,) * n,
+        game_id=LOCAL_GAME_ID,
         move_ms=move_ms,
         bank_ms=bank_ms,
+        deadline_ms=None if move_ms is None else move_ms + (bank_ms or 0),
         received_at=time.monotonic(),
     )

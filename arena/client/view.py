@@ -87,10 +87,19 @@ class DecisionView:
     """Per seat, the suits it has shown it lacks by not following them this hand."""
     forfeited: tuple[bool, ...]
     """Per seat, whether the referee's fallback now plays it (always False in local play)."""
+    game_id: str
+    """The game's identifier (GameStarted.game_id; ``"local"`` in local play)."""
     move_ms: int | None
-    """Time allowed for this answer in milliseconds (None: no clock, e.g. local play)."""
+    """This move's own time in milliseconds, before the time bank is drawn on (None: no clock).
+    Over the network it is what was left when the referee sent the request, so a little less
+    than the table's move time. See :meth:`time_left`."""
     bank_ms: int | None
-    """This seat's time bank left for the game in milliseconds (None: no clock)."""
+    """This seat's time bank left for the game in milliseconds (None: no clock). An answer slower
+    than :attr:`move_ms` draws the excess from it."""
+    deadline_ms: int | None
+    """The hard limit in milliseconds: no answer within it is a TIMEOUT fault. It is
+    :attr:`move_ms` plus :attr:`bank_ms` (the protocol's DecisionRequest.move_deadline_ms);
+    None with no clock."""
     received_at: float
     """When the request arrived, on :func:`time.monotonic`; see :meth:`time_left`."""
 
@@ -161,11 +170,16 @@ class DecisionView:
         deck = mask_of(self.rules.cards_in_deck)
         return tuple(cards_from_mask(deck & ~seen))
 
-    def time_left(self) -> float | None:
-        """Seconds left to answer, on :func:`time.monotonic` (None when there is no clock)."""
-        if self.move_ms is None:
+    def time_left(self, *, include_bank: bool = False) -> float | None:
+        """Seconds left before the time bank is touched (None when there is no clock).
+
+        With ``include_bank``: seconds left before a TIMEOUT fault, the whole bank spent. Budget
+        a search on the first; the second is for a bot that means to draw on its bank.
+        """
+        allowed = self.deadline_ms if include_bank else self.move_ms
+        if allowed is None:
             return None
-        return self.received_at + self.move_ms / 1000 - time.monotonic()
+        return self.received_at + allowed / 1000 - time.monotonic()
 
 
 def voids_shown(tricks: Iterable[Trick], players: int) -> tuple[frozenset[Suit], ...]:

@@ -150,8 +150,12 @@ def view_of_request(
         hearts_broken=state.hearts_broken,
         voids=voids_shown((*tricks, *((current,) if current is not None else ())), players),
         forfeited=tuple(state.forfeited) or (False,) * players,
-        move_ms=request.move_deadline_ms,
+        game_id=request.game_id,
+        # move_deadline_ms is the move time left plus the whole bank (bot_service.proto): the
+        # move's own time is what is left of it beyond the bank.
+        move_ms=max(0, request.move_deadline_ms - request.time_bank_ms),
         bank_ms=request.time_bank_ms,
+        deadline_ms=request.move_deadline_ms,
         received_at=received_at,
     )
 
