@@ -102,9 +102,62 @@ def test_a_bot_whose_code_raises_fails_though_the_sdk_answered_for_it(tmp_path: 
     report = run_check([sys.executable, str(script)], only=only, log=tmp_path / "log")
     verdict, detail = details(report)["following suit"]
     assert verdict is Verdict.FAIL
-    assert detail.startswith("the bot's code raised and the SDK answered for it: ")
-    assert "choose_play raised" in detail
+    assert re.fullmatch(
+        r"the bot's code raised ValueError: oops and the SDK answered for it: "
+        r"choose_play raised \(hand \d, trick \d\); playing \w\w instead",
+        detail,
+    ), detail
     assert details(report)["pass left"][0] is Verdict.FAIL  # it plays after passing
+
+
+SLIPS = """
+import sys
+from arena.client import Bot, run
+
+class Slips(Bot):
+    def choose_pass(self, view):
+        return [view.hand[0]] * 3
+
+    def on_card_played(self, event):
+        raise KeyError("seen")
+
+run(Slips())
+"""
+
+
+def test_a_raising_hook_and_a_repeated_card_are_told_as_they_are(tmp_path: Path) -> None:
+    script = tmp_path / "slips.py"
+    script.write_text(SLIPS)
+    only = ["pass left", "hold"]
+    report = run_check([sys.executable, str(script)], only=only, log=tmp_path / "log")
+    # A raising hook: the SDK skipped an event, it did not answer for the bot.
+    assert details(report)["hold"] == (
+        Verdict.FAIL,
+        "the bot's code raised KeyError: 'seen' in an event hook and the SDK skipped the event: "
+        "the bot's on_card_played hook raised; event skipped",
+    )
+    verdict, detail = details(report)["pass left"]
+    assert verdict is Verdict.FAIL
+    assert re.fullmatch(r"passed (\w\w) three times \(\1 \1 \1\)", detail), detail
+
+
+HARD_CODED = """
+import time
+print("cannot connect to 127.0.0.1:50051", flush=True)  # as a bot with its own address says
+time.sleep(60)
+"""
+
+
+def test_a_bot_that_opens_no_stream_is_quoted(tmp_path: Path) -> None:
+    script = tmp_path / "hard.py"
+    script.write_text(HARD_CODED)
+    options = CheckOptions(start_timeout_s=5.0)
+    report = run_check([sys.executable, str(script)], options, only=["handshake"])
+    verdict, detail = details(report)["handshake"]
+    assert verdict is Verdict.FAIL
+    assert detail.endswith(
+        "within 5 s after it started (its last output: cannot connect to 127.0.0.1:50051)"
+    ), detail
 
 
 def test_a_short_pass_fails_each_pass_direction(tmp_path: Path) -> None:

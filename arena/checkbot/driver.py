@@ -272,8 +272,11 @@ class Checker:
         """The failure of a bot that opened no stream ``why`` (e.g. :data:`AFTER_START`)."""
         address = self.server.address
         if process is None or process.returncode is None:
+            # Its own words often say why (e.g. it connects to an address of its own).
+            tail = process.tail(1) if process is not None else ""
             return NoStreamError(
                 f"no stream opened to ARENA_ADDRESS={address} within {timeout_s:g} s {why}"
+                + (f" (its last output: {tail})" if tail else "")
             )
         # Say when it exited: "within the timeout" would hide that it quit at once.
         tail = process.tail()
@@ -553,7 +556,9 @@ class ScriptedGame:
             )
         for i, card in enumerate(cards):
             if card in cards[:i]:
-                raise CheckFailedError(f"passed {card} twice ({show(cards)})")
+                times = cards.count(card)
+                said = {2: "twice", 3: "three times"}.get(times, f"{times} times")
+                raise CheckFailedError(f"passed {card} {said} ({show(cards)})")
             if card not in held:
                 raise CheckFailedError(f"passed {card}, which is not in its hand {show(held)}")
         why = self.hand.check_pass(self.seat, cards)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -135,8 +136,13 @@ async def check_bot(
     return CheckReport(tuple(command), tuple(results), log)
 
 
-SDK_FALLBACKS = ("choose_play raised", "choose_pass raised", "hook raised")
-"""What the Python SDK logs when the bot's own code raised and it answered for the bot."""
+SDK_ANSWERED = ("choose_play raised", "choose_pass raised")
+"""What the Python SDK logs when the bot's decision code raised and it answered for the bot."""
+SDK_SKIPPED = ("hook raised",)
+"""What the Python SDK logs when one of the bot's event hooks raised and it skipped the event."""
+_LOG_PREFIX = re.compile(r"^\d{4}-\d\d-\d\d [\d:,.]+ \S+ [A-Z]+ ")
+"""The timestamp, logger and level the SDK's default logging puts before each line."""
+_NOT_THE_EXCEPTION = ("Traceback (most recent call last)", "During handling", "The above exception")
 
 
 def _log_size(log: Path) -> int:
@@ -146,15 +152,38 @@ def _log_size(log: Path) -> int:
         return 0
 
 
-def _sdk_fallback(log: Path, since: int) -> str:
-    """The first line the bot logged since ``since`` saying the SDK covered for its code."""
+def _exception_after(lines: Sequence[str]) -> str:
+    """The exception ("ValueError: oops") of the traceback that starts ``lines``, or ''."""
+    found = ""
+    for line in lines:
+        if _LOG_PREFIX.match(line):
+            break  # the next log record: the traceback is over
+        if line and not line[0].isspace() and not line.startswith(_NOT_THE_EXCEPTION):
+            found = line.strip()  # the last one: the exception a chain ends with
+    return found
+
+
+def _sdk_covered(log: Path, since: int) -> str:
+    """Why the scenario fails if the bot logged since ``since`` that the SDK covered for its
+    code (answered for a decision, or skipped an event), with the exception raised; else ''."""
     try:
         with log.open("rb") as f:
             f.seek(since)
             text = f.read().decode(errors="replace")
     except OSError:
         return ""
-    return next((line for line in text.splitlines() if any(m in line for m in SDK_FALLBACKS)), "")
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        answered = any(m in line for m in SDK_ANSWERED)
+        if not answered and not any(m in line for m in SDK_SKIPPED):
+            continue
+        said = _LOG_PREFIX.sub("", line.strip())
+        raised = _exception_after(lines[i + 1 :])
+        what = f"raised {raised}" if raised else "raised"
+        if answered:
+            return f"the bot's code {what} and the SDK answered for it: {said}"
+        return f"the bot's code {what} in an event hook and the SDK skipped the event: {said}"
+    return ""
 
 
 async def _run_one(checker: Checker, scenario: Scenario) -> CheckResult:
@@ -165,10 +194,9 @@ async def _run_one(checker: Checker, scenario: Scenario) -> CheckResult:
             note = await scenario.run(checker)
         verdict, detail = Verdict.PASS, note
         # The SDK answers with a fallback when the bot's code raises: legal, but not the bot's.
-        covered = _sdk_fallback(checker.log, logged)
+        covered = _sdk_covered(checker.log, logged)
         if covered:
-            verdict = Verdict.FAIL
-            detail = f"the bot's code raised and the SDK answered for it: {covered.strip()}"
+            verdict, detail = Verdict.FAIL, covered
     except CheckFailedError as e:
         verdict, detail = Verdict.FAIL, str(e)
     except TimeoutError:
