@@ -669,7 +669,8 @@ def results_where(
             board,
             tuple(r[0] for r in rows),
             tuple(r[1] for r in rows),
-            tuple(r[2] for r in rows) if full_game else None,
+            tuple(r[2] for r in rows),
+            bool(full_game),
             hands,
             moons.get((rid, game), []),
             tuple(r[3] for r in rows),
@@ -689,7 +690,8 @@ def result_of(record: GameRecord) -> TableResult:
         spec.board,
         spec.seats,
         record.totals,
-        record.placings if spec.hands is None else None,
+        record.placings,
+        spec.hands is None,
         len(record.hands),
         [h.moon for h in record.hands if h.moon is not None],
         tuple(faults),
@@ -701,28 +703,50 @@ def _result(
     board: str,
     players: tuple[str, ...],
     totals: Sequence[int],
-    placings: tuple[int, ...] | None,
+    places: Sequence[int | None],
+    full_game: bool,
     hands: int,
     shooters: list[int],
     faults: tuple[int, ...],
     forfeits: tuple[bool, ...],
 ) -> TableResult:
-    """The rating input of one game, stored or just played (``placings``: a full game's only;
-    ``shooters``: the seat that shot the moon in each hand that had one)."""
+    """The rating input of one game, stored or just played (``places``: the game's placings,
+    which a full game reports; ``shooters``: the seat that shot the moon in each hand that had
+    one)."""
     from arena.ratings.results import TableResult  # the ratings package loads scipy: only here
 
     # A single hand names its moon's seat; a game of several counts each seat's moons.
-    single = placings is None and hands <= 1
+    single = not full_game and hands <= 1
+    placings = tuple(int(p or 0) for p in places)
     return TableResult(
         board=board,
         players=players,
         points=tuple(float(t) for t in totals),
-        placings=placings,
+        placings=placings if full_game else None,
+        ranking=_ranking(totals, placings, forfeits),
         moon=shooters[0] if shooters and single else None,
         faults=faults,
         moons=None if single else tuple(shooters.count(s) for s in range(len(players))),
         forfeits=forfeits if any(forfeits) else None,
     )
+
+
+def _ranking(
+    totals: Sequence[int], placings: tuple[int, ...], forfeits: tuple[bool, ...]
+) -> tuple[int, ...] | None:
+    """The game's placings, where they rank some pair of seats otherwise than the points (with a
+    forfeit last) do: under the settling rules, where the counters won decide; else None."""
+    if not all(placings):  # not recorded
+        return None
+    key = [(f, t) for f, t in zip(forfeits, totals, strict=True)]
+    n = len(key)
+    for i in range(n):
+        for j in range(i + 1, n):
+            by_points = (key[i] > key[j]) - (key[i] < key[j])
+            by_place = (placings[i] > placings[j]) - (placings[i] < placings[j])
+            if by_points != by_place:
+                return placings
+    return None
 
 
 def replay_lines(record: GameRecord) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ from arena.config import build_config
 from arena.director.schedule import schedule
 from arena.engine import Game
 from arena.errors import ConfigError
+from arena.ratings import fit
 from arena.store import (
     SCHEMA_VERSION,
     Store,
@@ -106,7 +107,7 @@ def play_record(spec: TableSpec, fault_seat: int | None = None) -> GameRecord:
         decisions=tuple(decisions),
         faults=tuple(faults),
         totals=totals,
-        placings=tuple(1 + sum(1 for o in totals if o < t) for t in totals),
+        placings=game.placings,
         termination=Termination.NORMAL,
         seat_status=(Termination.NORMAL,) * len(totals),
         reason="played to the end",
@@ -340,3 +341,43 @@ def test_an_interrupted_or_crashed_game_is_stored_but_not_rated(
     assert result.board == whole.spec.board
     assert result.points == tuple(float(t) for t in whole.totals)
     assert len(load_results(config.db, run=config.run_id)) == 1
+
+
+def test_settling_games_are_rated_by_their_placings_not_their_points(tmp_path: Path) -> None:
+    # Under sweepstakes the counters won decide the places, not the points: the ratings must
+    # score each pair as the game placed it (they scored by points, against the stored winner).
+    config = build_config(
+        bots=BOTS[:4], rules="sweepstakes", game_to=30, boards=4, db=tmp_path / "s.db"
+    )
+    records = {t.index: play_record(t.spec) for t in schedule(config)}
+    with Store.open(config.db) as store:
+        store.claim(config.run_id, "batch", config.identity(), len(records))
+        for index, record in records.items():
+            store.save_game(config.run_id, index, record)
+    results = load_results(config.db)
+    assert [r.points for r in results] == [
+        tuple(float(t) for t in records[i].totals) for i in sorted(records)
+    ]
+    disagreeing = 0
+    for result, index in zip(results, sorted(records), strict=True):
+        placings = records[index].placings
+        assert result.placings == placings and result_of(records[index]) == result
+        by_points = sorted(range(4), key=lambda s: records[index].totals[s])
+        disagreeing += by_points != sorted(
+            range(4), key=lambda s: (placings[s], records[index].totals[s])
+        )
+        for a in range(4):
+            for b in range(4):
+                assert (result.standing()[a] < result.standing()[b]) == (placings[a] < placings[b])
+    assert disagreeing > 0  # the case this test is about did occur
+    # The fit counts the pairs the same way.
+    fitted = fit(results)
+    wins = {name: 0.0 for name in fitted.names}
+    for result in results:
+        for a in range(4):
+            for b in range(4):
+                if a != b and result.placings is not None:
+                    pa, pb = result.placings[a], result.placings[b]
+                    wins[result.players[a]] += 1.0 if pa < pb else 0.5 if pa == pb else 0.0
+    for i, name in enumerate(fitted.names):
+        assert fitted.pair_score[i].sum() == wins[name]

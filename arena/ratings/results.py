@@ -54,9 +54,15 @@ class TableResult:
     forfeits: tuple[bool, ...] | None = None
     """Seats whose bot forfeited (too many faults, a disconnect past the grace period, a crash):
     such a seat loses to every seat that did not, whatever the points; None: nobody did."""
+    ranking: tuple[int, ...] | None = None
+    """Place per seat (1 best, ties share) where the game ranks its seats otherwise than by the
+    points (settling rules rank by the counters won); when given it decides the pairs."""
 
     def standing(self) -> tuple[float, ...]:
-        """The key the seats are ranked by, lower better: the points, a forfeit after them."""
+        """The key the seats are ranked by, lower better: the ranking if given, else the points,
+        a forfeit after them."""
+        if self.ranking is not None:
+            return tuple(float(r) for r in self.ranking)
         if self.forfeits is None:
             return self.points
         return tuple(p + FORFEIT_GAP * f for p, f in zip(self.points, self.forfeits, strict=True))
@@ -80,6 +86,13 @@ class TableResult:
         ):
             raise RatingsError(
                 f"board {self.board!r}: placings {self.placings!r} must be {seats} places "
+                f"between 1 and {seats}"
+            )
+        if self.ranking is not None and (
+            len(self.ranking) != seats or not all(1 <= r <= seats for r in self.ranking)
+        ):
+            raise RatingsError(
+                f"board {self.board!r}: ranking {self.ranking!r} must be {seats} places "
                 f"between 1 and {seats}"
             )
         if self.forfeits is not None and len(self.forfeits) != seats:
@@ -134,9 +147,14 @@ class TableArrays:
     """Whether the seat's bot forfeited, shape (results, seats)."""
     faults: NDArray[np.int64]
     """Faults per seat, 0 where not recorded."""
+    ranking: NDArray[np.float64] | None = None
+    """:attr:`TableResult.ranking` per seat, shape (results, seats), NaN in the rows without
+    one; None when no result has one."""
 
     def __post_init__(self) -> None:
         rows, seats = self.players.shape
+        if self.ranking is not None and self.ranking.shape != (rows, seats):
+            raise RatingsError(f"ranking has shape {self.ranking.shape}, players {(rows, seats)}")
         for field, array in (
             ("points", self.points),
             ("placings", self.placings),
@@ -161,7 +179,10 @@ class TableArrays:
 
     def standing(self) -> NDArray[np.float64]:
         """Per seat, the key seats are ranked by (lower better): :meth:`TableResult.standing`."""
-        return self.points + FORFEIT_GAP * self.forfeits
+        by_points = self.points + FORFEIT_GAP * self.forfeits
+        if self.ranking is None:
+            return by_points
+        return np.where(np.isnan(self.ranking), by_points, self.ranking)
 
     @property
     def table_size(self) -> int:
@@ -181,6 +202,7 @@ class TableArrays:
             faults=self.faults[:count],
             moons=self.moons[:count],
             forfeits=self.forfeits[:count],
+            ranking=None if self.ranking is None else self.ranking[:count],
         )
 
     @classmethod
@@ -209,6 +231,12 @@ class TableArrays:
             (boards.setdefault(r.board, len(boards)) for r in results), np.int64, rows
         )
         no_seats = (0,) * seats
+        ranking = None
+        if any(r.ranking is not None for r in results):
+            unranked = (math.nan,) * seats
+            ranking = np.fromiter(
+                chain.from_iterable(r.ranking or unranked for r in results), np.float64, cells
+            ).reshape(rows, seats)
         return cls(
             names=names,
             board_names=tuple(boards),
@@ -234,6 +262,7 @@ class TableArrays:
             forfeits=np.fromiter(
                 chain.from_iterable(r.forfeits or no_seats for r in results), np.bool_, cells
             ).reshape(rows, seats),
+            ranking=ranking,
         )
 
     def to_results(self) -> list[TableResult]:
@@ -243,6 +272,14 @@ class TableArrays:
         faulted: list[bool] = np.any(self.faults != 0, axis=1).tolist()
         counted: list[bool] = np.any(self.moons != 0, axis=1).tolist()
         lost: list[bool] = np.any(self.forfeits, axis=1).tolist()
+        ranked = (
+            [None] * len(self)
+            if self.ranking is None
+            else [
+                None if math.isnan(row[0]) else tuple(int(r) for r in row)
+                for row in self.ranking.tolist()
+            ]
+        )
         return [
             TableResult(
                 board=boards[board],
@@ -253,6 +290,7 @@ class TableArrays:
                 faults=tuple(faults) if fault else None,
                 moons=tuple(moons) if count else None,
                 forfeits=tuple(forfeits) if forfeit else None,
+                ranking=rank,
             )
             for (
                 board,
@@ -267,6 +305,7 @@ class TableArrays:
                 fault,
                 count,
                 forfeit,
+                rank,
             ) in zip(
                 self.board.tolist(),
                 self.players.tolist(),
@@ -280,6 +319,7 @@ class TableArrays:
                 faulted,
                 counted,
                 lost,
+                ranked,
                 strict=True,
             )
         ]
