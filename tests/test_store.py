@@ -381,3 +381,11 @@ def test_settling_games_are_rated_by_their_placings_not_their_points(tmp_path: P
                     wins[result.players[a]] += 1.0 if pa < pb else 0.5 if pa == pb else 0.0
     for i, name in enumerate(fitted.names):
         assert fitted.pair_score[i].sum() == wins[name]
+
+    # `arena replay` shows the settlement that decided the places.
+    from arena.director.replay import _balances, replay_text
+
+    for record in records.values():
+        keys = [-b for b in _balances(record)]
+        assert tuple(1 + sum(o < k for o in keys) for k in keys) == record.placings
+        assert any(line.startswith("settled (sweepstakes)") for line in replay_text(record))

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from fractions import Fraction
 
-from arena.cards import Card
+from arena.cards import Card, Suit
+from arena.engine import HandResult, settle_hand
 from arena.errors import RulesError
-from arena.rules import PRESETS, PassDirection, Rules
+from arena.rules import PRESETS, PassDirection, Rules, Settling
 from arena.table import Fault, GameRecord, HandRecord
 
 __all__ = ["replay_text"]
@@ -48,6 +50,34 @@ def _option_value(value: object) -> str:
     if isinstance(value, list):
         return ",".join(str(v) for v in value)
     return str(value)
+
+
+def _balances(record: GameRecord) -> list[Fraction]:
+    """Counters won (+) or paid (-) per seat over the game's finished hands, as the engine's
+    :func:`arena.engine.settle_hand` settles them."""
+    rules = record.spec.rules
+    n = len(record.spec.seats)
+    balances = [Fraction(0)] * n
+    pool = Fraction(0)
+    for hand in record.hands:
+        if not hand.complete:
+            continue
+        hearts, tricks = [0] * n, [0] * n
+        for number, trick in enumerate(hand.tricks):
+            tricks[trick.winner] += 1
+            won = [*trick.cards, *(hand.kitty if number == 0 else ())]
+            hearts[trick.winner] += sum(Card.parse(c).suit is Suit.HEARTS for c in won)
+        result = HandResult(
+            hand.points, hand.points, tuple(hearts), tuple(tricks), hand.moon, hand.sun, None
+        )
+        won_now, pool = settle_hand(rules, result, pool)
+        balances = [b + w for b, w in zip(balances, won_now, strict=True)]
+    return balances
+
+
+def _signed(value: Fraction) -> str:
+    text = str(value) if value.denominator != 1 else str(value.numerator)
+    return text if value < 0 else f"+{text}"
 
 
 def _fault_line(fault: Fault) -> str:
@@ -117,4 +147,10 @@ def replay_text(record: GameRecord, game: int | None = None) -> Iterator[str]:
         )
     )
     yield f"result: {totals}"
+    if spec.rules.settling is not Settling.POINTS:
+        balances = _balances(record)
+        counters = ", ".join(
+            f"{bot} {_signed(b)}" for bot, b in zip(spec.seats, balances, strict=True)
+        )
+        yield f"settled ({spec.rules.settling.value}), the places follow it: {counters}"
     yield f"ended: {record.termination.value}: {record.reason}"
