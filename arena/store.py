@@ -507,10 +507,17 @@ class Store:
             yield game, GameRecord.from_dict(json.loads(text))
 
     def find_game(self, key: str) -> tuple[str, int, GameRecord]:
-        """The game named by its table id (``b3-g2-r1``) or its number in the schedule."""
+        """The game named by its table id (``b3-g2-r1``), the game id its bots saw
+        (``g25-b3-g2-r1``: the referee's count, then the table id) or its number in the
+        schedule."""
         rows = self._db.execute(
             "SELECT run_id, game, record FROM games WHERE table_id = ?", (key,)
         ).fetchall()
+        seen = re.fullmatch(r"g[0-9]+-(.+)", key.strip())
+        if not rows and seen is not None:
+            rows = self._db.execute(
+                "SELECT run_id, game, record FROM games WHERE table_id = ?", (seen[1],)
+            ).fetchall()
         if not rows and re.fullmatch(r"[0-9]{1,18}", key.strip()):  # fits SQLite's integers
             rows = self._db.execute(
                 "SELECT run_id, game, record FROM games WHERE game = ?", (int(key),)

@@ -269,6 +269,9 @@ def test_replay_prints_the_deal_the_passes_every_trick_and_fault(tmp_path: Path)
     as_json = invoke("replay", "7", "--db", str(db), "--json")
     events = [json.loads(line)["event"] for line in as_json.stdout.splitlines()]
     assert events[0] == "table" and events[-1] == "result" and "fault" in events
+    # The game id in the bots' logs is the referee's count, then the table id.
+    from_log = invoke("replay", "g31-b1-g0-r3", "--db", str(db))
+    assert from_log.exit_code == 0 and from_log.stdout == done.stdout
     missing = invoke("replay", "b9-g9-r9", "--db", str(db))
     assert missing.exit_code == 2 and "no game 'b9-g9-r9'" in missing.stderr
 
