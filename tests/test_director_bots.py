@@ -44,6 +44,11 @@ if mode == "die-once":
         pass
     else:
         s.recv(1)  # the server's ack: the token has been looked up
+        try:
+            raise RuntimeError("model file missing")
+        except RuntimeError:
+            import traceback
+            traceback.print_exc()
         print("dying", file=sys.stderr, flush=True)
         os._exit(3)
 if mode == "always-die":
@@ -222,6 +227,11 @@ def test_a_crashed_process_is_restarted_and_reported(tmp_path: Path) -> None:
     [gone] = exits
     assert (gone.bot, gone.slot, gone.exit_code) == ("phoenix", 0, 3)
     assert gone.stderr.splitlines()[-1] == "dying"
+    # The note quotes the error, not whatever line came last.
+    assert gone.describe() == (
+        "bot phoenix (process 0) exited with code 3; "
+        "its last error: RuntimeError: model file missing"
+    )
     assert "exited with code 3" in log_path(tmp_path, "phoenix").read_text()
 
 
@@ -246,7 +256,8 @@ def test_a_bot_that_keeps_dying_stops_the_run(tmp_path: Path) -> None:
     [error] = _leaves(caught.value)
     assert isinstance(error, BotCrashLoopError)
     assert str(error).startswith(
-        "bot 'doomed' exited 4 times in a row without finishing a game (last: code 5: I am doomed)"
+        "bot 'doomed' exited 4 times in a row without finishing a game "
+        "(last: code 5; its log's last line: I am doomed)"
     )
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -41,6 +42,7 @@ __all__ = [
     "BotExit",
     "BotPool",
     "BotStartError",
+    "last_words",
     "log_path",
 ]
 
@@ -79,6 +81,35 @@ class BotExit:
     """Wall clock when the exit was seen."""
     stderr: str
     """The last lines of the bot's log."""
+    said: str = ""
+    """What the log tells of the exit, labelled as what it is (see :func:`last_words`)."""
+
+    def describe(self) -> str:
+        """'bot NAME (process N) exited with code C; its last error: ...' for the run's notes."""
+        said = f"; {self.said}" if self.said else ""
+        return (
+            f"bot {self.bot} (process {self.slot}) exited with {_exit_text(self.exit_code)}{said}"
+        )
+
+
+ERROR_SCAN_LINES = 40
+"""How many of the log's last lines are searched for an error to quote when a bot exits."""
+_ERROR_LINE = re.compile(
+    r"^\s*[\w.]*(?:Error|Exception|Exit|Interrupt)\b|^arena\.client: |\b(?:ERROR|CRITICAL)\b"
+)
+"""An exception's last traceback line, the Python SDK's fatal line, or a log line of level ERROR."""
+
+
+def last_words(log_tail: str) -> str:
+    """What a note of a bot's exit quotes of its log: the last error line if there is one, else
+    the last line, said to be only that (an INFO line is no cause of a crash)."""
+    lines = [x.strip() for x in log_tail.splitlines() if x.strip()]
+    if not lines:
+        return "its log is empty"
+    errors = [x for x in lines if _ERROR_LINE.search(x)]
+    if errors:
+        return f"its last error: {errors[-1]}"
+    return f"its log's last line: {lines[-1]}"
 
 
 def log_path(out: Path, bot: str) -> Path:
@@ -305,18 +336,20 @@ class BotPool:
                 return
             self._accounts.revoke(slot.token)
             self._note(name, f"process {slot.number} (pid {process.pid}) exited with code {code}")
-            tail = _tail(log_path(self._out, name), STDERR_TAIL_LINES)
-            gone = BotExit(name, slot.number, process.pid, code, time.time(), tail)
+            scanned = _tail(log_path(self._out, name), ERROR_SCAN_LINES)
+            tail = "\n".join(scanned.splitlines()[-STDERR_TAIL_LINES:])
+            gone = BotExit(
+                name, slot.number, process.pid, code, time.time(), tail, last_words(scanned)
+            )
             self.exits.append(gone)
             if self._on_exit is not None:
                 self._on_exit(gone)
             strikes = self._strikes.get(name, 0) + 1
             self._strikes[name] = strikes
             if strikes >= MAX_STRIKES:
-                last = f": {tail.splitlines()[-1]}" if tail else ""
                 raise BotCrashLoopError(
                     f"bot {name!r} exited {strikes} times in a row without finishing a game "
-                    f"(last: {_exit_text(code)}{last}); see {log_path(self._out, name)}"
+                    f"(last: {_exit_text(code)}; {gone.said}); see {log_path(self._out, name)}"
                 )
             # Back off, so that a bot that dies at once does not spin the machine.
             await trio.sleep(RESTART_BACKOFF_S[min(strikes, len(RESTART_BACKOFF_S)) - 1])

@@ -393,11 +393,7 @@ class _Director:
 
     def _bot_exited(self, gone: BotExit) -> None:
         self.exits.append(gone)
-        last = gone.stderr.splitlines()[-1] if gone.stderr else "no output"
-        self.reporter.note(
-            f"bot {gone.bot} (process {gone.slot}) exited with code {gone.exit_code}: {last}; "
-            "restarting it"
-        )
+        self.reporter.note(f"{gone.describe()}; restarting it")
         with contextlib.suppress(trio.ClosedResourceError):  # after the last game: not kept
             self._writes.send_nowait(gone)
 
