@@ -238,7 +238,7 @@ def _do_run(
         markup=False,
         highlight=False,
     )
-    _guard(lambda: print_summary(console, settings.db, outcome.run_id))
+    _guard(lambda: print_summary(console, settings.db, outcome.run_id, settings.out))
 
 
 @app.command()

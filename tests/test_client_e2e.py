@@ -530,6 +530,44 @@ def test_a_kick_that_lets_the_bot_back_is_logged_as_a_kick(
     assert "WARNING" not in log and "lost the connection" not in log, log
 
 
+ALWAYS_RAISES = """
+from arena.client import Bot, run
+
+class Raises(Bot):
+    def choose_play(self, view):
+        raise ValueError("a bug")
+
+run(Raises())
+"""
+
+
+def test_arena_run_ends_by_pointing_at_a_log_full_of_the_sdks_answers(tmp_path: Path) -> None:
+    # The SDK answers legally for a bot whose code raises: no fault, so the faults table shows
+    # nothing; the run's end must say where the tracebacks are.
+    script = tmp_path / "raises.py"
+    script.write_text(ALWAYS_RAISES)
+    lowcard = f"python {SAMPLES / 'lowcard.py'}"
+    bots = [f"bad=python {script}", *(f"{name}={lowcard}" for name in ("a", "b", "c"))]
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "arena"), "run", "--boards", "1", "--concurrency", "1"]
+        + [arg for spec in bots for arg in ("--bot", spec)]
+        + ["--db", str(tmp_path / "run.db"), "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=GAME_TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    log = tmp_path / "out" / "logs" / "bad.log"
+    answered = log.read_text().count("ERROR choose_play raised")
+    assert answered > 0
+    said = [line for line in done.stdout.splitlines() if line.startswith("bot ")]
+    assert said == [
+        f"bot 'bad': its log has {answered} errors (the SDK answered {answered} decisions for "
+        f"its code): see {log}"
+    ]
+
+
 QUITTER = """
 import os, signal
 from arena.client import Bot, run

@@ -42,7 +42,9 @@ __all__ = [
     "BotExit",
     "BotPool",
     "BotStartError",
+    "LogErrors",
     "last_words",
+    "log_errors",
     "log_path",
 ]
 
@@ -90,6 +92,44 @@ class BotExit:
         return (
             f"bot {self.bot} (process {self.slot}) exited with {_exit_text(self.exit_code)}{said}"
         )
+
+
+RUN_STARTS = "a run starts"
+"""The note that opens a run's part of a bot's log (the log is appended to, run after run)."""
+_RUN_MARK = f": {RUN_STARTS}\n".encode()
+_ERROR_WORD = re.compile(rb"\bERROR\b")
+SDK_ANSWERED = (b"choose_play raised", b"choose_pass raised")
+"""What the Python SDK logs (at level ERROR) when the bot's code raised and it answered for it."""
+
+
+@dataclass(frozen=True)
+class LogErrors:
+    """The error lines of a bot's log in the latest run."""
+
+    errors: int
+    """Lines with the word ERROR (any bot's logging, in any language, at that level)."""
+    answered: int
+    """Of those, the decisions the Python SDK answered because the bot's code raised."""
+
+
+def log_errors(path: Path) -> LogErrors:
+    """Count the error lines of a bot's log since the latest run began (nothing if unreadable).
+
+    One read of the file; a line counts if it holds the word ERROR, as the Python SDK's log
+    lines of that level do (README: how another language's bot gets the same count).
+    """
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return LogErrors(0, 0)
+    start = data.rfind(_RUN_MARK)
+    part = data[start + len(_RUN_MARK) :] if start >= 0 else data
+    errors = answered = 0
+    for line in part.splitlines():
+        if _ERROR_WORD.search(line):
+            errors += 1
+            answered += any(m in line for m in SDK_ANSWERED)
+    return LogErrors(errors, answered)
 
 
 ERROR_SCAN_LINES = 40
@@ -218,6 +258,7 @@ class BotPool:
                     log_path(self._out, bot.name), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
                 )
                 self._logs[bot.name] = fd
+                self._note(bot.name, RUN_STARTS)
             try:
                 async with trio.open_nursery() as nursery:
                     for slot in slots:

@@ -15,11 +15,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from arena.director.bots import log_errors, log_path
 from arena.ratings import RatingsError, TableResult
 from arena.ratings.report import render_ratings
 from arena.store import BotFaults, Store, load_results
 
-__all__ = ["faults_table", "mean_interval", "points_table", "print_summary"]
+__all__ = ["faults_table", "log_error_notes", "mean_interval", "points_table", "print_summary"]
 
 Z_95 = 1.96
 
@@ -77,8 +78,32 @@ def faults_table(rows: Sequence[BotFaults]) -> Table:
     return table
 
 
-def print_summary(console: Console, db: Path, run_id: str) -> None:
-    """Print the ratings, the crosstable and the faults of a stored run."""
+def log_error_notes(out: Path, bots: Sequence[str]) -> list[str]:
+    """One line per bot whose log has error lines in the latest run, pointing at the log.
+
+    The faults table cannot show these: when a Python bot's code raises, the SDK answers for it,
+    legally, and the referee sees nothing wrong.
+    """
+    notes = []
+    for bot in bots:
+        path = log_path(out, bot)
+        found = log_errors(path)
+        if not found.errors:
+            continue
+        plural = "s" if found.errors != 1 else ""
+        why = (
+            f" (the SDK answered {found.answered} decision{'s' if found.answered != 1 else ''} "
+            "for its code)"
+            if found.answered
+            else ""
+        )
+        notes.append(f"bot {bot!r}: its log has {found.errors} error{plural}{why}: see {path}")
+    return notes
+
+
+def print_summary(console: Console, db: Path, run_id: str, out: Path | None = None) -> None:
+    """Print the ratings, the crosstable and the faults of a stored run (and, given the run's
+    ``out`` folder, the bots whose logs hold errors)."""
     results = load_results(db, run_id)
     if not results:
         console.print("no game stored yet")
@@ -89,4 +114,10 @@ def print_summary(console: Console, db: Path, run_id: str) -> None:
         console.print(f"no Elo fit: {e}", markup=False)
         console.print(points_table(results))
     with Store.open(db, create=False) as store:
-        console.print(faults_table(store.bot_faults(run_id)))
+        rows = store.bot_faults(run_id)
+    console.print(faults_table(rows))
+    if out is not None:
+        for note in log_error_notes(out, [row.bot for row in rows]):
+            console.print(
+                note, markup=False, highlight=False, soft_wrap=True
+            )  # one line: grep-able
