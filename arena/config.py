@@ -33,6 +33,7 @@ the port do not change it, so a run may be resumed with other values of those.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -49,7 +50,15 @@ from pathlib import Path
 from typing import Any, Final
 
 from arena.errors import ConfigError, RulesError
-from arena.rules import MAX_PLAYERS, MAX_POINTS, MIN_PLAYERS, STANDARD_PLAYERS, Rules, preset
+from arena.rules import (
+    MAX_PLAYERS,
+    MAX_POINTS,
+    MIN_PLAYERS,
+    PRESETS,
+    STANDARD_PLAYERS,
+    Rules,
+    preset,
+)
 from arena.table import (
     DEFAULT_BANK_MS,
     DEFAULT_GRACE_MS,
@@ -70,6 +79,7 @@ __all__ = [
     "load_toml",
     "parse_bot",
     "parse_duration_ms",
+    "rule_names",
     "sample_bot",
 ]
 
@@ -137,8 +147,8 @@ def parse_bot(text: str) -> BotSpec:
 def _bot(name: str, command: str | Sequence[str]) -> BotSpec:
     if not _NAME.fullmatch(name):
         raise ConfigError(
-            f"bot name {name!r}: use up to 64 letters, digits, '.', '_' or '-' "
-            "(it names the bot's log file)"
+            f"bot name {name!r}: use up to 64 letters, digits, '.', '_' or '-', starting with a "
+            "letter or digit (it names the bot's log file)"
         )
     if isinstance(command, str):
         try:
@@ -356,7 +366,9 @@ def build_config(
                 )
             the_rules = the_rules.replace(target=points)
 
-        fmt_text = str(pick("format", format) or Format.ROUND_ROBIN.value)
+        given_format = pick("format", format)
+        # Only an absent setting takes the default: an empty one is a mistake to name.
+        fmt_text = Format.ROUND_ROBIN.value if given_format is None else str(given_format)
         try:
             fmt = Format(fmt_text)
         except ValueError:
@@ -404,15 +416,24 @@ def build_config(
         grace_ms = _duration("--grace", pick("grace", grace), DEFAULT_GRACE_MS)
         the_port = _int("--port", pick("port", port), 0)
         check_port("--port", the_port)
-        db_path = Path(_path_text("--db", pick("db", db)) or DEFAULT_DB)
+        db_value = _path_text("--db", pick("db", db))
+        if db_value is not None and not str(db_value):
+            raise ConfigError("--db '': give a database file, e.g. --db arena.db")
+        db_path = Path(db_value or DEFAULT_DB)
         if db_path.is_dir() or not db_path.name:
             raise ConfigError(f"--db {db_path}: is a folder, not a database file")
         if db_path.exists() and not db_path.is_file():
             raise ConfigError(f"--db {db_path}: not a regular file; give a database file")
         out_value = _path_text("--out", pick("out", out))
-        out_path = Path(out_value) if out_value else _default_out(db_path)
+        if out_value is not None and not str(out_value):
+            raise ConfigError(
+                f"--out '': give a folder, or leave --out out for the default "
+                f"({_default_out(db_path)})"
+            )
+        out_path = Path(out_value) if out_value is not None else _default_out(db_path)
         _check_folder("--db", db_path.parent)
         _check_folder("--out", out_path)
+        _check_apart(db_path, out_path)
         if check_commands:
             for b in bot_specs:
                 _check_command(b)
@@ -465,6 +486,22 @@ def _check_folder(flag: str, folder: Path) -> None:
         raise ConfigError(
             f"{flag} {folder}: {existing} is not writable; give a folder you can write"
         )
+
+
+def _check_apart(db: Path, out: Path) -> None:
+    """Refuse an output folder that is the database file or lies inside it: the run would make a
+    folder where its database goes (a database inside the output folder is fine)."""
+    db_at, out_at = db.resolve(), out.resolve()
+    if out_at == db_at:
+        where = "is the --db path"
+    elif db_at in out_at.parents:
+        where = f"lies inside the --db path {db}"
+    else:
+        return
+    raise ConfigError(
+        f"--out {out}: {where}; give the replays and logs a folder of their own "
+        f"(default: {_default_out(db)})"
+    )
 
 
 def _from_file(error: ConfigError, from_file: set[str]) -> ConfigError:
@@ -522,9 +559,22 @@ def _merge_bots(file_bots: Any, flags: Sequence[str | BotSpec]) -> tuple[BotSpec
     return tuple(merged.values())
 
 
+def rule_names() -> tuple[str, ...]:
+    """The rules options a ``--rule`` or ``[rule]`` may set (the table size has its own setting)."""
+    return tuple(sorted(f.name for f in dataclasses.fields(Rules) if f.name != "players"))
+
+
 def _rules(preset_name: Any, file_rule: Any, flag_rules: Sequence[str], players: int) -> Rules:
+    if preset_name is not None and not isinstance(preset_name, str):
+        raise ConfigError(
+            f'--rules {preset_name!r}: expected a preset name in quotes, e.g. "standard"'
+        )
+    if preset_name is not None and preset_name not in PRESETS:
+        raise ConfigError(
+            f"--rules {preset_name!r}: not a preset; choose one of {', '.join(PRESETS)}"
+        )
+    base = preset(preset_name) if preset_name is not None else Rules()
     try:
-        base = preset(str(preset_name)) if preset_name is not None else Rules()
         base = base.replace(players=players)
         if file_rule is not None:
             if not isinstance(file_rule, Mapping):
@@ -532,17 +582,30 @@ def _rules(preset_name: Any, file_rule: Any, flag_rules: Sequence[str], players:
             options = {str(k).replace("-", "_"): v for k, v in file_rule.items()}
             if "players" in options:
                 raise ConfigError("config file: set the table size with players = K, not [rule]")
+            for name in options:
+                if name not in rule_names():
+                    raise ConfigError(
+                        f"config file: [rule] {name!r} is not a rule; known rules: "
+                        f"{', '.join(rule_names())}"
+                    )
             try:
                 base = base.with_options(options)
             except RulesError as e:
                 raise ConfigError(f"config file: [rule] {e}") from None
         for text in flag_rules:
-            if text.partition("=")[0].strip().replace("-", "_") == "players":
+            name, sep, _ = text.partition("=")
+            key = name.strip().replace("-", "_")
+            if not sep or not key:
+                raise ConfigError(f"--rule {text!r}: expected NAME=VALUE, e.g. --rule moon=best")
+            if key == "players":
                 raise ConfigError(f"--rule {text!r}: set the table size with --players K")
+            if key not in rule_names():
+                raise ConfigError(
+                    f"--rule {text!r}: {key!r} is not a rule; known rules: "
+                    f"{', '.join(rule_names())}"
+                )
         return base.with_options(list(flag_rules))
     except RulesError as e:
-        if e.field == "preset":
-            raise ConfigError(f"--rules: {str(e).removeprefix('rules.preset: ')}") from None
         raise ConfigError(f"--rule: {e}") from None
 
 

@@ -16,6 +16,7 @@ from arena.config import (
     load_toml,
     parse_bot,
     parse_duration_ms,
+    rule_names,
 )
 from arena.director.schedule import (
     board_rules,
@@ -122,8 +123,18 @@ def test_identity_ignores_what_does_not_change_the_games() -> None:
     [
         ({"bots": FIVE[:3]}, r"3 bot\(s\) \(a, b, c\) for 4-player tables: give at least 4"),
         ({"bots": FIVE, "players": 7}, "--players 7: a table has 3 to 6 players"),
-        ({"bots": FIVE, "rules": "nope"}, "--rules: unknown preset 'nope'"),
-        ({"bots": FIVE, "rule": ["colour=red"]}, "--rule: rules.colour: unknown rule"),
+        ({"bots": FIVE, "rules": "nope"}, "--rules 'nope': not a preset; choose one of standard"),
+        ({"bots": FIVE, "rule": ["colour=red"]}, "--rule 'colour=red': 'colour' is not a rule"),
+        ({"bots": FIVE, "rule": [""]}, "--rule '': expected NAME=VALUE, e.g. --rule moon=best"),
+        ({"bots": FIVE, "rule": ["="]}, "--rule '=': expected NAME=VALUE"),
+        ({"bots": FIVE, "rule": ["moon"]}, "--rule 'moon': expected NAME=VALUE"),
+        ({"bots": FIVE, "format": ""}, "--format '': choose one of round-robin, gauntlet"),
+        ({"bots": FIVE, "out": ""}, "--out '': give a folder, or leave --out out for the default"),
+        ({"bots": FIVE, "db": ""}, "--db '': give a database file"),
+        ({"bots": FIVE, "db": "x.db", "out": "x.db"}, r"--out x.db: is the --db path; give"),
+        ({"bots": FIVE, "db": "x.db", "out": "x.db/o"}, r"--out x.db/o: lies inside the --db path"),
+        ({"bots": FIVE, "db": "o/x.db", "out": "o"}, None),  # the database in the folder is fine
+        ({"bots": [*FIVE[:3], "-x=true"]}, r"bot name '-x': .* starting with a letter or digit"),
         ({"bots": FIVE, "rule": ["moon=sideways"]}, "--rule: rules.moon: unknown value"),
         ({"bots": FIVE, "rule": ["players=3"]}, "set the table size with --players"),
         ({"bots": FIVE, "format": "swiss"}, "--format 'swiss': choose one of"),
@@ -162,6 +173,19 @@ def test_bad_input_is_one_line_that_names_it(
     with pytest.raises(ConfigError, match=message) as caught:
         build_config(**kwargs)  # type: ignore[arg-type]
     assert "\n" not in str(caught.value)
+
+
+def test_the_known_rules_are_those_a_rule_may_set() -> None:
+    # players is a Rules field, but the table size is --players: the list must not offer it.
+    with pytest.raises(ConfigError) as caught:
+        build_config(bots=FIVE, rule=["colour=red"])
+    known = str(caught.value).partition("known rules: ")[2].split(", ")
+    assert "players" not in known and "moon" in known
+    assert "players" not in rule_names()
+    for name in rule_names():  # every name offered is taken
+        with pytest.raises(ConfigError) as bad_value:
+            build_config(bots=FIVE, rule=[f"{name}=?"])
+        assert "is not a rule" not in str(bad_value.value)
 
 
 def test_out_and_db_folders_that_cannot_be_made_are_refused(tmp_path: Path) -> None:
@@ -204,6 +228,11 @@ def test_bad_files_are_one_line_errors(tmp_path: Path) -> None:
         ({"move_time": float("nan")}, r"^config file: move_time = nan: give a finite duration"),
         ({"move_time": [1]}, r"^config file: move_time = \[1\]: expected a duration"),
         ({"db": 5}, r"^config file: db = 5: expected a path"),
+        ({"db": ""}, r"^config file: db = '': give a database file"),
+        ({"format": ""}, r"^config file: format = '': choose one of round-robin, gauntlet"),
+        ({"rules": 5}, r"^config file: rules = 5: expected a preset name"),
+        ({"rules": "nope"}, r"^config file: rules = 'nope': not a preset"),
+        ({"rule": {"colour": 1}}, r"^config file: \[rule\] 'colour' is not a rule; known rules"),
         ({"out": 5}, r"^config file: out = 5: expected a path"),
     ):
         with pytest.raises(ConfigError, match=says):
