@@ -276,6 +276,18 @@ def test_time_left_counts_down_from_the_move_time_and_the_bank_apart() -> None:
     assert hard is not None and 20 < hard <= 25
 
 
+@pytest.mark.parametrize("hands", [1, 3, None])
+def test_the_hand_limit_is_told_at_the_start_and_in_every_view(hands: int | None) -> None:
+    bot = Recorder()
+    result = play_local([bot, Bot(), Bot(), Bot()], seed=4, hands=hands)
+    started = [e for e in bot.events if isinstance(e, GameStarted)]
+    assert [e.max_hands for e in started] == [hands]
+    assert {v.max_hands for v in bot.views} == {hands}
+    last = [v.hand_number for v in bot.views if v.last_hand]
+    assert last == ([len(result.hands) - 1] * len(last) if hands else [])
+    assert last or hands is None
+
+
 def test_local_play_shows_the_clocks_a_referee_shows() -> None:
     bot = Recorder()
     play_local([bot, Bot(), Bot(), Bot()], seed=1, hands=1, move_ms=1000, bank_ms=10_000)

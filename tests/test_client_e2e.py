@@ -252,7 +252,7 @@ def _engine_view(record: GameRecord, view: DecisionView) -> DecisionView:
         for card in played[: len(view.played)]:
             hand.play(card)
     totals = [sum(h.points[s] for h in record.hands[:k]) for s in range(spec.rules.players)]
-    local = view_of(hand, view.seat)
+    local = view_of(hand, view.seat, max_hands=spec.hands)
     return dataclasses.replace(
         local,
         hand_number=k,
@@ -301,6 +301,8 @@ def test_network_views_equal_the_engine_views_at_the_same_positions(
         assert view.seat == 1
         assert view == _engine_view(record, view)
         assert view.game_id.endswith(f"-{spec.table_id}")  # "g<count>-<table id>"
+        assert view.max_hands == spec.hands == 3  # the game ends after 3 hands, target or not
+        assert view.last_hand == (view.hand_number == 2)
         # As in local play: the move's own time, the bank apart; the hard limit is their sum.
         assert view.move_ms is not None and view.bank_ms is not None
         assert view.move_ms <= clocks.move_ms and view.bank_ms <= clocks.bank_ms

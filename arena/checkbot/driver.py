@@ -408,6 +408,11 @@ class ScriptedGame:
 
     # ---- messages ---------------------------------------------------------------------------
 
+    @property
+    def max_hands(self) -> int:
+        """The game's hand limit as announced: it ends after the one hand scripted."""
+        return self.number + 1
+
     def game_started(self) -> ev_pb.Event:
         """GameStarted for the bot's seat."""
         return ev_pb.Event(
@@ -417,6 +422,7 @@ class ScriptedGame:
                 your_seat=self.seat,
                 rules=self._rules_msg,
                 clock=wire.clock_settings(self.clocks),
+                max_hands=self.max_hands,
             )
         )
 
@@ -449,6 +455,7 @@ class ScriptedGame:
             dealer=hand.dealer,
             seat_names=self.names,
             hand_number=self.number,
+            max_hands=self.max_hands,
             completed_tricks=self.tricks,
             hand_points=hand.points_taken(),
             game_totals=self.totals,

@@ -49,6 +49,10 @@ class GameStarted:
     """Time allowed per decision before the bank is drawn on (None: no clock)."""
     bank_ms: int | None
     """Each seat's time bank for the game (None: no clock)."""
+    max_hands: int | None = None
+    """The most hands the game plays: it ends after that many even if no total has reached
+    ``rules.target`` (``arena run`` and the ladder play one-hand games by default). None: no
+    limit, the game ends at the target."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -102,12 +102,12 @@ def play_local(
         raise ConfigError(f"{len(seat_names)} names for {len(bots)} bots")
     for bot in bots:
         warn_slips(type(bot))
-    table = _LocalTable(bots, rules, seat_names, move_ms, bank_ms, decide_forced_moves)
+    table = _LocalTable(bots, rules, seat_names, move_ms, bank_ms, decide_forced_moves, hands)
     game = Game(rules, seed, first_dealer=first_dealer)
     for seat in range(rules.players):
         table.tell(
             seat,
-            GameStarted(LOCAL_GAME_ID, seat, seat_names, rules, move_ms, bank_ms),
+            GameStarted(LOCAL_GAME_ID, seat, seat_names, rules, move_ms, bank_ms, hands),
         )
     while True:
         table.play_hand(game)
@@ -158,8 +158,10 @@ class _LocalTable:
         move_ms: int | None,
         bank_ms: int | None,
         decide_forced_moves: bool,
+        max_hands: int | None,
     ) -> None:
         self.bots = bots
+        self.max_hands = max_hands
         self.rules = rules
         self.names = names
         self.move_ms = move_ms
@@ -199,7 +201,9 @@ class _LocalTable:
             self.tell(seat, CardsDealt(number, tuple(hand.dealt(seat))))
         if passing:
             for seat in range(n):
-                view = view_of(hand, seat, game, self.names, self.move_ms, self.bank_ms)
+                view = view_of(
+                    hand, seat, game, self.names, self.move_ms, self.bank_ms, self.max_hands
+                )
                 chosen = self.bots[seat].choose_pass(view)
                 try:
                     hand.pass_cards(seat, self._pass_of(chosen))
@@ -225,7 +229,9 @@ class _LocalTable:
             if len(legal) == 1 and not self.decide_forced_moves:
                 card = legal[0]
             else:
-                view = view_of(hand, mover, game, self.names, self.move_ms, self.bank_ms)
+                view = view_of(
+                    hand, mover, game, self.names, self.move_ms, self.bank_ms, self.max_hands
+                )
                 try:
                     card = _card_of(self.bots[mover].choose_play(view))
                 except CardParseError as e:
@@ -272,6 +278,7 @@ def view_of(
     names: Sequence[str] | None = None,
     move_ms: int | None = None,
     bank_ms: int | None = None,
+    max_hands: int | None = None,
 ) -> DecisionView:
     """The :class:`DecisionView` of ``seat`` in an engine hand that awaits its pass or play."""
     sv = hand.view(seat)
@@ -304,6 +311,7 @@ def view_of(
         voids=sv.voids,
         forfeited=(False,) * n,
         game_id=LOCAL_GAME_ID,
+        max_hands=max_hands,
         move_ms=move_ms,
         bank_ms=bank_ms,
         deadline_ms=None if move_ms is None else move_ms + (bank_ms or 0),

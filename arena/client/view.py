@@ -89,6 +89,10 @@ class DecisionView:
     """Per seat, whether the referee's fallback now plays it (always False in local play)."""
     game_id: str
     """The game's identifier (GameStarted.game_id; ``"local"`` in local play)."""
+    max_hands: int | None
+    """The most hands the game plays: it ends after that many even if no total has reached
+    ``rules.target`` (``arena run`` and the ladder play one-hand games by default). None: no
+    limit, the game ends at the target. See :attr:`last_hand`."""
     move_ms: int | None
     """This move's own time in milliseconds, before the time bank is drawn on (None: no clock).
     Over the network it is what was left when the referee sent the request, so a little less
@@ -130,6 +134,12 @@ class DecisionView:
         """The suit led to the current trick, or None if nothing has been led."""
         cards = self.trick_cards
         return cards[0].suit if cards else None
+
+    @property
+    def last_hand(self) -> bool:
+        """Whether this hand is the game's last by the hand limit (a target may end it sooner):
+        what it scores is all that counts, e.g. a moon shot cannot be answered later."""
+        return self.max_hands is not None and self.hand_number + 1 >= self.max_hands
 
     @property
     def first_trick(self) -> bool:

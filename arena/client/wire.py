@@ -151,6 +151,7 @@ def view_of_request(
         voids=voids_shown((*tricks, *((current,) if current is not None else ())), players),
         forfeited=tuple(state.forfeited) or (False,) * players,
         game_id=request.game_id,
+        max_hands=state.max_hands or None,
         # move_deadline_ms is the move time left plus the whole bank (bot_service.proto): the
         # move's own time is what is left of it beyond the bank.
         move_ms=max(0, request.move_deadline_ms - request.time_bank_ms),
@@ -195,6 +196,7 @@ def event_of(message: ev_pb.Event, seat: int) -> Event | None:
             rules=rules_of(g.rules),
             move_ms=g.clock.move_time_ms,
             bank_ms=g.clock.time_bank_ms,
+            max_hands=g.max_hands or None,
         )
     if which == "hand_started":
         h = message.hand_started

@@ -302,7 +302,7 @@ class TableRun:
         self._rules_msg = wire.rules_message(spec.rules)
         self._card_points = [spec.rules.card_points(c) for c in _CARDS]
         """What each card scores for the seat that takes it, by index."""
-        self._state_constant = wire.constant_state(self._rules_msg, spec.seats)
+        self._state_constant = wire.constant_state(self._rules_msg, spec.seats, spec.hands)
         # The parts of a request, each encoded once and kept for as long as it holds: see
         # _request and _state.
         self._tricks = b""
@@ -416,6 +416,7 @@ class TableRun:
             seat_names=list(self.spec.seats),
             rules=self._rules_msg,
             clock=settings,
+            max_hands=self.spec.hands or 0,
         )
         for seat in self.seats:
             seat.pending.append(wire.event_entry(self._game_started(seat.index)))
@@ -429,6 +430,7 @@ class TableRun:
                 your_seat=seat,
                 rules=self._rules_msg,
                 clock=wire.clock_settings(self.spec.clocks),
+                max_hands=self.spec.hands or 0,
             )
         )
 

@@ -204,10 +204,13 @@ def trick_entry(trick: game_pb.Trick) -> bytes:
     return _field(_TRICKS, trick.SerializeToString())
 
 
-def constant_state(rules: game_pb.Rules, seat_names: Sequence[str]) -> bytes:
-    """The fields of PublicState that stay the same for a whole game."""
+def constant_state(
+    rules: game_pb.Rules, seat_names: Sequence[str], max_hands: int | None = None
+) -> bytes:
+    """The fields of PublicState that stay the same for a whole game (``max_hands`` None: no
+    limit but the target)."""
     return game_pb.PublicState(
-        players=len(seat_names), seat_names=seat_names, rules=rules
+        players=len(seat_names), seat_names=seat_names, rules=rules, max_hands=max_hands or 0
     ).SerializeToString()
 
 

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from arena.proto.hearts.v1 import game_pb2 as hearts_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16hearts/v1/events.proto\x12\thearts.v1\x1a\x14hearts/v1/game.proto\"\xc3\x04\n\x05\x45vent\x12.\n\x0cgame_started\x18\x01 \x01(\x0b\x32\x16.hearts.v1.GameStartedH\x00\x12.\n\x0chand_started\x18\x02 \x01(\x0b\x32\x16.hearts.v1.HandStartedH\x00\x12,\n\x0b\x63\x61rds_dealt\x18\x03 \x01(\x0b\x32\x15.hearts.v1.CardsDealtH\x00\x12\x32\n\x0e\x63\x61rds_received\x18\x04 \x01(\x0b\x32\x18.hearts.v1.CardsReceivedH\x00\x12,\n\x0b\x63\x61rd_played\x18\x05 \x01(\x0b\x32\x15.hearts.v1.CardPlayedH\x00\x12(\n\ttrick_won\x18\x06 \x01(\x0b\x32\x13.hearts.v1.TrickWonH\x00\x12*\n\nhand_ended\x18\x07 \x01(\x0b\x32\x14.hearts.v1.HandEndedH\x00\x12*\n\ngame_ended\x18\x08 \x01(\x0b\x32\x14.hearts.v1.GameEndedH\x00\x12.\n\x0c\x66\x61ult_notice\x18\t \x01(\x0b\x32\x16.hearts.v1.FaultNoticeH\x00\x12.\n\x0cseat_faulted\x18\n \x01(\x0b\x32\x16.hearts.v1.SeatFaultedH\x00\x12.\n\x0ctime_warning\x18\x0b \x01(\x0b\x32\x16.hearts.v1.TimeWarningH\x00\x12\x30\n\rhand_revealed\x18\x0c \x01(\x0b\x32\x17.hearts.v1.HandRevealedH\x00\x42\x06\n\x04kind\"\xa2\x01\n\x0bGameStarted\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x12\n\nseat_names\x18\x02 \x03(\t\x12\x16\n\tyour_seat\x18\x03 \x01(\rH\x00\x88\x01\x01\x12\x1f\n\x05rules\x18\x04 \x01(\x0b\x32\x10.hearts.v1.Rules\x12\'\n\x05\x63lock\x18\x05 \x01(\x0b\x32\x18.hearts.v1.ClockSettingsB\x0c\n\n_your_seat\";\n\rClockSettings\x12\x14\n\x0cmove_time_ms\x18\x01 \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\x02 \x01(\r\"x\n\x0bHandStarted\x12\x13\n\x0bhand_number\x18\x01 \x01(\r\x12\x0e\n\x06\x64\x65\x61ler\x18\x02 \x01(\r\x12\x30\n\x0epass_direction\x18\x03 \x01(\x0e\x32\x18.hearts.v1.PassDirection\x12\x12\n\npass_count\x18\x04 \x01(\r\"0\n\nCardsDealt\x12\x13\n\x0bhand_number\x18\x01 \x01(\r\x12\r\n\x05\x63\x61rds\x18\x02 \x03(\t\"t\n\rCardsReceived\x12\x13\n\x0bhand_number\x18\x01 \x01(\r\x12\x11\n\tfrom_seat\x18\x02 \x01(\r\x12\r\n\x05\x63\x61rds\x18\x03 \x03(\t\x12\x16\n\x0epassed_to_seat\x18\x04 \x01(\r\x12\x14\n\x0cpassed_cards\x18\x05 \x03(\t\"S\n\nCardPlayed\x12\x13\n\x0bhand_number\x18\x01 \x01(\r\x12\x14\n\x0ctrick_number\x18\x02 \x01(\r\x12\x0c\n\x04seat\x18\x03 \x01(\r\x12\x0c\n\x04\x63\x61rd\x18\x04 \x01(\t\"\x89\x01\n\x08TrickWon\x12\x13\n\x0bhand_number\x18\x01 \x01(\r\x12\x14\n\x0ctrick_number\x18\x02 \x01(\r\x12\x0e\n\x06leader\x18\x03 \x01(\r\x12\r\n\x05\x63\x61rds\x18\x04 \x03(\t\x12\x0e\n\x06winner\x18\x05 \x01(\r\x12\x0e\n\x06points\x18\x06 \x01(\x05\x12\x13\n\x0bkitty_cards\x18\x07 \x03(\t\"\x99\x01\n\tHandEnded\x12\x13\n\x0bhand_number\x18\x01 \x01(\r\x12\x14\n\x0cpoints_taken\x18\x02 \x03(\x05\x12\x13\n\x0bhand_scores\x18\x03 \x03(\x05\x12\x13\n\x0bgame_totals\x18\x04 \x03(\x05\x12\x19\n\x0cmoon_shooter\x18\x05 \x01(\rH\x00\x88\x01\x01\x12\x0b\n\x03sun\x18\x06 \x01(\x08\x42\x0f\n\r_moon_shooter\"\xc4\x01\n\tGameEnded\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12+\n\x0btermination\x18\x02 \x01(\x0e\x32\x16.hearts.v1.Termination\x12+\n\x0bseat_status\x18\x03 \x03(\x0e\x32\x16.hearts.v1.Termination\x12\x13\n\x0bgame_totals\x18\x04 \x03(\x05\x12\x10\n\x08placings\x18\x05 \x03(\r\x12\x14\n\x0chands_played\x18\x06 \x01(\r\x12\x0f\n\x07message\x18\x07 \x01(\t\"\xe6\x01\n\x0b\x46\x61ultNotice\x12\"\n\x04kind\x18\x01 \x01(\x0e\x32\x14.hearts.v1.FaultKind\x12\x0f\n\x07game_id\x18\x02 \x01(\t\x12\x13\n\x0bhand_number\x18\x03 \x01(\r\x12\x12\n\nrequest_id\x18\x04 \x01(\x04\x12\x13\n\x0byour_answer\x18\x05 \x01(\t\x12\x18\n\x10substitute_cards\x18\x06 \x03(\t\x12\x0f\n\x07message\x18\x07 \x01(\t\x12\x0e\n\x06\x66\x61ults\x18\x08 \x01(\r\x12\x16\n\x0e\x66\x61ults_allowed\x18\t \x01(\r\x12\x11\n\tforfeited\x18\n \x01(\x08\"\x8f\x01\n\x0bSeatFaulted\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\"\n\x04kind\x18\x02 \x01(\x0e\x32\x14.hearts.v1.FaultKind\x12\x13\n\x0bhand_number\x18\x03 \x01(\r\x12\x0e\n\x06\x66\x61ults\x18\x04 \x01(\r\x12\x16\n\x0e\x66\x61ults_allowed\x18\x05 \x01(\r\x12\x11\n\tforfeited\x18\x06 \x01(\x08\"4\n\x0bTimeWarning\x12\x14\n\x0ctime_bank_ms\x18\x01 \x01(\r\x12\x0f\n\x07message\x18\x02 \x01(\t\"(\n\tSeatCards\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05\x63\x61rds\x18\x02 \x03(\t\"}\n\x0cHandRevealed\x12\x13\n\x0bhand_number\x18\x01 \x01(\r\x12#\n\x05\x64\x65\x61lt\x18\x02 \x03(\x0b\x32\x14.hearts.v1.SeatCards\x12$\n\x06passed\x18\x03 \x03(\x0b\x32\x14.hearts.v1.SeatCards\x12\r\n\x05kitty\x18\x04 \x03(\t*\xdd\x01\n\x0bTermination\x12\x1b\n\x17TERMINATION_UNSPECIFIED\x10\x00\x12\x16\n\x12TERMINATION_NORMAL\x10\x01\x12\x17\n\x13TERMINATION_TIMEOUT\x10\x02\x12\x17\n\x13TERMINATION_ILLEGAL\x10\x03\x12\x1a\n\x16TERMINATION_DISCONNECT\x10\x04\x12\x17\n\x13TERMINATION_FORFEIT\x10\x05\x12\x1b\n\x17TERMINATION_INTERRUPTED\x10\x06\x12\x15\n\x11TERMINATION_CRASH\x10\x07*\x84\x02\n\tFaultKind\x12\x1a\n\x16\x46\x41ULT_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12\x46\x41ULT_KIND_TIMEOUT\x10\x01\x12\x1b\n\x17\x46\x41ULT_KIND_ILLEGAL_CARD\x10\x02\x12\x1c\n\x18\x46\x41ULT_KIND_CARD_NOT_HELD\x10\x03\x12\x18\n\x14\x46\x41ULT_KIND_MALFORMED\x10\x04\x12\x1f\n\x1b\x46\x41ULT_KIND_WRONG_REQUEST_ID\x10\x05\x12\x19\n\x15\x46\x41ULT_KIND_DISCONNECT\x10\x06\x12\x19\n\x15\x46\x41ULT_KIND_WRONG_PASS\x10\x07\x12\x17\n\x13\x46\x41ULT_KIND_PROTOCOL\x10\x08\x42\x02P\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16hearts/v1/events.proto\x12\thearts.v1\x1a\x14hearts/v1/game.proto\"\xc3\x04\n\x05\x45vent\x12.\n\x0cgame_started\x18\x01 \x01(\x0b\x32\x16.hearts.v1.GameStartedH\x00\x12.\n\x0chand_started\x18\x02 \x01(\x0b\x32\x16.hearts.v1.HandStartedH\x00\x12,\n\x0b\x63\x61rds_dealt\x18\x03 \x01(\x0b\x32\x15.hearts.v1.CardsDealtH\x00\x12\x32\n\x0e\x63\x61rds_received\x18\x04 \x01(\x0b\x32\x18.hearts.v1.CardsReceivedH\x00\x12,\n\x0b\x63\x61rd_played\x18\x05 \x01(\x0b\x32\x15.hearts.v1.CardPlayedH\x00\x12(\n\ttrick_won\x18\x06 \x01(\x0b\x32\x13.hearts.v1.TrickWonH\x00\x12*\n\nhand_ended\x18\x07 \x01(\x0b\x32\x14.hearts.v1.HandEndedH\x00\x12*\n\ngame_ended\x18\x08 \x01(\x0b\x32\x14.hearts.v1.GameEndedH\x00\x12.\n\x0c\x66\x61ult_notice\x18\t \x01(\x0b\x32\x16.hearts.v1.FaultNoticeH\x00\x12.\n\x0cseat_faulted\x18\n \x01(\x0b\x32\x16.hearts.v1.SeatFaultedH\x00\x12.\n\x0ctime_warning\x18\x0b \x01(\x0b\x32\x16.hearts.v1.TimeWarningH\x00\x12\x30\n\rhand_revealed\x18\x0c \x01(\x0b\x32\x17.hearts.v1.HandRevealedH\x00\x42\x06\n\x04kind\"\xb5\x01\n\x0bGameStarted\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x12\n\nseat_names\x18\x02 \x03(\t\x12\x16\n\tyour_seat\x18\x03 \x01(\rH\x00\x88\x01\x01\x12\x1f\n\x05rules\x18\x04 \x01(\x0b\x32\x10.hearts.v1.Rules\x12\'\n\x05\x63lock\x18\x05 \x01(\x0b\x32\x18.hearts.v1.ClockSettings\x12\x11\n\tmax_hands\x18\x06 \x01(\rB\x0c\n\n_your_seat\";\n\rClockSettings\x12\x14\n\x0cmove_time_ms\x18\x01 \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\x02 \x01(\r\"x\n\x0bHandStarted\x12\x13\n\x0bhand_number\x18\x01 \x01(\r\x12\x0e\n\x06\x64\x65\x61ler\x18\x02 \x01(\r\x12\x30\n\x0epass_direction\x18\x03 \x01(\x0e\x32\x18.hearts.v1.PassDirection\x12\x12\n\npass_count\x18\x04 \x01(\r\"0\n\nCardsDealt\x12\x13\n\x0bhand_number\x18\x01 \x01(\r\x12\r\n\x05\x63\x61rds\x18\x02 \x03(\t\"t\n\rCardsReceived\x12\x13\n\x0bhand_number\x18\x01 \x01(\r\x12\x11\n\tfrom_seat\x18\x02 \x01(\r\x12\r\n\x05\x63\x61rds\x18\x03 \x03(\t\x12\x16\n\x0epassed_to_seat\x18\x04 \x01(\r\x12\x14\n\x0cpassed_cards\x18\x05 \x03(\t\"S\n\nCardPlayed\x12\x13\n\x0bhand_number\x18\x01 \x01(\r\x12\x14\n\x0ctrick_number\x18\x02 \x01(\r\x12\x0c\n\x04seat\x18\x03 \x01(\r\x12\x0c\n\x04\x63\x61rd\x18\x04 \x01(\t\"\x89\x01\n\x08TrickWon\x12\x13\n\x0bhand_number\x18\x01 \x01(\r\x12\x14\n\x0ctrick_number\x18\x02 \x01(\r\x12\x0e\n\x06leader\x18\x03 \x01(\r\x12\r\n\x05\x63\x61rds\x18\x04 \x03(\t\x12\x0e\n\x06winner\x18\x05 \x01(\r\x12\x0e\n\x06points\x18\x06 \x01(\x05\x12\x13\n\x0bkitty_cards\x18\x07 \x03(\t\"\x99\x01\n\tHandEnded\x12\x13\n\x0bhand_number\x18\x01 \x01(\r\x12\x14\n\x0cpoints_taken\x18\x02 \x03(\x05\x12\x13\n\x0bhand_scores\x18\x03 \x03(\x05\x12\x13\n\x0bgame_totals\x18\x04 \x03(\x05\x12\x19\n\x0cmoon_shooter\x18\x05 \x01(\rH\x00\x88\x01\x01\x12\x0b\n\x03sun\x18\x06 \x01(\x08\x42\x0f\n\r_moon_shooter\"\xc4\x01\n\tGameEnded\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12+\n\x0btermination\x18\x02 \x01(\x0e\x32\x16.hearts.v1.Termination\x12+\n\x0bseat_status\x18\x03 \x03(\x0e\x32\x16.hearts.v1.Termination\x12\x13\n\x0bgame_totals\x18\x04 \x03(\x05\x12\x10\n\x08placings\x18\x05 \x03(\r\x12\x14\n\x0chands_played\x18\x06 \x01(\r\x12\x0f\n\x07message\x18\x07 \x01(\t\"\xe6\x01\n\x0b\x46\x61ultNotice\x12\"\n\x04kind\x18\x01 \x01(\x0e\x32\x14.hearts.v1.FaultKind\x12\x0f\n\x07game_id\x18\x02 \x01(\t\x12\x13\n\x0bhand_number\x18\x03 \x01(\r\x12\x12\n\nrequest_id\x18\x04 \x01(\x04\x12\x13\n\x0byour_answer\x18\x05 \x01(\t\x12\x18\n\x10substitute_cards\x18\x06 \x03(\t\x12\x0f\n\x07message\x18\x07 \x01(\t\x12\x0e\n\x06\x66\x61ults\x18\x08 \x01(\r\x12\x16\n\x0e\x66\x61ults_allowed\x18\t \x01(\r\x12\x11\n\tforfeited\x18\n \x01(\x08\"\x8f\x01\n\x0bSeatFaulted\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\"\n\x04kind\x18\x02 \x01(\x0e\x32\x14.hearts.v1.FaultKind\x12\x13\n\x0bhand_number\x18\x03 \x01(\r\x12\x0e\n\x06\x66\x61ults\x18\x04 \x01(\r\x12\x16\n\x0e\x66\x61ults_allowed\x18\x05 \x01(\r\x12\x11\n\tforfeited\x18\x06 \x01(\x08\"4\n\x0bTimeWarning\x12\x14\n\x0ctime_bank_ms\x18\x01 \x01(\r\x12\x0f\n\x07message\x18\x02 \x01(\t\"(\n\tSeatCards\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05\x63\x61rds\x18\x02 \x03(\t\"}\n\x0cHandRevealed\x12\x13\n\x0bhand_number\x18\x01 \x01(\r\x12#\n\x05\x64\x65\x61lt\x18\x02 \x03(\x0b\x32\x14.hearts.v1.SeatCards\x12$\n\x06passed\x18\x03 \x03(\x0b\x32\x14.hearts.v1.SeatCards\x12\r\n\x05kitty\x18\x04 \x03(\t*\xdd\x01\n\x0bTermination\x12\x1b\n\x17TERMINATION_UNSPECIFIED\x10\x00\x12\x16\n\x12TERMINATION_NORMAL\x10\x01\x12\x17\n\x13TERMINATION_TIMEOUT\x10\x02\x12\x17\n\x13TERMINATION_ILLEGAL\x10\x03\x12\x1a\n\x16TERMINATION_DISCONNECT\x10\x04\x12\x17\n\x13TERMINATION_FORFEIT\x10\x05\x12\x1b\n\x17TERMINATION_INTERRUPTED\x10\x06\x12\x15\n\x11TERMINATION_CRASH\x10\x07*\x84\x02\n\tFaultKind\x12\x1a\n\x16\x46\x41ULT_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12\x46\x41ULT_KIND_TIMEOUT\x10\x01\x12\x1b\n\x17\x46\x41ULT_KIND_ILLEGAL_CARD\x10\x02\x12\x1c\n\x18\x46\x41ULT_KIND_CARD_NOT_HELD\x10\x03\x12\x18\n\x14\x46\x41ULT_KIND_MALFORMED\x10\x04\x12\x1f\n\x1b\x46\x41ULT_KIND_WRONG_REQUEST_ID\x10\x05\x12\x19\n\x15\x46\x41ULT_KIND_DISCONNECT\x10\x06\x12\x19\n\x15\x46\x41ULT_KIND_WRONG_PASS\x10\x07\x12\x17\n\x13\x46\x41ULT_KIND_PROTOCOL\x10\x08\x42\x02P\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,38 +33,38 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'arena.proto.hearts.v1.event
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'P\001'
-  _globals['_TERMINATION']._serialized_start=2340
-  _globals['_TERMINATION']._serialized_end=2561
-  _globals['_FAULTKIND']._serialized_start=2564
-  _globals['_FAULTKIND']._serialized_end=2824
+  _globals['_TERMINATION']._serialized_start=2359
+  _globals['_TERMINATION']._serialized_end=2580
+  _globals['_FAULTKIND']._serialized_start=2583
+  _globals['_FAULTKIND']._serialized_end=2843
   _globals['_EVENT']._serialized_start=60
   _globals['_EVENT']._serialized_end=639
   _globals['_GAMESTARTED']._serialized_start=642
-  _globals['_GAMESTARTED']._serialized_end=804
-  _globals['_CLOCKSETTINGS']._serialized_start=806
-  _globals['_CLOCKSETTINGS']._serialized_end=865
-  _globals['_HANDSTARTED']._serialized_start=867
-  _globals['_HANDSTARTED']._serialized_end=987
-  _globals['_CARDSDEALT']._serialized_start=989
-  _globals['_CARDSDEALT']._serialized_end=1037
-  _globals['_CARDSRECEIVED']._serialized_start=1039
-  _globals['_CARDSRECEIVED']._serialized_end=1155
-  _globals['_CARDPLAYED']._serialized_start=1157
-  _globals['_CARDPLAYED']._serialized_end=1240
-  _globals['_TRICKWON']._serialized_start=1243
-  _globals['_TRICKWON']._serialized_end=1380
-  _globals['_HANDENDED']._serialized_start=1383
-  _globals['_HANDENDED']._serialized_end=1536
-  _globals['_GAMEENDED']._serialized_start=1539
-  _globals['_GAMEENDED']._serialized_end=1735
-  _globals['_FAULTNOTICE']._serialized_start=1738
-  _globals['_FAULTNOTICE']._serialized_end=1968
-  _globals['_SEATFAULTED']._serialized_start=1971
-  _globals['_SEATFAULTED']._serialized_end=2114
-  _globals['_TIMEWARNING']._serialized_start=2116
-  _globals['_TIMEWARNING']._serialized_end=2168
-  _globals['_SEATCARDS']._serialized_start=2170
-  _globals['_SEATCARDS']._serialized_end=2210
-  _globals['_HANDREVEALED']._serialized_start=2212
-  _globals['_HANDREVEALED']._serialized_end=2337
+  _globals['_GAMESTARTED']._serialized_end=823
+  _globals['_CLOCKSETTINGS']._serialized_start=825
+  _globals['_CLOCKSETTINGS']._serialized_end=884
+  _globals['_HANDSTARTED']._serialized_start=886
+  _globals['_HANDSTARTED']._serialized_end=1006
+  _globals['_CARDSDEALT']._serialized_start=1008
+  _globals['_CARDSDEALT']._serialized_end=1056
+  _globals['_CARDSRECEIVED']._serialized_start=1058
+  _globals['_CARDSRECEIVED']._serialized_end=1174
+  _globals['_CARDPLAYED']._serialized_start=1176
+  _globals['_CARDPLAYED']._serialized_end=1259
+  _globals['_TRICKWON']._serialized_start=1262
+  _globals['_TRICKWON']._serialized_end=1399
+  _globals['_HANDENDED']._serialized_start=1402
+  _globals['_HANDENDED']._serialized_end=1555
+  _globals['_GAMEENDED']._serialized_start=1558
+  _globals['_GAMEENDED']._serialized_end=1754
+  _globals['_FAULTNOTICE']._serialized_start=1757
+  _globals['_FAULTNOTICE']._serialized_end=1987
+  _globals['_SEATFAULTED']._serialized_start=1990
+  _globals['_SEATFAULTED']._serialized_end=2133
+  _globals['_TIMEWARNING']._serialized_start=2135
+  _globals['_TIMEWARNING']._serialized_end=2187
+  _globals['_SEATCARDS']._serialized_start=2189
+  _globals['_SEATCARDS']._serialized_end=2229
+  _globals['_HANDREVEALED']._serialized_start=2231
+  _globals['_HANDREVEALED']._serialized_end=2356
 # @@protoc_insertion_point(module_scope)

@@ -258,6 +258,7 @@ class GameStarted(_message.Message):
     YOUR_SEAT_FIELD_NUMBER: _builtins.int
     RULES_FIELD_NUMBER: _builtins.int
     CLOCK_FIELD_NUMBER: _builtins.int
+    MAX_HANDS_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     """The game's identifier, unique on this referee; DecisionRequest.game_id repeats it. It is
     "g<referee's count>-<table id>": on the competition server the table id is "g<N>", the game's
@@ -265,6 +266,11 @@ class GameStarted(_message.Message):
     """
     your_seat: _builtins.int
     """The seat this bot plays; set only on a bot's stream, absent for spectators."""
+    max_hands: _builtins.int
+    """The most hands this game plays: it ends after that many even if no total has reached
+    rules.target (arena run and the ladder play one-hand games by default, where a moon or a
+    lead in the totals counts only in that hand). 0: no limit, the game ends at the target.
+    """
     @_builtins.property
     def seat_names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The bots' names, indexed by seat."""
@@ -287,10 +293,11 @@ class GameStarted(_message.Message):
         your_seat: _builtins.int | None = ...,
         rules: _game_pb2.Rules | None = ...,
         clock: Global___ClockSettings | None = ...,
+        max_hands: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_your_seat", b"_your_seat", "clock", b"clock", "rules", b"rules", "your_seat", b"your_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_your_seat", b"_your_seat", "clock", b"clock", "game_id", b"game_id", "rules", b"rules", "seat_names", b"seat_names", "your_seat", b"your_seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_your_seat", b"_your_seat", "clock", b"clock", "game_id", b"game_id", "max_hands", b"max_hands", "rules", b"rules", "seat_names", b"seat_names", "your_seat", b"your_seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__your_seat: _TypeAlias = _typing.Literal["your_seat"]  # noqa: Y015
     _WhichOneofArgType__your_seat: _TypeAlias = _typing.Literal["_your_seat", b"_your_seat"]  # noqa: Y015

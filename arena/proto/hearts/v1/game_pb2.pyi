@@ -397,6 +397,7 @@ class PublicState(_message.Message):
     RECEIVED_FROM_SEAT_FIELD_NUMBER: _builtins.int
     FORFEITED_FIELD_NUMBER: _builtins.int
     RULES_FIELD_NUMBER: _builtins.int
+    MAX_HANDS_FIELD_NUMBER: _builtins.int
     players: _builtins.int
     """Seats at the table (the same as rules.players)."""
     dealer: _builtins.int
@@ -417,6 +418,10 @@ class PublicState(_message.Message):
     """The seat that received this seat's passed cards (this seat on a hold hand)."""
     received_from_seat: _builtins.int
     """The seat that passed this seat its received cards (this seat on a hold hand)."""
+    max_hands: _builtins.int
+    """The most hands this game plays (GameStarted.max_hands): it ends after that many even if no
+    total has reached rules.target. 0: no limit, the game ends at the target.
+    """
     @_builtins.property
     def seat_names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The bots' names, indexed by seat."""
@@ -482,10 +487,11 @@ class PublicState(_message.Message):
         received_from_seat: _builtins.int = ...,
         forfeited: _abc.Iterable[_builtins.bool] | None = ...,
         rules: Global___Rules | None = ...,
+        max_hands: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["current_trick", b"current_trick", "rules", b"rules"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards_in_hand", b"cards_in_hand", "completed_tricks", b"completed_tricks", "current_trick", b"current_trick", "dealer", b"dealer", "first_trick", b"first_trick", "forfeited", b"forfeited", "game_totals", b"game_totals", "hand_number", b"hand_number", "hand_points", b"hand_points", "hearts_broken", b"hearts_broken", "pass_direction", b"pass_direction", "passed_cards", b"passed_cards", "passed_to_seat", b"passed_to_seat", "players", b"players", "received_cards", b"received_cards", "received_from_seat", b"received_from_seat", "rules", b"rules", "seat_names", b"seat_names"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards_in_hand", b"cards_in_hand", "completed_tricks", b"completed_tricks", "current_trick", b"current_trick", "dealer", b"dealer", "first_trick", b"first_trick", "forfeited", b"forfeited", "game_totals", b"game_totals", "hand_number", b"hand_number", "hand_points", b"hand_points", "hearts_broken", b"hearts_broken", "max_hands", b"max_hands", "pass_direction", b"pass_direction", "passed_cards", b"passed_cards", "passed_to_seat", b"passed_to_seat", "players", b"players", "received_cards", b"received_cards", "received_from_seat", b"received_from_seat", "rules", b"rules", "seat_names", b"seat_names"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
