@@ -90,6 +90,10 @@ def test_elo_and_score_are_inverse() -> None:
         (10.0, 0.0, 0.05, 0.05, "elo0"),
         (0.0, 10.0, 0.0, 0.05, "alpha"),
         (0.0, 10.0, 0.6, 0.5, "sum below 1"),
+        (0.0, math.inf, 0.05, 0.05, r"elo1 \(inf\) must be a finite Elo difference"),
+        (-math.inf, 0.0, 0.05, 0.05, r"elo0 \(-inf\) must be a finite"),
+        (math.nan, 0.0, 0.05, 0.05, "elo0"),
+        (-1e308, 0.0, 0.05, 0.05, "from -2000 to 2000"),  # overflowed computing the score
     ],
 )
 def test_impossible_set_ups_are_refused(

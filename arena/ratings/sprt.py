@@ -30,6 +30,7 @@ from scipy import stats
 from arena.ratings.results import RatingsError, TableResult
 
 __all__ = [
+    "MAX_ELO",
     "Sprt",
     "SprtBounds",
     "SprtDecision",
@@ -44,6 +45,9 @@ PRIOR_VARIANCE: Final = 0.25
 PRIOR_VARIANCE_BOARDS: Final = 1.0
 """How many boards the guess weighs."""
 ELO_INTERVAL_CONFIDENCE: Final = 0.95
+MAX_ELO: Final = 2000.0
+"""The largest Elo difference a hypothesis may name: past it the expected score is 0 or 1 to
+within 1e-5, and the test could never tell the hypotheses apart (nor compute them, far past it)."""
 
 
 class SprtError(RatingsError):
@@ -131,6 +135,13 @@ class Sprt:
     def __init__(
         self, elo0: float = 0.0, elo1: float = 20.0, alpha: float = 0.05, beta: float = 0.05
     ) -> None:
+        for name, elo in (("elo0", elo0), ("elo1", elo1)):
+            # NaN fails every comparison, so the bound refuses it too.
+            if not -MAX_ELO <= elo <= MAX_ELO:
+                raise SprtError(
+                    f"{name} ({elo}) must be a finite Elo difference from {-MAX_ELO:g} to "
+                    f"{MAX_ELO:g}"
+                )
         if not elo0 < elo1:
             raise SprtError(f"elo0 ({elo0}) must be less than elo1 ({elo1})")
         if not (0.0 < alpha < 1.0 and 0.0 < beta < 1.0 and alpha + beta < 1.0):
