@@ -189,6 +189,17 @@ def test_a_card_not_held_is_refused(arena: Arena) -> None:
     assert record.seat_status[BAD_SEAT] is Termination.ILLEGAL
 
 
+def test_an_empty_pass_is_refused_saying_so(arena: Arena) -> None:
+    start_bad(arena, "emptypass", "emptypass")
+    record, _ = play_beside(arena, "emptypass", "emptypass")
+    assert kinds(record) == {FaultKind.WRONG_PASS}
+    (fault,) = record.faults_of(BAD_SEAT)
+    assert fault.detail.startswith("an empty pass is wrong: ") and fault.detail.endswith(
+        "(3 distinct cards)"
+    )
+    assert len(fault.substitute) == 3  # the fallback passed for it
+
+
 def test_garbage_bytes_are_a_malformed_fault_not_a_dead_stream(arena: Arena) -> None:
     start_bad(arena, "garbage", "garbage")
     record, _ = play_beside(arena, "garbage", "garbage")

@@ -769,18 +769,19 @@ class TableRun:
         why = hand.check_pass(index, cards)
         if why is None:
             return _Accepted(cards, at)
-        shown = " ".join(str(c) for c in cards) or "nothing"
+        # "the pass of 2C 2C" / "an empty pass": the message reads as a sentence either way.
+        shown = f"the pass of {' '.join(str(c) for c in cards)}" if cards else "an empty pass"
         if why is Violation.CARD_NOT_HELD:
             return _Refused(
-                FaultKind.CARD_NOT_HELD, f"the pass {shown} names a card not in the hand", sent
+                FaultKind.CARD_NOT_HELD, f"{shown} names a card not in the hand", sent
             )
         if why in (Violation.DUPLICATE_CARD, Violation.WRONG_PASS_COUNT):
             return _Refused(
                 FaultKind.WRONG_PASS,
-                f"the pass {shown} is wrong: {why.value} ({self.rules.pass_count} distinct cards)",
+                f"{shown} is wrong: {why.value} ({self.rules.pass_count} distinct cards)",
                 sent,
             )
-        return _Refused(FaultKind.ILLEGAL_CARD, f"the pass {shown} is refused: {why.value}", sent)
+        return _Refused(FaultKind.ILLEGAL_CARD, f"{shown} is refused: {why.value}", sent)
 
     def _stray(
         self,

@@ -229,6 +229,15 @@ class Bot:
         missing = next(c for c in ALL_CARDS if c not in request.hand)
         await self.send(play(request, missing))
 
+    async def mode_emptypass(self, request: bot_pb.DecisionRequest) -> None:
+        """Pass no card at all (a Decision with an empty pass), then play legally."""
+        if request.kind == bot_pb.DECISION_KIND_PASS:
+            decision = bot_pb.Decision(request_id=request.request_id)
+            decision.pass_cards.SetInParent()
+            await self.send(bot_pb.PlayRequest(decision=decision))
+        else:
+            await self.send(good_answer(request))
+
     async def mode_garbage(self, request: bot_pb.DecisionRequest) -> None:
         """Answer with bytes that are not a PlayRequest."""
         await self.send(GARBAGE)
