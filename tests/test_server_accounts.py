@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from arena.cli import app
 from arena.server.accounts import (
     AccountError,
     AccountStatus,
@@ -85,6 +88,28 @@ def test_ban_keeps_identity_but_marks_it_and_unban_lifts_it(store: AccountStore)
     assert store.get("flooder").status is AccountStatus.ACTIVE
     with pytest.raises(AccountError, match="not banned"):
         store.unban("flooder")
+
+
+def test_a_ban_or_revoke_without_a_reason_keeps_the_earlier_one(
+    store: AccountStore, tmp_path: Path
+) -> None:
+    store.add("cheat")
+    store.ban("cheat", "collusion")
+    store.ban("cheat")
+    assert store.get("cheat").note == "collusion"
+    store.revoke("cheat")
+    assert store.get("cheat").note == "collusion"
+    store.revoke("cheat", "token leaked")
+    assert store.get("cheat").note == "token leaked"
+    # So does the command: --reason left out is not an empty reason.
+    db = str(tmp_path / "comp.db")
+    runner = CliRunner()
+    assert (
+        runner.invoke(app, ["bots", "ban", "cheat", "--db", db, "--reason", "bots"]).exit_code == 0
+    )
+    assert runner.invoke(app, ["bots", "ban", "cheat", "--db", db]).exit_code == 0
+    listed = runner.invoke(app, ["bots", "list", "--db", db, "--json"])
+    assert json.loads(listed.stdout)[0]["note"] == "bots"
 
 
 def test_unknown_names_are_refused(store: AccountStore) -> None:

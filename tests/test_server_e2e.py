@@ -27,8 +27,10 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from test_server_support import ServerProcess
 
+from arena.config import build_config
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import bot_service_pb2_grpc as bot_grpc
+from arena.store import Store
 
 CONFIG = 'fit_interval = "100ms"\nmove_time = "2s"\n'
 SAMPLES = ("lowcard", "random_bot", "heuristic")
@@ -422,6 +424,8 @@ def test_a_malformed_admin_url_is_one_line_and_nothing_is_sent() -> None:
             ),
             ("http://127.0.0.1:notaport", "port 'notaport' is not a number from 1 to 65535"),
             (f"ftp://127.0.0.1:{port}", "ftp:// is not http:// or https://"),
+            # The admin path is added to the address: a path of its own would be sent doubled.
+            (f"http://127.0.0.1:{port}/api", "the address takes no path (/api)"),
         ):
             done = ServerProcess.cli("admin", "pause", "--url", url, "--token", "t")
             assert done.returncode == 2, done.stderr
@@ -431,6 +435,39 @@ def test_a_malformed_admin_url_is_one_line_and_nothing_is_sent() -> None:
         listener.setblocking(False)
         with pytest.raises(BlockingIOError):
             listener.accept()  # no connection was tried
+
+
+def test_a_bad_host_a_batch_database_or_a_bad_event_is_one_line(tmp_path: Path) -> None:
+    db = tmp_path / "comp.db"
+    ports = ("--port", "0", "--web-port", "0")
+    for host, says in (
+        ("999.1.1.1", "--host 999.1.1.1: not an address or name this machine can resolve"),
+        ("192.0.2.1", "--host 192.0.2.1: not an address of this machine"),  # TEST-NET-1
+    ):
+        done = ServerProcess.cli("serve", "--db", str(db), "--host", host, *ports)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith(f"arena: error: {says}") and done.stderr.count("\n") == 1
+        assert not db.exists()
+    batch = tmp_path / "batch.db"
+    config = build_config(bots=["a=true", "b=true", "c=true", "d=true"], db=batch)
+    with Store.open(batch) as store:
+        store.claim(config.run_id, "batch", config.identity(), 40)
+    done = ServerProcess.cli("serve", "--db", str(batch), *ports)
+    assert done.returncode == 2 and done.stderr == (
+        f"arena: error: --db {batch}: holds a batch run (arena run), not a competition; give "
+        "the competition's database, or a new file to start one\n"
+    )
+    entrants = 'entrants = ["alice", "bob", "carol", "dave"]\n'
+    for event, says in (
+        (entrants + 'candidate = "alice"\n', "event.candidate = 'alice' only makes sense with"),
+        ('entrants = ["a b", "bob", "carol", "dave"]\n', "event.entrants: bot name 'a b' is"),
+        (entrants + "[rule]\nplayers = 3\n", "set the table size with players = K"),
+    ):
+        toml = tmp_path / "event.toml"
+        toml.write_text("[event]\n" + event)
+        done = ServerProcess.cli("serve", "--db", str(db), "--config", str(toml), *ports)
+        assert done.returncode == 2 and says in done.stderr, done.stderr
+        assert done.stderr.count("\n") == 1 and not db.exists()
 
 
 def test_admin_with_a_bad_ca_file_is_one_line(tmp_path: Path) -> None:

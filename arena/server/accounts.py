@@ -209,12 +209,14 @@ class AccountStore:
                 )
         return token
 
-    def revoke(self, name: str, note: str = "") -> None:
-        """Forget a bot's token: it identifies nobody from now on."""
+    def revoke(self, name: str, note: str | None = None) -> None:
+        """Forget a bot's token: it identifies nobody from now on (``note``: why; None keeps
+        the note the account has)."""
         self._set(name, AccountStatus.REVOKED, note, forget_token=True)
 
-    def ban(self, name: str, note: str = "") -> None:
-        """Refuse a bot's token (its results stay)."""
+    def ban(self, name: str, note: str | None = None) -> None:
+        """Refuse a bot's token (its results stay; ``note``: why; None keeps the note the
+        account has, so that a second ban without a reason does not wipe the first's)."""
         self._set(name, AccountStatus.BANNED, note)
 
     def unban(self, name: str) -> None:
@@ -224,11 +226,13 @@ class AccountStore:
             raise AccountError(f"bot {name!r} is not banned (it is {account.status.value})")
         self._set(name, AccountStatus.ACTIVE, "")
 
-    def _set(self, name: str, status: AccountStatus, note: str, forget_token: bool = False) -> None:
+    def _set(
+        self, name: str, status: AccountStatus, note: str | None, forget_token: bool = False
+    ) -> None:
         conn = self._connection()
         with _transaction(conn):
             cursor = conn.execute(
-                "UPDATE server_bots SET status = ?, note = ?, changed_at = ?"
+                "UPDATE server_bots SET status = ?, note = COALESCE(?, note), changed_at = ?"
                 + (", token_hash = NULL" if forget_token else "")
                 + " WHERE name = ?",
                 (status.value, note, time.time(), name),

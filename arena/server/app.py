@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import sqlite3
 import ssl
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -128,6 +129,32 @@ def _warn_about_event(config: ServerConfig, accounts: AccountStore) -> None:
         )
 
 
+_OTHER_KINDS = {"batch": "a batch run (arena run)", "sprt": "a sequential test (arena sprt)"}
+"""What a database of each kind of the other commands holds, in words."""
+
+
+def _check_not_a_batch(db: Path) -> None:
+    """Refuse, in one short line, a database that ``arena run`` or ``arena sprt`` made: the
+    ledger would otherwise list every setting of that run as differing from the competition's."""
+    from arena.errors import ConfigError
+
+    if not db.is_file():
+        return
+    # Read-only and raw: a database of accounts alone has no runs yet, and anything else that
+    # is wrong with the file the ledger reports as it opens it.
+    try:
+        with contextlib.closing(sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)) as c:
+            kinds = [row[0] for row in c.execute("SELECT kind FROM runs")]
+    except sqlite3.Error:
+        return
+    for kind in kinds:
+        if kind in _OTHER_KINDS:
+            raise ConfigError(
+                f"--db {db}: holds {_OTHER_KINDS[kind]}, not a competition; give the "
+                "competition's database, or a new file to start one"
+            )
+
+
 async def serve(
     db: Path,
     config: ServerConfig,
@@ -162,6 +189,7 @@ async def serve(
 
             raise ConfigError("--tls-cert and --tls-key go together: give both")
         tls = TlsConfig.from_files(tls_cert, tls_key)  # checked before the database is made
+    _check_not_a_batch(db)
     ledger = Ledger.open(db, config, total)
     accounts = AccountStore(db)
     competition = Competition(config, ledger, accounts)

@@ -87,17 +87,35 @@ def _accounts(db: Path, *, create: bool = False) -> AccountStore:
     return store
 
 
-def _cannot_bind(host: str, port: int) -> str:
-    """Why ``host:port`` cannot be listened on now ("" if it can, or for port 0).
+def _host_problem(host: str) -> str:
+    """Why ``--host`` cannot be listened on ("" if it can): not an address, or not this
+    machine's. Tried before starting, because gRPC's own failure comes with log lines of its own
+    and names neither the flag nor the reason."""
+    try:
+        infos = socket.getaddrinfo(host, 0, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except OSError as e:
+        return (
+            f"--host {host}: not an address or name this machine can resolve "
+            f"({e.strerror or e}); give one of its addresses, e.g. 127.0.0.1 or 0.0.0.0 (all)"
+        )
+    for family, kind, proto, _, address in infos:
+        with socket.socket(family, kind, proto) as probe:
+            try:
+                probe.bind(address)
+            except OSError as e:
+                return (
+                    f"--host {host}: not an address of this machine ({e.strerror or e}); give "
+                    "one of its addresses, e.g. 127.0.0.1 or 0.0.0.0 (all)"
+                )
+    return ""
 
-    Tried before starting, because gRPC's own failure to bind comes with log lines of its own.
-    """
+
+def _cannot_bind(host: str, port: int) -> str:
+    """Why ``host:port`` cannot be listened on now ("" if it can, or for port 0); the host is
+    known to be this machine's."""
     if port == 0:
         return ""
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except OSError as e:
-        return f"--host {host}: {e.strerror or e}"
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     for family, kind, proto, _, address in infos:
         with socket.socket(family, kind, proto) as probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers do
@@ -133,6 +151,9 @@ def serve_command(
     from arena.server.app import Ports, serve
     from arena.server.logs import setup_logging
 
+    bad_host = _host_problem(host)
+    if bad_host:
+        raise _fail(bad_host)
     for flag, value in (("--port", port), ("--web-port", web_port)):
         try:
             check_port(flag, value)
@@ -187,7 +208,9 @@ def serve_command(
     raise typer.Exit(code)
 
 
-bots_app = typer.Typer(help="Bot accounts: add (prints a token once), list, revoke, ban.")
+bots_app = typer.Typer(
+    help="Bot accounts: add (prints a token once), list, revoke, ban.", no_args_is_help=True
+)
 
 
 @bots_app.command("add")
@@ -250,7 +273,10 @@ def bots_list(
 def bots_revoke(
     name: str = typer.Argument(..., help="The bot."),
     db: Path = _DB,
-    reason: str = typer.Option("", "--reason", help="Why (kept with the account)."),
+    reason: Annotated[
+        str | None,
+        typer.Option("--reason", help="Why (kept with the account; without it, any earlier one)."),
+    ] = None,
 ) -> None:
     """Forget a bot's token: it no longer identifies anyone (its results stay)."""
     _account_change(db, lambda a: a.revoke(name, reason), f"bot {name!r}: token revoked")
@@ -260,7 +286,13 @@ def bots_revoke(
 def bots_ban(
     name: str = typer.Argument(..., help="The bot."),
     db: Path = _DB,
-    reason: str = typer.Option("", "--reason", help="Why (shown to the bot when refused)."),
+    reason: Annotated[
+        str | None,
+        typer.Option(
+            "--reason",
+            help="Why (shown to the bot when refused; without it, any earlier reason stays).",
+        ),
+    ] = None,
 ) -> None:
     """Refuse a bot from its next connection on (``arena admin ban`` also ends live sessions)."""
     _account_change(db, lambda a: a.ban(name, reason), f"bot {name!r}: banned")
@@ -283,7 +315,9 @@ def _account_change(db: Path, change: Any, done: str) -> None:
     typer.echo(done)
 
 
-admin_app = typer.Typer(help="Organiser actions on a running server (pause, kick, ban, ...).")
+admin_app = typer.Typer(
+    help="Organiser actions on a running server (pause, kick, ban, ...).", no_args_is_help=True
+)
 
 _URL = typer.Option(DEFAULT_WEB_URL, "--url", help="The server's leaderboard address.")
 _Token = Annotated[
@@ -328,7 +362,7 @@ def _port_text(netloc: str) -> str:
 
 
 def _admin_url(url: str) -> str:
-    """``--url`` checked before anything is sent (``http(s)://HOST[:PORT][/PATH]``), without
+    """``--url`` checked before anything is sent (``http(s)://HOST[:PORT]``), without
     a trailing slash; one line naming what is wrong, and exit 2, if it is not such an address.
 
     Checked here because urllib reports each of these differently, some with a traceback.
@@ -356,6 +390,9 @@ def _admin_url(url: str) -> str:
         raise bad(f"port {_port_text(parts.netloc)!r} is not a number from 1 to 65535")
     if parts.query or parts.fragment:
         raise bad("the address takes no ?query or #fragment")
+    if parts.path.strip("/"):
+        # The admin paths (/api/admin/...) are added to it: a path here would be sent doubled.
+        raise bad(f"the address takes no path ({parts.path})")
     return url.rstrip("/")
 
 

@@ -46,9 +46,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.config import load_toml, parse_duration_ms
-from arena.errors import ConfigError, RulesError
+from arena.config import load_toml, parse_duration_ms, rule_names
+from arena.errors import ArenaError, ConfigError, RulesError
 from arena.rules import MAX_PLAYERS, MIN_PLAYERS, STANDARD_PLAYERS, Rules, preset
+from arena.server.accounts import check_name
 from arena.server.matchmaking import EventFormat, event_schedule
 from arena.table import Clocks, FaultPolicy
 
@@ -277,6 +278,12 @@ def _rules(preset_name: Any, options: Any, players: int) -> Rules:
         named = {str(k).replace("-", "_"): v for k, v in options.items()}
         if "players" in named:
             raise ConfigError("server config: set the table size with players = K, not [rule]")
+        for name in named:
+            if name not in rule_names():
+                raise ConfigError(
+                    f"server config: [rule] {name!r} is not a rule; known rules: "
+                    f"{', '.join(rule_names())}"
+                )
         return base.with_options(named)
     except RulesError as e:
         raise ConfigError(f"server config: {e}") from None
@@ -318,9 +325,19 @@ def _event(data: Any, players: int) -> EventConfig:
             f"server config: event.format = {data.get('format')!r}; "
             f"choose {' or '.join(f.value for f in EventFormat)}"
         ) from None
+    for name in entrants:
+        try:
+            check_name(name)
+        except ArenaError as e:
+            raise ConfigError(f"server config: event.entrants: {e}") from None
     candidate = data.get("candidate")
     if candidate is not None and not isinstance(candidate, str):
         raise ConfigError(f"server config: event.candidate = {candidate!r}; give a bot name")
+    if candidate is not None and fmt is not EventFormat.GAUNTLET:
+        raise ConfigError(
+            f"server config: event.candidate = {candidate!r} only makes sense with "
+            f'format = "{EventFormat.GAUNTLET.value}"; remove it or make the event a gauntlet'
+        )
     event = EventConfig(
         entrants=tuple(entrants),
         format=fmt,
