@@ -7,16 +7,20 @@ code 2; a run stopped by Ctrl-C or SIGTERM exits with 130 after saying how to re
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated, NoReturn, TypeVar
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
+from typer.core import TyperCommand, TyperOption
 
 from arena import __version__
+from arena._compiled import PURE_VARIABLE
 from arena.errors import ArenaError, ConfigError
 
 app = typer.Typer(
@@ -57,6 +61,86 @@ def main(
     ),
 ) -> None:
     """Hearts Arena: referee, arena runner and ratings for Hearts bots."""
+    pure = os.environ.get(PURE_VARIABLE)
+    if pure not in (None, "", "0", "1"):
+        # The build's guard reads only "1": any other value would silently run the compiled build.
+        _fail(
+            f"{PURE_VARIABLE}={pure}: set it to 1 to run the Python source of the engine and "
+            "referee, or to 0 (or unset it) for the compiled build"
+        )
+
+
+class OnceCommand(TyperCommand):
+    """A command that refuses a single-valued option given twice (click keeps the last one
+    silently, so ``--players 3 --players 5`` would play 5 without a word)."""
+
+    # ctx is the click Context typer vendors (typer.Context is a subclass of it, not its base).
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """Check for repeated options, then parse as click does."""
+        repeated = _repeated_option(self, args, bool(ctx.allow_interspersed_args))
+        if repeated:
+            typer.echo(
+                f"arena: error: {repeated} is given more than once: give it once "
+                f"(see {ctx.command_path} --help)",
+                err=True,
+            )
+            raise typer.Exit(EXIT_BAD_INPUT)
+        result: list[str] = super().parse_args(ctx, args)
+        return result
+
+
+def _option_words(command: TyperCommand, args: list[str], interspersed: bool) -> Iterator[str]:
+    """The option names in ``args`` as click will read them (values and arguments skipped)."""
+    options = {
+        name: p
+        for p in command.params
+        if isinstance(p, TyperOption)
+        for name in (*p.opts, *p.secondary_opts)
+    }
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word == "--":
+            return
+        name = word.partition("=")[0] if word.startswith("--") else word
+        option = options.get(name)
+        if option is not None:
+            yield name
+            if not option.is_flag and "=" not in word:
+                i += 1  # its value, whatever it looks like
+        elif not word.startswith("-") and not interspersed:
+            return  # the rest are arguments (a bot's command)
+        i += 1
+
+
+def _repeated_option(command: TyperCommand, args: list[str], interspersed: bool) -> str:
+    """The first single-valued option of ``command`` given twice in ``args`` ("" if none)."""
+    by_name = {
+        name: p
+        for p in command.params
+        if isinstance(p, TyperOption) and not p.multiple and not p.count
+        for name in (*p.opts, *p.secondary_opts)
+    }
+    seen: dict[str, str] = {}
+    for name in _option_words(command, args, interspersed):
+        option = by_name.get(name)
+        if option is None or option.name is None:
+            continue
+        if option.name in seen:
+            first = seen[option.name]
+            return name if first == name else f"{first}/{name}"
+        seen[option.name] = name
+    return ""
+
+
+def _once_everywhere(application: typer.Typer) -> None:
+    """Make every command of ``application`` (and of its sub-apps) an :class:`OnceCommand`."""
+    for info in application.registered_commands:
+        if info.cls in (None, TyperCommand):  # a command of a class of its own keeps it
+            info.cls = OnceCommand
+    for group in application.registered_groups:
+        if group.typer_instance is not None:
+            _once_everywhere(group.typer_instance)
 
 
 def _console() -> Console:
@@ -138,7 +222,7 @@ TimeBank = Annotated[
     ),
 ]
 Out = Annotated[
-    Path | None,
+    str | None,  # text, not a Path: typer reads an empty --out "" as "." (the current folder)
     typer.Option(
         "--out", help="Folder for replays and bot logs (default: the database's name + -out)."
     ),
@@ -184,8 +268,8 @@ def _do_run(
     seed: int | None,
     move_time: str | None,
     time_bank: str | None,
-    db: Path | None,
-    out: Path | None,
+    db: str | Path | None,
+    out: str | None,
     config: Path | None,
     port: int | None,
     max_faults: int | None = None,
@@ -223,8 +307,14 @@ def _do_run(
     from arena.director.summary import print_summary
 
     _sigterm_as_ctrl_c()
-    outcome = _guard(lambda: run_batch(settings, make_reporter(sys.stderr)))
+    new_folders = _NewFolders(settings.out, settings.db.parent)
+    try:
+        outcome = _guard(lambda: run_batch(settings, make_reporter(sys.stderr)))
+    except BaseException:
+        new_folders.remove_empty()
+        raise
     if outcome.interrupted:
+        new_folders.remove_empty()
         _fail(
             f"interrupted: {outcome.stored} of {outcome.total} games stored in {settings.db}; "
             "run the same command again to resume",
@@ -239,6 +329,35 @@ def _do_run(
         highlight=False,
     )
     _guard(lambda: print_summary(console, settings.db, outcome.run_id, settings.out))
+
+
+class _NewFolders:
+    """The folders a run is about to make for ``paths``; :meth:`remove_empty` takes away those
+    still empty after a failed start (the run removes its --out folder, not the parents it made
+    for it, nor the database's)."""
+
+    def __init__(self, *paths: Path) -> None:
+        self.tops = [top for top in map(_first_missing, paths) if top is not None]
+
+    def remove_empty(self) -> None:
+        """Remove each new folder that holds no file (folders only: nothing was stored)."""
+        for top in self.tops:
+            if top.is_dir() and _holds_no_file(top):
+                shutil.rmtree(top, ignore_errors=True)
+
+
+def _first_missing(path: Path) -> Path | None:
+    """The outermost folder of ``path`` (itself included) that does not exist yet, if any."""
+    missing = None
+    for p in (path, *path.parents):
+        if p.exists():
+            break
+        missing = p
+    return missing
+
+
+def _holds_no_file(folder: Path) -> bool:
+    return all(not files for _, _, files in os.walk(folder))
 
 
 @app.command()
@@ -274,7 +393,7 @@ def run(
     move_time: MoveTime = None,
     time_bank: TimeBank = None,
     db: Annotated[
-        Path | None, typer.Option("--db", help="SQLite database (default: arena.db).")
+        str | None, typer.Option("--db", help="SQLite database (default: arena.db).")
     ] = None,
     out: Out = None,
     config: ConfigFile = None,
@@ -415,30 +534,60 @@ def ratings(
             raise ConfigError(
                 f"--db {db}: no game stored" + (f" for run {run_id}" if run_id else "")
             )
-        render_ratings(
-            results,
-            fmt=formats[format],
-            with_crosstable=crosstable,
-            with_los=los,
-            plot=plot,
-            anchor=anchor,
-            console=_console(),
-        )
+        try:
+            render_ratings(
+                results,
+                fmt=formats[format],
+                with_crosstable=crosstable,
+                with_los=los,
+                plot=plot,
+                anchor=anchor,
+                console=_console(),
+            )
+        except OSError as e:  # a file named per table size (NAME-4p.png) that was not checked
+            raise ConfigError(
+                f"--plot {plot}: cannot write {e.filename} ({e.strerror}); give another file"
+            ) from None
 
     _guard(rate)
 
 
 def _check_plot(plot: Path) -> None:
-    """Refuse a plot file that cannot be written, before the ratings are printed."""
+    """Refuse a plot file that cannot be written, before the ratings are fitted and printed."""
     from matplotlib.figure import Figure
+
+    from arena.ratings.report import history_path
 
     kinds = Figure().canvas.get_supported_filetypes()
     if plot.suffix.lstrip(".").lower() not in kinds:
         _fail(
             f"--plot {plot}: give a file ending in .png, .svg or .pdf ({', '.join(sorted(kinds))})"
         )
-    if not plot.parent.is_dir():
-        _fail(f"--plot {plot}: folder {plot.parent} does not exist")
+    folder = plot.parent
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), folder)
+    if existing.exists() and not existing.is_dir():
+        _fail(f"--plot {plot}: {existing} is a file, not a folder; give a file in a folder")
+    if existing != folder:
+        _fail(f"--plot {plot}: folder {folder} does not exist; make it first or give another")
+    for path in (plot, history_path(plot)):
+        why = _cannot_write(path)
+        if why:
+            _fail(f"--plot {plot}: cannot write {path} ({why}); give a file you can write")
+
+
+def _cannot_write(path: Path) -> str:
+    """Why ``path`` cannot be written as a file ("" if it can), found by trying."""
+    if path.is_dir():
+        return "it is a folder"
+    existed = path.exists()
+    try:
+        with path.open("ab"):
+            pass
+    except OSError as e:
+        return e.strerror or str(e)
+    if not existed:
+        path.unlink(missing_ok=True)
+    return ""
 
 
 @app.command()
@@ -483,8 +632,14 @@ def sprt(
     from arena.config import build_config
     from arena.director.progress import make_reporter
     from arena.director.sprt import run_sprt, sprt_bots
-    from arena.ratings.sprt import Sprt, SprtDecision
+    from arena.ratings.sprt import MAX_ELO, Sprt, SprtDecision
 
+    for flag, value in (("--elo0", elo0), ("--elo1", elo1)):
+        if not -MAX_ELO <= value <= MAX_ELO:  # inf would print "accepted ... by inf Elo"
+            _fail(
+                f"{flag} {value}: give a finite Elo difference from {-MAX_ELO:g} to {MAX_ELO:g}, "
+                f"e.g. {flag} {0 if flag == '--elo0' else 20}"
+            )
     pair = bot or []
     if len(pair) != 2:
         _fail(f"--bot is given {len(pair)} time(s): give it twice, A=COMMAND then B=COMMAND")
@@ -519,17 +674,23 @@ def sprt(
         highlight=False,
     )
     _sigterm_as_ctrl_c()
-    outcome = _guard(
-        lambda: run_sprt(
-            settings,
-            test,
-            max_boards=max_boards,
-            reporter=reporter,
-            on_board=lambda t: reporter.note(t.status),
+    new_folders = _NewFolders(settings.out, settings.db.parent)
+    try:
+        outcome = _guard(
+            lambda: run_sprt(
+                settings,
+                test,
+                max_boards=max_boards,
+                reporter=reporter,
+                on_board=lambda t: reporter.note(t.status),
+            )
         )
-    )
+    except BaseException:
+        new_folders.remove_empty()
+        raise
     console.print(outcome.status, markup=False, highlight=False)
     if outcome.run is not None and outcome.run.interrupted:
+        new_folders.remove_empty()
         _fail(
             f"interrupted after {outcome.boards} boards; run the same command again to resume",
             EXIT_INTERRUPTED,
@@ -549,6 +710,7 @@ def _register_other_commands() -> None:
 
     register_server(app)
     register_checkbot(app)
+    _once_everywhere(app)
 
 
 _register_other_commands()

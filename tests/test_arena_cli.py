@@ -93,8 +93,41 @@ BAD_INPUT = {
         ],
         "exited at once with code 3: no cards today",
     ),
-    "bad rule": (["--rule", "colour=red"], "--rule: rules.colour: unknown rule"),
-    "bad preset": (["--rules", "chess"], "--rules: unknown preset 'chess'"),
+    "exits at once, --out in a new folder": (
+        [
+            "--bot",
+            f"quitter={PY} -c {shlex.quote(QUITTER)}",
+            "--bot",
+            f"b={LOW}",
+            "--bot",
+            f"c={LOW}",
+            "--players",
+            "3",
+            "--out",
+            "od/sub",
+        ],
+        "exited at once with code 3",
+    ),
+    "out is the database": (
+        [
+            "--db",
+            "x.db",
+            "--out",
+            "x.db",
+            "--players",
+            "3",
+            "--bot",
+            f"a={LOW}",
+            "--bot",
+            f"b={LOW}",
+            "--bot",
+            f"c={LOW}",
+        ],
+        "--out x.db: is the --db path; give the replays and logs a folder of their own",
+    ),
+    "flag given twice": (["--players", "3", "--players", "5"], "--players is given more than once"),
+    "bad rule": (["--rule", "colour=red"], "--rule 'colour=red': 'colour' is not a rule"),
+    "bad preset": (["--rules", "chess"], "--rules 'chess': not a preset; choose one of"),
     "too few bots": (
         ["--bot", f"a={LOW}", "--bot", f"b={LOW}"],
         "2 bot(s) (a, b) for 4-player tables: give at least 4",
@@ -236,10 +269,10 @@ def test_a_second_run_on_a_database_in_use_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "other.db.lock").exists()
 
 
-def stored_db(tmp_path: Path) -> Path:
+def stored_db(tmp_path: Path, boards: int = 2) -> Path:
     """A database with a few engine-played games (no processes needed)."""
     config = build_config(
-        bots=["a=true", "b=true", "c=true", "d=true"], boards=2, db=tmp_path / "s.db"
+        bots=["a=true", "b=true", "c=true", "d=true"], boards=boards, db=tmp_path / "s.db"
     )
     with Store.open(config.db) as store:
         store.claim(config.run_id, "batch", config.identity(), 8)
@@ -248,9 +281,9 @@ def stored_db(tmp_path: Path) -> Path:
     return config.db
 
 
-def invoke(*args: str) -> Result:
+def invoke(*args: str, env: dict[str, str] | None = None) -> Result:
     """Run the `arena` command in this process (for commands that start no process)."""
-    return CliRunner().invoke(app, list(args))
+    return CliRunner().invoke(app, list(args), env=env)
 
 
 def test_replay_prints_the_deal_the_passes_every_trick_and_fault(tmp_path: Path) -> None:
@@ -321,6 +354,74 @@ def test_ratings_in_every_format(tmp_path: Path) -> None:
         assert refused.exit_code == 2 and refused.stdout == "" and says in refused.stderr
 
 
+def test_a_plot_that_cannot_be_written_is_refused_before_the_fit(tmp_path: Path) -> None:
+    db = stored_db(tmp_path)
+    (tmp_path / "d.png").mkdir()
+    (tmp_path / "afile").write_text("")
+    (tmp_path / "h-history.png").mkdir()
+    for where, says in (
+        (tmp_path / "d.png", "cannot write " + str(tmp_path / "d.png") + " (it is a folder)"),
+        (tmp_path / "h.png", "cannot write " + str(tmp_path / "h-history.png") + " (it is a"),
+        (tmp_path / "afile" / "x.png", f"{tmp_path / 'afile'} is a file, not a folder"),
+        (Path("/proc/elo.png"), "cannot write /proc/elo.png (No such file or directory)"),
+    ):
+        refused = invoke("ratings", "--db", str(db), "--plot", str(where))
+        assert refused.exit_code == 2, refused.output
+        assert refused.stdout == "" and refused.stderr.count("\n") == 1, refused.stderr
+        assert (
+            refused.stderr.startswith(f"arena: error: --plot {where}: ") and says in refused.stderr
+        )
+    assert not (tmp_path / "h.png").exists()  # the probe leaves nothing behind
+
+
+def test_a_plot_of_one_board_shows_no_interval_rather_than_failing(tmp_path: Path) -> None:
+    db = stored_db(tmp_path, boards=1)
+    plot = tmp_path / "one.png"
+    done = invoke("ratings", "--db", str(db), "--plot", str(plot))
+    assert done.exit_code == 0, done.output
+    assert plot.read_bytes().startswith(b"\x89PNG")
+    assert (tmp_path / "one-history.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_sprt_refuses_an_elo_that_is_not_finite() -> None:
+    for flag, value in (("--elo1", "inf"), ("--elo0", "-inf"), ("--elo1", "1e308")):
+        done = invoke("sprt", "--bot", "a=true", "--bot", "b=true", flag, value)
+        assert done.exit_code == 2 and done.stdout == ""
+        assert done.stderr.startswith(f"arena: error: {flag} {float(value)}: give a finite Elo")
+
+
+def test_an_engine_variable_with_another_value_than_documented_is_refused(tmp_path: Path) -> None:
+    db = stored_db(tmp_path)
+    for value in ("yes", "true", "2"):
+        done = invoke("ratings", "--db", str(db), env={"HEARTS_ARENA_PURE_ENGINE": value})
+        assert done.exit_code == 2 and done.stdout == ""
+        assert done.stderr == (
+            f"arena: error: HEARTS_ARENA_PURE_ENGINE={value}: set it to 1 to run the Python "
+            "source of the engine and referee, or to 0 (or unset it) for the compiled build\n"
+        )
+    for value in ("1", "0", ""):
+        done = invoke("ratings", "--db", str(db), env={"HEARTS_ARENA_PURE_ENGINE": value})
+        assert done.exit_code == 0, done.output
+
+
+def test_a_single_valued_flag_given_twice_is_refused() -> None:
+    for args, says in (
+        (("run", "--config", "a.toml", "--config=b.toml"), "--config is given more than once"),
+        (("run", "--rules", "spot", "--rules", "old"), "--rules is given more than once"),
+        (("run", "--strict", "--no-strict"), "--strict/--no-strict is given more than once"),
+        (("bots", "ban", "x", "--reason", "a", "--reason", "b"), "--reason is given more than"),
+        (("ratings", "--format", "json", "--format", "csv"), "--format is given more than once"),
+    ):
+        done = invoke(*args)
+        assert done.exit_code == 2 and done.stdout == "", done.output
+        assert done.stderr.startswith(f"arena: error: {says}") and done.stderr.count("\n") == 1
+    # Repeatable flags repeat, and a value that looks like a flag is a value.
+    fine = invoke("run", "--bot", "a=true", "--bot", "b=true", "--db", "--db")
+    assert "more than once" not in fine.stderr
+    after = invoke("check-bot", "--name", "a", "--", "/no/such/bot", "--name", "b")
+    assert "more than once" not in after.stderr
+
+
 def test_sprt_plays_boards_until_a_decision_or_the_cap_and_resumes(tmp_path: Path) -> None:
     args = [
         "sprt", "--bot", f"low={LOW}", "--bot", f"heur={HEUR}", "--filler", f"h1={HASH}",
@@ -362,8 +463,11 @@ def test_usage_errors_are_one_line(tmp_path: Path) -> None:
         assert done.returncode == 2 and done.stdout == ""
         assert done.stderr.count("\n") == 1 and done.stderr.startswith("arena: error: ")
         assert says in done.stderr and "--help)" in done.stderr
-    helped = arena(cwd=tmp_path)
-    assert helped.returncode == 0 and "Usage: arena" in helped.stdout
+    # A command group with nothing after it prints its help and exits 0, as `arena` does.
+    for group in ((), ("bots",), ("admin",)):
+        helped = arena(*group, cwd=tmp_path)
+        assert helped.returncode == 0, helped.stderr
+        assert " ".join(("Usage: arena", *group)) in helped.stdout and helped.stderr == ""
     twice = invoke("sprt", "--bot", f"old={LOW}", "--bot", f"new={HEUR}", "--filler", f"old={LOW}")
     assert twice.exit_code == 2 and twice.stderr == (
         "arena: error: the name 'old' is given twice (--bot and --filler); A, B and the fillers "
