@@ -7,8 +7,12 @@ script with no flaw (mode ``good``) passes the same scenarios, so a failure is t
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -112,6 +116,7 @@ def test_a_bot_whose_code_raises_fails_though_the_sdk_answered_for_it(tmp_path: 
 
 SLIPS = """
 import sys
+import time
 from arena.client import Bot, run
 
 class Slips(Bot):
@@ -286,6 +291,10 @@ def test_cli_exit_codes_and_lines(tmp_path: Path) -> None:
         (["--move-ms", "-5"], "--move-ms -5: give each move at least 1 ms"),
         (["--start-timeout", "-1"], "--start-timeout -1: give the bot more than 0 s"),
         (["--log", "/no/such/folder/x.log"], "folder /no/such/folder does not exist"),
+        (["--log", str(tmp_path)], f"--log {tmp_path}: is a folder; give a file"),
+        (["--log", "/proc/x.log"], "--log /proc/x.log: cannot write it"),
+        (["--move-ms", "99999999999"], "--move-ms 99999999999: at most a day (86400000 ms)"),
+        (["--bank-ms", "99999999999"], "--bank-ms 99999999999: at most a day (86400000 ms)"),
     ):
         refused = runner.invoke(app, ["check-bot", *flags, "--", *broken("good")])
         assert refused.exit_code == 2 and says in refused.output, refused.output
@@ -312,3 +321,39 @@ def test_python_is_the_arena_environments_without_activating_it(
     command = ["python", str(ROOT / "sample_bots" / "lowcard.py")]
     report = run_check(command, only=["handshake"], log=tmp_path / "log")
     assert report.passed, "\n".join(r.line() for r in report.failures)
+
+
+def _bot_running(marker: str) -> bool:
+    """Whether the bot process carrying ``marker`` runs (the checker's own command line holds
+    the marker too, after check-bot)."""
+    ps = subprocess.run(["ps", "-ww", "-eo", "args"], capture_output=True, text=True, check=True)
+    return any(marker in line and "check-bot" not in line for line in ps.stdout.splitlines())
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_a_stopped_check_stops_its_bot_and_says_so(tmp_path: Path, stop: signal.Signals) -> None:
+    marker = f"checkbot-stop-{stop.name}-{os.getpid()}"
+    bot = [sys.executable, "-c", f"import time; time.sleep(120)  # {marker}"]
+    arena = Path(sys.executable).with_name("arena")
+    check = subprocess.Popen(
+        [str(arena), "check-bot", "--log", str(tmp_path / "log"), "--", *bot],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not _bot_running(marker):
+            assert check.poll() is None and time.monotonic() < deadline, "the bot never started"
+            time.sleep(0.05)
+        check.send_signal(stop)
+        _, said = check.communicate(timeout=60)
+    finally:
+        if check.poll() is None:
+            check.kill()
+            check.wait()
+    assert check.returncode == 130, said
+    assert (
+        said.strip().splitlines()[-1] == "arena: error: check-bot interrupted; the bot was stopped"
+    )
+    assert not _bot_running(marker)

@@ -13,11 +13,13 @@ messages are built by the referee's own encoders (:mod:`arena.referee.wire`) fro
 engine's state, so a bot sees what a real referee would send.
 
 Exit codes: 0 every check passed, 1 some failed, 2 a usage error: the command is not found, or
-it exits before it opens its first stream (as ``arena run`` refuses such a command).
+it exits before it opens its first stream (as ``arena run`` refuses such a command); 130 stopped
+by Ctrl-C or SIGTERM (the bot is stopped too).
 """
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Annotated
 
@@ -27,6 +29,22 @@ __all__ = ["register"]
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def _unwritable(log: Path) -> str:
+    """Why the bot's output cannot go to ``log`` ('' when it can): checked before the bot
+    starts, so that a bad path is one line, not a traceback mid-check."""
+    if log.is_dir():
+        return f"--log {log}: is a folder; give a file"
+    if not log.parent.is_dir():
+        return f"--log {log}: folder {log.parent} does not exist"
+    try:
+        with log.open("ab"):
+            pass
+    except OSError as e:
+        return f"--log {log}: cannot write it ({e.strerror})"
+    return ""
 
 
 def register(app: typer.Typer) -> None:
@@ -62,6 +80,7 @@ def register(app: typer.Typer) -> None:
         from arena.checkbot.driver import CheckOptions
         from arena.checkbot.run import CheckResult, Verdict, run_check
         from arena.checkbot.scenarios import SCENARIOS
+        from arena.config import MAX_DURATION_MS
         from arena.errors import ConfigError
         from arena.table import Clocks
 
@@ -81,10 +100,13 @@ def register(app: typer.Typer) -> None:
             problem = f"--move-ms {move_ms}: give each move at least 1 ms"
         elif bank_ms < 0:
             problem = f"--bank-ms {bank_ms}: give a time bank of 0 ms or more"
-        elif not start_timeout > 0:
+        elif max(move_ms, bank_ms) > MAX_DURATION_MS:
+            flag = "--move-ms" if move_ms > MAX_DURATION_MS else "--bank-ms"
+            problem = f"{flag} {max(move_ms, bank_ms)}: at most a day ({MAX_DURATION_MS} ms)"
+        elif not 0 < start_timeout <= MAX_DURATION_MS / 1000:
             problem = f"--start-timeout {start_timeout:g}: give the bot more than 0 s to start"
-        elif log is not None and not log.parent.is_dir():
-            problem = f"--log {log}: folder {log.parent} does not exist"
+        elif log is not None:
+            problem = _unwritable(log)
         if problem:
             typer.echo(f"arena: error: {problem}", err=True)
             raise typer.Exit(EXIT_USAGE)
@@ -105,11 +127,17 @@ def register(app: typer.Typer) -> None:
                 + f" {result.scenario}: {result.detail}"
             )
 
+        # A SIGTERM stops the check as Ctrl-C does, so the bot's process is stopped too (the
+        # default action killed the checker alone and left the bot running).
+        signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))
         try:
             report = run_check(command, options, only=only or (), log=log, on_result=show)
         except ConfigError as e:
             typer.echo(f"arena: error: {e}", err=True)
             raise typer.Exit(EXIT_USAGE) from None
+        except KeyboardInterrupt:
+            typer.echo("arena: error: check-bot interrupted; the bot was stopped", err=True)
+            raise typer.Exit(EXIT_INTERRUPTED) from None
         failed = len(report.failures)
         total = len(report.results)
         summary = f"check-bot: {total - failed} of {total} checks passed"
