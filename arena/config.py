@@ -592,11 +592,18 @@ def _rules(preset_name: Any, file_rule: Any, flag_rules: Sequence[str], players:
                 base = base.with_options(options)
             except RulesError as e:
                 raise ConfigError(f"config file: [rule] {e}") from None
+        given: dict[str, str] = {}
         for text in flag_rules:
             name, sep, _ = text.partition("=")
             key = name.strip().replace("-", "_")
             if not sep or not key:
                 raise ConfigError(f"--rule {text!r}: expected NAME=VALUE, e.g. --rule moon=best")
+            if key in given:
+                # The last would win without a word, as a repeated single-valued flag would.
+                raise ConfigError(
+                    f"--rule {given[key]!r} and --rule {text!r} set the same rule: give it once"
+                )
+            given[key] = text
             if key == "players":
                 raise ConfigError(f"--rule {text!r}: set the table size with --players K")
             if key not in rule_names():

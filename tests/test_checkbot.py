@@ -290,6 +290,7 @@ def test_cli_exit_codes_and_lines(tmp_path: Path) -> None:
     for flags, says in (
         (["--move-ms", "-5"], "--move-ms -5: give each move at least 1 ms"),
         (["--start-timeout", "-1"], "--start-timeout -1: give the bot more than 0 s"),
+        (["--start-timeout", "86401"], "--start-timeout 86401: give the bot more than 0 s and"),
         (["--log", "/no/such/folder/x.log"], "folder /no/such/folder does not exist"),
         (["--log", str(tmp_path)], f"--log {tmp_path}: is a folder; give a file"),
         (["--log", "/proc/x.log"], "--log /proc/x.log: cannot write it"),

@@ -565,3 +565,10 @@ def test_serve_takes_the_give_up_time_of_its_settings() -> None:
         with pytest.raises(GaveUp, match="not today"):
             serve(Bot(), settings)
     assert peer.streams == 2  # the first failure starts the count; the second is past it
+
+
+def test_a_missing_variable_is_named_with_what_it_holds(arena_env: pytest.MonkeyPatch) -> None:
+    arena_env.delenv(ENV_TOKEN)
+    with pytest.raises(ConfigError) as caught:
+        ClientSettings.resolve()
+    assert str(caught.value) == "set ARENA_TOKEN (or pass it to run()): the bot's token"

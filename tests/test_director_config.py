@@ -137,6 +137,10 @@ def test_identity_ignores_what_does_not_change_the_games() -> None:
         ({"bots": [*FIVE[:3], "-x=true"]}, r"bot name '-x': .* starting with a letter or digit"),
         ({"bots": FIVE, "rule": ["moon=sideways"]}, "--rule: rules.moon: unknown value"),
         ({"bots": FIVE, "rule": ["players=3"]}, "set the table size with --players"),
+        (
+            {"bots": FIVE, "rule": ["moon=add", "sun=true", "moon=best"]},
+            r"--rule 'moon=add' and --rule 'moon=best' set the same rule: give it once",
+        ),
         ({"bots": FIVE, "format": "swiss"}, "--format 'swiss': choose one of"),
         ({"bots": FIVE, "format": "gauntlet"}, "needs --candidate NAME"),
         ({"bots": FIVE, "format": "gauntlet", "candidate": "z"}, "--candidate 'z' is not a bot"),

@@ -104,7 +104,10 @@ def register(app: typer.Typer) -> None:
             flag = "--move-ms" if move_ms > MAX_DURATION_MS else "--bank-ms"
             problem = f"{flag} {max(move_ms, bank_ms)}: at most a day ({MAX_DURATION_MS} ms)"
         elif not 0 < start_timeout <= MAX_DURATION_MS / 1000:
-            problem = f"--start-timeout {start_timeout:g}: give the bot more than 0 s to start"
+            problem = (
+                f"--start-timeout {start_timeout:g}: give the bot more than 0 s and at most a "
+                f"day ({MAX_DURATION_MS // 1000} s) to start"
+            )
         elif log is not None:
             problem = _unwritable(log)
         if problem:

@@ -559,7 +559,8 @@ class ScriptedGame:
         count = self.rules.pass_count
         if len(cards) != count:
             raise CheckFailedError(
-                f"passed {len(cards)} cards ({show(cards)}); the pass is exactly {count}"
+                f"passed {len(cards)} card{'' if len(cards) == 1 else 's'} ({show(cards)}); "
+                f"the pass is exactly {count}"
             )
         for i, card in enumerate(cards):
             if card in cards[:i]:

@@ -223,9 +223,14 @@ class ClientSettings:
             if not value
         ]
         if missing:
+            meaning = {
+                ENV_ADDRESS: "the referee's host:port",
+                ENV_TOKEN: "the bot's token",
+                ENV_BOT_NAME: "its name",
+            }
             raise ConfigError(
-                f"set {' and '.join(missing)} (or pass them to run()): the referee's host:port, "
-                "the bot's token and its name"
+                f"set {' and '.join(missing)} (or pass {'it' if len(missing) == 1 else 'them'} "
+                "to run()): " + ", ".join(meaning[var] for var in missing)
             )
         _check_address(address)
         ca_path = tls_ca or env.get(ENV_TLS_CA) or None
