@@ -153,13 +153,17 @@ def _fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
     raise typer.Exit(code)
 
 
-def _guard(action: Callable[[], T]) -> T:
-    """Run ``action``; an arena error becomes one line and an exit code, never a traceback."""
+def _guard(action: Callable[[], T], db: Path | None = None) -> T:
+    """Run ``action``; an arena error becomes one line and an exit code, never a traceback
+    (``db``: the database a run writes, to say on Ctrl-C whether it holds anything)."""
     try:
         return action()
     except ArenaError as e:
         _fail(str(e), EXIT_BAD_INPUT if _is_bad_input(e) else EXIT_FAILED)
     except KeyboardInterrupt:
+        if db is not None and not db.exists():
+            # Stopped while the bots started: a run makes its database only once they are up.
+            _fail("interrupted before any game was played; nothing was made", EXIT_INTERRUPTED)
         _fail(
             "interrupted; every game finished so far is stored: run the same command again "
             "to carry on",
@@ -309,7 +313,7 @@ def _do_run(
     _sigterm_as_ctrl_c()
     new_folders = _NewFolders(settings.out, settings.db.parent)
     try:
-        outcome = _guard(lambda: run_batch(settings, make_reporter(sys.stderr)))
+        outcome = _guard(lambda: run_batch(settings, make_reporter(sys.stderr)), settings.db)
     except BaseException:
         new_folders.remove_empty()
         raise
@@ -683,7 +687,8 @@ def sprt(
                 max_boards=max_boards,
                 reporter=reporter,
                 on_board=lambda t: reporter.note(t.status),
-            )
+            ),
+            settings.db,
         )
     except BaseException:
         new_folders.remove_empty()

@@ -236,8 +236,7 @@ def test_ctrl_c_while_the_bots_start_is_one_line_and_exit_130(
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True)
     assert slow.removeprefix("sh -c '").split(";")[0] not in ps.stdout
     assert said.strip().splitlines()[-1] == (
-        "arena: error: interrupted; every game finished so far is stored: run the same command "
-        "again to carry on"
+        "arena: error: interrupted before any game was played; nothing was made"
     )
 
 
