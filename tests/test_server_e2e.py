@@ -457,6 +457,9 @@ def test_a_bad_host_a_batch_database_or_a_bad_event_is_one_line(tmp_path: Path) 
         f"arena: error: --db {batch}: holds a batch run (arena run), not a competition; give "
         "the competition's database, or a new file to start one\n"
     )
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("batch")) == [
+        "batch.db"
+    ]  # as it was: no side file left by the look
     entrants = 'entrants = ["alice", "bob", "carol", "dave"]\n'
     for event, says in (
         (entrants + 'candidate = "alice"\n', "event.candidate = 'alice' only makes sense with"),

@@ -142,11 +142,18 @@ def _check_not_a_batch(db: Path) -> None:
         return
     # Read-only and raw: a database of accounts alone has no runs yet, and anything else that
     # is wrong with the file the ledger reports as it opens it.
+    sides = [Path(f"{db}{suffix}") for suffix in ("-wal", "-shm")]
+    ours = [side for side in sides if not side.exists()]
     try:
         with contextlib.closing(sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)) as c:
             kinds = [row[0] for row in c.execute("SELECT kind FROM runs")]
     except sqlite3.Error:
         return
+    finally:
+        # Reading a WAL database makes its side files; the ones this look made are removed (files
+        # that were there belong to whoever has the database open).
+        for side in ours:
+            side.unlink(missing_ok=True)
     for kind in kinds:
         if kind in _OTHER_KINDS:
             raise ConfigError(
