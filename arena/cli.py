@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -171,7 +170,7 @@ def _guard(action: Callable[[], T], db: Path | None = None) -> T:
         )
 
 
-def _sigterm_as_ctrl_c() -> None:
+def sigterm_as_ctrl_c() -> None:
     """From here on a SIGTERM stops the command as Ctrl-C does (stored games kept, bots stopped,
     exit 130), also before a run's own signal watcher is up, where it would kill the process
     outright and leave the bots running."""
@@ -310,15 +309,9 @@ def _do_run(
     from arena.director.run import run_batch
     from arena.director.summary import print_summary
 
-    _sigterm_as_ctrl_c()
-    new_folders = _NewFolders(settings.out, settings.db.parent)
-    try:
-        outcome = _guard(lambda: run_batch(settings, make_reporter(sys.stderr)), settings.db)
-    except BaseException:
-        new_folders.remove_empty()
-        raise
+    sigterm_as_ctrl_c()
+    outcome = _guard(lambda: run_batch(settings, make_reporter(sys.stderr)), settings.db)
     if outcome.interrupted:
-        new_folders.remove_empty()
         _fail(
             f"interrupted: {outcome.stored} of {outcome.total} games stored in {settings.db}; "
             "run the same command again to resume",
@@ -333,35 +326,6 @@ def _do_run(
         highlight=False,
     )
     _guard(lambda: print_summary(console, settings.db, outcome.run_id, settings.out))
-
-
-class _NewFolders:
-    """The folders a run is about to make for ``paths``; :meth:`remove_empty` takes away those
-    still empty after a failed start (the run removes its --out folder, not the parents it made
-    for it, nor the database's)."""
-
-    def __init__(self, *paths: Path) -> None:
-        self.tops = [top for top in map(_first_missing, paths) if top is not None]
-
-    def remove_empty(self) -> None:
-        """Remove each new folder that holds no file (folders only: nothing was stored)."""
-        for top in self.tops:
-            if top.is_dir() and _holds_no_file(top):
-                shutil.rmtree(top, ignore_errors=True)
-
-
-def _first_missing(path: Path) -> Path | None:
-    """The outermost folder of ``path`` (itself included) that does not exist yet, if any."""
-    missing = None
-    for p in (path, *path.parents):
-        if p.exists():
-            break
-        missing = p
-    return missing
-
-
-def _holds_no_file(folder: Path) -> bool:
-    return all(not files for _, _, files in os.walk(folder))
 
 
 @app.command()
@@ -677,25 +641,19 @@ def sprt(
         markup=False,
         highlight=False,
     )
-    _sigterm_as_ctrl_c()
-    new_folders = _NewFolders(settings.out, settings.db.parent)
-    try:
-        outcome = _guard(
-            lambda: run_sprt(
-                settings,
-                test,
-                max_boards=max_boards,
-                reporter=reporter,
-                on_board=lambda t: reporter.note(t.status),
-            ),
-            settings.db,
-        )
-    except BaseException:
-        new_folders.remove_empty()
-        raise
+    sigterm_as_ctrl_c()
+    outcome = _guard(
+        lambda: run_sprt(
+            settings,
+            test,
+            max_boards=max_boards,
+            reporter=reporter,
+            on_board=lambda t: reporter.note(t.status),
+        ),
+        settings.db,
+    )
     console.print(outcome.status, markup=False, highlight=False)
     if outcome.run is not None and outcome.run.interrupted:
-        new_folders.remove_empty()
         _fail(
             f"interrupted after {outcome.boards} boards; run the same command again to resume",
             EXIT_INTERRUPTED,

@@ -19,7 +19,6 @@ by Ctrl-C or SIGTERM (the bot is stopped too).
 
 from __future__ import annotations
 
-import signal
 from pathlib import Path
 from typing import Annotated
 
@@ -132,7 +131,9 @@ def register(app: typer.Typer) -> None:
 
         # A SIGTERM stops the check as Ctrl-C does, so the bot's process is stopped too (the
         # default action killed the checker alone and left the bot running).
-        signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))
+        from arena.cli import sigterm_as_ctrl_c  # loaded already: it runs this command
+
+        sigterm_as_ctrl_c()
         try:
             report = run_check(command, options, only=only or (), log=log, on_result=show)
         except ConfigError as e:

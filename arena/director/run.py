@@ -153,6 +153,17 @@ def open_run_store(db: Path, run_id: str, kind: str, identity: dict[str, Any]) -
     return store
 
 
+def outermost_missing(path: Path) -> Path | None:
+    """The outermost folder of ``path`` (itself included) that does not exist yet, if any: what
+    a failed start removes, so that it leaves no empty parent of ``--out`` behind either."""
+    missing = None
+    for folder in (path, *path.parents):
+        if folder.exists():
+            break
+        missing = folder
+    return missing
+
+
 def write_missing_replays(store: Store, run_id: str, out: Path) -> None:
     """Write the replay of every stored game of the run that has none under ``out``."""
     for game, record in list(store.replays_missing(run_id, out)):
@@ -219,7 +230,7 @@ def play_tables(
             )
             for b in config.bots
         }
-    created_out = not config.out.exists()
+    made_out = outermost_missing(config.out)  # with the parents made for it, if any
     db_existed = config.db.exists()
     started = time.monotonic()
     director = _Director(
@@ -259,8 +270,8 @@ def play_tables(
             if not db_existed:
                 for suffix in ("", "-wal", "-shm"):
                     Path(f"{config.db}{suffix}").unlink(missing_ok=True)
-            if created_out:
-                shutil.rmtree(config.out, ignore_errors=True)
+            if made_out is not None:
+                shutil.rmtree(made_out, ignore_errors=True)
         raise
     finally:
         if director.store is not None:
