@@ -242,13 +242,15 @@ def test_ctrl_c_while_the_bots_start_is_one_line_and_exit_130(
 
 def test_a_second_run_on_a_database_in_use_is_refused(tmp_path: Path) -> None:
     args = ["--bot", f"a={LOW}", "--bot", f"b={LOW}", "--bot", f"c={LOW}", "--players", "3"]
-    first = start_run(tmp_path, *args, "--boards", "40")
+    # Boards enough that the first run is still playing when the second starts, however fast
+    # the machine: it is stopped right after.
+    first = start_run(tmp_path, *args, "--boards", "2000")
     try:
         assert first.stderr is not None
         for line in first.stderr:
-            if re.match(r"arena: [1-9]\d*/120 games", line):
+            if re.match(r"arena: [1-9]\d*/6000 games", line):
                 break
-        second = arena("run", *args, "--boards", "40", cwd=tmp_path)
+        second = arena("run", *args, "--boards", "2000", cwd=tmp_path)
         assert second.returncode == 2, second.stderr
         assert second.stderr.strip() == (
             f"arena: error: --db arena.db: another arena run (pid {first.pid}) is using this "
