@@ -1,6 +1,6 @@
 """Decisions per second and decision latency of the referee, beside a bare grpc.aio ping-pong.
 
-    python scripts/bench_protocol.py [--games 1] [--seconds S] [--tables 8] [--rounds 15]
+    python scripts/bench_protocol.py [--seconds 1.5] [--tables 8] [--rounds 15]
     python scripts/bench_protocol.py --instructions
 
 Four measurements in one run, on loopback, with real client processes:
@@ -16,11 +16,20 @@ Four measurements in one run, on loopback, with real client processes:
 4. the same three with eight tables at once (32 bots) beside eight rings (32 clients).
 
 All the client processes of a comparison stay connected from its first run to its last, idle
-between runs, so that the runs can be short and close together: a referee run (``--games`` full
-games per table), then its two bare runs (each as long as the referee run), ``--rounds`` times,
-the order flipped every round. It prints, for each kind, the run with the median rate (decisions
-per second, the p50/p99 latency of a decision asked over the wire), and the ratio referee / bare
-of each pair of runs: their median and range. (The machine may be shared and its speed drifts
+between runs, so that the runs can be short and close together: a referee run, then its two bare
+runs, each ``--seconds`` long, ``--rounds`` times, the order flipped every round.
+
+A referee run is a window of ``--seconds`` in which every table plays full games back to back
+(a new deal each), as a batch keeps its tables busy; the games still in play when the window
+closes are finished after it, and only the round trips whose answers arrived inside it count
+(the referee stamps each answer as it decodes it). Counting whole games instead would count the
+end of the run, when the tables whose games were shorter stand idle beside the longest one (at
+8 tables, a tenth of the tables' time), against the referee. The decisions of a window are its
+round trips and the forced moves in the run's proportion.
+
+It prints, for each kind, the run with the median rate (decisions per second, the p50/p99
+latency of a decision asked over the wire), and the ratio referee / bare of each pair of runs:
+their median and range. (The machine may be shared and its speed drifts
 within seconds: a pair of runs side by side sees about the same machine, runs a minute apart may
 not.) Each run's line gives the CPU time per round trip of the serving process and (on Linux)
 of its client processes together: on a machine the runs saturate, the ratio follows from the
@@ -233,6 +242,16 @@ class Result:
     """CPU time of the serving process (referee or bare server) during the run."""
     clients_cpu_s: float | None
     """CPU time of its client processes during the run (None where /proc cannot say)."""
+    cpu_round_trips: int = 0
+    """The round trips that CPU time paid for (a referee run's include those after its window,
+    in the games finished after it); 0: ``round_trips``."""
+
+    @property
+    def cpu_per_round_trip(self) -> tuple[float, float | None]:
+        """CPU time per round trip, in ms: the serving process's and its clients'."""
+        trips = self.cpu_round_trips or self.round_trips
+        clients = None if self.clients_cpu_s is None else self.clients_cpu_s / trips * MS
+        return self.cpu_s / trips * MS, clients
 
     @property
     def per_second(self) -> float:
@@ -292,46 +311,93 @@ def _count_sizes(sizes: Sizes) -> tuple[object, object]:
     return encode, decoder
 
 
+def _stamping(
+    decoder: Callable[[int], Callable[[bytes], object]], arrivals: list[float]
+) -> Callable[[int], Callable[[bytes], object]]:
+    """A request decoder like ``decoder`` that also appends each message's ``time.monotonic()``
+    to ``arrivals``."""
+
+    def make(limit: int) -> Callable[[bytes], object]:
+        decode = decoder(limit)
+
+        def stamp(data: bytes) -> object:
+            arrivals.append(time.monotonic())
+            return decode(data)
+
+        return stamp
+
+    return make
+
+
 class Tables:
     """The referee with ``tables`` tables' worth of trivial bots, connected from :meth:`start` to
     :meth:`stop` (idle between runs)."""
 
-    def __init__(self, tables: int) -> None:
+    def __init__(self, tables: int, *, stamped: bool = True) -> None:
         self.tables = tables
+        self.stamped = stamped
+        """Whether the referee stamps the messages it decodes (for :meth:`run`)."""
         self.names = [f"b{t}-{s}" for t in range(tables) for s in range(SEATS)]
         accounts, self.tokens = TokenAccounts.issue_for(self.names)
         self.referee = Referee(RefereeConfig(), accounts)
         self.procs: list[subprocess.Popen[bytes]] = []
-        self.played = 0
+        self.played = [0] * tables
+        """Games played so far at each table (each game a new deal)."""
+        self.arrivals: list[float] = []
+        """When the referee decoded each message from the bots (``time.monotonic()``)."""
 
     async def start(self) -> None:
         """Start the referee on an ephemeral loopback port and wait for every bot."""
-        port = await self.referee.start("127.0.0.1:0")
+        # The referee's handlers take the decoder when it starts: a stamping one notes when each
+        # message is decoded (one clock read and one append: the referee pays for them).
+        decoder = wire.RequestDecoder
+        if self.stamped:
+            wire.RequestDecoder = _stamping(decoder, self.arrivals)  # type: ignore[assignment,misc]
+        try:
+            port = await self.referee.start("127.0.0.1:0")
+        finally:
+            wire.RequestDecoder = decoder  # type: ignore[misc]
         self.procs = [_spawn("bot", f"127.0.0.1:{port}", self.tokens[n]) for n in self.names]
         assert await self.referee.wait_for_bots(self.names, READY_MS), "the bots did not connect"
 
-    async def run(self, games: int) -> Result:
-        """Every table plays ``games`` full games (a new deal each); the decisions' figures."""
+    async def _table(self, t: int, games: int, until: float) -> list[GameRecord]:
+        """Table ``t`` plays ``games`` games, then more while the clock is before ``until``."""
+        seats = tuple(self.names[t * SEATS : (t + 1) * SEATS])
+        out: list[GameRecord] = []
+        while len(out) < games or time.monotonic() < until:
+            g = self.played[t]
+            self.played[t] += 1
+            spec = TableSpec(
+                f"t{t}g{g}", Rules(), 1_000_000 * t + g, seats, str(g), hands=None, clocks=CALM
+            )
+            out.append(await self.referee.play_table(spec))
+        return out
 
-        async def table(t: int) -> list[GameRecord]:
-            seats = tuple(self.names[t * SEATS : (t + 1) * SEATS])
-            out = []
-            for g in range(self.played, self.played + games):
-                spec = TableSpec(
-                    f"t{t}g{g}", Rules(), 1000 * t + g, seats, str(g), hands=None, clocks=CALM
-                )
-                out.append(await self.referee.play_table(spec))
-            return out
+    async def play(self, games: int) -> list[GameRecord]:
+        """Every table plays ``games`` full games; their records."""
+        per_table = await asyncio.gather(*(self._table(t, games, 0.0) for t in range(self.tables)))
+        return [r for rs in per_table for r in rs]
 
+    async def run(self, seconds: float) -> Result:
+        """A window of ``seconds`` in which every table plays games back to back; its figures.
+
+        The games in play at the window's end are finished after it; the round trips counted
+        are those whose answers arrived within the window. The CPU times cover the whole run.
+        """
+        self.arrivals.clear()
         clients = _cpu_of(self.procs)
-        started, cpu = time.perf_counter(), time.process_time()
-        per_table = await asyncio.gather(*(table(t) for t in range(self.tables)))
-        wall, cpu = time.perf_counter() - started, time.process_time() - cpu
-        self.played += games
+        cpu = time.process_time()
+        started = time.monotonic()
+        until = started + seconds
+        per_table = await asyncio.gather(*(self._table(t, 0, until) for t in range(self.tables)))
+        cpu = time.process_time() - cpu
+        clients_cpu = _since(clients, self.procs)
         decisions = [d for rs in per_table for r in rs for d in r.decisions]
         asked = [d for d in decisions if not d.forced]
         latencies = [d.elapsed_ms for d in asked if d.kind == "play"]
-        return Result(len(asked), len(decisions), wall, latencies, cpu, _since(clients, self.procs))
+        trips = sum(1 for at in self.arrivals if started <= at <= until)
+        taken = round(trips * len(decisions) / len(asked))  # with the forced moves, pro rata
+        return Result(trips, taken, seconds, latencies, cpu, clients_cpu, len(asked))
 
     async def stop(self) -> None:
         """Stop the referee (the bots are told and exit)."""
@@ -359,15 +425,14 @@ def _reap(procs: Sequence[subprocess.Popen[bytes]]) -> None:
 
 
 def _line(label: str, r: Result) -> str:
-    clients = (
-        "" if r.clients_cpu_s is None else f"clients {r.clients_cpu_s / r.round_trips * MS:5.3f} "
-    )
+    server, clients = r.cpu_per_round_trip
+    of_clients = "" if clients is None else f"clients {clients:5.3f} "
     return (
         f"{label:<{LABEL}} {r.decisions_per_second:6.0f} decisions/s  "
         f"{r.per_second:6.0f} round trips/s"
         f"  p50 {r.quantile(0.5):6.3f} ms  p99 {r.quantile(0.99):6.3f} ms  "
-        f"cpu: server {r.cpu_s / r.round_trips * MS:5.3f} {clients}ms/rt "
-        f"({r.decisions} decisions, {r.round_trips} round trips, {r.wall_s:.1f} s)"
+        f"cpu: server {server:5.3f} {of_clients}ms/rt "
+        f"({r.decisions} decisions, {r.round_trips} round trips in {r.wall_s:.1f} s)"
     )
 
 
@@ -397,9 +462,7 @@ def _median(results: Sequence[Result]) -> Result:
     return sorted(results, key=lambda r: r.decisions_per_second)[len(results) // 2]
 
 
-async def compare(
-    tables: int, games: int, seconds: float | None, rounds: int, sizes: Sizes, ours: Tables
-) -> None:
+async def compare(tables: int, seconds: float, rounds: int, sizes: Sizes, ours: Tables) -> None:
     """Referee and bare runs, alternated ``rounds`` times; the medians and their ratios.
 
     The machine may be shared, and its speed drifts over seconds: every client process stays
@@ -421,13 +484,11 @@ async def compare(
         await bots.start()
         for i in range(rounds):
             if i % 2 == 0:
-                referee_runs.append(await ours.run(games))
-            # As long as a referee run (the last one: round 0 starts with the referee).
-            length = seconds or referee_runs[-1].wall_s
-            bare_runs.append(await anchor.run(length))
-            bot_runs.append(await bots.run(length))
+                referee_runs.append(await ours.run(seconds))
+            bare_runs.append(await anchor.run(seconds))
+            bot_runs.append(await bots.run(seconds))
             if i % 2 == 1:
-                referee_runs.append(await ours.run(games))
+                referee_runs.append(await ours.run(seconds))
     finally:
         await anchor.stop()
         await bots.stop()
@@ -498,7 +559,7 @@ def _report(
     )
 
 
-async def bench(games: int, seconds: float | None, tables: int, rounds: int) -> None:
+async def bench(seconds: float, tables: int, rounds: int) -> None:
     """Measure the message sizes, then compare one table and ``tables`` tables with the bare."""
     print(
         f"python {sys.version.split()[0]}, grpcio {grpc.__version__}, {os.cpu_count()} cpus; "
@@ -506,10 +567,10 @@ async def bench(games: int, seconds: float | None, tables: int, rounds: int) -> 
     )
     sizes = Sizes([], [], [])
     originals = _count_sizes(sizes)  # before the referee starts: its handlers take them then
-    sizing = Tables(1)
+    sizing = Tables(1, stamped=False)
     try:
         await sizing.start()
-        await sizing.run(SIZING_GAMES)  # message sizes only; not timed
+        await sizing.play(SIZING_GAMES)  # message sizes only; not timed
     finally:
         await sizing.stop()
         wire.encode_response, wire.RequestDecoder = originals  # type: ignore[assignment,misc]
@@ -521,13 +582,13 @@ async def bench(games: int, seconds: float | None, tables: int, rounds: int) -> 
     one = Tables(1)
     try:
         await one.start()
-        await compare(1, games, seconds, rounds, sizes, one)
+        await compare(1, seconds, rounds, sizes, one)
     finally:
         await one.stop()
     many = Tables(tables)
     try:
         await many.start()
-        await compare(tables, games, seconds, rounds, sizes, many)
+        await compare(tables, seconds, rounds, sizes, many)
     finally:
         await many.stop()
 
@@ -543,13 +604,13 @@ COUNT_ROUNDS = (100, 300)
 async def count_referee(games: int) -> None:
     """The serving side of one counted referee run: one table, ``games`` games; prints the
     round trips on its last line."""
-    tables = Tables(1)
+    tables = Tables(1, stamped=False)
     try:
         await tables.start()
-        result = await tables.run(games)
+        records = await tables.play(games)
     finally:
         await tables.stop()
-    print(f"{result.round_trips} round trips")
+    print(f"{sum(not d.forced for r in records for d in r.decisions)} round trips")
 
 
 async def count_bare(rounds: int, request_size: int, response_size: int) -> None:
@@ -606,10 +667,10 @@ def instructions() -> None:
     originals = _count_sizes(sizes)
 
     async def size() -> None:
-        sizing = Tables(1)
+        sizing = Tables(1, stamped=False)
         try:
             await sizing.start()
-            await sizing.run(SIZING_GAMES)
+            await sizing.play(SIZING_GAMES)
         finally:
             await sizing.stop()
 
@@ -642,13 +703,10 @@ def main() -> None:
     """Parse the arguments: the benchmark, or one of its client processes."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--games", type=at_least(1), default=1, help="full games per table in a run"
-    )
-    parser.add_argument(
         "--seconds",
         type=positive_seconds,
-        default=None,
-        help="length of each bare run (default: as long as the referee run beside it)",
+        default=1.5,
+        help="length of each run, referee and bare (default 1.5)",
     )
     parser.add_argument(
         "--tables", type=at_least(1), default=8, help="tables at once in the second run"
@@ -680,7 +738,7 @@ def main() -> None:
     else:
         # The referee's event loop (uvloop where installed) for the referee and the bare servers
         # alike, both being served from this process.
-        run_loop(bench(args.games, args.seconds, args.tables, args.rounds))
+        run_loop(bench(args.seconds, args.tables, args.rounds))
 
 
 if __name__ == "__main__":

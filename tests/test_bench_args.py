@@ -17,7 +17,12 @@ ROOT = Path(__file__).resolve().parent.parent
         ("bench_engine.py", ["--rounds", "0"], "argument --rounds: 0: give 1 or more"),
         ("bench_engine.py", ["--seconds", "nan"], "argument --seconds: nan: give a number"),
         ("bench_protocol.py", ["--tables", "0"], "argument --tables: 0: give 1 or more"),
-        ("bench_protocol.py", ["--games", "x"], "argument --games: 'x' is not a whole number"),
+        ("bench_protocol.py", ["--rounds", "x"], "argument --rounds: 'x' is not a whole number"),
+        (
+            "bench_protocol.py",
+            ["--seconds", "0"],
+            "argument --seconds: 0: give a number of seconds",
+        ),
         ("bench_arena.py", ["--pings", "-5"], "argument --pings: -5: give 1 or more"),
         ("bench_ratings.py", ["--bots", "1"], "argument --bots: 1: give 4 or more"),
         ("bench_ratings.py", ["--bootstrap", "1"], "argument --bootstrap: 1: give 0 (skip) or 2"),

@@ -18,7 +18,7 @@ TIMEOUT_S = 180
 def test_the_protocol_benchmark_prints_both_comparisons() -> None:
     command = [sys.executable, str(ROOT / "scripts" / "bench_protocol.py")]
     proc = subprocess.Popen(
-        [*command, "--tables", "2", "--rounds", "1"],
+        [*command, "--tables", "2", "--rounds", "1", "--seconds", "0.5"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
