@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,6 +37,8 @@ PURE_VARIABLE = "HEARTS_ARENA_PURE_ENGINE"
 NOT_BUILT = "Python source (no compiled build installed)"
 """The ``BUILD`` of a module run from its source file."""
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
+_warned = False
+"""Whether this process was told that the variable's value is not one it reads."""
 
 
 def sources_digest(folder: str, names: Sequence[str] = REFEREE_MODULES) -> str:
@@ -60,7 +63,19 @@ def guard(
     compiled definitions stand, and which build runs in words."""
     if not built_from:
         return False, NOT_BUILT
-    if os.environ.get(PURE_VARIABLE) == "1":
+    global _warned
+    pure = os.environ.get(PURE_VARIABLE)
+    if pure not in (None, "", "0", "1") and not _warned:
+        _warned = True
+        # Only "1" switches: say so rather than run the compiled build without a word (the arena
+        # command refuses such a value; a program importing the package is warned, once).
+        warnings.warn(
+            f"{PURE_VARIABLE}={pure} is not 1 or 0: the compiled build runs; set it to 1 to run "
+            "the Python source, or unset it",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    if pure == "1":
         why = f"{PURE_VARIABLE}=1"
     else:
         try:
