@@ -12,7 +12,7 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import Annotated, Any, NoReturn, TypeVar, get_args
 
 import typer
 from rich.console import Console
@@ -76,7 +76,8 @@ class OnceCommand(TyperCommand):
     # ctx is the click Context typer vendors (typer.Context is a subclass of it, not its base).
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         """Check for repeated options, then parse as click does."""
-        repeated = _repeated_option(self, args, bool(ctx.allow_interspersed_args))
+        interspersed = bool(ctx.allow_interspersed_args)
+        repeated = _repeated_option(self, args, interspersed)
         if repeated:
             typer.echo(
                 f"arena: error: {repeated} is given more than once: give it once "
@@ -84,29 +85,65 @@ class OnceCommand(TyperCommand):
                 err=True,
             )
             raise typer.Exit(EXIT_BAD_INPUT)
+        empty = _empty_path(self, args, interspersed)
+        if empty:
+            typer.echo(f"arena: error: {empty}", err=True)
+            raise typer.Exit(EXIT_BAD_INPUT)
         result: list[str] = super().parse_args(ctx, args)
         return result
 
 
-def _option_words(command: TyperCommand, args: list[str], interspersed: bool) -> Iterator[str]:
-    """The option names in ``args`` as click will read them (values and arguments skipped)."""
-    options = {
+def _empty_path(command: TyperCommand, args: list[str], interspersed: bool) -> str:
+    """What is wrong with the first path option of ``command`` given an empty value ('' if
+    none): click reads ``--db ""`` as ``.``, the current folder, which would then be refused as
+    "a folder, not a database file", or used."""
+    for name, value in _option_words(command, args, interspersed):
+        option = _options(command).get(name)
+        if value != "" or option is None or not _takes_path(option):
+            continue
+        default = option.default
+        instead = f"leave {name} out" + (f" for the default ({default})" if default else "")
+        return f"{name} '': an empty path was given; give a file name, or {instead}"
+    return ""
+
+
+def _takes_path(option: TyperOption) -> bool:
+    """Whether typer turns the option's value into a :class:`Path` (its annotation names one)."""
+    annotation = getattr(getattr(option, "type_descriptor", None), "annotation", None)
+    return Path in (annotation, *get_args(annotation))
+
+
+def _options(command: TyperCommand) -> dict[str, TyperOption]:
+    """The options of ``command`` by each of their names (``--strict`` and ``--no-strict``)."""
+    return {
         name: p
         for p in command.params
         if isinstance(p, TyperOption)
         for name in (*p.opts, *p.secondary_opts)
     }
+
+
+def _option_words(
+    command: TyperCommand, args: list[str], interspersed: bool
+) -> Iterator[tuple[str, str | None]]:
+    """The option names in ``args`` as click will read them, each with its value (None for a
+    flag or a missing value); arguments are skipped."""
+    options = _options(command)
     i = 0
     while i < len(args):
         word = args[i]
         if word == "--":
             return
-        name = word.partition("=")[0] if word.startswith("--") else word
+        name, equals, inline = word.partition("=") if word.startswith("--") else (word, "", "")
         option = options.get(name)
         if option is not None:
-            yield name
-            if not option.is_flag and "=" not in word:
+            if option.is_flag:
+                yield name, None
+            elif equals:
+                yield name, inline
+            else:
                 i += 1  # its value, whatever it looks like
+                yield name, args[i] if i < len(args) else None
         elif not word.startswith("-") and not interspersed:
             return  # the rest are arguments (a bot's command)
         i += 1
@@ -121,7 +158,7 @@ def _repeated_option(command: TyperCommand, args: list[str], interspersed: bool)
         for name in (*p.opts, *p.secondary_opts)
     }
     seen: dict[str, str] = {}
-    for name in _option_words(command, args, interspersed):
+    for name, _ in _option_words(command, args, interspersed):
         option = by_name.get(name)
         if option is None or option.name is None:
             continue
@@ -483,6 +520,10 @@ def ratings(
     from arena.store import load_results
 
     formats = {"table": "text", "text": "text", "json": "json", "csv": "csv"}
+    if run_id == "":  # would rate every run, as if --run were not given
+        _fail("--run '': give a run id (a run's summary line shows it), or leave --run out")
+    if anchor == "":
+        _fail("--anchor '': give a bot's name, or leave --anchor out (the mean is then 0)")
     if format not in formats:
         _fail(f"--format {format!r}: choose one of table, json, csv")
     if formats[format] == "csv" and (crosstable or los):

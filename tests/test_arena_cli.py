@@ -423,6 +423,30 @@ def test_a_single_valued_flag_given_twice_is_refused() -> None:
     assert "more than once" not in after.stderr
 
 
+def test_an_empty_path_or_name_is_one_line_saying_so(tmp_path: Path) -> None:
+    # typer reads --db "" as ".", which was refused as "a folder, not a database file".
+    for args, says in (
+        (("ratings", "--db", ""), "--db '': an empty path was given; give a file name, or leave "
+         "--db out for the default (arena.db)"),
+        (("replay", "1", "--db="), "--db '': an empty path was given"),
+        (("demo", "--db", ""), "leave --db out for the default (arena-demo.db)"),
+        (("sprt", "--db", "", "--bot", "a=x", "--bot", "b=y"), "leave --db out for the default "
+         "(arena-sprt.db)"),
+        (("run", "--config", ""), "--config '': an empty path was given; give a file name, or "
+         "leave --config out"),
+        (("ratings", "--plot", ""), "--plot '': an empty path was given"),
+        (("check-bot", "--log", "", "--", "true"), "--log '': an empty path was given"),
+        (("ratings", "--run", ""), "--run '': give a run id"),
+        (("ratings", "--anchor", ""), "--anchor '': give a bot's name"),
+        (("check-bot", "--name", "", "--", "true"), "--name '': give the bot a name"),
+    ):  # fmt: skip
+        done = arena(*args, cwd=tmp_path)
+        assert done.returncode == 2 and done.stdout == "", (args, done.stderr)
+        assert done.stderr.startswith("arena: error: --") and says in done.stderr, done.stderr
+        assert done.stderr.count("\n") == 1, done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_sprt_plays_boards_until_a_decision_or_the_cap_and_resumes(tmp_path: Path) -> None:
     args = [
         "sprt", "--bot", f"low={LOW}", "--bot", f"heur={HEUR}", "--filler", f"h1={HASH}",

@@ -95,7 +95,9 @@ def register(app: typer.Typer) -> None:
             )
             raise typer.Exit(EXIT_USAGE)
         problem = ""
-        if move_ms < 1:
+        if not name:  # the SDK would exit at once, asking for ARENA_BOT_NAME
+            problem = "--name '': give the bot a name, or leave --name out (bot)"
+        elif move_ms < 1:
             problem = f"--move-ms {move_ms}: give each move at least 1 ms"
         elif bank_ms < 0:
             problem = f"--bank-ms {bank_ms}: give a time bank of 0 ms or more"
