@@ -516,3 +516,26 @@ def test_a_busy_port_or_database_is_one_line(server: ServerProcess) -> None:
             assert says in refused.stderr and refused.stderr.strip().count("\n") == 0
     finally:
         assert server.terminate() == 0
+
+
+def test_a_database_named_with_url_characters_is_served_and_fitted(tmp_path: Path) -> None:
+    # '#', '?' and '%' mean something in the file: URI the page and the fit read through; a name
+    # holding them opened another file (an empty 'comp ' beside it: every game page a 500, the fit
+    # never done) or none at all (a traceback that left the lock behind).
+    server = ServerProcess(tmp_path / "comp #1 %41?.db", 'fit_interval = "100ms"\n')
+    try:
+        tokens = {name: server.add_bot(name) for name in "abcd"}
+        server.start()
+        for name in "abcd":
+            server.bot(name, tokens[name], "low")
+        server.wait_for(lambda: server.get("/api/standings")["fit"]["results"] >= 2)
+        (newest, *_) = server.get("/api/games?limit=5")["games"]
+        assert server.get(f"/api/games/{newest['game']}")["game"] == newest["game"]
+        assert server.terminate() == 0
+    finally:
+        server.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "comp #1 %41?.db",
+        "comp #1 %41?.log",
+        "comp #1 %41?.toml",
+    ]

@@ -21,7 +21,6 @@ import math
 import os
 import random
 import signal
-import sqlite3
 import threading
 import time
 from collections import deque
@@ -43,6 +42,7 @@ from arena.server.ledger import (
     LedgerReader,
     interrupted_record,
     is_rated,
+    read_only,
     read_rated_results,
     table_result,
 )
@@ -241,7 +241,7 @@ def die_with_parent(parent: int) -> None:
 
 def fit_published(path: str, run_id: str, seed: int) -> _Published:
     """The published ratings from the rated games in the database (run in a worker process)."""
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=DB_TIMEOUT_S)
+    db = read_only(path, DB_TIMEOUT_S)
     try:
         results = [r for _, r in read_rated_results(db, run_id)]
     finally:

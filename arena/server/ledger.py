@@ -44,6 +44,7 @@ __all__ = [
     "LedgerDB",
     "interrupted_record",
     "is_rated",
+    "read_only",
     "read_rated_results",
     "table_result",
 ]
@@ -72,6 +73,17 @@ CREATE TABLE IF NOT EXISTS server_live (
     sigma REAL NOT NULL
 );
 """
+
+
+def read_only(path: Path | str, timeout_s: float = _BUSY_TIMEOUT_S) -> sqlite3.Connection:
+    """A read-only connection to the database at ``path``.
+
+    Through a ``file:`` URI made by :meth:`Path.as_uri`, which escapes the path: written into the
+    URI as it is, a ``#``, ``?`` or ``%`` in the file's name cuts the name short or changes it
+    (``a#b.db`` opened an empty ``a`` beside it, and ``x%41y.db`` failed to open).
+    """
+    uri = f"{Path(path).resolve().as_uri()}?mode=ro"
+    return sqlite3.connect(uri, uri=True, timeout=timeout_s, check_same_thread=False)
 
 
 def is_rated(record: GameRecord) -> bool:
@@ -351,9 +363,7 @@ class LedgerReader:
 
     def __init__(self, path: Path, run_id: str) -> None:
         self.run_id = run_id
-        self._db = sqlite3.connect(
-            f"file:{path}?mode=ro", uri=True, timeout=_BUSY_TIMEOUT_S, check_same_thread=False
-        )
+        self._db = read_only(path)
 
     def close(self) -> None:
         """Close the connection."""
@@ -442,7 +452,12 @@ class Ledger:
     def open(cls, path: Path, config: ServerConfig, total: int | None = None) -> Ledger:
         """Open (creating) the competition database; synchronous, for start-up."""
         db = LedgerDB(path, config, total)
-        return cls(db, LedgerReader(path, db.run_id))
+        try:
+            reader = LedgerReader(path, db.run_id)
+        except BaseException:
+            db.close()  # and with it the database's lock, which would otherwise stay behind
+            raise
+        return cls(db, reader)
 
     async def write(self, call: Callable[..., _T], *args: Any) -> _T:
         """Run ``call(db, *args)`` in the writer thread."""
