@@ -146,6 +146,36 @@ def test_a_raising_hook_and_a_repeated_card_are_told_as_they_are(tmp_path: Path)
     assert re.fullmatch(r"passed (\w\w) three times \(\1 \1 \1\)", detail), detail
 
 
+MISNAMED = """
+from arena.client import Bot, lowest, run
+
+class Misnamed(Bot):
+    def play(self, view):
+        return lowest(view.legal)
+
+run(Misnamed())
+"""
+
+
+def test_a_bot_class_the_sdk_warns_of_fails_once_and_the_rest_still_run(tmp_path: Path) -> None:
+    # Its moves are the base class's, legal in every scenario: only the SDK's warning tells.
+    script = tmp_path / "misnamed.py"
+    script.write_text(MISNAMED)
+    only = ["handshake", "following suit", "refused token"]
+    report = run_check([sys.executable, str(script)], only=only, log=tmp_path / "log")
+    verdict, detail = details(report)["handshake"]
+    assert verdict is Verdict.FAIL
+    assert detail == (
+        "the SDK warned that bot class Misnamed defines play(), which the SDK never calls: did "
+        "you mean choose_play()? (Bot's own choose_play runs instead); and that bot class "
+        "Misnamed overrides neither choose_play nor choose_pass: it plays the base class's "
+        "defaults (the lowest legal card; passes its highest cards)"
+    )
+    # Said once, though the refused token's fresh process warns again.
+    assert details(report)["following suit"][0] is Verdict.PASS
+    assert details(report)["refused token"][0] is Verdict.PASS
+
+
 HARD_CODED = """
 import time
 print("cannot connect to 127.0.0.1:50051", flush=True)  # as a bot with its own address says

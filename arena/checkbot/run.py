@@ -121,12 +121,19 @@ async def check_bot(
     results: list[CheckResult] = []
     try:
         handshake_failed = False
+        told: set[str] = set()
         for scenario in scenarios:
             if handshake_failed:
                 result = CheckResult(scenario.name, Verdict.SKIP, "not run: no handshake", 0.0)
             else:
+                logged = _log_size(checker.log)
                 result = await _run_one(checker, scenario)
                 handshake_failed = scenario.name == "handshake" and result.verdict is Verdict.FAIL
+                # Each process of the bot warns again: the first scenario that saw it says so.
+                slips = [s for s in _sdk_slips(checker.log, logged) if s not in told]
+                told.update(slips)
+                if slips:
+                    result = _with_slips(result, slips)
             results.append(result)
             if on_result is not None:
                 on_result(result)
@@ -140,6 +147,12 @@ SDK_ANSWERED = ("choose_play raised", "choose_pass raised")
 """What the Python SDK logs when the bot's decision code raised and it answered for the bot."""
 SDK_SKIPPED = ("hook raised",)
 """What the Python SDK logs when one of the bot's event hooks raised and it skipped the event."""
+SDK_SLIPS = ("which the SDK never calls", "overrides neither choose_play nor choose_pass")
+"""What the Python SDK warns of at start when a bot's class looks miswritten: a method named like
+one of the SDK's that it never calls (``play`` for ``choose_play``), or no decision overridden.
+Such a bot plays the base class's defaults, legal moves that pass every scenario."""
+SLIP_START = "bot class "
+"""Where the SDK's warning of a slip begins, whatever the logging format before it."""
 _LOG_PREFIX = re.compile(r"^\d{4}-\d\d-\d\d [\d:,.]+ \S+ [A-Z]+ ")
 """The timestamp, logger and level the SDK's default logging puts before each line."""
 _NOT_THE_EXCEPTION = ("Traceback (most recent call last)", "During handling", "The above exception")
@@ -184,6 +197,29 @@ def _sdk_covered(log: Path, since: int) -> str:
             return f"the bot's code {what} and the SDK answered for it: {said}"
         return f"the bot's code {what} in an event hook and the SDK skipped the event: {said}"
     return ""
+
+
+def _sdk_slips(log: Path, since: int) -> list[str]:
+    """The SDK's warnings of a miswritten bot class logged since ``since``, in order, once each."""
+    try:
+        with log.open("rb") as f:
+            f.seek(since)
+            text = f.read().decode(errors="replace")
+    except OSError:
+        return []
+    slips = [
+        line[line.find(SLIP_START) :].strip()
+        for line in text.splitlines()
+        if SLIP_START in line and any(m in line for m in SDK_SLIPS)
+    ]
+    return list(dict.fromkeys(slips))
+
+
+def _with_slips(result: CheckResult, slips: Sequence[str]) -> CheckResult:
+    """``result`` failed for the SDK's warnings ``slips`` too (its own reason first)."""
+    said = "the SDK warned that " + "; and that ".join(slips)
+    detail = said if result.verdict is Verdict.PASS else f"{result.detail}; and {said}"
+    return CheckResult(result.scenario, Verdict.FAIL, detail, result.elapsed_ms)
 
 
 async def _run_one(checker: Checker, scenario: Scenario) -> CheckResult:
