@@ -340,3 +340,89 @@ def test_strict_mode_forfeits_at_the_first_fault(arena: Arena) -> None:
     assert record.seat_status[BAD_SEAT] is Termination.ILLEGAL
     later = [d for d in record.decisions if d.seat == BAD_SEAT and not d.forced]
     assert all(d.fallback for d in later[later.index(next(d for d in later if d.fault)) :])
+
+
+def recorded(log: Path) -> list[bot_pb.PlayResponse]:
+    """What a bot run with --record received, in order."""
+    return [bot_pb.PlayResponse.FromString(base64.b64decode(x)) for x in log.read_text().split()]
+
+
+def story(messages: list[bot_pb.PlayResponse]) -> list[tuple[str, int]]:
+    """The events of the last session (from its Welcome on): kind and hand number."""
+    start = max(i for i, m in enumerate(messages) if m.HasField("welcome"))
+    out = []
+    for m in messages[start:]:
+        for e in m.events:
+            kind = e.WhichOneof("kind")
+            assert kind is not None
+            out.append((kind, getattr(getattr(e, kind), "hand_number", -1)))
+    return out
+
+
+def watch_until(arena: Arena, table_id: str, kind: str, hand: int) -> None:
+    """Block until a spectator of the table sees an event of ``kind`` for ``hand``."""
+    with grpc.insecure_channel(f"127.0.0.1:{arena.referee.port}") as channel:
+        watch = spec_grpc.SpectatorServiceStub(channel).Watch(
+            spec_pb.WatchRequest(table_id=table_id, from_start=True), timeout=RESULT_S
+        )
+        for response in watch:
+            for e in response.events:
+                if e.WhichOneof("kind") == kind and getattr(e, kind).hand_number == hand:
+                    watch.cancel()
+                    return
+    raise AssertionError(f"table {table_id} ended without {kind} of hand {hand}")
+
+
+def test_a_bot_arriving_after_its_game_started_hears_of_it_once(
+    arena: Arena, tmp_path: Path
+) -> None:
+    log = tmp_path / "late.b64"
+    seats = (*GOOD_A, "late")
+    spec = TableSpec(
+        "late", Rules(), 13, seats, "13", clocks=CALM, faults=FaultPolicy(grace_ms=60_000)
+    )
+    future = arena.referee.submit(spec, wait_ms=0)  # the table starts without the late bot
+    watch_until(arena, "late", "hand_started", 0)
+    arena.bots.start("late", "good", f"--record={log}")
+    record = future.result(RESULT_S)
+    assert record.seat_status == (Termination.NORMAL,) * 4
+    assert [m.welcome.resumed for m in recorded(log) if m.HasField("welcome")] == [True]
+    told = story(recorded(log))
+    # It took its seat back within the grace period: the game's start and the deal once each.
+    assert told[:3] == [("game_started", -1), ("hand_started", 0), ("cards_dealt", 0)]
+    assert [k for k, _ in told].count("game_started") == 1
+    assert [k for k, _ in told].count("hand_started") == 1
+    assert [k for k, _ in told].count("cards_dealt") == 1
+
+
+def test_a_bot_back_in_a_later_hand_hears_what_it_missed_in_order(
+    arena: Arena, tmp_path: Path
+) -> None:
+    log, cue = tmp_path / "away.b64", tmp_path / "back"
+    start_bad(arena, "away", "away", f"--record={log}", f"--back-when={cue}")
+    seats = list(GOOD_A)
+    seats.insert(BAD_SEAT, "away")
+    spec = TableSpec(
+        "away",
+        Rules(),
+        17,
+        tuple(seats),
+        "17",
+        hands=2,
+        clocks=SHORT,
+        faults=FaultPolicy(100, grace_ms=60_000),
+    )
+    future = arena.referee.submit(spec)
+    watch_until(arena, "away", "hand_started", 1)  # it dropped in hand 0; hand 1 is under way
+    cue.touch()
+    record = future.result(RESULT_S)
+    assert record.seat_status[BAD_SEAT] is Termination.NORMAL
+    told = story(recorded(log))
+    assert told[0] == ("game_started", -1)
+    # The rest of hand 0 comes before hand 1, which starts once: no event is told twice.
+    numbers = [n for _, n in told[1:] if n >= 0]
+    assert numbers == sorted(numbers)
+    assert told.count(("hand_started", 1)) == 1
+    assert told.count(("cards_dealt", 1)) == 1
+    assert told.count(("cards_received", 1)) == 1
+    assert ("hand_ended", 0) in told

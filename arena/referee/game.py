@@ -772,9 +772,7 @@ class TableRun:
         # "the pass of 2C 2C" / "an empty pass": the message reads as a sentence either way.
         shown = f"the pass of {' '.join(str(c) for c in cards)}" if cards else "an empty pass"
         if why is Violation.CARD_NOT_HELD:
-            return _Refused(
-                FaultKind.CARD_NOT_HELD, f"{shown} names a card not in the hand", sent
-            )
+            return _Refused(FaultKind.CARD_NOT_HELD, f"{shown} names a card not in the hand", sent)
         if why in (Violation.DUPLICATE_CARD, Violation.WRONG_PASS_COUNT):
             return _Refused(
                 FaultKind.WRONG_PASS,
@@ -1137,19 +1135,38 @@ class TableRun:
         seat.away_since = None
         seat.said_goodbye = False
         session.owner = self
-        hand = self.game.hand
-        number = self.game.hand_number
-        replay = [
-            wire.event_entry(self._game_started(seat.index)),
-            wire.event_entry(wire.hand_started(hand, number)),
-            wire.cards_dealt_entry(hand, number, seat.index),
-        ]
-        if hand.phase is not _PHASE_PASS and hand.pass_direction is not PassDirection.HOLD:
-            replay.append(wire.cards_received_entry(hand, number, seat.index))
-        seat.pending = replay + seat.pending
+        seat.pending = self._replay(seat) + seat.pending
         if seat.returned is not None:
             seat.returned.set()
         return True
+
+    def _replay(self, seat: Seat) -> list[bytes]:
+        """The events a returning bot gets before those it missed (``seat.pending``), so that
+        the whole tells the game's story once, in order: the game's start, and the current
+        hand's start, deal and pass unless the missed events hold them already (a bot that
+        never heard of its game, or one away since an earlier hand, missed them; putting them
+        first again would tell them twice, and out of order)."""
+        missed = bot_pb.PlayResponse.FromString(wire.response_bytes(seat.pending)).events
+        hand = self.game.hand
+        number = self.game.hand_number
+
+        def has(kind: str, of_hand: bool = True) -> bool:
+            return any(
+                e.WhichOneof("kind") == kind
+                and (not of_hand or getattr(e, kind).hand_number == number)
+                for e in missed
+            )
+
+        replay: list[bytes] = []
+        if not has("game_started", of_hand=False):
+            replay.append(wire.event_entry(self._game_started(seat.index)))
+        if not has("hand_started"):
+            replay.append(wire.event_entry(wire.hand_started(hand, number)))
+            replay.append(wire.cards_dealt_entry(hand, number, seat.index))
+            passed = hand.phase is not _PHASE_PASS and hand.pass_direction is not PassDirection.HOLD
+            if passed and not has("cards_received"):
+                replay.append(wire.cards_received_entry(hand, number, seat.index))
+        return replay
 
     # ---- events -----------------------------------------------------------------------------
 

@@ -207,6 +207,25 @@ class Bot:
             return
         await self.send(good_answer(request))
 
+    async def mode_away(self, request: bot_pb.DecisionRequest) -> None:
+        """Drop the stream once mid-hand without answering, and come back with a new one only
+        once the --back-when file exists (a test's cue: the referee plays on meanwhile)."""
+        if (
+            not self.reconnected
+            and request.kind == bot_pb.DECISION_KIND_PLAY
+            and request.trick_number >= RECONNECT_AT_TRICK
+        ):
+            self.reconnected = True
+            assert self.call is not None and self.channel is not None
+            self.call.cancel()
+            await self.channel.close(None)
+            cue = Path(self.args.back_when)
+            while not cue.exists():
+                await asyncio.sleep(0.01)
+            await self.open()
+            return
+        await self.send(good_answer(request))
+
     async def mode_goodbye(self, request: bot_pb.DecisionRequest) -> None:
         """Play legally, then leave mid-hand with a Goodbye (and read the referee's reply)."""
         if request.kind == bot_pb.DECISION_KIND_PLAY and request.trick_number >= CRASH_AT_TRICK:
@@ -300,6 +319,11 @@ def main() -> None:
         "--leave-when",
         default="",
         help="say Goodbye as soon as this file exists (whatever the bot is doing)",
+    )
+    parser.add_argument(
+        "--back-when",
+        default="",
+        help="in the away mode, reconnect only once this file exists",
     )
     parser.add_argument("--tls-ca", default="")
     parser.add_argument("--tls-cert", default="")

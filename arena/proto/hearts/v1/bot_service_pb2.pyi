@@ -294,9 +294,11 @@ class PlayResponse(_message.Message):
     carries several: the events since the bot's last move together with its next request (one
     message per decision, not one per event), or the last GameEnded event together with a
     Shutdown. (On a reconnection the Welcome comes alone; the next message, with the seat's next
-    request, brings the bot up to date: the game's start and the hand's deal replayed as events,
-    then the events it missed.) Process the parts in this order: welcome, events (in order), request,
-    shutdown.
+    request, brings the bot up to date, telling each event once and in order: GameStarted again,
+    then, if the hand under way began before the stream broke, its HandStarted, CardsDealt and
+    (once passed) CardsReceived again, then the events the bot missed, oldest first, which may
+    end an earlier hand and start this one.) Process the parts in this order: welcome, events (in
+    order), request, shutdown.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
