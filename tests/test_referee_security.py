@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import base64
+import re
 import shutil
 import socket
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
@@ -26,6 +28,7 @@ from arena.referee import (
     TokenAccounts,
 )
 from arena.referee.accounts import BotIdentity, Standing
+from arena.referee.server import MIN_PING_INTERVAL_MS
 from arena.rules import Rules
 from arena.table import Clocks, TableSpec, Termination
 
@@ -304,3 +307,54 @@ def test_a_game_runs_over_tls(tmp_path: Path, mutual: bool) -> None:
     finally:
         bots.kill_all()
         referee.stop(0)
+
+
+GUIDE = Path(__file__).resolve().parent.parent / "proto" / "hearts" / "v1" / "README.md"
+
+
+def test_the_guide_gives_the_keepalive_spacing_the_referee_takes() -> None:
+    # A bot author's gRPC library may ping on its own; the guide must say how often it may.
+    text = " ".join(GUIDE.read_text().split())
+    floor_s = MIN_PING_INTERVAL_MS // 1000
+    assert (
+        f"the referee sends an HTTP/2 ping every {RefereeConfig().keepalive_ms // 1000} s" in text
+    )
+    assert f"the referee takes a ping at most every {floor_s} s" in text
+    asked = re.search(r"space them at least (\d+) s apart", text)
+    assert asked is not None and int(asked[1]) >= 2 * floor_s  # a margin for timer jitter
+
+
+def test_a_bot_pinging_faster_than_the_guide_allows_is_cut_off_as_it_says(
+    referee: tuple[RefereeThread, TokenAccounts],
+) -> None:
+    token = referee[1].issue("pinger")
+    fast = MIN_PING_INTERVAL_MS // 5
+    options = [
+        ("grpc.keepalive_time_ms", fast),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.max_pings_without_data", 0),
+    ]
+    with grpc.insecure_channel(f"127.0.0.1:{referee[0].port}", options=options) as channel:
+        play = channel.stream_stream(
+            "/hearts.v1.BotService/Play",
+            request_serializer=bot_pb.PlayRequest.SerializeToString,
+            response_deserializer=bot_pb.PlayResponse.FromString,
+        )
+        hello = bot_pb.PlayRequest(
+            hello=bot_pb.Hello(bot_name="pinger", token=token, protocol_version=1)
+        )
+        done = threading.Event()
+
+        def requests() -> Iterator[bot_pb.PlayRequest]:
+            yield hello
+            done.wait()  # then quiet, waiting in the lobby as a bot does
+
+        stream = play(requests())
+        try:
+            assert next(stream).HasField("welcome")
+            with pytest.raises(grpc.RpcError) as broken:
+                next(stream)
+        finally:
+            done.set()
+    assert broken.value.code() is grpc.StatusCode.UNAVAILABLE  # type: ignore[attr-defined]
+    assert "Too many pings" in broken.value.details()  # type: ignore[attr-defined]

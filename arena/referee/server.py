@@ -71,6 +71,9 @@ CLOSE_LINGER_S = 1.5
 """After a Shutdown, how long the referee waits for the bot to close its side of the stream."""
 SERVER_STOP_GRACE_S = 1.0
 """After every session was told to stop, how long gRPC waits for streams to close."""
+MIN_PING_INTERVAL_MS = 5000
+"""The shortest spacing of a bot's HTTP/2 keepalive pings on a quiet stream: gRPC cuts a
+connection that pings more often (GOAWAY too_many_pings); the protocol guide asks for 10 s."""
 HANDLER_FINISH_S = FINAL_WRITE_S + CLOSE_LINGER_S + 1.0
 """On stop, how long the Play handlers get to send their Shutdown, wait for the bot to close its
 side, and close the stream with its status, before gRPC's own stop cancels what is left."""
@@ -157,7 +160,7 @@ class Referee:
             ("grpc.so_reuseport", 0),
             ("grpc.keepalive_time_ms", cfg.keepalive_ms),
             ("grpc.keepalive_timeout_ms", max(1000, cfg.keepalive_ms // 2)),
-            ("grpc.http2.min_recv_ping_interval_without_data_ms", 5000),
+            ("grpc.http2.min_recv_ping_interval_without_data_ms", MIN_PING_INTERVAL_MS),
             ("grpc.keepalive_permit_without_calls", 1),
             *cfg.options,
         ]
