@@ -539,3 +539,36 @@ def test_a_database_named_with_url_characters_is_served_and_fitted(tmp_path: Pat
         "comp #1 %41?.log",
         "comp #1 %41?.toml",
     ]
+
+
+def _has_ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _has_ipv6_loopback(), reason="this machine has no IPv6 loopback (::1)")
+@pytest.mark.parametrize(("host", "reach"), [("::1", "[::1]"), ("::", "127.0.0.1")])
+def test_an_ipv6_host_serves_bots_and_the_page(tmp_path: Path, host: str, reach: str) -> None:
+    # '::1' was handed to gRPC unbracketed ('::1:0': host ::0.1.0.0) and the server did not
+    # start; under '::' (every address) the page took IPv6 clients alone, so the address the
+    # banner gives (127.0.0.1) did not answer while the bots' port did.
+    server = ServerProcess(tmp_path / "comp.db", 'fit_interval = "100ms"\n')
+    try:
+        tokens = {name: server.add_bot(name) for name in "abcd"}
+        server.start("--host", host)
+        shown = "127.0.0.1" if host == "::" else "[::1]"
+        assert f"bots connect to {shown}:" in server.banner
+        assert f"leaderboard at http://{shown}:" in server.banner
+        server.host = reach
+        for name in "abcd":
+            server.bot(name, tokens[name], "low")
+        with urllib.request.urlopen(f"{server.url}/healthz", timeout=30) as answer:
+            assert answer.read() == b"ok"
+        server.wait_for(lambda: games(server) >= 2)
+        assert server.terminate() == 0
+    finally:
+        server.close()

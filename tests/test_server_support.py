@@ -176,6 +176,8 @@ class ServerProcess:
         self.bots_port = 0
         self.web_port = 0
         self.scheme = "http"
+        self.host = "127.0.0.1"
+        """The address :meth:`get` and the bots reach the server at (``[::1]`` for IPv6)."""
         self.env: dict[str, str] = {}
         """Extra environment for the bots (e.g. ARENA_TLS_CA)."""
         self.tls_context: ssl.SSLContext | None = None
@@ -231,18 +233,22 @@ class ServerProcess:
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         self.banner = line
-        match = re.search(r"connect to [\d.]+:(\d+); leaderboard at https?://[\d.]+:(\d+)/", line)
+        match = re.search(
+            r"connect to ([\d.]+|\[[\w:]+\]):(\d+); "
+            r"leaderboard at https?://([\d.]+|\[[\w:]+\]):(\d+)/",
+            line,
+        )
         if match is None:
             self.proc.kill()
             _, err = self.proc.communicate(timeout=START_TIMEOUT_S)
             raise AssertionError(f"server did not start: {line!r} {err}")
-        self.bots_port, self.web_port = int(match[1]), int(match[2])
+        self.bots_port, self.web_port = int(match[2]), int(match[4])
         self.scheme = "https" if "--tls-cert" in extra else "http"
 
     @property
     def url(self) -> str:
         """The leaderboard's address."""
-        return f"{self.scheme}://127.0.0.1:{self.web_port}"
+        return f"{self.scheme}://{self.host}:{self.web_port}"
 
     def bot(
         self, name: str, token: str, *args: str, sample: str | None = None
@@ -250,7 +256,7 @@ class ServerProcess:
         """Start a bot process: a sample bot (``sample="lowcard"``) or one of test_server_bots."""
         env = dict(
             os.environ,
-            ARENA_ADDRESS=f"127.0.0.1:{self.bots_port}",
+            ARENA_ADDRESS=f"{self.host}:{self.bots_port}",
             ARENA_TOKEN=token,
             ARENA_BOT_NAME=name,
             **self.env,

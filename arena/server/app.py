@@ -32,7 +32,7 @@ from arena.server.matchmaking import event_schedule
 from arena.server.webapp import make_handler
 from arena.table import GameRecord, TableSpec
 
-__all__ = ["Ports", "RefereeHost", "serve"]
+__all__ = ["Ports", "RefereeHost", "host_port", "serve"]
 
 log = logging.getLogger("arena.server")
 
@@ -99,6 +99,12 @@ class RefereeHost:
         while True:
             await self._referee.lobby_changed()
             self._on_change()
+
+
+def host_port(host: str, port: int) -> str:
+    """``HOST:PORT`` as gRPC and bots read it: an IPv6 address in brackets (``[::1]:50051``;
+    bare, gRPC read ``::1:0`` as host ``::0.1.0.0`` and refused to listen)."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def web_tls(tls: TlsConfig | None, cert: Path | None, key: Path | None) -> ssl.SSLContext | None:
@@ -236,7 +242,7 @@ async def serve(
             ),
             lookup,
         )
-        bots_port = await referee.start(f"{host}:{port}")
+        bots_port = await referee.start(host_port(host, port))
         adapter = RefereeHost(referee, competition.poke, config.faults.grace_ms)
         competition.attach(adapter)
         watcher = loop.create_task(adapter.watch())
@@ -247,7 +253,8 @@ async def serve(
             from arena.errors import ConfigError
 
             raise ConfigError(
-                f"leaderboard page: cannot listen on {host}:{web_port}: {e.strerror or e}; "
+                f"leaderboard page: cannot listen on {host_port(host, web_port)}: "
+                f"{e.strerror or e}; "
                 "pick another --web-port (0: any free one)"
             ) from None
         for sig in (signal.SIGINT, signal.SIGTERM):

@@ -148,9 +148,11 @@ def serve_command(
     ] = None,
 ) -> None:
     """Run the competition: bots connect with their tokens, a ladder plays, a page shows it."""
-    from arena.server.app import Ports, serve
+    from arena.server.app import Ports, host_port, serve
     from arena.server.logs import setup_logging
 
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]  # an IPv6 address as URLs write it: [::1]
     bad_host = _host_problem(host)
     if bad_host:
         raise _fail(bad_host)
@@ -185,8 +187,8 @@ def serve_command(
         scheme = "https" if tls_cert else "http"
         shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
         typer.echo(
-            f"serving {settings.name!r}: bots connect to {shown}:{ports.bots}; "
-            f"leaderboard at {scheme}://{shown}:{ports.web}/",
+            f"serving {settings.name!r}: bots connect to {host_port(shown, ports.bots)}; "
+            f"leaderboard at {scheme}://{host_port(shown, ports.web)}/",
         )
         sys.stdout.flush()
 

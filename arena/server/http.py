@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import socket
 import ssl
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -127,10 +128,26 @@ class HttpServer:
     async def start(
         self, host: str = "127.0.0.1", port: int = 0, tls: ssl.SSLContext | None = None
     ) -> int:
-        """Listen, and return the port (useful with port 0)."""
-        self._server = await asyncio.start_server(
-            self._serve, host, port, ssl=tls, limit=self._max_header
-        )
+        """Listen, and return the port (useful with port 0); ``::`` takes IPv4 clients too."""
+        if host == "::":
+            # asyncio makes an IPv6 socket IPv6-only, so that "every address" would turn away
+            # every IPv4 client (the page's 127.0.0.1 address among them), where the bots' port
+            # (gRPC) takes both: one socket for both families, as gRPC's.
+            sock = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+            try:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+                sock.bind((host, port))
+            except BaseException:
+                sock.close()
+                raise
+            self._server = await asyncio.start_server(
+                self._serve, sock=sock, ssl=tls, limit=self._max_header
+            )
+        else:
+            self._server = await asyncio.start_server(
+                self._serve, host, port, ssl=tls, limit=self._max_header
+            )
         return int(self._server.sockets[0].getsockname()[1])
 
     async def close(self) -> None:
