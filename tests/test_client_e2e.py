@@ -853,3 +853,44 @@ def test_bots_play_over_tls_with_a_ca_from_the_environment(procs: Procs, tmp_pat
 def test_the_sdk_speaks_a_version_the_referee_speaks() -> None:
     assert PROTOCOL_VERSION == 1
     assert PROTOCOL_VERSION in PROTOCOL_VERSIONS
+
+
+@pytest.fixture(scope="module")
+def certificates(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """One CA and server certificate for the module's tests (making them takes a while)."""
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl tool")
+    return _make_certificates(tmp_path_factory.mktemp("tls"))
+
+
+@pytest.mark.parametrize(
+    ("referee_tls", "bot_env", "told"),
+    [
+        (True, {}, "if the referee uses TLS, set ARENA_TLS=1"),
+        (False, {"ARENA_TLS": "1"}, "the referee does not speak TLS on this port"),
+        (True, {"ARENA_TLS": "1"}, "the referee's certificate is not trusted; set ARENA_TLS_CA"),
+    ],
+    ids=["plain-bot-tls-referee", "tls-bot-plain-referee", "untrusted-certificate"],
+)
+def test_a_tls_mismatch_says_which_setting_to_change(
+    procs: Procs,
+    certificates: tuple[Path, Path, Path],
+    referee_tls: bool,
+    bot_env: dict[str, str],
+    told: str,
+) -> None:
+    # gRPC's own words ("Socket closed", "WRONG_VERSION_NUMBER") name no setting to change.
+    _, cert, key = certificates
+    config = RefereeConfig(tls=TlsConfig.from_files(cert, key) if referee_tls else None)
+    ref = RefereeThread(config, {token: name for name, token in TOKENS.items()})
+    port = ref.start()
+    try:
+        env = {**bot_env, "ARENA_GIVE_UP_S": "1"}
+        proc = procs.start(
+            SAMPLES / "lowcard.py", _address(port), TOKENS["lowcard"], "lowcard", env
+        )
+        assert proc.wait(GAME_TIMEOUT_S) == 1
+        last = procs.stderr("lowcard").strip().splitlines()[-1]
+        assert "has been unreachable for" in last and told in last, last
+    finally:
+        ref.stop(0)

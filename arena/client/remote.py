@@ -457,10 +457,11 @@ def _serve(runner: _Runner, give_up_after: float) -> SessionEnd:
         elif failing_since is None:
             failing_since = now
         left = failing_since + give_up_after - now
+        hint = "" if runner.welcomed or invited else _tls_hint(settings, detail)
         if left < 0:
             raise GaveUp(
                 f"the referee at {settings.address} has been unreachable for "
-                f"{now - failing_since:.0f} s ({code.name}: {detail or 'no details'})"
+                f"{now - failing_since:.0f} s ({code.name}: {detail or 'no details'}){hint}"
             )
         # Never sleep past the give-up time: the last attempt is made as it runs out.
         wait = min(
@@ -473,17 +474,43 @@ def _serve(runner: _Runner, give_up_after: float) -> SessionEnd:
             log.info("%s (%s); reconnecting in %.1f s", invited, detail or "no reason given", wait)
         else:
             log.warning(
-                "%s %s (%s: %s); retrying in %.1f s",
+                "%s %s (%s: %s)%s; retrying in %.1f s",
                 "lost the connection to" if runner.welcomed else "cannot connect to",
                 settings.address,
                 code.name,
                 detail or "no details",
+                hint,
                 wait,
             )
         if not runner.sleep(wait):
             return SessionEnd("GOODBYE", "stopped while waiting to reconnect")
         if pause is None:
             delay = min(delay * 2, BACKOFF_MAX_S)
+
+
+def _tls_hint(settings: ClientSettings, detail: str) -> str:
+    """What to change when a connection fails the way a TLS mismatch makes it fail ("" if not).
+
+    gRPC's own words name the symptom only: a plain-text bot at a TLS referee sees "Socket
+    closed", a TLS bot at a plain-text one "WRONG_VERSION_NUMBER", an untrusted certificate
+    "CERTIFICATE_VERIFY_FAILED".
+    """
+    if not settings.tls and "Socket closed" in detail:
+        return (
+            f": if the referee uses TLS, set {ENV_TLS}=1 (or {ENV_TLS_CA} to the CA certificate "
+            "the organiser gives)"
+        )
+    if settings.tls and "WRONG_VERSION_NUMBER" in detail:
+        return (
+            f": the referee does not speak TLS on this port; unset {ENV_TLS} and {ENV_TLS_CA} "
+            "(or ask the organiser for the TLS port)"
+        )
+    if settings.tls and "CERTIFICATE_VERIFY_FAILED" in detail:
+        return (
+            f": the referee's certificate is not trusted; set {ENV_TLS_CA} to the CA certificate "
+            "that signed it (the organiser gives it)"
+        )
+    return ""
 
 
 class _Runner:
