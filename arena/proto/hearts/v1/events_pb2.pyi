@@ -611,7 +611,8 @@ class GameEnded(_message.Message):
     @_builtins.property
     def placings(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Each seat's place, indexed by seat: 1 for the best; equal results share the better place
-        (e.g. [1, 3, 1, 4]).
+        (e.g. [1, 3, 1, 4]). A forfeited seat places below every seat that was not, whatever its
+        total (forfeited seats are placed among themselves by their totals).
         """
 
     def __init__(
