@@ -376,7 +376,19 @@ def test_a_database_keeps_its_competition_and_bad_settings_are_one_line(
     other.write_text("players = 3\n")
     refused = server.cli("serve", "--db", str(server.db), "--config", str(other), "--port", "0")
     assert refused.returncode == 2
-    assert "holds another run" in refused.stderr and "Traceback" not in refused.stderr
+    # Said in the config's words; never "delete the database": it holds the accounts and games.
+    assert refused.stderr == (
+        f"arena: error: --db {server.db}: holds another competition (players 4, not 3); a "
+        "competition keeps its table size, rules, hands per table, seed and event: set them "
+        "back in --config, or give a new --db to start another competition\n"
+    )
+    other.write_text('[rule]\nmoon = "best"\n[event]\nentrants = ["a", "b", "c", "d"]\n')
+    refused = server.cli("serve", "--db", str(server.db), "--config", str(other), "--port", "0")
+    assert refused.returncode == 2
+    assert (
+        "holds another competition (a ladder, not an [event]; [rule] moon 'add', not 'best'); "
+        in refused.stderr
+    ), refused.stderr
     bad = tmp_path / "bad.toml"
     bad.write_text("players = 9\n")
     refused = server.cli("serve", "--db", str(server.db), "--config", str(bad))

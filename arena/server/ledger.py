@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from arena.errors import ConfigError
 from arena.ratings.results import TableResult
 from arena.server.config import ServerConfig
 from arena.store import Store, lock_database, result_of, results_where, unlock_database
@@ -167,6 +168,45 @@ def read_rated_results(
     return [(game, r) for _, game, r in results_where(db, condition, (run_id, after))]
 
 
+def _check_same_competition(
+    store: Store, run_id: str, identity: Mapping[str, Any], path: Path
+) -> None:
+    """Refuse a database that holds another competition, saying what differs in the config's
+    own words. (The store's refusal says to delete the file: here it holds the accounts and
+    every game played so far.)"""
+    for other in store.runs():
+        if other.run_id != run_id and other.kind in ("ladder", "event"):
+            differs = "; ".join(_differing(other.config, identity)) or "another configuration"
+            raise ConfigError(
+                f"--db {path}: holds another competition ({differs}); a competition keeps its "
+                "table size, rules, hands per table, seed and event: set them back in "
+                "--config, or give a new --db to start another competition"
+            )
+
+
+def _differing(stored: Mapping[str, Any], wanted: Mapping[str, Any], key: str = "") -> list[str]:
+    """What the stored competition has that the wanted one has not, as the config writes it."""
+    parts: list[str] = []
+    for k in sorted(set(stored) | set(wanted)):
+        a, b = stored.get(k), wanted.get(k)
+        if a == b or k == "kind":  # the kind follows from the event
+            continue
+        name = {"rules.players": "players", "event": "[event]"}.get(key + k, key + k)
+        if name.startswith("rules."):
+            name = f"[rule] {name.removeprefix('rules.')}"
+        if isinstance(a, dict) and isinstance(b, dict):
+            parts += _differing(a, b, f"{key}{k}.")
+        elif k == "event" and (a is None or b is None):
+            parts.append("a ladder, not an [event]" if a is None else "an [event], not a ladder")
+        else:
+            parts.append(f"{name} {_shown(a)}, not {_shown(b)}")
+    return parts
+
+
+def _shown(value: Any) -> str:
+    return json.dumps(value) if not isinstance(value, str) else repr(value)
+
+
 class LedgerDB:
     """The database side; every method runs in the one writer thread."""
 
@@ -176,6 +216,7 @@ class LedgerDB:
         self._lock = lock_database(path, "arena serve")
         try:
             self.store = Store.open(path)
+            _check_same_competition(self.store, self.run_id, config.identity(), path)
             self.store.claim(self.run_id, config.kind, config.identity(), total)
         except BaseException:
             unlock_database(self.path, self._lock)
