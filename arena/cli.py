@@ -471,7 +471,13 @@ def demo(
 
 @app.command()
 def replay(
-    game: Annotated[str, typer.Argument(help="A table id (b0-g1-r2) or a game number.")],
+    game: Annotated[
+        str,
+        typer.Argument(
+            help="A table id (b3-g2-r1), the game id in the bots' logs (g25-b3-g2-r1), or a "
+            "game number."
+        ),
+    ],
     db: Annotated[Path, typer.Option("--db", help="SQLite database.")] = Path("arena.db"),
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the JSON-lines replay instead.")

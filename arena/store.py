@@ -523,11 +523,26 @@ class Store:
                 "SELECT run_id, game, record FROM games WHERE game = ?", (int(key),)
             ).fetchall()
         if not rows:
-            raise StoreError(
-                f"{self.path}: no game {key!r} (give a table id such as b0-g0-r0, or a game number)"
-            )
+            raise StoreError(f"{self.path}: no game {key!r}; {self._game_hint()}")
         row = rows[0]
         return row[0], row[1], GameRecord.from_dict(json.loads(row[2]))
+
+    def _game_hint(self) -> str:
+        """What a game may be named by in this database, from its first and last games."""
+        first, last = self._db.execute("SELECT MIN(game), MAX(game) FROM games").fetchone()
+        if first is None:
+            return "it holds no game yet"
+        ids = [
+            row[0]
+            for number in (first, last)
+            for row in self._db.execute(
+                "SELECT table_id FROM games WHERE game = ? ORDER BY run_id LIMIT 1", (number,)
+            )
+        ]
+        return (
+            f"give a table id ({ids[0]} to {ids[-1]}), the game id in the bots' logs "
+            f"(gN-{ids[0]}) or a game number ({first} to {last})"
+        )
 
     def bot_totals(self, run_id: str) -> list[tuple[str, int, int, int]]:
         """Per bot: hands played, points taken and faults, over the run's stored games."""

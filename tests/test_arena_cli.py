@@ -308,6 +308,12 @@ def test_replay_prints_the_deal_the_passes_every_trick_and_fault(tmp_path: Path)
     assert from_log.exit_code == 0 and from_log.stdout == done.stdout
     missing = invoke("replay", "b9-g9-r9", "--db", str(db))
     assert missing.exit_code == 2 and "no game 'b9-g9-r9'" in missing.stderr
+    # It says what the database holds: the names it would have taken.
+    assert re.search(
+        r"; give a table id \(b0-g0-r0 to b\d+-g\d+-r\d+\), the game id in the bots' logs "
+        r"\(gN-b0-g0-r0\) or a game number \(0 to \d+\)\n$",
+        missing.stderr,
+    ), missing.stderr
 
 
 def test_a_database_path_sqlite_cannot_use_is_one_line(tmp_path: Path) -> None:
