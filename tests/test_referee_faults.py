@@ -310,6 +310,7 @@ def test_a_bot_that_drops_and_comes_back_takes_its_seat_back(arena: Arena, tmp_p
     ]
     welcomes = [m.welcome for m in messages if m.HasField("welcome")]
     assert [w.resumed for w in welcomes] == [False, True]
+    assert welcomes[1].reconnect_grace_ms == 30_000  # the table's grace, not the default
     resumed_at = next(i for i, m in enumerate(messages) if m.welcome.resumed)
     # The state is resent: the game and the hand start again for the new session.
     replay = [e.WhichOneof("kind") for e in messages[resumed_at + 1].events]

@@ -534,7 +534,8 @@ class Referee:
             server_version=self.config.server_version,
             message=self.config.welcome_message,
             decide_forced_moves=session.decide_forced,
-            reconnect_grace_ms=self.config.grace_ms,
+            # A table may hold its seats longer or shorter than the referee's default.
+            reconnect_grace_ms=claim[0].spec.faults.grace_ms if claim else self.config.grace_ms,
             max_message_bytes=self.config.max_message_bytes,
             resumed=claim is not None,
             bot_name=session.bot,

@@ -372,7 +372,8 @@ class Welcome(_message.Message):
     """Whether the referee will ask about forced moves (Hello.decide_forced_moves as accepted)."""
     reconnect_grace_ms: _builtins.int
     """How long a seat is held for a bot whose stream breaks during a game, in milliseconds.
-    Reconnect within it (a new Hello with the same token) to take the seat back.
+    Reconnect within it (a new Hello with the same token) to take the seat back. On a resumed
+    session it is the grace of the game taken back.
     """
     max_message_bytes: _builtins.int
     """The largest message the referee accepts, in bytes."""
