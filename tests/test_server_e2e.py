@@ -584,3 +584,25 @@ def test_an_ipv6_host_serves_bots_and_the_page(tmp_path: Path, host: str, reach:
         assert server.terminate() == 0
     finally:
         server.close()
+
+
+def test_an_admin_ban_without_a_reason_keeps_the_earlier_one(server: ServerProcess) -> None:
+    # As `arena bots ban` does: a second ban, or one made twice by two organisers, said
+    # "banned by the organiser" over the reason the first gave.
+    server.add_bot("a")
+    admin = server.cli("admin", "token", "--db", str(server.db)).stdout.strip()
+    server.start()
+    base = ["--url", server.url, "--token", admin]
+
+    def note() -> str:
+        listed = server.cli("bots", "list", "--db", str(server.db), "--json")
+        (account,) = json.loads(listed.stdout)
+        return str(account["note"])
+
+    assert server.cli("admin", "ban", "a", "--reason", "plays too slowly", *base).returncode == 0
+    assert server.cli("admin", "ban", "a", *base).returncode == 0
+    assert note() == "plays too slowly"
+    assert server.cli("admin", "unban", "a", *base).returncode == 0
+    assert server.cli("admin", "ban", "a", "--reason", "again", *base).returncode == 0
+    assert note() == "again"
+    assert server.terminate() == 0

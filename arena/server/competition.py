@@ -831,9 +831,13 @@ class Competition:
         bot = str(args.get("bot", ""))
         try:
             if action == "ban":
-                reason = str(args.get("reason", "")) or "banned by the organiser"
+                # Without a reason, an earlier one stays (as `arena bots ban` keeps it): a second
+                # ban must not wipe why the first was made.
+                given = str(args.get("reason", "")) or None
                 # A write may wait for SQLite's lock (the offline CLI, say): off the loop.
-                await asyncio.to_thread(self.accounts.ban, bot, reason)
+                await asyncio.to_thread(self.accounts.ban, bot, given)
+                account = await asyncio.to_thread(self.accounts.get, bot)
+                reason = account.note or "banned by the organiser"
                 kicked = self.host.kick_bot(bot, reason) if self.host is not None else 0
                 return {"banned": bot, "sessions_ended": kicked}
             if action == "unban":
