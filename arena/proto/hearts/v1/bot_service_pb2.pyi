@@ -66,7 +66,9 @@ class _ShutdownReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Shutdo
     SHUTDOWN_REASON_KICKED: _ShutdownReason.ValueType  # 3
     """The organiser removed this bot; the message says why."""
     SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION: _ShutdownReason.ValueType  # 4
-    """A newer session with the same token took over this bot's seat(s)."""
+    """The token's session limit was reached and a newer session with the same token took the
+    place of this one, the oldest idle session of the token (never one playing a game).
+    """
     SHUTDOWN_REASON_GOODBYE: _ShutdownReason.ValueType  # 5
     """The bot sent Goodbye; the referee confirms the end of the session."""
 
@@ -82,7 +84,9 @@ SHUTDOWN_REASON_SERVER_SHUTDOWN: ShutdownReason.ValueType  # 2
 SHUTDOWN_REASON_KICKED: ShutdownReason.ValueType  # 3
 """The organiser removed this bot; the message says why."""
 SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION: ShutdownReason.ValueType  # 4
-"""A newer session with the same token took over this bot's seat(s)."""
+"""The token's session limit was reached and a newer session with the same token took the
+place of this one, the oldest idle session of the token (never one playing a game).
+"""
 SHUTDOWN_REASON_GOODBYE: ShutdownReason.ValueType  # 5
 """The bot sent Goodbye; the referee confirms the end of the session."""
 Global___ShutdownReason: _TypeAlias = ShutdownReason  # noqa: Y015
