@@ -523,7 +523,7 @@ def ratings(
 ) -> None:
     """Rate the bots of a database: Elo with intervals clustered by board."""
     from arena.ratings.report import render_ratings
-    from arena.store import load_results
+    from arena.store import Store, load_results
 
     formats = {"table": "text", "text": "text", "json": "json", "csv": "csv"}
     if run_id == "":  # would rate every run, as if --run were not given
@@ -545,10 +545,15 @@ def ratings(
         if not db.exists():
             raise ConfigError(f"--db {db}: no such database")
         results = load_results(db, run_id)
-        if not results:
+        if not results and run_id is not None:
+            with Store.open(db, create=False) as store:
+                known = [r.run_id for r in store.runs() if r.run_id != run_id]
             raise ConfigError(
-                f"--db {db}: no game stored" + (f" for run {run_id}" if run_id else "")
+                f"--run {run_id}: no game stored for that run in {db}; "
+                + (f"its runs: {', '.join(known)}" if known else "leave --run out")
             )
+        if not results:
+            raise ConfigError(f"--db {db}: no game stored")
         try:
             render_ratings(
                 results,

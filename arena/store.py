@@ -281,6 +281,11 @@ def check_ours(db: sqlite3.Connection, path: Path | str, *, create: bool) -> Non
     if "meta" not in tables and (others or not (create or tables)):
         held = f"it holds other tables: {', '.join(sorted(others))}" if others else "empty"
         raise StoreError(f"{path}: not a Hearts Arena database ({held})")
+    if "meta" not in tables and not create:  # read "no such table: meta" as not the arena's
+        raise StoreError(
+            f"{path}: no game stored yet: it holds only the competition server's accounts "
+            "(games are stored once arena serve plays them)"
+        )
 
 
 class Store:

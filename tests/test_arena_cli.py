@@ -361,6 +361,28 @@ def test_ratings_in_every_format(tmp_path: Path) -> None:
         assert refused.exit_code == 2 and refused.stdout == "" and says in refused.stderr
 
 
+def test_a_run_or_a_database_with_no_game_says_what_there_is(tmp_path: Path) -> None:
+    db = stored_db(tmp_path)
+    (run_id,) = [r.run_id for r in Store.open(db, create=False).runs()]
+    mine = invoke("ratings", "--db", str(db), "--run", run_id, "--format", "csv")
+    assert mine.exit_code == 0 and mine.stdout.count("\n") == 5, mine.output
+    # A run id not in the database: the ids that are (it said only "no game stored").
+    other = arena("ratings", "--db", str(db), "--run", "nope", cwd=tmp_path)
+    assert other.returncode == 2 and other.stderr == (
+        f"arena: error: --run nope: no game stored for that run in {db}; its runs: {run_id}\n"
+    )
+    # A competition database with accounts and no game yet is not "not a Hearts Arena database".
+    comp = tmp_path / "comp.db"
+    assert arena("bots", "add", "alice", "--db", str(comp), cwd=tmp_path).returncode == 0
+    for args in (("ratings",), ("replay", "1")):
+        empty = arena(*args, "--db", str(comp), cwd=tmp_path)
+        assert empty.returncode == 2 and empty.stdout == "", empty.stderr
+        assert empty.stderr == (
+            f"arena: error: {comp}: no game stored yet: it holds only the competition server's "
+            "accounts (games are stored once arena serve plays them)\n"
+        )
+
+
 def test_a_plot_that_cannot_be_written_is_refused_before_the_fit(tmp_path: Path) -> None:
     db = stored_db(tmp_path)
     (tmp_path / "d.png").mkdir()
