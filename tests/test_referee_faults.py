@@ -297,6 +297,12 @@ def test_a_goodbye_before_the_bot_is_told_of_its_game_interrupts_it(
     assert not record.faults and all(s is Termination.NORMAL for s in record.seat_status)
     out = arena.bots.output(proc)
     assert "SHUTDOWN SHUTDOWN_REASON_GOODBYE" in out and "STATUS OK" in out
+    # The bots are told so: the hand cut short is not one played.
+    (ended,) = [
+        e.game_ended for m in _messages(asked) for e in m.events if e.HasField("game_ended")
+    ]
+    assert ended.termination == ev_pb.TERMINATION_INTERRUPTED
+    assert ended.hands_played == 0 and "after 0 hands played" in ended.message
 
 
 def test_a_bot_that_drops_and_comes_back_takes_its_seat_back(arena: Arena, tmp_path: Path) -> None:

@@ -1188,7 +1188,7 @@ class TableRun:
                 seat_status=[wire.termination(t) for t in record.seat_status],
                 game_totals=list(record.totals),
                 placings=list(record.placings),
-                hands_played=len(record.hands),
+                hands_played=sum(1 for h in record.hands if h.complete),
                 message=record.reason,
             )
         )

@@ -594,7 +594,9 @@ class GameEnded(_message.Message):
     termination: Global___Termination.ValueType
     """How the game ended: TERMINATION_NORMAL, TERMINATION_INTERRUPTED or TERMINATION_CRASH."""
     hands_played: _builtins.int
-    """The number of hands played."""
+    """The number of hands played to their end (a hand cut short by an interruption does not
+    count).
+    """
     message: _builtins.str
     """One human-readable line saying how the game ended."""
     @_builtins.property
