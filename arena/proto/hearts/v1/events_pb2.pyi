@@ -753,7 +753,9 @@ Global___SeatFaulted: _TypeAlias = SeatFaulted  # noqa: Y015
 
 @_typing.final
 class TimeWarning(_message.Message):
-    """This seat's time bank has fallen below the referee's warning threshold. Private."""
+    """This seat's time bank has fallen below the referee's warning threshold. Private. Sent once per
+    game, and never in a game whose bank starts at or below the threshold.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
