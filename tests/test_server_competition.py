@@ -257,6 +257,9 @@ def test_fixed_event_waits_for_its_start_and_stops_at_its_end(tmp_path: Path) ->
     assert played == 3
 
 
+EVENT = {"entrants": ["a", "b", "c", "d"]}
+
+
 @pytest.mark.parametrize(
     ("settings", "says"),
     [
@@ -266,6 +269,15 @@ def test_fixed_event_waits_for_its_start_and_stops_at_its_end(tmp_path: Path) ->
         ({"move_time": [1]}, r"^server config: move_time = \[1\]: expected a duration"),
         ({"time_bank": 99999999999999}, r"^server config: time_bank = 99999999999999: at most a"),
         ({"game_to": 2**31}, r"^server config: rules.target: must be within"),
+        # Named as the file names them (they said "faults.max_faults ..." and "event boards ...").
+        ({"max_faults": -1}, r"^server config: max_faults = -1; give 0 or more"),
+        ({"max_message_bytes": 10**12}, r"^server config: max_message_bytes = 1000000000000; give"),
+        ({"event": {**EVENT, "boards": 0}}, r"^server config: event.boards = 0; give 1 to 100000$"),
+        (
+            {"event": {**EVENT, "entrants": [*"abcdefghijklmnopqrst"], "boards": 100}},
+            r"^server config: \[event\] of 1938000 tables \(4845 groups of 4 x 100 boards x 4 ",
+        ),
+        ({"event": {"entrants": ["a", "b", "c"]}}, r"^server config: \[event\]: a 4-player round"),
     ],
 )
 def test_a_bad_clock_or_target_in_the_server_config_is_one_line(

@@ -606,3 +606,25 @@ def test_an_admin_ban_without_a_reason_keeps_the_earlier_one(server: ServerProce
     assert server.cli("admin", "ban", "a", "--reason", "again", *base).returncode == 0
     assert note() == "again"
     assert server.terminate() == 0
+
+
+@pytest.mark.parametrize(
+    ("config", "says"),
+    [
+        # gRPC's limit overflowed its C int: a traceback.
+        ("max_message_bytes = 1000000000000\n", "max_message_bytes = 1000000000000; give 1024"),
+        # The schedule of a billion boards was being made in memory: the start hung.
+        ('players = 3\n[event]\nentrants = ["a", "b", "c"]\nboards = 1000000000\n', "boards"),
+    ],
+)
+def test_a_huge_setting_is_one_line_not_a_traceback_or_a_hang(
+    tmp_path: Path, config: str, says: str
+) -> None:
+    toml = tmp_path / "huge.toml"
+    toml.write_text(config)
+    db = tmp_path / "comp.db"
+    flags = ("--port", "0", "--web-port", "0", "--config", str(toml))
+    done = ServerProcess.cli("serve", "--db", str(db), *flags, timeout=30)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("arena: error: server config: ") and says in done.stderr
+    assert not db.exists()

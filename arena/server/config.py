@@ -41,12 +41,13 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.config import load_toml, parse_duration_ms, rule_names
+from arena.config import MAX_BOARDS, load_toml, parse_duration_ms, rule_names
 from arena.errors import ArenaError, ConfigError, RulesError
 from arena.rules import MAX_PLAYERS, MIN_PLAYERS, STANDARD_PLAYERS, Rules, preset
 from arena.server.accounts import check_name
@@ -60,6 +61,10 @@ DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024
 DEFAULT_DRAIN_MS = 30_000
 DEFAULT_FIT_INTERVAL_MS = 5_000
 DEFAULT_NAME = "Hearts Arena ladder"
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+"""The largest ``max_message_bytes``: gRPC holds its own limit (a few times ours) in a C int."""
+MAX_EVENT_TABLES = 1_000_000
+"""The most tables a fixed event may schedule (its schedule is made, in memory, at start)."""
 DEFAULT_EVENT_NAME = "Hearts Arena event"
 """A fixed event's name when the config gives none (the ladder's would call it a ladder)."""
 
@@ -212,8 +217,14 @@ def server_config_from_dict(data: Mapping[str, Any]) -> ServerConfig:
     strict = data.get("strict", False)
     if not isinstance(strict, bool):
         raise ConfigError(f"server config: strict = {strict!r}; write true or false")
+    max_faults = _int(data, "max_faults", FaultPolicy.max_faults)
+    if max_faults < 0:
+        raise ConfigError(
+            f"server config: max_faults = {max_faults}; give 0 or more (the faults a bot may "
+            "make in one game before its seat is forfeited)"
+        )
     faults = FaultPolicy(
-        max_faults=_int(data, "max_faults", FaultPolicy.max_faults),
+        max_faults=max_faults,
         strict=strict,
         grace_ms=_ms(data, "grace", FaultPolicy.grace_ms),
     )
@@ -221,8 +232,10 @@ def server_config_from_dict(data: Mapping[str, Any]) -> ServerConfig:
     if max_sessions < 1:
         raise ConfigError(f"server config: max_sessions = {max_sessions}; allow at least 1")
     max_bytes = _int(data, "max_message_bytes", DEFAULT_MAX_MESSAGE_BYTES)
-    if max_bytes < 1024:
-        raise ConfigError(f"server config: max_message_bytes = {max_bytes}; allow at least 1024")
+    if not 1024 <= max_bytes <= MAX_MESSAGE_BYTES:
+        raise ConfigError(
+            f"server config: max_message_bytes = {max_bytes}; give 1024 to {MAX_MESSAGE_BYTES}"
+        )
     max_tables = _int(data, "max_tables", 0)
     if max_tables < 0:
         raise ConfigError(f"server config: max_tables = {max_tables}; use 0 for no bound")
@@ -348,13 +361,32 @@ def _event(data: Any, players: int) -> EventConfig:
     )
     if event.start is not None and event.end is not None and event.end <= event.start:
         raise ConfigError("server config: event.end must come after event.start")
-    # Validate the schedule now so that a bad event fails at start-up, not at its start time.
-    event_schedule(
-        event.entrants,
-        players=players,
-        boards=event.boards,
-        seed=0,
-        format=event.format,
-        candidate=event.candidate,
+    if not 1 <= event.boards <= MAX_BOARDS:
+        raise ConfigError(f"server config: event.boards = {event.boards}; give 1 to {MAX_BOARDS}")
+    # Counted before the schedule is made: a large one would take the memory and the time of
+    # every table it lists (boards = 1000000000 hung the start).
+    group_count = (
+        math.comb(len(set(event.entrants)) - 1, players - 1)
+        if event.format is EventFormat.GAUNTLET
+        else math.comb(len(set(event.entrants)), players)
     )
+    tables = group_count * event.boards * players
+    if tables > MAX_EVENT_TABLES:
+        raise ConfigError(
+            f"server config: [event] of {tables} tables ({group_count} groups of {players} x "
+            f"{event.boards} boards x {players} rotations); at most {MAX_EVENT_TABLES}: give "
+            "fewer boards or entrants"
+        )
+    # Validate the schedule now so that a bad event fails at start-up, not at its start time.
+    try:
+        event_schedule(
+            event.entrants,
+            players=players,
+            boards=event.boards,
+            seed=0,
+            format=event.format,
+            candidate=event.candidate,
+        )
+    except ConfigError as e:
+        raise ConfigError(f"server config: [event]: {e}") from None
     return event
