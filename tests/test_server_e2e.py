@@ -628,3 +628,16 @@ def test_a_huge_setting_is_one_line_not_a_traceback_or_a_hang(
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert done.stderr.startswith("arena: error: server config: ") and says in done.stderr
     assert not db.exists()
+
+
+def test_one_port_for_bots_and_page_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = str(probe.getsockname()[1])
+    db = tmp_path / "comp.db"
+    done = ServerProcess.cli("serve", "--db", str(db), "--port", port, "--web-port", port)
+    assert done.returncode == 2 and done.stderr == (
+        f"arena: error: --web-port {port}: the same port as --port; give the page a port of its "
+        "own (0: any free one)\n"
+    )
+    assert not db.exists()

@@ -156,6 +156,13 @@ def serve_command(
     bad_host = _host_problem(host)
     if bad_host:
         raise _fail(bad_host)
+    if port == web_port != 0:
+        # Each probe alone finds the port free; the second listener then failed after the
+        # first had started, with the referee's log lines before the refusal.
+        raise _fail(
+            f"--web-port {web_port}: the same port as --port; give the page a port of its "
+            "own (0: any free one)"
+        )
     for flag, value in (("--port", port), ("--web-port", web_port)):
         try:
             check_port(flag, value)
