@@ -18,7 +18,7 @@ from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import events_pb2 as ev_pb
 from arena.proto.hearts.v1 import spectator_service_pb2 as spec_pb
 from arena.proto.hearts.v1 import spectator_service_pb2_grpc as spec_grpc
-from arena.referee import RefereeThread, TokenAccounts
+from arena.referee import RefereeConfig, RefereeThread, TokenAccounts
 from arena.rules import Rules
 from arena.table import (
     Clocks,
@@ -359,3 +359,36 @@ def test_a_kitty_is_in_the_record_and_the_points_add_up_from_it(
         f"    kitty{' ' * (len('seat 0 north') - 5)}  {h.kitty[0]} (to the first trick's winner)"
         for h in record.hands
     ]
+
+
+def test_a_spectator_that_falls_behind_is_dropped_with_resource_exhausted(
+    tmp_path: Path,
+) -> None:
+    # A queue of one event: the table publishes GameStarted and HandStarted in one go, before
+    # the spectator's stream can take the first, so this spectator is too far behind at once.
+    accounts = TokenAccounts()
+    referee = RefereeThread(RefereeConfig(spectator_queue=1), accounts)
+    referee.start("127.0.0.1:0")
+    bots = BotProcesses(referee, accounts, tmp_path)
+    try:
+        names = ("d1", "d2", "d3", "d4")
+        for n in names[:3]:
+            bots.start(n)
+        future = referee.submit(spec("behind", names))  # it waits for d4
+        watcher = Watcher(referee.port, "behind")
+        watcher.start()
+        deadline = time.monotonic() + RESULT_S
+        while not referee.call(lambda r: r._feeds["behind"].watchers):
+            assert time.monotonic() < deadline, "the spectator never started watching"
+            time.sleep(0.01)
+        bots.start(names[3])
+        record = future.result(RESULT_S)
+        watcher.join(RESULT_S)
+        assert record.termination is Termination.NORMAL  # a spectator never slows a game
+        error = watcher.error
+        assert isinstance(error, grpc.Call)
+        assert error.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "fell too far behind" in (error.details() or "")
+    finally:
+        bots.kill_all()
+        referee.stop(0)

@@ -31,8 +31,9 @@ class SpectatorServiceStub:
     Errors are gRPC statuses: NOT_FOUND for an unknown table_id (the table may have finished and
     been dropped; list the tables again), UNAUTHENTICATED or PERMISSION_DENIED if the organiser
     restricts watching (pass the credentials the organiser gives as call metadata),
-    RESOURCE_EXHAUSTED when the referee has too many spectators (retry later), UNAVAILABLE while it
-    shuts down (retry with backoff).
+    RESOURCE_EXHAUSTED when the referee has too many spectators (retry later) or, on a Watch under
+    way, when this spectator read too slowly and fell too far behind the table (watch again, with
+    from_start to catch up), UNAVAILABLE while it shuts down (retry with backoff).
     """
 
     def __init__(self, channel):
@@ -59,8 +60,9 @@ class SpectatorServiceServicer:
     Errors are gRPC statuses: NOT_FOUND for an unknown table_id (the table may have finished and
     been dropped; list the tables again), UNAUTHENTICATED or PERMISSION_DENIED if the organiser
     restricts watching (pass the credentials the organiser gives as call metadata),
-    RESOURCE_EXHAUSTED when the referee has too many spectators (retry later), UNAVAILABLE while it
-    shuts down (retry with backoff).
+    RESOURCE_EXHAUSTED when the referee has too many spectators (retry later) or, on a Watch under
+    way, when this spectator read too slowly and fell too far behind the table (watch again, with
+    from_start to catch up), UNAVAILABLE while it shuts down (retry with backoff).
     """
 
     def ListTables(self, request, context):
@@ -105,8 +107,9 @@ class SpectatorService:
     Errors are gRPC statuses: NOT_FOUND for an unknown table_id (the table may have finished and
     been dropped; list the tables again), UNAUTHENTICATED or PERMISSION_DENIED if the organiser
     restricts watching (pass the credentials the organiser gives as call metadata),
-    RESOURCE_EXHAUSTED when the referee has too many spectators (retry later), UNAVAILABLE while it
-    shuts down (retry with backoff).
+    RESOURCE_EXHAUSTED when the referee has too many spectators (retry later) or, on a Watch under
+    way, when this spectator read too slowly and fell too far behind the table (watch again, with
+    from_start to catch up), UNAVAILABLE while it shuts down (retry with backoff).
     """
 
     @staticmethod
