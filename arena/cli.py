@@ -660,6 +660,13 @@ def sprt(
                 f"{flag} {value}: give a finite Elo difference from {-MAX_ELO:g} to {MAX_ELO:g}, "
                 f"e.g. {flag} {0 if flag == '--elo0' else 20}"
             )
+    if not elo0 < elo1:
+        _fail(f"--elo0 {elo0:g} --elo1 {elo1:g}: give --elo0 below --elo1, e.g. --elo0 0 --elo1 20")
+    for flag, p in (("--alpha", alpha), ("--beta", beta)):
+        if not 0 < p < 1:  # nan too
+            _fail(f"{flag} {p:g}: a chance of error, above 0 and below 1, e.g. {flag} 0.05")
+    if not alpha + beta < 1:
+        _fail(f"--alpha {alpha:g} --beta {beta:g}: their sum must be below 1, e.g. 0.05 each")
     pair = bot or []
     if len(pair) != 2:
         _fail(f"--bot is given {len(pair)} time(s): give it twice, A=COMMAND then B=COMMAND")

@@ -412,11 +412,22 @@ def test_a_plot_of_one_board_shows_no_interval_rather_than_failing(tmp_path: Pat
     assert (tmp_path / "one-history.png").read_bytes().startswith(b"\x89PNG")
 
 
-def test_sprt_refuses_an_elo_that_is_not_finite() -> None:
+def test_sprt_refuses_an_elo_that_is_not_finite(tmp_path: Path) -> None:
     for flag, value in (("--elo1", "inf"), ("--elo0", "-inf"), ("--elo1", "1e308")):
         done = invoke("sprt", "--bot", "a=true", "--bot", "b=true", flag, value)
         assert done.exit_code == 2 and done.stdout == ""
         assert done.stderr.startswith(f"arena: error: {flag} {float(value)}: give a finite Elo")
+    # The test's other parameters are named as flags too (it said "alpha (0.0) and beta ...",
+    # and only once the bots' commands were found).
+    for flags, says in (
+        (("--elo0", "30", "--elo1", "20"), "--elo0 30 --elo1 20: give --elo0 below --elo1"),
+        (("--alpha", "0"), "--alpha 0: a chance of error, above 0 and below 1, e.g. --alpha 0.05"),
+        (("--beta", "nan"), "--beta nan: a chance of error, above 0 and below 1"),
+        (("--alpha", "0.6", "--beta", "0.5"), "--alpha 0.6 --beta 0.5: their sum must be below 1"),
+    ):
+        done = arena("sprt", "--bot", "a=/no/such", "--bot", "b=/no/such", *flags, cwd=tmp_path)
+        assert done.returncode == 2 and done.stdout == "", done.stderr
+        assert done.stderr.startswith(f"arena: error: {says}") and done.stderr.count("\n") == 1
 
 
 def test_an_engine_variable_with_another_value_than_documented_is_refused(tmp_path: Path) -> None:
