@@ -24,7 +24,7 @@ import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from enum import Enum
@@ -438,16 +438,23 @@ class Competition:
             if not running.launched:
                 for bot in running.spec.seats:
                     idle[bot] = idle.get(bot, 0) - 1
-        statuses = self._statuses()
+        statuses = self._statuses(idle)
         return {
             bot: n for bot, n in idle.items() if n > 0 and statuses.get(bot) is AccountStatus.ACTIVE
         }
 
-    def _statuses(self) -> dict[str, AccountStatus]:
+    def _statuses(self, names: Iterable[str] = ()) -> dict[str, AccountStatus]:
         """Account statuses, re-read at most every STATUS_TTL_S (a ban from the offline CLI
-        reaches the ladder within that)."""
+        reaches the ladder within that), and at once for a bot in ``names`` not seen yet.
+
+        A bot whose account was added after the last reading would otherwise be left out of
+        every table formed until the lobby changes again after the TTL: with the lobby quiet
+        (the new bot the one that completes a table), never.
+        """
         now = time.monotonic()
-        if now - self._statuses_at > STATUS_TTL_S:
+        if now - self._statuses_at > STATUS_TTL_S or any(
+            name not in self._status_cache for name in names
+        ):
             self._status_cache = {a.name: a.status for a in self.accounts.accounts()}
             self._statuses_at = now
         return self._status_cache
