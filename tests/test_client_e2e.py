@@ -21,8 +21,10 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import grpc
 import pytest
 
 from arena.client import Bot, DecisionKind, DecisionView, view_of
@@ -894,3 +896,18 @@ def test_a_tls_mismatch_says_which_setting_to_change(
         assert "has been unreachable for" in last and told in last, last
     finally:
         ref.stop(0)
+
+
+def test_an_address_that_is_no_referee_exits_2_at_once(procs: Procs) -> None:
+    # A gRPC server without BotService answers UNIMPLEMENTED: retrying for ten minutes cannot
+    # help, as the protocol guide says.
+    server = grpc.server(ThreadPoolExecutor(max_workers=1))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        proc = procs.start(SAMPLES / "lowcard.py", _address(port), TOKENS["lowcard"], "lowcard")
+        assert proc.wait(GAME_TIMEOUT_S) == 2
+        last = procs.stderr("lowcard").strip().splitlines()[-1]
+        assert "is not a Hearts Arena referee" in last and "UNIMPLEMENTED" in last, last
+    finally:
+        server.stop(0)
