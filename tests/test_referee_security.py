@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import logging
 import re
 import shutil
 import socket
@@ -358,3 +359,21 @@ def test_a_bot_pinging_faster_than_the_guide_allows_is_cut_off_as_it_says(
             done.set()
     assert broken.value.code() is grpc.StatusCode.UNAVAILABLE  # type: ignore[attr-defined]
     assert "Too many pings" in broken.value.details()  # type: ignore[attr-defined]
+
+
+def test_the_bots_version_is_logged_with_its_session(
+    referee: tuple[RefereeThread, TokenAccounts],
+    bots: BotProcesses,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Hello.bot_version is "for diagnostics": the referee's log is where an organiser finds it.
+    caplog.set_level(logging.INFO, logger="arena.referee")
+    bots.start("versioned")
+    bots.ready("versioned")
+    lines = [r.getMessage() for r in caplog.records if r.name == "arena.referee"]
+    assert any(
+        "bot 'versioned'" in line
+        and "bot_version 'test'" in line
+        and "client 'tests/bots/raw_bot.py'" in line
+        for line in lines
+    ), lines

@@ -194,7 +194,7 @@ class ClientSettings:
     tls_key: bytes | None = None
     """The client certificate's PEM private key."""
     bot_version: str = ""
-    """The bot's own version, recorded with each game."""
+    """The bot's own version (Hello.bot_version), written to the referee's log with the session."""
     decide_forced_moves: bool = False
     """Ask the bot even when it holds a single legal card (slower; off by default)."""
     give_up_after: float = DEFAULT_GIVE_UP_S

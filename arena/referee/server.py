@@ -544,6 +544,19 @@ class Referee:
             await session.send(bot_pb.PlayResponse(welcome=welcome))
         except Exception:
             return None
+        hello = session.hello
+        if hello is not None:
+            # Hello.bot_version and client_library are for diagnostics: the log is where an
+            # organiser looks them up (a game's record does not carry them).
+            log.info(
+                "session %s: bot %r (Hello.bot_name %r, bot_version %r, client %r) from %s",
+                session.id,
+                session.bot,
+                hello.bot_name,
+                hello.bot_version,
+                hello.client_library,
+                session.peer,
+            )
         if claim is not None and claim[0].resume(claim[1], session):
             log.info("session %s (%s) took back its seat", session.id, session.bot)
             return None

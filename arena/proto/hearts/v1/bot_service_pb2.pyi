@@ -153,7 +153,9 @@ class Hello(_message.Message):
     protocol_version: _builtins.int
     """The protocol version the bot speaks. This file defines version 1."""
     bot_version: _builtins.str
-    """The bot's own version, free text (e.g. "2.1.0" or a commit hash), recorded with each game."""
+    """The bot's own version, free text (e.g. "2.1.0" or a commit hash), for diagnostics: the
+    referee writes it to its log with the session (game records do not carry it).
+    """
     decide_forced_moves: _builtins.bool
     """Whether the bot wants to be asked when it has only one legal card. If false (the fast
     default), the referee plays that card itself without a round trip and the bot learns of it
@@ -161,7 +163,7 @@ class Hello(_message.Message):
     """
     client_library: _builtins.str
     """The library that speaks the protocol for the bot and its version (e.g.
-    "arena-python/0.1.0"), free text for diagnostics; may be empty.
+    "arena-python/0.1.0"), free text for diagnostics (logged with bot_version); may be empty.
     """
     def __init__(
         self,
