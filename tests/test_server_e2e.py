@@ -641,3 +641,23 @@ def test_one_port_for_bots_and_page_is_refused_before_anything_starts(tmp_path: 
         "own (0: any free one)\n"
     )
     assert not db.exists()
+
+
+def test_accounts_are_not_added_to_a_batch_database(tmp_path: Path) -> None:
+    # `arena bots add x --db arena.db` (the batch's, for comp.db) added an account that no
+    # server could use (arena serve refuses that database) and changed the batch's file.
+    batch = tmp_path / "arena.db"
+    config = build_config(bots=["a=true", "b=true", "c=true", "d=true"], db=batch)
+    with Store.open(batch) as store:
+        store.claim(config.run_id, "batch", config.identity(), 40)
+    for command in (("bots", "add", "x"), ("bots", "list"), ("admin", "token")):
+        done = ServerProcess.cli(*command, "--db", str(batch))
+        assert done.returncode == 2 and done.stderr == (
+            f"arena: error: --db {batch}: holds a batch run (arena run), not a competition; "
+            "give the competition's database, or a new file to start one\n"
+        ), done.stderr
+        assert done.stdout == ""
+    with sqlite3.connect(batch) as db:
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+    db.close()
+    assert not any(name.startswith("server_") for name in tables)

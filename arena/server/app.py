@@ -32,7 +32,7 @@ from arena.server.matchmaking import event_schedule
 from arena.server.webapp import make_handler
 from arena.table import GameRecord, TableSpec
 
-__all__ = ["Ports", "RefereeHost", "host_port", "serve"]
+__all__ = ["Ports", "RefereeHost", "check_not_a_batch", "host_port", "serve"]
 
 log = logging.getLogger("arena.server")
 
@@ -139,7 +139,7 @@ _OTHER_KINDS = {"batch": "a batch run (arena run)", "sprt": "a sequential test (
 """What a database of each kind of the other commands holds, in words."""
 
 
-def _check_not_a_batch(db: Path) -> None:
+def check_not_a_batch(db: Path) -> None:
     """Refuse, in one short line, a database that ``arena run`` or ``arena sprt`` made: the
     ledger would otherwise list every setting of that run as differing from the competition's."""
     from arena.errors import ConfigError
@@ -202,7 +202,7 @@ async def serve(
 
             raise ConfigError("--tls-cert and --tls-key go together: give both")
         tls = TlsConfig.from_files(tls_cert, tls_key)  # checked before the database is made
-    _check_not_a_batch(db)
+    check_not_a_batch(db)
     ledger = Ledger.open(db, config, total)
     accounts = AccountStore(db)
     competition = Competition(config, ledger, accounts)

@@ -78,9 +78,14 @@ def _say_new_db(db: Path) -> None:
 def _accounts(db: Path, *, create: bool = False) -> AccountStore:
     """The account store in ``db``; a missing file is an error unless ``create`` (adding)."""
     new = _check_db(db, create=create)
+    from arena.server.app import check_not_a_batch
+
     try:
+        # An account in a batch run's database (arena.db for comp.db, say) could never be used:
+        # arena serve refuses that database.
+        check_not_a_batch(db)
         store = AccountStore(db)
-    except StoreError as e:
+    except (StoreError, ArenaError) as e:
         raise _fail(str(e)) from None
     if new:
         _say_new_db(db)
