@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 from collections import defaultdict
 from collections.abc import Sequence
 
@@ -554,3 +556,27 @@ def test_an_overwhelming_bot_is_covered_with_and_without_a_loss() -> None:
             hits += row.low <= truth[f.index(row.name)] <= row.high
             total += 1
     assert hits / total >= 0.9
+
+
+def test_the_simulation_command_refuses_bad_input_in_one_line() -> None:
+    # The README's coverage command: these were tracebacks from deep inside the simulation.
+    command = [sys.executable, "-m", "arena.ratings.simulate"]
+    for args, says in (
+        (["--elo", "1", "2", "3"], "--elo gives 3 bot(s) for 4-seat tables: give at least 4"),
+        (["--boards", "0"], "--boards 0: give 1 or more"),
+        (["--seats", "7"], "--seats 7: a table has 3 to 6 seats"),
+        (["--deal-luck", "1"], "--deal-luck 1: give a correlation from 0 to below 1"),
+    ):
+        done = subprocess.run([*command, *args], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and done.stdout == "", done.stderr
+        assert done.stderr.startswith(f"python -m arena.ratings.simulate: error: {says}")
+        assert done.stderr.count("\n") == 1, done.stderr
+    fine = subprocess.run(
+        [*command, "--elo", "0", "0", "0", "--seats", "3", "--boards", "2", "--reps", "2"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert fine.returncode == 0 and fine.stdout.startswith(
+        "2 tournaments of 2 boards, 3 bots at 3-seat tables: coverage "
+    ), fine.stderr

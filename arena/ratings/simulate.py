@@ -14,8 +14,9 @@ quantile function. Within one table the seats stay independent, so the margins a
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, NoReturn
 
 import numpy as np
 from numpy.typing import NDArray
@@ -23,6 +24,7 @@ from scipy import special
 
 from arena.ratings.elo import ELO_PER_NAT, fit
 from arena.ratings.results import NO_MOON, RatingsError, TableArrays
+from arena.rules import MAX_PLAYERS, MIN_PLAYERS
 
 __all__ = [
     "DEFAULT_DEAL_LUCK",
@@ -148,6 +150,12 @@ def interval_coverage(
     return hits / max(rated, 1), unknown
 
 
+def _refuse(message: str) -> NoReturn:
+    """One line on stderr and exit code 2, as the ``arena`` command does."""
+    print(f"python -m arena.ratings.simulate: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """``python -m arena.ratings.simulate``: print the coverage of the reported intervals."""
     import argparse  # only the command line needs it
@@ -156,13 +164,39 @@ def main(argv: Sequence[str] | None = None) -> None:
         prog="python -m arena.ratings.simulate",
         description="Coverage of the reported 95% rating intervals in simulated tournaments.",
     )
-    parser.add_argument("--elo", type=float, nargs="+", default=[-150, -90, -30, 30, 90, 150])
-    parser.add_argument("--boards", type=int, default=10)
-    parser.add_argument("--reps", type=int, default=300)
-    parser.add_argument("--seats", type=int, default=4)
-    parser.add_argument("--deal-luck", type=float, default=DEFAULT_DEAL_LUCK)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--elo",
+        type=float,
+        nargs="+",
+        default=[-150, -90, -30, 30, 90, 150],
+        help="the bots' true Elo ratings, one per bot (default: six from -150 to 150)",
+    )
+    parser.add_argument("--boards", type=int, default=10, help="boards per tournament")
+    parser.add_argument("--reps", type=int, default=300, help="tournaments simulated")
+    parser.add_argument("--seats", type=int, default=4, help="seats per table, 3 to 6")
+    parser.add_argument(
+        "--deal-luck",
+        type=float,
+        default=DEFAULT_DEAL_LUCK,
+        help="correlation of a seat's luck across the rotations of a board, 0 to below 1",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="the simulation's seed")
     args = parser.parse_args(argv)
+    # Refused here in one line each: deep inside the fit they were tracebacks (or a division).
+    if not MIN_PLAYERS <= args.seats <= MAX_PLAYERS:
+        _refuse(f"--seats {args.seats}: a table has {MIN_PLAYERS} to {MAX_PLAYERS} seats")
+    if len(args.elo) < args.seats:
+        _refuse(
+            f"--elo gives {len(args.elo)} bot(s) for {args.seats}-seat tables: give at least "
+            f"{args.seats} ratings, or fewer --seats"
+        )
+    if not all(math.isfinite(e) for e in args.elo):
+        _refuse("--elo: give finite ratings")
+    for flag, value in (("--boards", args.boards), ("--reps", args.reps)):
+        if value < 1:
+            _refuse(f"{flag} {value}: give 1 or more")
+    if not 0.0 <= args.deal_luck < 1.0:
+        _refuse(f"--deal-luck {args.deal_luck:g}: give a correlation from 0 to below 1")
     share, unknown = interval_coverage(
         args.elo,
         args.boards,
