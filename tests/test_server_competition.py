@@ -273,6 +273,9 @@ EVENT = {"entrants": ["a", "b", "c", "d"]}
         ({"game_to": 2**31}, r"^server config: rules.target: must be within"),
         # Named as the file names them (they said "faults.max_faults ..." and "event boards ...").
         ({"max_faults": -1}, r"^server config: max_faults = -1; give 0 or more"),
+        # Past the protocol's 32 bits every table failed as it started.
+        ({"hands": 99999999999}, r"^server config: hands = 99999999999; give 1 to 100000 hands"),
+        ({"hands": 0}, r"^server config: hands = 0; give 1 to 100000 hands per table$"),
         ({"max_message_bytes": 10**12}, r"^server config: max_message_bytes = 1000000000000; give"),
         ({"event": {**EVENT, "boards": 0}}, r"^server config: event.boards = 0; give 1 to 100000$"),
         (

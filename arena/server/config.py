@@ -63,6 +63,8 @@ DEFAULT_FIT_INTERVAL_MS = 5_000
 DEFAULT_NAME = "Hearts Arena ladder"
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 """The largest ``max_message_bytes``: gRPC holds its own limit (a few times ours) in a C int."""
+MAX_HANDS = 100_000
+"""The most hands per table (``hands``)."""
 MAX_EVENT_TABLES = 1_000_000
 """The most tables a fixed event may schedule (its schedule is made, in memory, at start)."""
 DEFAULT_EVENT_NAME = "Hearts Arena event"
@@ -207,8 +209,10 @@ def server_config_from_dict(data: Mapping[str, Any]) -> ServerConfig:
         except RulesError as e:
             raise ConfigError(f"server config: {e}") from None
         hands = None
-    if hands is not None and hands < 1:
-        raise ConfigError(f"server config: hands = {hands}; play at least 1 hand per table")
+    if hands is not None and not 1 <= hands <= MAX_HANDS:
+        # Above what the protocol can tell a bot (GameStarted.max_hands, 32 bits), every table
+        # failed as it started (hands = 99999999999).
+        raise ConfigError(f"server config: hands = {hands}; give 1 to {MAX_HANDS} hands per table")
     clocks = Clocks(
         move_ms=_ms(data, "move_time", Clocks.move_ms, at_least=1),
         bank_ms=_ms(data, "time_bank", Clocks.bank_ms),
