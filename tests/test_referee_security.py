@@ -65,6 +65,14 @@ def test_a_protocol_version_mismatch_says_which_version_to_use(bots: BotProcesse
     assert "protocol_version to 1" in status
 
 
+def test_a_protocol_version_left_unset_is_a_mismatch_too(bots: BotProcesses) -> None:
+    # proto3 cannot tell 0 from unset: the .proto says which status a bot that forgot it gets.
+    proc = bots.start("forgetful", "good", "--version=0")
+    status = status_of(bots, proc)
+    assert status.startswith("FAILED_PRECONDITION protocol version 0 is not spoken here")
+    assert "protocol_version to 1" in status
+
+
 def test_a_banned_bot_is_refused_with_permission_denied(
     referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
 ) -> None:

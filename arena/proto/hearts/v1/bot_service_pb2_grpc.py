@@ -42,10 +42,11 @@ class BotServiceStub:
     valid one from the organiser.
     * PERMISSION_DENIED: the token is valid but its bot may not play now (disabled, not entered in
     this event). Do not retry until the organiser says so.
-    * FAILED_PRECONDITION: Hello.protocol_version is not one this referee speaks. The message names
-    the versions it does speak; update the bot or its SDK.
-    * INVALID_ARGUMENT: the handshake cannot be understood (the first message is not a Hello, or a
-    required Hello field is empty). Fix the bot.
+    * FAILED_PRECONDITION: Hello.protocol_version is not one this referee speaks (0, when it is
+    left unset, included). The message names the versions it does speak; update the bot or its
+    SDK.
+    * INVALID_ARGUMENT: the handshake cannot be understood (the first message is not a Hello, or
+    Hello.bot_name is empty or too long). Fix the bot.
     * RESOURCE_EXHAUSTED: a message larger than the referee's limit, sustained flooding, or too
     many sessions for one token. Fix the bot; retry only after a delay.
     * DEADLINE_EXCEEDED: no Hello within the referee's handshake timeout.
@@ -92,10 +93,11 @@ class BotServiceServicer:
     valid one from the organiser.
     * PERMISSION_DENIED: the token is valid but its bot may not play now (disabled, not entered in
     this event). Do not retry until the organiser says so.
-    * FAILED_PRECONDITION: Hello.protocol_version is not one this referee speaks. The message names
-    the versions it does speak; update the bot or its SDK.
-    * INVALID_ARGUMENT: the handshake cannot be understood (the first message is not a Hello, or a
-    required Hello field is empty). Fix the bot.
+    * FAILED_PRECONDITION: Hello.protocol_version is not one this referee speaks (0, when it is
+    left unset, included). The message names the versions it does speak; update the bot or its
+    SDK.
+    * INVALID_ARGUMENT: the handshake cannot be understood (the first message is not a Hello, or
+    Hello.bot_name is empty or too long). Fix the bot.
     * RESOURCE_EXHAUSTED: a message larger than the referee's limit, sustained flooding, or too
     many sessions for one token. Fix the bot; retry only after a delay.
     * DEADLINE_EXCEEDED: no Hello within the referee's handshake timeout.
@@ -152,10 +154,11 @@ class BotService:
     valid one from the organiser.
     * PERMISSION_DENIED: the token is valid but its bot may not play now (disabled, not entered in
     this event). Do not retry until the organiser says so.
-    * FAILED_PRECONDITION: Hello.protocol_version is not one this referee speaks. The message names
-    the versions it does speak; update the bot or its SDK.
-    * INVALID_ARGUMENT: the handshake cannot be understood (the first message is not a Hello, or a
-    required Hello field is empty). Fix the bot.
+    * FAILED_PRECONDITION: Hello.protocol_version is not one this referee speaks (0, when it is
+    left unset, included). The message names the versions it does speak; update the bot or its
+    SDK.
+    * INVALID_ARGUMENT: the handshake cannot be understood (the first message is not a Hello, or
+    Hello.bot_name is empty or too long). Fix the bot.
     * RESOURCE_EXHAUSTED: a message larger than the referee's limit, sustained flooding, or too
     many sessions for one token. Fix the bot; retry only after a delay.
     * DEADLINE_EXCEEDED: no Hello within the referee's handshake timeout.

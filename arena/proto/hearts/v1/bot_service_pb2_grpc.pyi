@@ -45,10 +45,11 @@ class BotServiceStub:
       valid one from the organiser.
     * PERMISSION_DENIED: the token is valid but its bot may not play now (disabled, not entered in
       this event). Do not retry until the organiser says so.
-    * FAILED_PRECONDITION: Hello.protocol_version is not one this referee speaks. The message names
-      the versions it does speak; update the bot or its SDK.
-    * INVALID_ARGUMENT: the handshake cannot be understood (the first message is not a Hello, or a
-      required Hello field is empty). Fix the bot.
+    * FAILED_PRECONDITION: Hello.protocol_version is not one this referee speaks (0, when it is
+      left unset, included). The message names the versions it does speak; update the bot or its
+      SDK.
+    * INVALID_ARGUMENT: the handshake cannot be understood (the first message is not a Hello, or
+      Hello.bot_name is empty or too long). Fix the bot.
     * RESOURCE_EXHAUSTED: a message larger than the referee's limit, sustained flooding, or too
       many sessions for one token. Fix the bot; retry only after a delay.
     * DEADLINE_EXCEEDED: no Hello within the referee's handshake timeout.
@@ -90,10 +91,11 @@ class BotServiceAsyncStub(BotServiceStub):
       valid one from the organiser.
     * PERMISSION_DENIED: the token is valid but its bot may not play now (disabled, not entered in
       this event). Do not retry until the organiser says so.
-    * FAILED_PRECONDITION: Hello.protocol_version is not one this referee speaks. The message names
-      the versions it does speak; update the bot or its SDK.
-    * INVALID_ARGUMENT: the handshake cannot be understood (the first message is not a Hello, or a
-      required Hello field is empty). Fix the bot.
+    * FAILED_PRECONDITION: Hello.protocol_version is not one this referee speaks (0, when it is
+      left unset, included). The message names the versions it does speak; update the bot or its
+      SDK.
+    * INVALID_ARGUMENT: the handshake cannot be understood (the first message is not a Hello, or
+      Hello.bot_name is empty or too long). Fix the bot.
     * RESOURCE_EXHAUSTED: a message larger than the referee's limit, sustained flooding, or too
       many sessions for one token. Fix the bot; retry only after a delay.
     * DEADLINE_EXCEEDED: no Hello within the referee's handshake timeout.
@@ -131,10 +133,11 @@ class BotServiceServicer(metaclass=_abc_1.ABCMeta):
       valid one from the organiser.
     * PERMISSION_DENIED: the token is valid but its bot may not play now (disabled, not entered in
       this event). Do not retry until the organiser says so.
-    * FAILED_PRECONDITION: Hello.protocol_version is not one this referee speaks. The message names
-      the versions it does speak; update the bot or its SDK.
-    * INVALID_ARGUMENT: the handshake cannot be understood (the first message is not a Hello, or a
-      required Hello field is empty). Fix the bot.
+    * FAILED_PRECONDITION: Hello.protocol_version is not one this referee speaks (0, when it is
+      left unset, included). The message names the versions it does speak; update the bot or its
+      SDK.
+    * INVALID_ARGUMENT: the handshake cannot be understood (the first message is not a Hello, or
+      Hello.bot_name is empty or too long). Fix the bot.
     * RESOURCE_EXHAUSTED: a message larger than the referee's limit, sustained flooding, or too
       many sessions for one token. Fix the bot; retry only after a delay.
     * DEADLINE_EXCEEDED: no Hello within the referee's handshake timeout.
