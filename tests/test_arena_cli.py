@@ -351,6 +351,11 @@ def test_ratings_in_every_format(tmp_path: Path) -> None:
     assert bad.exit_code == 2 and bad.stderr.startswith("arena: error: --db ")
     wrong = invoke("ratings", "--db", str(db), "--format", "xml")
     assert wrong.exit_code == 2
+    nobody = arena("ratings", "--db", str(db), "--anchor", "nobody", cwd=tmp_path)
+    assert nobody.returncode == 2 and nobody.stderr == (
+        "arena: error: anchor 'nobody' did not play at 4-seat tables; give one of the bots "
+        "there: a, b, c, d\n"
+    )  # the names as a Python tuple, ('a', 'b', 'c', 'd'), before
     lost = invoke("ratings", "--db", str(db), "--format", "csv", "--los")
     assert lost.exit_code == 2 and "with --format csv give neither" in lost.stderr
     for where, says in (

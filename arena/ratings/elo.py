@@ -600,7 +600,7 @@ def _fit_arrays(
     if anchor is not None and anchor not in names:
         raise RatingsError(
             f"anchor {anchor!r} did not play at {arrays.table_size}-seat tables; "
-            f"the bots there are {names}"
+            f"give one of the bots there: {', '.join(names)}"
         )
     board, n_boards = _compact_boards(arrays.board)
     standing = arrays.standing()  # the points, with a forfeited seat ranked last
