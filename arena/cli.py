@@ -512,7 +512,11 @@ def ratings(
     ] = False,
     plot: Annotated[
         Path | None,
-        typer.Option("--plot", help="Write the ratings plot to FILE.png (and FILE-history.png)."),
+        typer.Option(
+            "--plot",
+            help="Write the ratings plot to FILE (.png, .svg or .pdf) and the history to "
+            "FILE-history in the same format.",
+        ),
     ] = None,
     anchor: Annotated[
         str | None, typer.Option("--anchor", help="The bot rated 0 (default: the mean is 0).")

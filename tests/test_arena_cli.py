@@ -347,6 +347,9 @@ def test_ratings_in_every_format(tmp_path: Path) -> None:
     plot = tmp_path / "elo.png"
     plotted = invoke("ratings", "--db", str(db), "--plot", str(plot))
     assert plotted.exit_code == 0 and plot.read_bytes().startswith(b"\x89PNG")
+    # The history goes beside the plot in the plot's format, as the README says.
+    svg = invoke("ratings", "--db", str(db), "--plot", str(tmp_path / "elo.svg"))
+    assert svg.exit_code == 0 and (tmp_path / "elo-history.svg").read_text().count("<svg") == 1
     bad = invoke("ratings", "--db", str(tmp_path / "none.db"))
     assert bad.exit_code == 2 and bad.stderr.startswith("arena: error: --db ")
     wrong = invoke("ratings", "--db", str(db), "--format", "xml")
