@@ -110,7 +110,10 @@ def test_leaderboard_shows_standings_games_and_a_replay(
             r'<tr data-bot="(\w+)"[^>]*>(?:<td[^>]*>.*?</td>){7}<td class="num">(\d+)</td>', dom
         )
     }
-    assert faults["echo"] > 0 and faults["delta"] == 0, faults
+    # The page's column is the API's; echo is past its clock every ninth move. (Whether the
+    # quick bots ever fault depends on the machine's load: a 300 ms clock on a busy machine.)
+    assert faults == {r["name"]: r["faults"] for r in server.get("/api/standings")["bots"]}
+    assert faults["echo"] > 0, faults
     newest = server.get("/api/games?limit=1")["games"][0]["game"]
     assert f'data-game="{newest}"' in dom
 
