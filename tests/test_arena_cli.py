@@ -578,3 +578,13 @@ def test_demo_plays_the_sample_bots_and_rates_them(tmp_path: Path) -> None:
     for bot in ("random", "lowcard", "heuristic", "montecarlo"):
         assert bot in done.stdout
     assert "Ratings, 4-seat tables" in done.stdout and "Faults per bot" in done.stdout
+
+
+def test_the_bots_are_told_the_grace_of_the_run(tmp_path: Path) -> None:
+    """Welcome.reconnect_grace_ms is the run's --grace (the tables hold seats that long), which
+    the SDK logs on connecting: it said the referee's default, 5000 ms, whatever --grace."""
+    bots = [arg for name in ("a", "b", "c", "d") for arg in ("--bot", f"{name}={LOW}")]
+    done = arena("run", *bots, "--boards", "1", "--grace", "30s", "--db", "g.db", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    log = (tmp_path / "g-out" / "logs" / "a.log").read_text()
+    assert "take its seat back within 30000 ms" in log, log

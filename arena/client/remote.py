@@ -645,11 +645,13 @@ class _Runner:
         self.welcomed = True
         known_as = welcome.bot_name or self.settings.name
         log.info(
-            "connected to %s as %r (session %s%s)%s",
+            "connected to %s as %r (session %s%s; a dropped connection may take its seat back "
+            "within %d ms)%s",
             self.settings.address,
             known_as,
             welcome.session_id,
             ", seat resumed" if welcome.resumed else "",
+            welcome.reconnect_grace_ms,
             f": {welcome.message}" if welcome.message else "",
         )
         if known_as != self.settings.name:

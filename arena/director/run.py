@@ -518,4 +518,5 @@ def _referee_config(config: RunConfig) -> RefereeConfig:
     """The referee's configuration for a local run."""
     from arena.referee import RefereeConfig
 
-    return RefereeConfig(address=f"{HOST}:{config.port}")
+    # Welcome announces the grace the tables apply (--grace), not the referee's default.
+    return RefereeConfig(address=f"{HOST}:{config.port}", grace_ms=config.faults.grace_ms)
