@@ -139,6 +139,13 @@ def test_hands_limits_the_game_and_validates() -> None:
         ConfigError, match=r"rules must be a Rules, e.g. Rules\(\) or preset\('omnibus'\)"
     ):
         play_local([Bot()] * 4, rules="omnibus")  # type: ignore[arg-type]
+    # A class where an instance belongs: said so, not an AttributeError from the first decision.
+    with pytest.raises(
+        ConfigError, match=r"bots\[0\] is the class Bot, not a Bot: give an instance, Bot\(\)"
+    ):
+        play_local([Bot] * 4)  # type: ignore[list-item]
+    with pytest.raises(ConfigError, match=r"bots\[3\] is 'lowcard', not a Bot$"):
+        play_local([Bot(), Bot(), Bot(), "lowcard"])  # type: ignore[list-item]
 
 
 class Cheater(Bot):

@@ -87,6 +87,13 @@ def play_local(
     bots (local play enforces no clock). Like the referee, a seat with one legal card plays it
     without being asked unless ``decide_forced_moves``.
     """
+    for i, bot in enumerate(bots):
+        if not isinstance(bot, Bot):
+            # A class where an instance belongs (play_local([LowCard] * 4)) failed deep inside
+            # the first decision, on the method's missing self.
+            what = f"the class {bot.__name__}" if isinstance(bot, type) else repr(bot)
+            fix = f": give an instance, {bot.__name__}()" if isinstance(bot, type) else ""
+            raise ConfigError(f"bots[{i}] is {what}, not a Bot{fix}")
     if rules is None:
         rules = Rules(players=len(bots))
     if not isinstance(rules, Rules):
