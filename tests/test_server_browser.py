@@ -122,6 +122,10 @@ def test_leaderboard_shows_standings_games_and_a_replay(
     rows = mine.split('id="games"')[1].split("</table>")[0].split("<tr data-game=")[1:]
     assert rows and all(">echo (" in row for row in rows)
     assert '<tr data-bot="echo" class="chosen"' in mine
+    # A name no account has says so (it showed everyone's games as if it were no filter).
+    nobody = browse(chromium, tmp_path / "profile", "--dump-dom", server.url + "/#bot/zed").stdout
+    assert "No bot named zed" in nobody
+    assert "<tr data-game=" not in nobody.split('id="games"')[1].split("</table>")[0]
 
     replay = browse(
         chromium, tmp_path / "profile", "--dump-dom", f"{server.url}/#game/{newest}/0/5"

@@ -169,10 +169,21 @@ function endBadge(game) {
 
 async function refreshGames() {
   const filter = state.bot ? `&bot=${encodeURIComponent(state.bot)}` : "";
-  const data = await getJSON(`/api/games?limit=25${filter}`);
-  document.getElementById("games-title").textContent =
-    state.bot ? `Recent games of ${state.bot}` : "Recent games";
+  const title = document.getElementById("games-title");
   const body = document.querySelector("#games tbody");
+  let data;
+  try {
+    data = await getJSON(`/api/games?limit=25${filter}`);
+  } catch (e) {
+    // A #bot/NAME no account has (a typo, an old link) showed everyone's games under the old
+    // title, as if the name had been taken.
+    if (state.bot && /HTTP 404$/.test(e.message)) {
+      title.textContent = `No bot named ${state.bot}`;
+      body.replaceChildren();
+    }
+    throw e;
+  }
+  title.textContent = state.bot ? `Recent games of ${state.bot}` : "Recent games";
   body.replaceChildren(
     ...data.games.map((g) => {
       const row = el("tr", { dataset: { game: g.game }, title: g.reason },
