@@ -750,7 +750,7 @@ class Hand:
         chosen = _cards(cards)
         why = self.check_pass(seat, chosen)
         if why is not None:
-            raise IllegalMoveError(seat, chosen, why, kind="pass")
+            raise IllegalMoveError(seat, chosen, why, kind="pass", detail=self._pass_detail(why))
         self._record_pass(seat, _to_mask(chosen))
 
     def pass_mask(self, seat: int, mask: int) -> None:
@@ -759,8 +759,15 @@ class Hand:
             raise IllegalMoveError(seat, (), Violation.CARD_NOT_HELD, kind="pass")
         why = self._check_pass_state(seat) or self._check_pass_cards(seat, mask, mask.bit_count())
         if why is not None:
-            raise IllegalMoveError(seat, tuple(cards_from_mask(mask)), why, kind="pass")
+            cards = tuple(cards_from_mask(mask))
+            raise IllegalMoveError(seat, cards, why, kind="pass", detail=self._pass_detail(why))
         self._record_pass(seat, mask)
+
+    def _pass_detail(self, why: Violation) -> str:
+        """What a wrong pass should have been, for its error (the count the rules ask for)."""
+        if why in (Violation.WRONG_PASS_COUNT, Violation.DUPLICATE_CARD):
+            return f"pass {self.rules.pass_count} distinct cards"
+        return ""
 
     def _record_pass(self, seat: int, mask: int) -> None:
         self._passed[seat] = mask

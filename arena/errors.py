@@ -76,10 +76,17 @@ class IllegalMoveError(ArenaError, ValueError):
     """A pass or play the rules forbid. Carries the seat, the cards and the rule broken."""
 
     def __init__(
-        self, seat: int, cards: tuple[Card, ...], violation: Violation, *, kind: str = "play"
+        self,
+        seat: int,
+        cards: tuple[Card, ...],
+        violation: Violation,
+        *,
+        kind: str = "play",
+        detail: str = "",
     ) -> None:
         shown = " ".join(str(c) for c in cards) or "nothing"
-        super().__init__(f"seat {seat} may not {kind} {shown}: {violation.value}")
+        more = f" ({detail})" if detail else ""
+        super().__init__(f"seat {seat} may not {kind} {shown}: {violation.value}{more}")
         self.kind = kind
         """What was tried: "play" or "pass"."""
         self.seat = seat

@@ -280,7 +280,8 @@ def test_refusals_name_the_seat_the_card_and_the_rule() -> None:
     with pytest.raises(IllegalMoveError) as err:
         hand.pass_cards(0, held[:2])
     assert str(err.value) == (
-        f"seat 0 may not pass {held[0]} {held[1]}: the wrong number of cards was passed"
+        f"seat 0 may not pass {held[0]} {held[1]}: the wrong number of cards was passed "
+        "(pass 3 distinct cards)"
     )
     hand.pass_cards(0, [str(c) for c in held[:3]])
     assert hand.check_pass(0, held[3:6]) is Violation.ALREADY_PASSED
@@ -288,6 +289,7 @@ def test_refusals_name_the_seat_the_card_and_the_rule() -> None:
     with pytest.raises(IllegalMoveError) as err:
         hand.pass_mask(1, hand.hand_mask(0) & -hand.hand_mask(0))
     assert err.value.violation is Violation.WRONG_PASS_COUNT
+    assert str(err.value).endswith("(pass 3 distinct cards)")
     for seat in (1, 2, 3):
         hand.pass_cards(seat, hand.hand(seat)[:3])
     assert hand.to_move is not None  # the exchange is done and play has begun
