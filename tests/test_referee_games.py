@@ -392,3 +392,22 @@ def test_a_spectator_that_falls_behind_is_dropped_with_resource_exhausted(
     finally:
         bots.kill_all()
         referee.stop(0)
+
+
+def test_a_table_that_fails_as_it_starts_gives_its_bots_back_to_the_lobby(
+    referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
+) -> None:
+    """A table the referee cannot even set up (here: a hand limit past the protocol's 32 bits)
+    fails alone: its sessions go back to the lobby and the next table seats them at once (they
+    were held by no one, and the next table waited for them until its forfeits)."""
+    names = ("a", "b", "c", "d")
+    for n in names:
+        bots.start(n)
+    bots.ready(*names)
+    with pytest.raises(ValueError):
+        play(referee[0], spec("broken", names, hands=2**40))
+    quick = Clocks(move_ms=5000, bank_ms=10_000, handshake_ms=20_000)
+    record = play(referee[0], spec("after", names, hands=1, clocks=quick))
+    assert record.termination is Termination.NORMAL
+    assert record.seat_status == (Termination.NORMAL,) * 4
+    assert record.faults == ()

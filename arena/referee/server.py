@@ -315,14 +315,22 @@ class Referee:
                 if s is not None:
                     self._lobby.add(s)
             return _unplayed(spec, "the referee is stopping")
-        run = TableRun(
-            spec,
-            sessions,
-            game_id=f"g{next(self._game_ids)}-{spec.table_id}",
-            config=self.config,
-            request_ids=self._request_ids,
-            feed=feed,
-        )
+        try:
+            run = TableRun(
+                spec,
+                sessions,
+                game_id=f"g{next(self._game_ids)}-{spec.table_id}",
+                config=self.config,
+                request_ids=self._request_ids,
+                feed=feed,
+            )
+        except BaseException:
+            # A table that cannot be set up gives its bots back: taken from the lobby and held
+            # by no one, they would sit out every later table until they reconnected.
+            for s in sessions:
+                if s is not None and not s.closed:
+                    self._lobby.add(s)
+            raise
         task = asyncio.create_task(run.run(), name=f"table {spec.table_id}")
         run.task = task
         self._running[spec.table_id] = run
@@ -334,7 +342,8 @@ class Referee:
                 await asyncio.wait([task])
             del self._running[spec.table_id]
             for session in run.live_sessions():
-                if session.owner is None:
+                # Still the table's if the game failed before letting its sessions go.
+                if session.owner is None or session.owner is run:
                     self._lobby.add(session)
 
     def _remember(self, feed: TableFeed) -> None:
