@@ -433,9 +433,9 @@ def test_sprt_refuses_an_elo_that_is_not_finite(tmp_path: Path) -> None:
         (("--beta", "nan"), "--beta nan: a chance of error, above 0 and below 1"),
         (("--alpha", "0.6", "--beta", "0.5"), "--alpha 0.6 --beta 0.5: their sum must be below 1"),
     ):
-        done = arena("sprt", "--bot", "a=/no/such", "--bot", "b=/no/such", *flags, cwd=tmp_path)
-        assert done.returncode == 2 and done.stdout == "", done.stderr
-        assert done.stderr.startswith(f"arena: error: {says}") and done.stderr.count("\n") == 1
+        ran = arena("sprt", "--bot", "a=/no/such", "--bot", "b=/no/such", *flags, cwd=tmp_path)
+        assert ran.returncode == 2 and ran.stdout == "", ran.stderr
+        assert ran.stderr.startswith(f"arena: error: {says}") and ran.stderr.count("\n") == 1
 
 
 def test_an_engine_variable_with_another_value_than_documented_is_refused(tmp_path: Path) -> None:

@@ -357,12 +357,12 @@ def recorded(log: Path) -> list[bot_pb.PlayResponse]:
 def story(messages: list[bot_pb.PlayResponse]) -> list[tuple[str, int]]:
     """The events of the last session (from its Welcome on): kind and hand number."""
     start = max(i for i, m in enumerate(messages) if m.HasField("welcome"))
-    out = []
+    out: list[tuple[str, int]] = []
     for m in messages[start:]:
         for e in m.events:
             kind = e.WhichOneof("kind")
             assert kind is not None
-            out.append((kind, getattr(getattr(e, kind), "hand_number", -1)))
+            out.append((kind, int(getattr(getattr(e, kind), "hand_number", -1))))
     return out
 
 
@@ -375,7 +375,7 @@ def watch_until(arena: Arena, table_id: str, kind: str, hand: int) -> None:
         for response in watch:
             for e in response.events:
                 if e.WhichOneof("kind") == kind and getattr(e, kind).hand_number == hand:
-                    watch.cancel()
+                    watch.cancel()  # type: ignore[no-untyped-call]  # grpc-stubs: untyped
                     return
     raise AssertionError(f"table {table_id} ended without {kind} of hand {hand}")
 
