@@ -369,7 +369,8 @@ class Store:
                 return False
             raise ConfigError(
                 f"{self.path} holds another run ({_differences(other.config, config)}); "
-                f"use another --db, or delete {self.path} to start again"
+                f"use another --db (this one keeps that run's games; delete {self.path} only "
+                "if you no longer need them)"
             )
         now = time.time()
         with _transaction(self._db):

@@ -164,6 +164,8 @@ def test_missing_things_and_bad_arguments_are_clear(tmp_path: Path) -> None:
             ("limit=%2B5", "limit='+5' is not a whole number"),
             ("limit=1_0", "limit='1_0' is not a whole number"),
             ("lmit=3", "unknown parameter 'lmit': give limit, before or bot"),
+            ("limit=2&limit=3", "parameter 'limit' given twice: give it once"),
+            ("bot=", "bot is empty: give a bot's name, or leave bot out for every game"),
         ):
             status, body = await get(site.base + "/api/games?" + query)
             assert status == 400 and body["error"].startswith(says)

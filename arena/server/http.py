@@ -258,10 +258,19 @@ class HttpServer:
             )
         body = await reader.readexactly(length) if length else b""
         url = urlsplit(target)
+        # Blank values kept and repeats refused: "bot=" would otherwise vanish (every game, not
+        # an error) and "limit=2&limit=3" would quietly mean the last.
+        query: dict[str, str] = {}
+        for name, value in parse_qsl(url.query, keep_blank_values=True):
+            if name in query:
+                raise _BadRequest(
+                    HTTPStatus.BAD_REQUEST, f"parameter {name!r} given twice: give it once"
+                )
+            query[name] = value
         return Request(
             method=method.upper(),
             path=unquote(url.path),
-            query=dict(parse_qsl(url.query)),
+            query=query,
             headers=headers,
             body=body,
             peer=peer,

@@ -209,7 +209,12 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
                 before = _int_arg(request.query, "before", None, 0, MAX_GAME_NUMBER)
             except AdminError as e:
                 return json_response({"error": str(e)}, HTTPStatus.BAD_REQUEST)
-            bot = request.query.get("bot") or None
+            bot = request.query.get("bot")
+            if bot == "":
+                return json_response(
+                    {"error": "bot is empty: give a bot's name, or leave bot out for every game"},
+                    HTTPStatus.BAD_REQUEST,
+                )
             try:
                 games = await site.recent(limit or DEFAULT_GAMES, before, bot)
             except NotFoundError as e:
