@@ -135,7 +135,10 @@ def test_a_silent_bot_times_out_and_is_forfeited(arena: Arena, tmp_path: Path) -
     assert notices[0].kind == ev_pb.FAULT_KIND_TIMEOUT and notices[0].faults_allowed == 3
     assert [n.forfeited for n in notices] == [False, False, False, True]
     assert "played instead" in notices[0].message
-    assert any(e.HasField("time_warning") for e in events)
+    warnings = [e.time_warning for e in events if e.HasField("time_warning")]
+    assert warnings
+    # The field and the words give one figure (the words rounded where the field truncated).
+    assert all(w.message.startswith(f"{w.time_bank_ms} ms of time bank") for w in warnings)
     others = [
         e.seat_faulted for m in _messages(log) for e in m.events if e.HasField("seat_faulted")
     ]

@@ -922,12 +922,13 @@ class TableRun:
             and seat.bank_ms < self.config.time_warning_ms < self.spec.clocks.bank_ms
         ):
             seat.warned = True
+            left = int(seat.bank_ms)  # one figure for the field and the words (947, not 948)
             seat.pending.append(
                 wire.event_entry(
                     ev_pb.Event(
                         time_warning=ev_pb.TimeWarning(
-                            time_bank_ms=int(seat.bank_ms),
-                            message=f"{seat.bank_ms:.0f} ms of time bank left for this game",
+                            time_bank_ms=left,
+                            message=f"{left} ms of time bank left for this game",
                         )
                     )
                 )
