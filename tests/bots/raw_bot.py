@@ -191,17 +191,24 @@ class Bot:
             os._exit(1)
         await self.send(good_answer(request))
 
+    async def _dropped_once(self, request: bot_pb.DecisionRequest) -> bool:
+        """Close the stream without answering, the first time a play request reaches
+        RECONNECT_AT_TRICK; whether it did so now."""
+        if (
+            self.reconnected
+            or request.kind != bot_pb.DECISION_KIND_PLAY
+            or request.trick_number < RECONNECT_AT_TRICK
+        ):
+            return False
+        self.reconnected = True
+        assert self.call is not None and self.channel is not None
+        self.call.cancel()
+        await self.channel.close(None)
+        return True
+
     async def mode_reconnect(self, request: bot_pb.DecisionRequest) -> None:
         """Drop the stream once mid-hand, come back with a new one, then play on."""
-        if (
-            not self.reconnected
-            and request.kind == bot_pb.DECISION_KIND_PLAY
-            and request.trick_number >= RECONNECT_AT_TRICK
-        ):
-            self.reconnected = True
-            assert self.call is not None and self.channel is not None
-            self.call.cancel()
-            await self.channel.close(None)
+        if await self._dropped_once(request):
             await asyncio.sleep(self.args.delay_ms / 1000)
             await self.open()
             return
@@ -210,15 +217,7 @@ class Bot:
     async def mode_away(self, request: bot_pb.DecisionRequest) -> None:
         """Drop the stream once mid-hand without answering, and come back with a new one only
         once the --back-when file exists (a test's cue: the referee plays on meanwhile)."""
-        if (
-            not self.reconnected
-            and request.kind == bot_pb.DECISION_KIND_PLAY
-            and request.trick_number >= RECONNECT_AT_TRICK
-        ):
-            self.reconnected = True
-            assert self.call is not None and self.channel is not None
-            self.call.cancel()
-            await self.channel.close(None)
+        if await self._dropped_once(request):
             cue = Path(self.args.back_when)
             while not cue.exists():
                 await asyncio.sleep(0.01)
