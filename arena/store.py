@@ -20,7 +20,7 @@ import os
 import re
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +40,7 @@ __all__ = [
     "Store",
     "StoreError",
     "check_writable",
+    "config_differences",
     "load_results",
     "replay_lines",
     "write_replay",
@@ -611,23 +612,38 @@ def _transaction(db: sqlite3.Connection) -> Iterator[None]:
     db.execute("COMMIT")
 
 
+Describe = Callable[[str, Any, Any], str | None]
+"""How a differing value is said: (dotted key, stored value, wanted value) -> words, or None to
+leave it out."""
+
+
+def _say(key: str, stored: Any, wanted: Any) -> str | None:
+    return f"{key} {stored!r}, not {wanted!r}"
+
+
 def _differences(stored: Mapping[str, Any], wanted: Mapping[str, Any]) -> str:
     """What the stored run's configuration has that the wanted one has not, value by value."""
-    return "; ".join(_differing(stored, wanted, "")) or "another configuration"
+    return "; ".join(config_differences(stored, wanted)) or "another configuration"
 
 
-def _differing(stored: Mapping[str, Any], wanted: Mapping[str, Any], prefix: str) -> list[str]:
+def config_differences(
+    stored: Mapping[str, Any], wanted: Mapping[str, Any], say: Describe = _say, prefix: str = ""
+) -> list[str]:
+    """Each value of a stored configuration that the wanted one does not have, in words
+    (nested tables by dotted key; ``say`` words each value, the server's in its config's terms)."""
     parts = []
     for k in sorted(set(stored) | set(wanted)):
         a, b = stored.get(k), wanted.get(k)
         if a == b:
             continue
         if isinstance(a, dict) and isinstance(b, dict):
-            parts += _differing(a, b, f"{prefix}{k}.")
+            parts += config_differences(a, b, say, f"{prefix}{k}.")
         elif k == "bots" and isinstance(a, list) and isinstance(b, list):
             parts += _bots_differing(a, b)
         else:
-            parts.append(f"{prefix}{k} {a!r}, not {b!r}")
+            said = say(prefix + k, a, b)
+            if said is not None:
+                parts.append(said)
     return parts
 
 

@@ -35,7 +35,14 @@ from typing import Any, TypeVar
 from arena.errors import ConfigError
 from arena.ratings.results import TableResult
 from arena.server.config import ServerConfig
-from arena.store import Store, lock_database, result_of, results_where, unlock_database
+from arena.store import (
+    Store,
+    config_differences,
+    lock_database,
+    result_of,
+    results_where,
+    unlock_database,
+)
 from arena.table import GameRecord, TableSpec, Termination
 
 __all__ = [
@@ -176,7 +183,8 @@ def _check_same_competition(
     every game played so far.)"""
     for other in store.runs():
         if other.run_id != run_id and other.kind in ("ladder", "event"):
-            differs = "; ".join(_differing(other.config, identity)) or "another configuration"
+            words = config_differences(other.config, identity, _in_config_words)
+            differs = "; ".join(words) or "another configuration"
             raise ConfigError(
                 f"--db {path}: holds another competition ({differs}); a competition keeps its "
                 "table size, rules, hands per table, seed and event: set them back in "
@@ -184,23 +192,16 @@ def _check_same_competition(
             )
 
 
-def _differing(stored: Mapping[str, Any], wanted: Mapping[str, Any], key: str = "") -> list[str]:
-    """What the stored competition has that the wanted one has not, as the config writes it."""
-    parts: list[str] = []
-    for k in sorted(set(stored) | set(wanted)):
-        a, b = stored.get(k), wanted.get(k)
-        if a == b or k == "kind":  # the kind follows from the event
-            continue
-        name = {"rules.players": "players", "event": "[event]"}.get(key + k, key + k)
-        if name.startswith("rules."):
-            name = f"[rule] {name.removeprefix('rules.')}"
-        if isinstance(a, dict) and isinstance(b, dict):
-            parts += _differing(a, b, f"{key}{k}.")
-        elif k == "event" and (a is None or b is None):
-            parts.append("a ladder, not an [event]" if a is None else "an [event], not a ladder")
-        else:
-            parts.append(f"{name} {_shown(a)}, not {_shown(b)}")
-    return parts
+def _in_config_words(key: str, stored: Any, wanted: Any) -> str | None:
+    """A differing value of a competition's identity as the server's config file writes it."""
+    if key == "kind":  # it follows from the event
+        return None
+    if key == "event" and (stored is None or wanted is None):
+        return "a ladder, not an [event]" if stored is None else "an [event], not a ladder"
+    name = {"rules.players": "players", "event": "[event]"}.get(key, key)
+    if name.startswith("rules."):
+        name = f"[rule] {name.removeprefix('rules.')}"
+    return f"{name} {_shown(stored)}, not {_shown(wanted)}"
 
 
 def _shown(value: Any) -> str:
