@@ -42,6 +42,13 @@ def details(report: CheckReport) -> dict[str, tuple[Verdict, str]]:
     return {r.scenario: (r.verdict, r.detail) for r in report.results}
 
 
+def check_source(tmp_path: Path, source: str, only: list[str]) -> CheckReport:
+    """Check the scenarios ``only`` of the bot whose script is ``source``."""
+    script = tmp_path / "bot.py"
+    script.write_text(source)
+    return run_check([sys.executable, str(script)], only=only, log=tmp_path / "log")
+
+
 def test_python_samples_are_found() -> None:
     assert {"lowcard.py", "heuristic.py", "montecarlo.py"} <= set(PYTHON_SAMPLES)
 
@@ -100,10 +107,7 @@ run(Raiser())
 
 
 def test_a_bot_whose_code_raises_fails_though_the_sdk_answered_for_it(tmp_path: Path) -> None:
-    script = tmp_path / "raiser.py"
-    script.write_text(RAISER)
-    only = ["following suit", "pass left"]
-    report = run_check([sys.executable, str(script)], only=only, log=tmp_path / "log")
+    report = check_source(tmp_path, RAISER, ["following suit", "pass left"])
     verdict, detail = details(report)["following suit"]
     assert verdict is Verdict.FAIL
     assert re.fullmatch(
@@ -131,10 +135,7 @@ run(Slips())
 
 
 def test_a_raising_hook_and_a_repeated_card_are_told_as_they_are(tmp_path: Path) -> None:
-    script = tmp_path / "slips.py"
-    script.write_text(SLIPS)
-    only = ["pass left", "hold"]
-    report = run_check([sys.executable, str(script)], only=only, log=tmp_path / "log")
+    report = check_source(tmp_path, SLIPS, ["pass left", "hold"])
     # A raising hook: the SDK skipped an event, it did not answer for the bot.
     assert details(report)["hold"] == (
         Verdict.FAIL,
@@ -159,10 +160,7 @@ run(Misnamed())
 
 def test_a_bot_class_the_sdk_warns_of_fails_once_and_the_rest_still_run(tmp_path: Path) -> None:
     # Its moves are the base class's, legal in every scenario: only the SDK's warning tells.
-    script = tmp_path / "misnamed.py"
-    script.write_text(MISNAMED)
-    only = ["handshake", "following suit", "refused token"]
-    report = run_check([sys.executable, str(script)], only=only, log=tmp_path / "log")
+    report = check_source(tmp_path, MISNAMED, ["handshake", "following suit", "refused token"])
     verdict, detail = details(report)["handshake"]
     assert verdict is Verdict.FAIL
     assert detail == (
