@@ -29,7 +29,7 @@ from arena.referee import (
     TokenAccounts,
 )
 from arena.referee.accounts import BotIdentity, Standing
-from arena.referee.server import MIN_PING_INTERVAL_MS
+from arena.referee.server import MIN_PING_INTERVAL_MS, OVERSIZE_SLACK
 from arena.rules import Rules
 from arena.table import Clocks, TableSpec, Termination
 
@@ -387,3 +387,69 @@ def test_the_bots_version_is_logged_with_its_session(
         and "client 'tests/bots/raw_bot.py'" in line
         for line in lines
     ), lines
+
+
+def _closed(referee: RefereeThread, streams: int) -> dict[str, int]:
+    """``closed_sessions`` once it counts ``streams`` streams (a handler ends after its bot)."""
+    deadline = time.monotonic() + RESULT_S
+    while True:
+        counts = dict(referee.call(lambda r: r.closed_sessions))
+        if sum(counts.values()) >= streams or time.monotonic() > deadline:
+            return counts
+        time.sleep(0.01)
+
+
+def test_streams_cut_under_the_referee_are_not_counted_as_closed_ok(
+    referee: tuple[RefereeThread, TokenAccounts],
+) -> None:
+    # closed_sessions is "by the status the referee closed them with": a stream gRPC refused
+    # itself, or one the bot cancelled, was not closed with OK, whatever the referee's reader
+    # saw (the end of the stream, as when a bot closes its side).
+    thread, accounts = referee
+    token = accounts.issue("door")
+    hello = bot_pb.PlayRequest(hello=bot_pb.Hello(bot_name="door", token=token, protocol_version=1))
+    too_big = bot_pb.PlayRequest(
+        decision=bot_pb.Decision(
+            request_id=1,
+            play_card=bot_pb.PlayCard(
+                card="X" * (OVERSIZE_SLACK * RefereeConfig().max_message_bytes)
+            ),
+        )
+    )
+    with grpc.insecure_channel(f"127.0.0.1:{thread.port}") as channel:
+        play = channel.stream_stream(
+            "/hearts.v1.BotService/Play",
+            request_serializer=bot_pb.PlayRequest.SerializeToString,
+            response_deserializer=bot_pb.PlayResponse.FromString,
+        )
+        # Over gRPC's own limit: gRPC refuses it, before the referee sees a message.
+        with pytest.raises(grpc.RpcError) as refused:
+            list(play(iter([too_big])))
+        assert isinstance(refused.value, grpc.Call)
+        assert refused.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+        # Welcomed, then cancelled by the bot.
+        welcomed = threading.Event()
+
+        def hello_then_wait() -> Iterator[bot_pb.PlayRequest]:
+            yield hello
+            welcomed.wait()
+
+        cancelled = play(hello_then_wait())
+        assert next(cancelled).HasField("welcome")
+        cancelled.cancel()
+        welcomed.set()
+        # Welcomed, then the bot closes its side without a word: the referee closes with OK.
+        welcomed.clear()
+        quiet = play(hello_then_wait())
+        assert next(quiet).HasField("welcome")
+        welcomed.set()
+        assert list(quiet) == []
+        assert quiet.code() is grpc.StatusCode.OK
+        # Refused at the handshake.
+        with pytest.raises(grpc.RpcError):
+            list(
+                play(
+                    iter([bot_pb.PlayRequest(hello=bot_pb.Hello(bot_name="x", protocol_version=1))])
+                )
+            )
+    assert _closed(thread, 4) == {"CANCELLED": 2, "OK": 1, "UNAUTHENTICATED": 1}

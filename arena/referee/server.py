@@ -74,6 +74,13 @@ SERVER_STOP_GRACE_S = 1.0
 MIN_PING_INTERVAL_MS = 5000
 """The shortest spacing of a bot's HTTP/2 keepalive pings on a quiet stream: gRPC cuts a
 connection that pings more often (GOAWAY too_many_pings); the protocol guide asks for 10 s."""
+CUT = "CANCELLED"
+"""The :attr:`Referee.closed_sessions` key of a stream cancelled under the referee: by the bot,
+by a broken connection, or by gRPC itself (a message over its own limit gets RESOURCE_EXHAUSTED
+from gRPC, which the handler sees only as a cancellation)."""
+CUT_SETTLE_S = 0.1
+"""How long a handler whose stream has ended without a word waits for gRPC to say whether it was
+cancelled, before it closes the stream with OK."""
 HANDLER_FINISH_S = FINAL_WRITE_S + CLOSE_LINGER_S + 1.0
 """On stop, how long the Play handlers get to send their Shutdown, wait for the bot to close its
 side, and close the stream with its status, before gRPC's own stop cancels what is left."""
@@ -142,8 +149,11 @@ class Referee:
         self._handlers: set[asyncio.Task[Any]] = set()
         """The tasks running Play handlers (gRPC's own task per call)."""
         self.closed_sessions: Counter[str] = Counter()
-        """Sessions ended so far, by the status their stream closed with ("OK", "UNAUTHENTICATED",
-        "RESOURCE_EXHAUSTED", ...): a cheap health signal for operators and tests."""
+        """Play streams ended so far, refused handshakes included, by the status the referee
+        closed them with ("OK", "UNAUTHENTICATED", "RESOURCE_EXHAUSTED", ...), or :data:`CUT`
+        for a stream that ended under it before it could close it (the referee cannot know what
+        the bot saw then). Logged when the referee stops: a cheap health signal for operators
+        and tests."""
         self.port = 0
         """The port the server listens on, once started."""
 
@@ -252,6 +262,8 @@ class Referee:
         if self._readers:
             await asyncio.wait(list(self._readers))
         self._lookups.shutdown(wait=False, cancel_futures=True)
+        closed = ", ".join(f"{n} {code}" for code, n in sorted(self.closed_sessions.items()))
+        log.info("referee stopped; Play streams closed: %s", closed or "none")
         self._stopped.set()
 
     async def __aenter__(self) -> Referee:
@@ -385,18 +397,32 @@ class Referee:
             self._handlers.add(handler)
             handler.add_done_callback(self._handlers.discard)
         ending: Ending | None = None
+        cut = False
         try:
             ending = await self._handshake(session)
             if ending is None:
                 ending = await session.ending
+            if ending.code is None and ending.shutdown is None:
+                # The stream ended, or broke, under the referee. A bot that only closed its
+                # side gets OK; for a cancelled stream gRPC's cancellation of this handler
+                # follows the end of the stream by a moment: wait for it, or the stream would
+                # be counted as closed with OK. Forgotten first: a bot reconnecting meanwhile
+                # must not find this session counted against its token's limit.
+                self._forget(session)
+                await asyncio.sleep(CUT_SETTLE_S)
         except asyncio.CancelledError:
+            # gRPC cancels the handler of a stream that ended under it: the bot cancelled it or
+            # its connection broke, or gRPC refused a message itself (one over its own limit,
+            # OVERSIZE_SLACK times the referee's). The reader may have ended the session first,
+            # seeing only the end of the stream, as if the bot had closed its side.
+            cut = True
             session.end(Ending(None, "the stream was cancelled"))
             raise
         finally:
             self._forget(session)
             if not session.closed:
                 session.end(ending or Ending(None, "the handler finished"))
-            self.closed_sessions[session.ending.result().code_name] += 1
+            self.closed_sessions[CUT if cut else session.ending.result().code_name] += 1
         if ending.shutdown is not None:
             shutdown = bot_pb.PlayResponse(shutdown=ending.shutdown)
             if await session.send_final(shutdown, FINAL_WRITE_S) and not reader.done():
