@@ -546,8 +546,7 @@ class TableRun:
             if session.closed:  # it ended before the table could hear of it
                 self.session_lost(session)
                 continue
-            self._drain(seat, session, number, hand)
-            if seat.forfeit is not None or seat.session is not session:
+            if not self._drain(seat, session, number, hand):
                 continue
             request_id = next(self._ids)
             request = self._request(hand, number, index, kind, request_id, deadline, legal)
@@ -819,8 +818,13 @@ class TableRun:
             return _describe(message.decision)
         return "a message"
 
-    def _drain(self, seat: Seat, session: Session, number: int, hand: Hand) -> None:
-        """Before a new request: drop what arrived with no request open (late answers, extras)."""
+    def _drain(self, seat: Seat, session: Session, number: int, hand: Hand) -> bool:
+        """Before a new request: drop what arrived with no request open (late answers, extras);
+        whether the seat is still its bot's to play (the faults may have forfeited it).
+
+        The caller must not test ``seat.forfeit`` itself: mypy keeps it narrowed to None from
+        the caller's earlier test across this call, and the compiled build then fails on the
+        Termination it finds (a TypeError that ended the table)."""
         strays: list[str] = []
         while not session.inbox.empty():
             stray = self._stale(seat, session.inbox.get_nowait(), hand)
@@ -832,6 +836,7 @@ class TableRun:
                 "(e.g. a second answer to one request); send one Decision per request"
             )
             self._fault(hand, number, seat.index, FaultKind.PROTOCOL, detail, strays[0], (), 0)
+        return seat.forfeit is None and seat.session is session
 
     def _request(
         self,
