@@ -709,7 +709,9 @@ class TableRun:
         which = message.WhichOneof("kind")
         if which != "decision":
             what = "a second Hello" if which == "hello" else "an empty PlayRequest"
-            return self._stray(seat, hand, f"{what} arrived while request {request_id} was open")
+            return self._stray(
+                seat, hand, request_id, f"{what} arrived while request {request_id} was open"
+            )
         if decision.request_id != request_id:
             if decision.request_id in seat.expired:
                 self._note_late(seat, hand, decision, at)
@@ -717,6 +719,7 @@ class TableRun:
             return self._stray(
                 seat,
                 hand,
+                request_id,
                 f"an answer to request {decision.request_id}, but the open request is "
                 f"{request_id}: echo DecisionRequest.request_id",
                 FaultKind.WRONG_REQUEST_ID,
@@ -784,13 +787,16 @@ class TableRun:
         self,
         seat: Seat,
         hand: Hand,
+        request_id: int,
         detail: str,
         kind: FaultKind = FaultKind.PROTOCOL,
         sent: str = "",
     ) -> _Outcome | None:
-        """A message that answers nothing: a fault, the request stays open (unless forfeited)."""
+        """A message that answers nothing while request ``request_id`` is open: a fault, the
+        request stays open (unless forfeited). The notice names the open request, the one the
+        bot should have answered (the id the message echoed is in its detail)."""
         number = self.game.hand_number
-        self._fault(hand, number, seat.index, kind, detail, sent, (), 0)
+        self._fault(hand, number, seat.index, kind, detail, sent, (), request_id)
         return _Outcome.FORFEITED if seat.forfeit is not None else None
 
     def _note_late(self, seat: Seat, hand: Hand, decision: bot_pb.Decision, at: float) -> None:
@@ -832,8 +838,8 @@ class TableRun:
                 strays.append(stray)
         if strays:
             detail = (
-                f"{len(strays)} message(s) arrived with no request open "
-                "(e.g. a second answer to one request); send one Decision per request"
+                f"{len(strays)} message(s) arrived with no request open (the first: "
+                f"{strays[0]}; a second answer to one request, say): send one Decision per request"
             )
             self._fault(hand, number, seat.index, FaultKind.PROTOCOL, detail, strays[0], (), 0)
         return seat.forfeit is None and seat.session is session

@@ -112,8 +112,8 @@ class _FaultKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_FaultKind.V
     FAULT_KIND_MALFORMED: _FaultKind.ValueType  # 4
     """Not a card (e.g. "1S"), no choice set, or a message that does not parse."""
     FAULT_KIND_WRONG_REQUEST_ID: _FaultKind.ValueType  # 5
-    """A Decision echoing a request_id other than the one open. It is dropped; the open request, if
-    any, stays open.
+    """A Decision echoing a request_id other than the one open. It is dropped; the open request
+    stays open, and FaultNotice.request_id names it.
     """
     FAULT_KIND_DISCONNECT: _FaultKind.ValueType  # 6
     """The bot was not connected when its seat had to decide."""
@@ -142,8 +142,8 @@ FAULT_KIND_CARD_NOT_HELD: FaultKind.ValueType  # 3
 FAULT_KIND_MALFORMED: FaultKind.ValueType  # 4
 """Not a card (e.g. "1S"), no choice set, or a message that does not parse."""
 FAULT_KIND_WRONG_REQUEST_ID: FaultKind.ValueType  # 5
-"""A Decision echoing a request_id other than the one open. It is dropped; the open request, if
-any, stays open.
+"""A Decision echoing a request_id other than the one open. It is dropped; the open request
+stays open, and FaultNotice.request_id names it.
 """
 FAULT_KIND_DISCONNECT: FaultKind.ValueType  # 6
 """The bot was not connected when its seat had to decide."""
@@ -661,7 +661,12 @@ class FaultNotice(_message.Message):
     hand_number: _builtins.int
     """The hand's number within the game, from 0."""
     request_id: _builtins.int
-    """The request the fault concerns (0 if none, e.g. for a disconnect)."""
+    """The request the fault concerns: the one the seat had to answer. For a message that answers
+    nothing while a request is open (FAULT_KIND_WRONG_REQUEST_ID, or FAULT_KIND_PROTOCOL for a
+    second Hello), the open request, which stays open: answer it (the id the message carried is
+    in your_answer and message). 0 when no request was open: a disconnect, or a message that
+    arrived between requests (a second answer to one request, say; your_answer names its id).
+    """
     your_answer: _builtins.str
     """What the bot sent, as text: the cards it named, or a short description of the message.
     Empty for a timeout or a disconnect.
