@@ -245,7 +245,10 @@ Concurrency = Annotated[
     typer.Option("--concurrency", help="Tables played at once (default: the number of cores)."),
 ]
 Seed = Annotated[
-    int | None, typer.Option("--seed", help="The run's seed; it fixes every deal (default: 1).")
+    int | None,
+    typer.Option(
+        "--seed", help="The run's seed, 0 to 2**63 - 1; it fixes every deal (default: 1)."
+    ),
 ]
 MoveTime = Annotated[
     str | None,

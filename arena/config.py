@@ -70,11 +70,14 @@ from arena.table import (
 
 __all__ = [
     "DEFAULT_DB",
+    "MAX_SEED",
     "SAMPLE_BOTS",
     "BotSpec",
     "Format",
     "RunConfig",
     "build_config",
+    "check_rule_values",
+    "check_seed",
     "identity_hash",
     "load_toml",
     "parse_bot",
@@ -87,6 +90,10 @@ DEFAULT_DB = "arena.db"
 DEFAULT_BOARDS = 10
 DEFAULT_SEED = 1
 """Fixed, so that running the same command twice is the same run (and resumes it)."""
+MAX_SEED: Final = 2**63 - 1
+"""The largest seed taken (seeds are 0 to this): a signed 64-bit integer holds it (SQLite,
+protobuf int64), as it holds the board seeds derived from it; numpy's generators (the ratings'
+bootstrap) want a seed that is not negative."""
 MAX_PORT = 65535
 SAMPLE_BOTS = ("random", "lowcard", "heuristic", "montecarlo")
 """The sample bots that play when no ``--bot`` is given (the demo)."""
@@ -402,6 +409,7 @@ def build_config(
         if workers < 1:
             raise ConfigError(f"--concurrency {workers}: play at least 1 table at a time")
         the_seed = _int("--seed", pick("seed", seed), DEFAULT_SEED)
+        check_seed("--seed", the_seed)
         given_move = pick("move_time", move_time)
         move_ms = _duration("--move-time", given_move, DEFAULT_MOVE_MS)
         if move_ms < 1:
@@ -462,6 +470,19 @@ def check_port(flag: str, port: int) -> None:
         raise ConfigError(f"{flag} {port}: a port is 0 (any free one) to {MAX_PORT}")
 
 
+def check_seed(flag: str, seed: int) -> None:
+    """Refuse a seed outside 0 to :data:`MAX_SEED`.
+
+    Elsewhere -1 (or any negative) often asks for a random seed; here every seed deals fixed cards,
+    so taking it silently would give the user a run other than the one they meant.
+    """
+    if not 0 <= seed <= MAX_SEED:
+        raise ConfigError(
+            f"{flag} {seed}: a seed is a whole number from 0 to {MAX_SEED} (2**63 - 1); "
+            "the same seed always deals the same cards"
+        )
+
+
 def _duration(flag: str, value: str | int | float | None, default: int) -> int:
     # Only an absent setting takes the default: a file's `time_bank = 0` is a bank of 0 ms.
     return parse_duration_ms(default if value is None else value, flag)
@@ -519,16 +540,45 @@ def _default_out(db: Path) -> Path:
 
 
 def _int(flag: str, value: Any, default: int) -> int:
+    # A flag comes typed from typer; a file's value must be a TOML integer: `boards = "3"` was
+    # taken as 3, where a string is a mistake to name (as a duration's or a path's type is).
     if value is None:
         return default
-    if isinstance(value, bool):
-        raise ConfigError(f"{flag} {value!r}: expected a whole number")
-    if isinstance(value, int):
+    if isinstance(value, int) and not isinstance(value, bool):
         return value
-    try:
-        return int(str(value).strip())
-    except ValueError:
-        raise ConfigError(f"{flag} {value!r}: expected a whole number") from None
+    raise ConfigError(f"{flag} {value!r}: expected a whole number{_not_kind(value)}")
+
+
+def _not_kind(value: Any) -> str:
+    """Why a TOML value of another type is not the number or boolean it should be ('' if the
+    value shows it)."""
+    if isinstance(value, str):
+        return ", not a string: write it without quotes"
+    if isinstance(value, bool):
+        return ", not true or false"
+    return ""
+
+
+_RULE_KINDS: Final = {f.name: str(f.type) for f in dataclasses.fields(Rules)}
+"""Each rules option's annotation ("int", "bool", "int | None", ...): its TOML value's type."""
+_NO_VALUE = ("none", "default")
+"""The words that leave an optional rules number (moon_points) unset: TOML has no null."""
+
+
+def check_rule_values(options: Mapping[str, Any], where: str) -> None:
+    """Refuse a ``[rule]`` value of another TOML type than its option's (``where`` starts the
+    message): the rules parse text, as ``--rule`` gives it, so ``queen_penalty = "13"`` and
+    ``kitty = "yes"`` were taken, where ``boards = "3"`` is refused."""
+    for name, value in options.items():
+        kind = _RULE_KINDS.get(name)
+        said = f"{where} {name} = {value!r}"
+        if kind == "bool" and not isinstance(value, bool):
+            raise ConfigError(f"{said}: expected true or false (without quotes)")
+        if kind == "int | None" and str(value).lower() in _NO_VALUE:
+            continue
+        number = isinstance(value, int) and not isinstance(value, bool)
+        if kind in ("int", "int | None") and not number:
+            raise ConfigError(f"{said}: expected a whole number{_not_kind(value)}")
 
 
 def _merge_bots(file_bots: Any, flags: Sequence[str | BotSpec]) -> tuple[BotSpec, ...]:
@@ -588,6 +638,7 @@ def _rules(preset_name: Any, file_rule: Any, flag_rules: Sequence[str], players:
                         f"config file: [rule] {name!r} is not a rule; known rules: "
                         f"{', '.join(rule_names())}"
                     )
+            check_rule_values(options, "config file: [rule]")
             try:
                 base = base.with_options(options)
             except RulesError as e:

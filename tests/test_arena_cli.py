@@ -150,6 +150,11 @@ BAD_INPUT = {
     "database is a folder": (["--db", "."], "--db .: is a folder, not a database file"),
     "bad duration": (["--move-time", "soon"], "--move-time 'soon'"),
     "config file missing": (["--config", "nothing.toml"], "--config nothing.toml: no such file"),
+    "negative seed": (["--seed", "-1"], "--seed -1: a seed is a whole number from 0 to 9223372036"),
+    "seed past 64 bits": (
+        ["--seed", str(2**63)],
+        f"--seed {2**63}: a seed is a whole number from 0 to {2**63 - 1} (2**63 - 1)",
+    ),
 }
 
 
@@ -162,6 +167,40 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path: Path, case: 
     assert done.stderr.startswith("arena: error: ") and message in done.stderr
     assert "Traceback" not in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_every_command_with_a_seed_refuses_one_out_of_range(tmp_path: Path) -> None:
+    for command in (
+        ["demo", "--seed", "-1"],
+        ["sprt", "--bot", f"a={LOW}", "--bot", f"b={HEUR}", "--seed", "-1"],
+        ["run", "--seed=-5"],
+    ):
+        done = arena(*command, cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert re.fullmatch(
+            r"arena: error: --seed -\d: a seed is a whole number from 0 to 9223372036854775807 "
+            r"\(2\*\*63 - 1\); the same seed always deals the same cards\n",
+            done.stderr,
+        ), done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_number_in_quotes_in_the_config_file_is_one_line_naming_the_key(tmp_path: Path) -> None:
+    # `boards = "3"` was taken as 3; a seed out of range from the file names the file's key too.
+    toml = tmp_path / "run.toml"
+    for text, says in (
+        ('boards = "3"', "config file: boards = '3': expected a whole number, not a string: "
+         "write it without quotes"),
+        ("seed = -1", "config file: seed = -1: a seed is a whole number from 0 to "),
+        ('[rule]\nkitty = "yes"', "config file: [rule] kitty = 'yes': expected true or false"),
+    ):  # fmt: skip
+        toml.write_text(text + "\n")
+        done = arena("run", "--config", str(toml), cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"arena: error: {says}"), (
+            done.stderr
+        )
+    assert [p.name for p in tmp_path.iterdir()] == ["run.toml"]
 
 
 def test_a_port_in_use_is_refused(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from arena.config import (
+    MAX_SEED,
     SAMPLE_BOTS,
     Format,
     build_config,
@@ -331,3 +332,58 @@ def test_a_zero_in_the_file_is_zero_not_the_default() -> None:
     # As from the flags: no time per move is refused, not replaced by the default.
     with pytest.raises(ConfigError, match=r"^config file: move_time = 0: give each move"):
         build_config({"move_time": 0}, bots=FIVE)
+
+
+@pytest.mark.parametrize(
+    ("toml", "says"),
+    [
+        ('players = "4"', "players = '4': expected a whole number, not a string"),
+        ('boards = "3"', "boards = '3': expected a whole number, not a string"),
+        ("boards = 3.0", "boards = 3.0: expected a whole number"),
+        ('game_to = "100"', "game_to = '100': expected a whole number, not a string"),
+        ('concurrency = "2"', "concurrency = '2': expected a whole number, not a string"),
+        ('seed = "7"', "seed = '7': expected a whole number, not a string"),
+        ('port = "0"', "port = '0': expected a whole number, not a string"),
+        ("max_faults = true", "max_faults = True: expected a whole number, not true or false"),
+        ('max_faults = "3"', "max_faults = '3': expected a whole number, not a string"),
+        ('strict = "true"', "strict = 'true': expected true or false"),
+        ('[rule]\nqueen_penalty = "13"', r"\[rule\] queen_penalty = '13': expected a whole number"),
+        ('[rule]\nkitty = "yes"', r"\[rule\] kitty = 'yes': expected true or false"),
+        ("[rule]\nkitty = 1", r"\[rule\] kitty = 1: expected true or false"),
+        ('[rule]\nmoon_points = "26"', r"\[rule\] moon_points = '26': expected a whole number"),
+    ],
+)
+def test_a_file_value_of_another_toml_type_is_refused_naming_its_key(
+    tmp_path: Path, toml: str, says: str
+) -> None:
+    # `boards = "3"` was taken as 3: a number in quotes is a mistake the file's author should see.
+    file = tmp_path / "run.toml"
+    file.write_text(toml + "\n")
+    with pytest.raises(ConfigError, match=f"^config file: {says}") as caught:
+        build_config(load_toml(file), bots=FIVE)
+    assert "\n" not in str(caught.value)
+
+
+def test_file_values_of_their_own_toml_type_are_taken(tmp_path: Path) -> None:
+    file = tmp_path / "run.toml"
+    file.write_text(
+        "players = 4\nboards = 3\ngame_to = 50\nconcurrency = 2\nseed = 7\nport = 0\n"
+        'max_faults = 1\nstrict = true\nmove_time = "500ms"\ntime_bank = 2000\n'
+        '[rule]\nqueen_penalty = 10\nkitty = false\nmoon_points = "none"\nmoon = "best"\n'
+    )
+    config = build_config(load_toml(file), bots=FIVE)
+    assert (config.players, config.boards, config.game_to, config.seed) == (4, 3, 50, 7)
+    assert (config.concurrency, config.faults.max_faults, config.faults.strict) == (2, 1, True)
+    assert (config.clocks.move_ms, config.clocks.bank_ms) == (500, 2000)
+    assert (config.rules.queen_penalty, config.rules.moon_points) == (10, None)
+
+
+def test_a_seed_is_0_to_2_63_minus_1() -> None:
+    # Elsewhere -1 often asks for a random seed; here it would silently be one more fixed deal.
+    assert build_config(bots=FIVE, seed=0).seed == 0
+    assert build_config(bots=FIVE, seed=MAX_SEED).seed == 2**63 - 1
+    for bad in (-1, MAX_SEED + 1):
+        with pytest.raises(ConfigError, match=rf"^--seed {bad}: a seed is a whole number from 0 "):
+            build_config(bots=FIVE, seed=bad)
+    with pytest.raises(ConfigError, match=r"^config file: seed = -1: a seed is a whole number"):
+        build_config({"seed": -1}, bots=FIVE)

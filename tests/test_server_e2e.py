@@ -630,6 +630,35 @@ def test_a_huge_setting_is_one_line_not_a_traceback_or_a_hang(
     assert not db.exists()
 
 
+@pytest.mark.parametrize(
+    ("config", "says"),
+    [
+        # -1 is not "a random ladder" here but one more fixed one: refused, as by `arena run`.
+        ("seed = -1\n", "seed = -1; give a whole number from 0 to 9223372036854775807"),
+        ("seed = 9223372036854775808\n", "seed = 9223372036854775808; give a whole number"),
+        ('hands = "3"\n', "hands = '3'; expected a whole number, not a string"),
+        # The rules read text (as --rule gives it): these were taken as 13 and true.
+        ('[rule]\nqueen_penalty = "13"\n', "[rule] queen_penalty = '13': expected a whole number"),
+        ('[rule]\nkitty = "yes"\n', "[rule] kitty = 'yes': expected true or false"),
+        (
+            '[event]\nentrants = ["a", "b", "c", "d"]\nboards = "2"\n',
+            "event.boards = '2'; expected a whole number, not a string",
+        ),
+    ],
+)
+def test_a_setting_of_another_toml_type_or_a_bad_seed_is_one_line(
+    tmp_path: Path, config: str, says: str
+) -> None:
+    toml = tmp_path / "comp.toml"
+    toml.write_text(config)
+    db = tmp_path / "comp.db"
+    flags = ("--port", "0", "--web-port", "0", "--config", str(toml))
+    done = ServerProcess.cli("serve", "--db", str(db), *flags, timeout=30)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"arena: error: server config: {says}"), done.stderr
+    assert not db.exists()
+
+
 def test_one_port_for_bots_and_page_is_refused_before_anything_starts(tmp_path: Path) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

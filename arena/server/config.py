@@ -47,7 +47,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.config import MAX_BOARDS, load_toml, parse_duration_ms, rule_names
+from arena.config import (
+    MAX_BOARDS,
+    MAX_SEED,
+    check_rule_values,
+    load_toml,
+    parse_duration_ms,
+    rule_names,
+)
 from arena.errors import ArenaError, ConfigError, RulesError
 from arena.rules import MAX_PLAYERS, MIN_PLAYERS, STANDARD_PLAYERS, Rules, preset
 from arena.server.accounts import check_name
@@ -243,6 +250,12 @@ def server_config_from_dict(data: Mapping[str, Any]) -> ServerConfig:
     max_tables = _int(data, "max_tables", 0)
     if max_tables < 0:
         raise ConfigError(f"server config: max_tables = {max_tables}; use 0 for no bound")
+    seed = _int(data, "seed", 1)
+    if not 0 <= seed <= MAX_SEED:
+        # As `arena run --seed`: -1 would not mean a random ladder, but another fixed one.
+        raise ConfigError(
+            f"server config: seed = {seed}; give a whole number from 0 to {MAX_SEED} (2**63 - 1)"
+        )
     duplicate = data.get("duplicate", True)
     if not isinstance(duplicate, bool):
         raise ConfigError(f"server config: duplicate = {duplicate!r}; write true or false")
@@ -254,7 +267,7 @@ def server_config_from_dict(data: Mapping[str, Any]) -> ServerConfig:
         name=name.strip(),
         rules=rules,
         hands=hands,
-        seed=_int(data, "seed", 1),
+        seed=seed,
         clocks=clocks,
         faults=faults,
         max_sessions=max_sessions,
@@ -267,10 +280,11 @@ def server_config_from_dict(data: Mapping[str, Any]) -> ServerConfig:
     )
 
 
-def _int(data: Mapping[str, Any], key: str, default: int) -> int:
+def _int(data: Mapping[str, Any], key: str, default: int, table: str = "") -> int:
     value = data.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"server config: {key} = {value!r}; expected a whole number")
+        hint = ", not a string: write it without quotes" if isinstance(value, str) else ""
+        raise ConfigError(f"server config: {table}{key} = {value!r}; expected a whole number{hint}")
     return value
 
 
@@ -301,6 +315,7 @@ def _rules(preset_name: Any, options: Any, players: int) -> Rules:
                     f"server config: [rule] {name!r} is not a rule; known rules: "
                     f"{', '.join(rule_names())}"
                 )
+        check_rule_values(named, "server config: [rule]")
         return base.with_options(named)
     except RulesError as e:
         raise ConfigError(f"server config: {e}") from None
@@ -359,7 +374,7 @@ def _event(data: Any, players: int) -> EventConfig:
         entrants=tuple(entrants),
         format=fmt,
         candidate=candidate,
-        boards=_int(data, "boards", 1),
+        boards=_int(data, "boards", 1, "event."),
         start=_when(data.get("start"), "start"),
         end=_when(data.get("end"), "end"),
     )
