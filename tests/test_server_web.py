@@ -184,6 +184,50 @@ def test_missing_things_and_bad_arguments_are_clear(tmp_path: Path) -> None:
     run(check, tmp_path)
 
 
+def test_every_api_path_refuses_a_parameter_it_does_not_take(tmp_path: Path) -> None:
+    # /api/standings?bot=x answered the whole table, as if the filter worked; /api/games refused.
+    async def check(site: Site) -> None:
+        def head(url: str) -> int:
+            try:
+                with urllib.request.urlopen(
+                    urllib.request.Request(url, method="HEAD"), timeout=10
+                ) as r:
+                    return int(r.status)
+            except urllib.error.HTTPError as e:
+                return e.code
+
+        for path in ("/api/standings", "/api/health", "/api/lobby", "/api/games/1"):
+            assert await asyncio.to_thread(head, f"{site.base}{path}?bot=alpha") == 400
+            status, body = await get(f"{site.base}{path}/?limit=3")
+            assert status == 400 and body == {
+                "error": f"unknown parameter 'limit': {path} takes no parameters"
+            }
+        status, body = await get(site.base + "/api/games?bot=alpha&sort=new")
+        assert status == 400 and body == {
+            "error": "unknown parameter 'sort': give limit, before or bot"
+        }
+        # The admin actions take their arguments in the body, and only those they read.
+        url, token = site.base + "/api/admin/", site.admin_token
+        status, body = await get(url + "pause?now=1", method="POST", body={}, token=token)
+        assert status == 400 and body["error"] == (
+            "unknown parameter 'now': /api/admin/pause takes no parameters; send its arguments "
+            "as a JSON body"
+        )
+        for action, args, says in (
+            ("ban", {"bot": "beta", "reson": "x"}, "unknown argument 'reson': give bot or reason"),
+            ("pause", {"now": True}, "unknown argument 'now': pause takes none"),
+        ):
+            status, body = await get(url + action, method="POST", body=args, token=token)
+            assert status == 400 and body["error"] == says
+        _, standings = await get(site.base + "/api/standings")
+        assert all(r["status"] != "banned" for r in standings["bots"])
+        # Unchanged: the page and its files, and a path that is not there.
+        assert (await get(site.base + "/?from=mail"))[0] == 200
+        assert (await get(site.base + "/api/nothing?x=1"))[0] == 404
+
+    run(check, tmp_path)
+
+
 def test_page_and_its_files_are_served_with_a_strict_policy(tmp_path: Path) -> None:
     async def check(site: Site) -> None:
         def page(path: str) -> tuple[str, str, str]:

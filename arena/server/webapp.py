@@ -37,6 +37,15 @@ __all__ = ["ADMIN_ACTIONS", "AdminError", "Site", "load_static", "make_handler"]
 
 ADMIN_ACTIONS = ("pause", "resume", "kick", "ban", "unban")
 """The admin API's actions."""
+_ADMIN_ARGUMENTS: dict[str, tuple[str, ...]] = {
+    "pause": (),
+    "resume": (),
+    "kick": ("session", "reason"),
+    "ban": ("bot", "reason"),
+    "unban": ("bot",),
+}
+"""The body keys each admin action reads: another is refused, not ignored (a misspelt "reason"
+would ban with the earlier reason, without a word)."""
 DEFAULT_GAMES = 30
 MAX_GAMES = 500
 MAX_GAME_NUMBER = 2**63 - 1
@@ -144,6 +153,26 @@ def _not_allowed(method: str, path: str, allow: str) -> Response:
     )
 
 
+_PARAMETERS: dict[str, tuple[str, ...]] = {"/api/games": ("limit", "before", "bot")}
+"""The query parameters an /api/ path takes; every other one takes none (a misspelt or misplaced
+parameter is refused, not ignored: `/api/standings?bot=x` would look like a filter that works)."""
+
+
+def _unknown_parameter(path: str, query: Mapping[str, str], hint: str = "") -> Response | None:
+    """A 400 naming the first query parameter ``path`` does not take (None if there is none)."""
+    takes = _PARAMETERS.get(path, ())
+    unknown = sorted(set(query) - set(takes))
+    if not unknown:
+        return None
+    if takes:
+        fix = "give " + " or ".join(filter(None, (", ".join(takes[:-1]), takes[-1])))
+    else:
+        fix = f"{path} takes no parameters{hint}"
+    return json_response(
+        {"error": f"unknown parameter {unknown[0]!r}: {fix}"}, HTTPStatus.BAD_REQUEST
+    )
+
+
 _NUMBER = re.compile(r"[0-9]+")
 """A game number as the API takes it: ASCII digits only."""
 _INTEGER = re.compile(r"-?[0-9]+")
@@ -191,6 +220,12 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
                 HTTPStatus.OK if ok else HTTPStatus.SERVICE_UNAVAILABLE,
                 str(health["status"]).encode(),
             )
+        if path in ("/api/health", "/api/standings", "/api/lobby", "/api/games") or (
+            path.startswith("/api/games/")
+        ):
+            refused = _unknown_parameter(path, request.query)
+            if refused is not None:
+                return refused
         if path == "/api/health":
             return json_response(site.health())
         if path == "/api/standings":
@@ -198,12 +233,6 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
         if path == "/api/lobby":
             return json_response(site.lobby())
         if path == "/api/games":
-            unknown = sorted(set(request.query) - {"limit", "before", "bot"})
-            if unknown:
-                return json_response(
-                    {"error": f"unknown parameter {unknown[0]!r}: give limit, before or bot"},
-                    HTTPStatus.BAD_REQUEST,
-                )
             try:
                 limit = _int_arg(request.query, "limit", DEFAULT_GAMES, 1, MAX_GAMES)
                 before = _int_arg(request.query, "before", None, 0, MAX_GAME_NUMBER)
@@ -248,6 +277,11 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
                 {"error": f"no admin action {action!r}; known: {', '.join(ADMIN_ACTIONS)}"},
                 HTTPStatus.NOT_FOUND,
             )
+        refused = _unknown_parameter(
+            request.path.rstrip("/"), request.query, "; send its arguments as a JSON body"
+        )
+        if refused is not None:
+            return refused
         try:
             args = request.json()
         except ValueError:
@@ -255,6 +289,13 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
         if not isinstance(args, dict):
             return json_response(
                 {"error": "the body must be a JSON object"}, HTTPStatus.BAD_REQUEST
+            )
+        takes = _ADMIN_ARGUMENTS[action]
+        unknown = sorted(set(args) - set(takes))
+        if unknown:
+            fix = f"give {' or '.join(takes)}" if takes else f"{action} takes none"
+            return json_response(
+                {"error": f"unknown argument {unknown[0]!r}: {fix}"}, HTTPStatus.BAD_REQUEST
             )
         try:
             return json_response(await site.admin(action, args))
