@@ -66,18 +66,19 @@ def test_many_sessions_deal_every_rotation_at_once() -> None:
 
 
 def test_owed_rotation_is_dealt_when_its_group_is_idle_again() -> None:
-    owed = OwedBoard("7:0", 99, ("a", "b", "c", "d"), (2, 3), 0)
+    owed = OwedBoard("7:5", 99, ("a", "b", "c", "d"), (2, 3), 5)
     plan = plan_ladder(
         [Candidate(n, 1, 1) for n in "abcd"],
         (owed,),
         players=4,
         ladder_seed=7,
-        next_board=1,
+        next_board=6,
         seed=3,
     )
-    assert plan.tables == (PlannedTable(rotate("abcd", 2), 99, "7:0", 2),)
-    assert plan.owed == (OwedBoard("7:0", 99, ("a", "b", "c", "d"), (3,), 0),)
-    assert plan.next_board == 1
+    # The board keeps its number (its pass direction) in the rotations dealt later.
+    assert plan.tables == (PlannedTable(rotate("abcd", 2), 99, "7:5", 2, 5),)
+    assert plan.owed == (OwedBoard("7:5", 99, ("a", "b", "c", "d"), (3,), 5),)
+    assert plan.next_board == 6
 
 
 def test_the_least_played_bot_is_not_starved_by_owed_boards() -> None:
@@ -154,6 +155,8 @@ def test_round_robin_event_has_every_combination_board_and_rotation() -> None:
         by_board.setdefault(t.board, set()).add(t.seats)
     assert all(len(seatings) == 4 for seatings in by_board.values())
     assert schedule == event_schedule("abcde", players=4, boards=2, seed=5)
+    # Boards are numbered in schedule order; every rotation of a board has its number.
+    assert [t.number for t in schedule] == [i // 4 for i in range(40)]
 
 
 def test_gauntlet_event_always_seats_the_candidate() -> None:

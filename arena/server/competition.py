@@ -31,8 +31,10 @@ from enum import Enum
 from multiprocessing import get_context
 from typing import Any, Protocol
 
+from arena.director.schedule import board_rules
 from arena.ratings import RatingsError, fit
 from arena.ratings.results import TableResult
+from arena.rules import Rules
 from arena.server.accounts import AccountError, AccountStatus, AccountStore
 from arena.server.config import ServerConfig
 from arena.server.ledger import (
@@ -310,6 +312,8 @@ class Competition:
         self._next_game = 0
         self._games = 0
         self._schedule: tuple[PlannedTable, ...] = ()
+        self._dealt: dict[str, tuple[int, Rules]] = {}
+        """Boards begun before the start, with the seed and rules of their stored rotations."""
         self._done_slots: set[int] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._finished_recent: deque[float] = deque(maxlen=RECENT_FINISHED)
@@ -357,10 +361,22 @@ class Competition:
                 format=event.format,
                 candidate=event.candidate,
             )
+            begun = set()
             for _, table_id, termination in tables:
                 slot = _slot_of(table_id)
-                if slot is not None and termination == Termination.NORMAL.value:
-                    self._done_slots.add(slot)
+                if slot is not None and slot < len(self._schedule):
+                    begun.add(self._schedule[slot].board)
+                    if termination == Termination.NORMAL.value:
+                        self._done_slots.add(slot)
+            unfinished = {
+                t.board for i, t in enumerate(self._schedule) if i not in self._done_slots
+            }
+            boards = sorted(begun & unfinished)
+        else:
+            boards = [o.board for o in self._owed]
+        # A board's rotations still to come are dealt as its stored ones were, even if a server
+        # of another version began it (with other seeds, or every board passing left).
+        self._dealt = await self.ledger.write(LedgerDB.dealt_boards, boards)
         if self._rated:
             self._fit_dirty.set()
         return interrupted
@@ -501,10 +517,11 @@ class Competition:
             game = self._next_game
             self._next_game += 1
             table_id = f"g{game}" if slot is None else f"g{game}-e{slot}"
+            seed, rules = self._dealt.get(table.board) or (table.seed, self._rules(table.number))
             spec = TableSpec(
                 table_id=table_id,
-                rules=self.config.rules,
-                seed=table.seed,
+                rules=rules,
+                seed=seed,
                 seats=table.seats,
                 board=table.board,
                 hands=self.config.hands,
@@ -545,6 +562,15 @@ class Competition:
                 },
             )
             self._running[game].task = self._spawn(self._play(game, spec))
+
+    def _rules(self, board: int) -> Rules:
+        """The rules of the board numbered ``board``: a table of one hand passes in the direction
+        of the board's number in the cycle (as `arena run` deals its boards), so that the ladder
+        and the event pass every way, and every rotation of a board passes alike (duplicate);
+        a table of several hands follows the cycle from its first."""
+        if self.config.hands == 1:
+            return board_rules(self.config.rules, board)
+        return self.config.rules
 
     def _games_of(self, bot: str) -> int:
         tally = self._tallies.get(bot)

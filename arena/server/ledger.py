@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 
 from arena.errors import ConfigError
 from arena.ratings.results import TableResult
+from arena.rules import Rules
 from arena.server.config import ServerConfig
 from arena.store import (
     Store,
@@ -323,6 +324,18 @@ class LedgerDB:
             t.points += points
             t.forfeits += int(Termination(status).is_forfeit)
         return tallies
+
+    def dealt_boards(self, boards: Sequence[str]) -> dict[str, tuple[int, Rules]]:
+        """The seed and the rules a stored rotation of each of ``boards`` was dealt with (boards
+        with none stored are left out), so that the rotations still to come deal the same."""
+        rows = self._db.execute(
+            "SELECT board, seed, json_extract(record, '$.spec.rules') FROM games"
+            " WHERE run_id = ? AND board IN (SELECT value FROM json_each(?)) GROUP BY board",
+            (self.run_id, json.dumps(list(boards))),
+        )
+        return {
+            board: (int(seed), Rules.from_dict(json.loads(rules))) for board, seed, rules in rows
+        }
 
     def finished_tables(self) -> list[tuple[int, str, str]]:
         """(game, table id, termination) of every stored game."""

@@ -83,7 +83,8 @@ class OwedBoard:
     rotations: tuple[int, ...]
     """Rotations not dealt yet, ascending."""
     created: int = 0
-    """The board's index when it was made (older boards are dealt first)."""
+    """The board's index when it was made (older boards are dealt first; also its number, which
+    sets the pass direction of a one-hand table)."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,9 @@ class PlannedTable:
     """The board's id."""
     rotation: int
     """Which cyclic shift of the board's group this is (0 to players-1)."""
+    number: int
+    """The board's index (in a table of one hand, its pass direction is the cycle's at this
+    number, the same in every rotation)."""
 
 
 @dataclass(frozen=True)
@@ -183,7 +187,11 @@ def plan_ladder(
         if index is not None:
             board = owed_list[index]
             rotation, rest = board.rotations[0], board.rotations[1:]
-            seat(PlannedTable(rotate(board.group, rotation), board.seed, board.board, rotation))
+            seat(
+                PlannedTable(
+                    rotate(board.group, rotation), board.seed, board.board, rotation, board.created
+                )
+            )
             if rest:
                 owed_list[index] = replace(board, rotations=rest)
             else:
@@ -209,7 +217,7 @@ def plan_ladder(
         # As many rotations at once as every bot of the group has idle sessions for.
         while rotations and room() and all(bot in idle for bot in group):
             r = rotations.pop(0)
-            seat(PlannedTable(rotate(group, r), new_seed, name, r))
+            seat(PlannedTable(rotate(group, r), new_seed, name, r, index_new))
         if rotations:
             owed_list.append(OwedBoard(name, new_seed, tuple(group), tuple(rotations), index_new))
     return Plan(tuple(tables), tuple(owed_list), next_board)
@@ -278,9 +286,9 @@ def event_schedule(
         for _ in range(boards):
             board_name = f"{seed}:{index}"
             deal = board_seed(seed, index)
-            index += 1
             for r in range(players):
-                schedule.append(PlannedTable(rotate(group, r), deal, board_name, r))
+                schedule.append(PlannedTable(rotate(group, r), deal, board_name, r, index))
+            index += 1
     return tuple(schedule)
 
 
