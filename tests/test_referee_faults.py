@@ -146,12 +146,17 @@ def test_a_silent_bot_times_out_and_is_forfeited(arena: Arena, tmp_path: Path) -
 
 
 def _messages(log: Path) -> list[bot_pb.PlayResponse]:
-    """What a recording bot received, in order, up to the end of its game (which it may still
-    be writing down when the referee's record is already back)."""
+    """What a recording bot received, in order, up to the end of its game.
+
+    The referee's record is back as soon as the game's last message is sent, so the bot may
+    still be writing that message down: the log is read again until it holds the end of the
+    game, and a line without its newline yet (half written) is left for the next read.
+    """
     deadline = time.monotonic() + RESULT_S
     while True:
         text = log.read_text() if log.exists() else ""
-        messages = [bot_pb.PlayResponse.FromString(base64.b64decode(x)) for x in text.split()]
+        lines = text.split("\n")[:-1]  # what follows the last newline is unfinished
+        messages = [bot_pb.PlayResponse.FromString(base64.b64decode(x)) for x in lines]
         if any(e.HasField("game_ended") for m in messages for e in m.events):
             return messages
         assert time.monotonic() < deadline, "the bot never got the end of its game"
@@ -159,15 +164,19 @@ def _messages(log: Path) -> list[bot_pb.PlayResponse]:
 
 
 def test_a_slow_bot_times_out_and_its_late_answers_are_dropped(arena: Arena) -> None:
-    start_bad(arena, "slow", "slow", "--delay-ms=1000")
+    # The bot answers every other request only once the next one comes: late by construction,
+    # and read by the table before the answer that follows it (a bot answering after a delay
+    # could see its seat forfeited, and its stream no longer read, before its first late answer
+    # arrived on a loaded machine).
+    start_bad(arena, "slow", "late")
     record, _ = play_beside(arena, "slow", "slow")
     assert kinds(record) == {FaultKind.TIMEOUT}
     assert record.seat_status[BAD_SEAT] is Termination.TIMEOUT
     assert record.late and all(x.seat == BAD_SEAT for x in record.late)
     timed_out = {d.request_id for d in record.decisions if d.fault is FaultKind.TIMEOUT}
     assert {x.request_id for x in record.late} <= timed_out
-    # Its next game starts while it still works through the last game's requests: those
-    # answers are late there too, not answers with a wrong request id.
+    # The request it held when its seat was forfeited is answered in its next game: late there
+    # too, not an answer with a wrong request id.
     again, _ = play_beside(arena, "slow", "slow-again")
     assert kinds(again) == {FaultKind.TIMEOUT}
     timed_out |= {d.request_id for d in again.decisions if d.fault is FaultKind.TIMEOUT}
@@ -314,9 +323,7 @@ def test_a_bot_that_drops_and_comes_back_takes_its_seat_back(arena: Arena, tmp_p
     record, _ = play_beside(arena, "back", "back", FaultPolicy(grace_ms=30_000))
     assert record.seat_status[BAD_SEAT] is Termination.NORMAL
     assert kinds(record) <= {FaultKind.DISCONNECT}
-    messages = [
-        bot_pb.PlayResponse.FromString(base64.b64decode(x)) for x in log.read_text().split()
-    ]
+    messages = _messages(log)
     welcomes = [m.welcome for m in messages if m.HasField("welcome")]
     assert [w.resumed for w in welcomes] == [False, True]
     assert welcomes[1].reconnect_grace_ms == 30_000  # the table's grace, not the default
@@ -350,11 +357,6 @@ def test_strict_mode_forfeits_at_the_first_fault(arena: Arena) -> None:
     assert record.seat_status[BAD_SEAT] is Termination.ILLEGAL
     later = [d for d in record.decisions if d.seat == BAD_SEAT and not d.forced]
     assert all(d.fallback for d in later[later.index(next(d for d in later if d.fault)) :])
-
-
-def recorded(log: Path) -> list[bot_pb.PlayResponse]:
-    """What a bot run with --record received, in order."""
-    return [bot_pb.PlayResponse.FromString(base64.b64decode(x)) for x in log.read_text().split()]
 
 
 def story(messages: list[bot_pb.PlayResponse]) -> list[tuple[str, int]]:
@@ -396,8 +398,9 @@ def test_a_bot_arriving_after_its_game_started_hears_of_it_once(
     arena.bots.start("late", "good", f"--record={log}")
     record = future.result(RESULT_S)
     assert record.seat_status == (Termination.NORMAL,) * 4
-    assert [m.welcome.resumed for m in recorded(log) if m.HasField("welcome")] == [True]
-    told = story(recorded(log))
+    messages = _messages(log)
+    assert [m.welcome.resumed for m in messages if m.HasField("welcome")] == [True]
+    told = story(messages)
     # It took its seat back within the grace period: the game's start and the deal once each.
     assert told[:3] == [("game_started", -1), ("hand_started", 0), ("cards_dealt", 0)]
     assert [k for k, _ in told].count("game_started") == 1
@@ -427,7 +430,7 @@ def test_a_bot_back_in_a_later_hand_hears_what_it_missed_in_order(
     cue.touch()
     record = future.result(RESULT_S)
     assert record.seat_status[BAD_SEAT] is Termination.NORMAL
-    told = story(recorded(log))
+    told = story(_messages(log))
     assert told[0] == ("game_started", -1)
     # The rest of hand 0 comes before hand 1, which starts once: no event is told twice.
     numbers = [n for _, n in told[1:] if n >= 0]

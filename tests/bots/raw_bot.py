@@ -76,6 +76,8 @@ class Bot:
         self.reconnected = False
         self.muddled = 0
         """Play requests answered so far in the muddled mode."""
+        self.held: bot_pb.DecisionRequest | None = None
+        """The request the late mode holds back until the next one comes."""
         self.leaver: asyncio.Task[None] | None = None
         self.channel: grpc.aio.Channel | None = None
         self.call: grpc.aio.StreamStreamCall | None = None  # type: ignore[type-arg]
@@ -183,6 +185,19 @@ class Bot:
     async def mode_slow(self, request: bot_pb.DecisionRequest) -> None:
         """Answer legally, but only after --delay-ms (past the deadline)."""
         await asyncio.sleep(self.args.delay_ms / 1000)
+        await self.send(good_answer(request))
+
+    async def mode_late(self, request: bot_pb.DecisionRequest) -> None:
+        """Hold every other request back until the next one comes, then answer the held one
+        (late) before this one (at once). The referee asks a seat again only once it has given
+        up on the open request, so the held answer is past its deadline whatever the machine's
+        speed, and it reaches the referee before the answer to the request now open; a request
+        held when its game ends is answered when the next game asks."""
+        held, self.held = self.held, None
+        if held is None:
+            self.held = request
+            return
+        await self.send(good_answer(held))
         await self.send(good_answer(request))
 
     async def mode_crash(self, request: bot_pb.DecisionRequest) -> None:
