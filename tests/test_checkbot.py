@@ -174,6 +174,27 @@ def test_a_bot_class_the_sdk_warns_of_fails_once_and_the_rest_still_run(tmp_path
     assert details(report)["refused token"][0] is Verdict.PASS
 
 
+LINGERING = """
+import atexit
+import threading
+from arena.client import Bot, run
+
+atexit.register(print, "exit handler ran", flush=True)
+threading.Thread(target=threading.Event().wait).start()  # never ends, and not a daemon
+run(Bot())
+"""
+
+
+def test_a_refused_bot_exits_though_a_thread_of_its_own_runs_on(tmp_path: Path) -> None:
+    # The SDK ends the process once it has said why: its exit handlers run, the interpreter's
+    # teardown (slow on a loaded machine, measured) and a thread left running do not hold it up.
+    report = check_source(tmp_path, LINGERING, ["refused token"])
+    verdict, detail = details(report)["refused token"]
+    assert verdict is Verdict.PASS, detail
+    assert re.match(r"exited with code 2, \d+ ms after UNAUTHENTICATED; its last line: ", detail)
+    assert "exit handler ran" in (tmp_path / "log").read_text()
+
+
 HARD_CODED = """
 import time
 print("cannot connect to 127.0.0.1:50051", flush=True)  # as a bot with its own address says
