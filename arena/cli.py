@@ -1,11 +1,14 @@
 """The `arena` command line: a thin typer layer over the library; no logic lives here.
 
 Bad input (a flag, a file, a bot command, a port, a database) is one line on stderr and exit
-code 2; a run stopped by Ctrl-C or SIGTERM exits with 130 after saying how to resume.
+code 2; a run stopped by Ctrl-C or SIGTERM exits with 130 after saying how to resume; any command
+whose output's reader has gone (a closed pipe) stops without a word, exit code 141.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import signal
@@ -32,6 +35,8 @@ app = typer.Typer(
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
+EXIT_OUTPUT_CLOSED = 141
+"""128 + SIGPIPE: what a shell reports of a program stopped by writing to a closed pipe."""
 DEMO_BOARDS = 12
 DEMO_DB = "arena-demo.db"
 SPRT_DB = "arena-sprt.db"
@@ -91,6 +96,13 @@ class OnceCommand(TyperCommand):
             raise typer.Exit(EXIT_BAD_INPUT)
         result: list[str] = super().parse_args(ctx, args)
         return result
+
+    def invoke(self, ctx: Any) -> Any:
+        """Run the command; a closed output (``arena ratings | head -1``) stops it quietly."""
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            output_closed()
 
 
 def _empty_path(command: TyperCommand, args: list[str], interspersed: bool) -> str:
@@ -179,9 +191,35 @@ def _once_everywhere(application: typer.Typer) -> None:
             _once_everywhere(group.typer_instance)
 
 
+class PipeConsole(Console):
+    """A console that lets a closed pipe's error through, to stop the command as any other
+    output does (rich's own exits 1, and points stdout at /dev/null even when it writes stderr)."""
+
+    def on_broken_pipe(self) -> None:
+        """Raise a BrokenPipeError for the command to stop on (:func:`output_closed`)."""
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, "the output's reader has gone")
+
+
 def _console() -> Console:
     # Piped output is not cut to 80 columns: the rating table has many.
-    return Console() if sys.stdout.isatty() else Console(width=PIPE_WIDTH)
+    return PipeConsole() if sys.stdout.isatty() else PipeConsole(width=PIPE_WIDTH)
+
+
+def output_closed() -> NoReturn:
+    """Stop quietly, exit code 141: the reader of our output has gone (``arena run | head -1``).
+
+    What a Unix tool does on a closed pipe (SIGPIPE kills it; the shell says 141), with no word
+    (there is no one to read it) and no traceback. What is still buffered for the closed stream
+    goes to /dev/null, or flushing it at exit would fail and complain again.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        # Not a file (a test's capture): nothing to redirect.
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(devnull, stream.fileno())
+    os.close(devnull)
+    raise typer.Exit(EXIT_OUTPUT_CLOSED)
 
 
 def _fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
@@ -351,6 +389,8 @@ def _do_run(
 
     sigterm_as_ctrl_c()
     outcome = _guard(lambda: run_batch(settings, make_reporter(sys.stderr)), settings.db)
+    if outcome.output_closed:  # stopped as by Ctrl-C; the same command resumes
+        output_closed()
     if outcome.interrupted:
         _fail(
             f"interrupted: {outcome.stored} of {outcome.total} games stored in {settings.db}; "
@@ -571,6 +611,8 @@ def ratings(
                 anchor=anchor,
                 console=_console(),
             )
+        except BrokenPipeError:
+            raise  # the table's reader has gone, not the plot's file: stopped quietly
         except OSError as e:  # a file named per table size (NAME-4p.png) that was not checked
             raise ConfigError(
                 f"--plot {plot}: cannot write {e.filename} ({e.strerror}); give another file"
@@ -718,6 +760,8 @@ def sprt(
         ),
         settings.db,
     )
+    if outcome.run is not None and outcome.run.output_closed:
+        output_closed()
     console.print(outcome.status, markup=False, highlight=False)
     if outcome.run is not None and outcome.run.interrupted:
         _fail(

@@ -309,6 +309,72 @@ def test_a_second_run_on_a_database_in_use_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "other.db.lock").exists()
 
 
+def closed_pipe_run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run `arena ARGS` with its stdout a pipe nobody reads any more (as `| head -1` leaves it
+    once it has its line): every write to it fails at once."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        return subprocess.run(
+            [*BASE, *args],
+            cwd=cwd,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=CLI_TIMEOUT_S,
+        )
+    finally:
+        os.close(write_end)
+
+
+def test_a_closed_output_stops_quietly_with_141_and_the_run_resumes(tmp_path: Path) -> None:
+    # `arena run ... 2>&1 | head -1` exited 1, and `arena ratings | head -1` too: a Unix tool
+    # stops quietly on a closed pipe, and the shell says 141 (128 + SIGPIPE).
+    args = ["run", "--bot", f"a={LOW}", "--bot", f"b={HEUR}", "--bot", f"c={LOW}"]
+    args += ["--players", "3", "--boards", "4", "--concurrency", "1"]
+    first = subprocess.Popen(
+        [*BASE, *args], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert first.stderr is not None
+        assert first.stderr.readline() == "arena: 12 games to play of 12\n"
+        first.stderr.close()  # head -1 has its line
+        assert first.wait(timeout=CLI_TIMEOUT_S) == 141
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    # Stopped as by Ctrl-C: the games finished are whole, each with its replay, none interrupted.
+    with Store.open(tmp_path / "arena.db", create=False) as store:
+        (run,) = store.runs()
+        kept = dict(store.records(run.run_id))
+    assert 0 < len(kept) < 12
+    assert all(r.termination.value == "normal" for r in kept.values())
+    replays = sorted((tmp_path / "arena-out" / "replays").iterdir())
+    assert len(replays) == len(kept)
+    assert not (tmp_path / "arena.db.lock").exists()
+    done = arena(*args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert f"{12 - len(kept)} games to play of 12, {len(kept)} already stored (resuming)" in (
+        done.stderr
+    )
+    with Store.open(tmp_path / "arena.db", create=False) as store:
+        assert sorted(game for game, _ in store.records(run.run_id)) == list(range(12))
+    # Commands writing to a stdout whose reader has gone: 141, not a word, not a traceback.
+    assert arena("bots", "add", "alpha", "--db", "comp.db", cwd=tmp_path).returncode == 0
+    for command in (
+        ["ratings"],
+        ["replay", "1"],
+        ["replay", "1", "--json"],
+        ["bots", "list", "--db", "comp.db"],
+    ):
+        closed = closed_pipe_run(tmp_path, *command)
+        assert (closed.returncode, closed.stderr) == (141, ""), command
+    # The run's summary goes to the closed stdout once every game is played.
+    closed = closed_pipe_run(tmp_path, *args)
+    assert closed.returncode == 141 and "Traceback" not in closed.stderr, closed.stderr
+
+
 def stored_db(tmp_path: Path, boards: int = 2) -> Path:
     """A database with a few engine-played games (no processes needed)."""
     config = build_config(

@@ -2,6 +2,9 @@
 
 Both show the same figures: games stored out of the total, games per second, the time left, and
 the current standings (mean points per hand, lower is better), the few best first.
+
+A reporter whose stream is a pipe closed by its reader (``arena run 2>&1 | head -1``) falls silent
+and says so in ``closed``; the director then stops the run, as a well-behaved Unix tool does.
 """
 
 from __future__ import annotations
@@ -109,9 +112,16 @@ class PlainReporter:
         self._standings = Standings(())
         self._last = 0.0
         self._step = 0
+        self.closed = False
+        """Whether the stream's reader has gone (a closed pipe): nothing is written any more."""
 
     def _print(self, text: str) -> None:
-        print(f"{self._label}: {text}", file=self._stream, flush=True)
+        if self.closed:
+            return
+        try:
+            print(f"{self._label}: {text}", file=self._stream, flush=True)
+        except BrokenPipeError:
+            self.closed = True
 
     def start(self, total: int, done: int, standings: Standings) -> None:
         """The run starts."""
@@ -162,6 +172,8 @@ class RichReporter:
         self._standings = Standings(())
         self._rate = _Rate()
         self._live: Live | None = None
+        self.closed = False
+        """Always False: a terminal, not a pipe, has no reader to go away."""
 
     def _render(self) -> RenderableType:
         table = Table(box=None, pad_edge=False)

@@ -13,8 +13,10 @@
 
 Stopping: Ctrl-C or SIGTERM stops handing out tables, stops the referee (the games in play are
 interrupted and not stored; they are played again on resume) and the bots, and returns with
-``interrupted`` set. A kill -9 loses only the games not yet committed. Running the same command
-again resumes: the schedule is the same, the stored games are skipped.
+``interrupted`` set. A progress stream whose reader has gone (``arena run 2>&1 | head -1``)
+stops the run the same way, with ``output_closed`` set instead: the finished games are kept.
+A kill -9 loses only the games not yet committed. Running the same command again resumes: the
+schedule is the same, the stored games are skipped.
 """
 
 from __future__ import annotations
@@ -84,6 +86,10 @@ class Reporter(Protocol):
     def stop(self) -> None:
         """The run has ended (finished or interrupted)."""
 
+    @property
+    def closed(self) -> bool:
+        """Whether the output's reader has gone (a closed pipe): the run then stops."""
+
 
 @dataclass(frozen=True)
 class RunOutcome:
@@ -103,6 +109,8 @@ class RunOutcome:
     """Wall time of this call."""
     exits: tuple[BotExit, ...]
     """Bot processes that died unexpectedly during this call."""
+    output_closed: bool = False
+    """Stopped because the progress output's reader had gone (a closed pipe)."""
 
 
 @dataclass(frozen=True)
@@ -248,6 +256,7 @@ def play_tables(
                 write_missing_replays(store, director.run_id, config.out)
             reporter.start(total or done, done, director.standings())
             reporter.stop()
+            director.check_output()
             return director.outcome(done, started)
         check_port(config.port)
         try:
@@ -311,6 +320,8 @@ class _Director:
         self.claimed = False
         self.played = 0
         self.interrupted = False
+        self.output_closed = False
+        self._output_gone: trio.Event | None = None
         self.exits: list[BotExit] = []
         self._referee_stopped = False
         # Everything the database gets goes through one writer task, in order: the games and the
@@ -328,6 +339,7 @@ class _Director:
             interrupted=self.interrupted,
             elapsed_s=time.monotonic() - started,
             exits=tuple(self.exits),
+            output_closed=self.output_closed,
         )
 
     async def main(self, todo: Iterable[Table], per_bot: dict[str, int], done: int) -> None:
@@ -353,13 +365,16 @@ class _Director:
             on_exit=self._bot_exited,
         )
         self._pool = pool
+        self._output_gone = trio.Event()
         try:
             async with trio.open_nursery() as nursery:
                 await nursery.start(pool.run)
                 await trio.to_thread.run_sync(self._claim)
                 self.reporter.start(self.total or 0, done, self.standings())
+                self.check_output()
                 stop = trio.Event()
                 nursery.start_soon(self._watch_signals, stop, referee, pool)
+                nursery.start_soon(self._watch_output, stop, referee, pool)
                 async with trio.open_nursery() as writing:
                     writing.start_soon(self._writer, stop)
                     try:
@@ -402,9 +417,24 @@ class _Director:
         self.config.out.mkdir(parents=True, exist_ok=True)
         write_missing_replays(self.store, self.run_id, self.config.out)
 
+    def check_output(self) -> None:
+        """After the reporter was told something: if its reader has gone, stop the run."""
+        if self.reporter.closed and not self.output_closed:
+            self.output_closed = True
+            if self._output_gone is not None:
+                self._output_gone.set()
+
+    async def _watch_output(self, stop: trio.Event, referee: _RefereeLike, pool: BotPool) -> None:
+        # As _watch_signals, quietly: a closed pipe is how a Unix reader says it has seen enough.
+        assert self._output_gone is not None
+        await self._output_gone.wait()
+        stop.set()
+        await self._stop_referee(referee, pool)
+
     def _bot_exited(self, gone: BotExit) -> None:
         self.exits.append(gone)
         self.reporter.note(f"{gone.describe()}; restarting it")
+        self.check_output()
         with contextlib.suppress(trio.ClosedResourceError):  # after the last game: not kept
             self._writes.send_nowait(gone)
 
@@ -456,6 +486,7 @@ class _Director:
                     self.reporter.game(item.record)
                     if self.on_record is not None and self.on_record(item.table, item.record):
                         stop.set()
+                    self.check_output()
 
     def _write(self, item: _GameDone | BotExit) -> None:
         assert self.store is not None

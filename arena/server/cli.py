@@ -23,7 +23,6 @@ from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from arena.config import check_port
@@ -280,7 +279,9 @@ def bots_list(
     table = Table("bot", "status", "note", title=f"bots in {db}")
     for a in rows:
         table.add_row(a.name, a.status.value, a.note)
-    Console().print(table)
+    from arena.cli import PipeConsole  # not at the top: arena.cli imports this module
+
+    PipeConsole().print(table)  # a closed pipe stops quietly, exit 141, as every command's
 
 
 @bots_app.command("revoke")
