@@ -31,7 +31,7 @@ from typing import Final
 from arena import _compiled
 from arena.cards import CARDS, Card, mask_of
 from arena.engine import Game, Hand, Phase
-from arena.errors import CardParseError, Violation
+from arena.errors import Violation
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import events_pb2 as ev_pb
 from arena.proto.hearts.v1 import spectator_service_pb2 as spec_pb
@@ -753,21 +753,29 @@ class TableRun:
             )
         if kind == _PLAY:
             text = decision.play_card.card
-            try:
-                card = Card.parse(text)
-            except CardParseError:
-                return _Refused(FaultKind.MALFORMED, f"{text!r} is not a card", sent)
+            card = wire.card_spelled(text)
+            if card is None:
+                return _Refused(
+                    FaultKind.MALFORMED, f"{text!r} is not a card: {wire.CARD_FORM}", sent
+                )
             why = hand.check_play(index, card)
             if why is None:
                 return _Accepted((card,), at)
             if why is Violation.CARD_NOT_HELD:
                 return _Refused(FaultKind.CARD_NOT_HELD, f"{card} is not in the seat's hand", sent)
             return _Refused(FaultKind.ILLEGAL_CARD, f"{card} may not be played: {why.value}", sent)
-        texts = list(decision.pass_cards.cards)
-        try:
-            cards = tuple(Card.parse(t) for t in texts)
-        except CardParseError as e:
-            return _Refused(FaultKind.MALFORMED, f"the pass names something not a card: {e}", sent)
+        passed: list[Card] = []
+        for t in decision.pass_cards.cards:
+            spelled = wire.card_spelled(t)
+            if spelled is None:
+                return _Refused(
+                    FaultKind.MALFORMED,
+                    f"the pass names something not a card: cannot parse card {t!r}: "
+                    f"{wire.CARD_FORM}",
+                    sent,
+                )
+            passed.append(spelled)
+        cards = tuple(passed)
         why = hand.check_pass(index, cards)
         if why is None:
             return _Accepted(cards, at)

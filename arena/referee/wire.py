@@ -17,7 +17,7 @@ from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import DecodeError
 
 from arena import _compiled
-from arena.cards import CARDS, Card
+from arena.cards import CARDS, Card, Rank
 from arena.engine import Hand, HandResult, Phase, Trick, mask_indexes
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import events_pb2 as ev_pb
@@ -134,7 +134,36 @@ def codes_of_mask(mask: int) -> tuple[str, ...]:
 
 CARD_OF: Final[dict[str, Card]] = {str(c): c for c in CARDS}
 """Cards by their exact two-character code (what a well-behaved bot sends; anything else goes
-through :meth:`Card.parse` for its error message)."""
+through :func:`card_spelled`)."""
+
+
+def _spellings() -> dict[str, Card]:
+    out: dict[str, Card] = {}
+    for card in CARDS:
+        ranks = {card.rank.letter, card.rank.letter.lower()}
+        if card.rank is Rank.TEN:
+            ranks |= {"10"}
+        for rank in ranks:
+            for suit in (card.suit.letter, card.suit.letter.lower()):
+                out[rank + suit] = card
+    return out
+
+
+CARD_SPELLINGS: Final[dict[str, Card]] = _spellings()
+"""Every spelling of a card that an answer may use, as the .proto and the protocol guide list
+them: the code the referee sends ("QS", "TH"), each letter in either case ("qs", "Qs", "th"),
+and "10" for the ten ("10H", "10h"). A closed list rather than :meth:`Card.parse`, whose leniency
+is the engine's (it takes any Unicode space around a code, and "ſ" for "s"): what a bot may send
+is the protocol's, and must be said in full."""
+CARD_PADDING: Final = " \t\r\n"
+"""What an answer's card may have around it (ignored), as documented with the spellings."""
+CARD_FORM: Final = "expected rank then suit, like 'QS', 'TH' or '2C'"
+"""How a refusal says what a card looks like."""
+
+
+def card_spelled(text: str) -> Card | None:
+    """The card an answer names in one of :data:`CARD_SPELLINGS`, or None (not a card)."""
+    return CARD_SPELLINGS.get(text.strip(CARD_PADDING))
 
 
 # ---- pre-serialised messages ---------------------------------------------------------------------

@@ -232,7 +232,9 @@ class PassCards(_message.Message):
     CARDS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """Exactly DecisionRequest.pass_count distinct cards from DecisionRequest.legal_cards."""
+        """Exactly DecisionRequest.pass_count distinct cards from DecisionRequest.legal_cards, each
+        written as PlayCard.card says.
+        """
 
     def __init__(
         self,
@@ -255,7 +257,12 @@ class PlayCard(_message.Message):
 
     CARD_FIELD_NUMBER: _builtins.int
     card: _builtins.str
-    """One card from DecisionRequest.legal_cards, e.g. "QS"."""
+    """One card from DecisionRequest.legal_cards, e.g. "QS". Send it as the referee wrote it: two
+    characters, the rank (one of 23456789TJQKA) then the suit (one of CDHS). The referee also
+    takes each letter in lower case ("qs", "Qs", "th"), "10" for the ten ("10H", "10h"), and
+    spaces, tabs or line breaks around the code; any other text is not a card
+    (FAULT_KIND_MALFORMED).
+    """
     def __init__(
         self,
         *,
