@@ -4,16 +4,22 @@
 
 * a table of one hand passes in the direction of its board's number (left, right, across, hold,
   as `arena run` deals), the same in every rotation of the board, on the ladder and in an event;
+* a board's seed is keyed by a secret the database keeps (made at its first start, the same
+  after a restart, never served), so that a board's public name says nothing of its cards;
 """
 
 from __future__ import annotations
 
+import json
+import random
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from test_server_support import ServerProcess
+
+from arena.server.matchmaking import board_seed
 
 CYCLE = ("left", "right", "across", "hold")
 """The four-player pass cycle: board n passes CYCLE[n % 4]."""
@@ -26,11 +32,13 @@ def server(tmp_path: Path) -> Iterator[ServerProcess]:
     process.close()
 
 
-def start_four(server: ServerProcess, names: str = "abcd") -> None:
+def start_four(server: ServerProcess, names: str = "abcd") -> dict[str, str]:
+    """Add four bots, start the server and the bots; their tokens."""
     tokens = {name: server.add_bot(name) for name in names}
     server.start()
     for name in names:
         server.bot(name, tokens[name], "low")
+    return tokens
 
 
 def games(server: ServerProcess) -> int:
@@ -78,6 +86,11 @@ def test_event_boards_pass_every_way_alike_in_their_rotations(server: ServerProc
     assert sorted(d[0] for d in boards.values()) == sorted(CYCLE)
     for board, directions in boards.items():
         assert directions == [directions[0]] * 4, (board, directions)
+    # The event's seeds are keyed by the secret too: its schedule is public.
+    secret, seeds = stored_seeds(server.db)
+    for board, dealt in seeds.items():
+        seed, index = map(int, board.split(":"))
+        assert set(dealt) == {board_seed(secret, seed, index)}
 
 
 def test_tables_of_several_hands_keep_the_cycle(server: ServerProcess) -> None:
@@ -88,3 +101,51 @@ def test_tables_of_several_hands_keep_the_cycle(server: ServerProcess) -> None:
     for board, directions in directions_by_board(server.db).items():
         per_game = [directions[i : i + 3] for i in range(0, len(directions), 3)]
         assert all(d == ["left", "right", "across"] for d in per_game), (board, directions)
+
+
+def stored_seeds(db: Path) -> tuple[str, dict[str, list[int]]]:
+    """The database's secret, and the seed of each stored game of each board."""
+    with sqlite3.connect(db) as conn:
+        (secret,) = conn.execute("SELECT secret FROM server_secret").fetchone()
+        seeds: dict[str, list[int]] = {}
+        for board, seed in conn.execute("SELECT board, seed FROM games ORDER BY game"):
+            seeds.setdefault(board, []).append(seed)
+    return secret, seeds
+
+
+def public_texts(server: ServerProcess) -> str:
+    """Everything the page's API serves without a login, as text."""
+    texts = [json.dumps(server.get(p)) for p in ("/api/health", "/api/standings", "/api/lobby")]
+    listed = server.get("/api/games?limit=500")
+    texts.append(json.dumps(listed))
+    texts += [json.dumps(server.get(f"/api/games/{g['game']}")) for g in listed["games"]]
+    return "\n".join(texts)
+
+
+def test_board_seeds_are_keyed_by_a_secret_the_database_keeps(server: ServerProcess) -> None:
+    tokens = start_four(server)
+    server.wait_for(lambda: games(server) >= 6)
+    served = public_texts(server)
+    assert server.terminate() == 0
+    secret, seeds = stored_seeds(server.db)
+    assert len(secret) == 64 and secret not in served
+    for board, dealt in seeds.items():
+        seed, index = map(int, board.split(":"))
+        # One deal per board, keyed by the secret: not the seed anyone could compute from the
+        # board's name (as before), which the lobby and the games list show.
+        assert set(dealt) == {board_seed(secret, seed, index)}
+        assert set(dealt) != {random.Random(board).getrandbits(63)}
+    # A restart keeps the secret: the boards dealt after it (and a board begun before it and
+    # finished after) are keyed by the same one.
+    server.stop_bots()
+    before = {board: len(dealt) for board, dealt in seeds.items()}
+    server.start()
+    for name, token in tokens.items():
+        server.bot(name, token, "low")
+    server.wait_for(lambda: games(server) >= sum(before.values()) + 4)
+    assert server.terminate() == 0
+    again, seeds = stored_seeds(server.db)
+    assert again == secret and len(seeds) > len(before)
+    for board, dealt in seeds.items():
+        seed, index = map(int, board.split(":"))
+        assert set(dealt) == {board_seed(secret, seed, index)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 
 import pytest
@@ -12,6 +13,8 @@ from arena.server.matchmaking import (
     EventFormat,
     OwedBoard,
     PlannedTable,
+    board_name,
+    board_seed,
     event_schedule,
     plan_event,
     plan_ladder,
@@ -36,6 +39,7 @@ def test_too_few_bots_make_no_table() -> None:
         (),
         players=4,
         ladder_seed=1,
+        secret="s",
         next_board=0,
         seed=0,
     )
@@ -44,7 +48,13 @@ def test_too_few_bots_make_no_table() -> None:
 
 def test_single_sessions_deal_one_rotation_and_owe_the_rest() -> None:
     plan = plan_ladder(
-        [Candidate(n, 1, 0) for n in "abcd"], (), players=4, ladder_seed=7, next_board=3, seed=1
+        [Candidate(n, 1, 0) for n in "abcd"],
+        (),
+        players=4,
+        ladder_seed=7,
+        secret="s",
+        next_board=3,
+        seed=1,
     )
     assert len(plan.tables) == 1
     table = plan.tables[0]
@@ -57,7 +67,13 @@ def test_single_sessions_deal_one_rotation_and_owe_the_rest() -> None:
 
 def test_many_sessions_deal_every_rotation_at_once() -> None:
     plan = plan_ladder(
-        [Candidate(n, 4, 0) for n in "abcd"], (), players=4, ladder_seed=7, next_board=0, seed=2
+        [Candidate(n, 4, 0) for n in "abcd"],
+        (),
+        players=4,
+        ladder_seed=7,
+        secret="s",
+        next_board=0,
+        seed=2,
     )
     assert [t.rotation for t in plan.tables] == [0, 1, 2, 3]
     assert len({t.seed for t in plan.tables}) == 1 and plan.owed == ()
@@ -72,6 +88,7 @@ def test_owed_rotation_is_dealt_when_its_group_is_idle_again() -> None:
         (owed,),
         players=4,
         ladder_seed=7,
+        secret="s",
         next_board=6,
         seed=3,
     )
@@ -84,7 +101,7 @@ def test_owed_rotation_is_dealt_when_its_group_is_idle_again() -> None:
 def test_the_least_played_bot_is_not_starved_by_owed_boards() -> None:
     owed = OwedBoard("7:0", 99, ("a", "b", "c", "d"), (1, 2, 3), 0)
     cands = [Candidate(n, 1, 1) for n in "abcd"] + [Candidate("e", 1, 0)]
-    plan = plan_ladder(cands, (owed,), players=4, ladder_seed=7, next_board=1, seed=4)
+    plan = plan_ladder(cands, (owed,), players=4, ladder_seed=7, secret="s", next_board=1, seed=4)
     (table,) = plan.tables
     assert "e" in table.seats and table.board == "7:1"
 
@@ -94,7 +111,14 @@ def test_new_groups_favour_close_ratings() -> None:
     weak = [Candidate(f"w{i}", 1, 0, rating=10.0 + i) for i in range(4)]
     for seed in range(20):
         plan = plan_ladder(
-            strong + weak, (), players=4, ladder_seed=1, next_board=0, seed=seed, duplicate=False
+            strong + weak,
+            (),
+            players=4,
+            ladder_seed=1,
+            secret="s",
+            next_board=0,
+            seed=seed,
+            duplicate=False,
         )
         assert len(plan.tables) == 2
         for table in plan.tables:
@@ -105,7 +129,9 @@ def test_bots_with_few_games_are_seated_first() -> None:
     cands = [Candidate(f"old{i}", 1, 50) for i in range(4)] + [
         Candidate(f"new{i}", 1, 0) for i in range(4)
     ]
-    plan = plan_ladder(cands, (), players=4, ladder_seed=1, next_board=0, seed=5, max_tables=1)
+    plan = plan_ladder(
+        cands, (), players=4, ladder_seed=1, secret="s", next_board=0, seed=5, max_tables=1
+    )
     (table,) = plan.tables
     assert all(name.startswith("new") for name in table.seats)
 
@@ -113,7 +139,7 @@ def test_bots_with_few_games_are_seated_first() -> None:
 def test_no_bot_sits_twice_at_a_table_nor_beyond_its_idle_sessions() -> None:
     cands = [Candidate(n, k, 0) for n, k in zip("abcdefg", (3, 1, 2, 5, 1, 1, 2), strict=True)]
     for seed in range(30):
-        plan = plan_ladder(cands, (), players=4, ladder_seed=1, next_board=0, seed=seed)
+        plan = plan_ladder(cands, (), players=4, ladder_seed=1, secret="s", next_board=0, seed=seed)
         used: Counter[str] = Counter()
         for t in plan.tables:
             assert len(set(t.seats)) == 4
@@ -131,6 +157,7 @@ def test_max_tables_bounds_a_plan() -> None:
         (),
         players=4,
         ladder_seed=1,
+        secret="s",
         next_board=0,
         seed=6,
         max_tables=3,
@@ -140,8 +167,8 @@ def test_max_tables_bounds_a_plan() -> None:
 
 def test_plan_is_a_function_of_its_inputs() -> None:
     cands = [Candidate(n, 2, i) for i, n in enumerate("abcdefgh")]
-    one = plan_ladder(cands, (), players=4, ladder_seed=1, next_board=0, seed=9)
-    two = plan_ladder(cands, (), players=4, ladder_seed=1, next_board=0, seed=9)
+    one = plan_ladder(cands, (), players=4, ladder_seed=1, secret="s", next_board=0, seed=9)
+    two = plan_ladder(cands, (), players=4, ladder_seed=1, secret="s", next_board=0, seed=9)
     assert one == two
 
 
@@ -192,3 +219,16 @@ def test_owed_boards_expire_by_age_and_count() -> None:
     assert prune_owed(owed, 10, max_age=3, max_count=100) == tuple(owed[7:])
     assert prune_owed(owed, 10, max_age=100, max_count=4) == tuple(owed[6:])
     assert prune_owed(owed, 10, max_age=100, max_count=0) == ()
+
+
+def test_board_seeds_are_keyed_by_the_secret_not_by_the_public_name() -> None:
+    cands = [Candidate(n, 1, 0) for n in "abcd"]
+    plan = plan_ladder(cands, (), players=4, ladder_seed=1, secret="k1", next_board=7, seed=1)
+    (table,) = plan.tables
+    assert table.board == board_name(1, 7) == "1:7"
+    assert table.seed == board_seed("k1", 1, 7) != board_seed("k2", 1, 7)
+    # The old seed, which anyone could compute from the board's name.
+    assert table.seed != random.Random("1:7").getrandbits(63)
+    schedule = event_schedule("abcd", players=4, boards=2, seed=5, secret="k1")
+    assert [t.seed for t in schedule[::4]] == [board_seed("k1", 5, 0), board_seed("k1", 5, 1)]
+    assert event_schedule("abcd", players=4, boards=2, seed=5, secret="k2") != schedule

@@ -360,6 +360,7 @@ class Competition:
                 seed=self.config.seed,
                 format=event.format,
                 candidate=event.candidate,
+                secret=self.ledger.db.secret,
             )
             begun = set()
             for _, table_id, termination in tables:
@@ -377,6 +378,13 @@ class Competition:
         # A board's rotations still to come are dealt as its stored ones were, even if a server
         # of another version began it (with other seeds, or every board passing left).
         self._dealt = await self.ledger.write(LedgerDB.dealt_boards, boards)
+        if self.ledger.db.secret_made and tables:
+            log.warning(
+                "the database had no secret for the board seeds (an older server's): one is made"
+                " and kept in it; boards dealt from now on are keyed by it, and the boards begun"
+                " before are finished with their old seeds, which their names gave away",
+                extra={"boards_begun": len(self._dealt)},
+            )
         if self._rated:
             self._fit_dirty.set()
         return interrupted
@@ -492,6 +500,7 @@ class Competition:
                 self._owed,
                 players=self.config.players,
                 ladder_seed=self.config.seed,
+                secret=self.ledger.db.secret,
                 next_board=self._next_board,
                 seed=self._rng.getrandbits(63),
                 max_tables=room,

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 import sqlite3
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -62,6 +63,8 @@ INTERRUPTED_REASON = (
     "the server stopped (a crash or a kill) before this game ended; it is not rated"
 )
 _BUSY_TIMEOUT_S = 10.0
+SECRET_BYTES = 32
+"""Random bytes in a competition's secret (written as hex)."""
 FLUSH_EVERY = 32
 """Finished tables whose running marks may wait for the next commit of the ledger's own."""
 _T = TypeVar("_T")
@@ -75,6 +78,10 @@ CREATE TABLE IF NOT EXISTS server_running (
 CREATE TABLE IF NOT EXISTS server_state (
     key   TEXT PRIMARY KEY,          -- 'next_board', 'owed'
     value TEXT NOT NULL              -- JSON
+);
+CREATE TABLE IF NOT EXISTS server_secret (
+    id     INTEGER PRIMARY KEY CHECK (id = 0),
+    secret TEXT NOT NULL             -- keys the board seeds (matchmaking.board_seed); never served
 );
 CREATE TABLE IF NOT EXISTS server_live (
     bot   TEXT PRIMARY KEY,          -- the live (matchmaking) rating, OpenSkill mu and sigma
@@ -230,6 +237,18 @@ class LedgerDB:
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.executescript(SCHEMA)
         self._pending: list[tuple[int, dict[str, tuple[float, float]]]] = []
+        self.secret, self.secret_made = self._secret()
+
+    def _secret(self) -> tuple[str, bool]:
+        """The competition's secret, made (and kept) at the first start; and whether it was made
+        now. A database of an older server has none: it gets one at its first start here, and
+        only the boards dealt from then on are keyed by it (the older ones' seeds were public)."""
+        made = self._db.execute(
+            "INSERT OR IGNORE INTO server_secret (id, secret) VALUES (0, ?)",
+            (secrets.token_hex(SECRET_BYTES),),
+        ).rowcount
+        row = self._db.execute("SELECT secret FROM server_secret WHERE id = 0").fetchone()
+        return str(row[0]), made == 1
 
     def close(self) -> None:
         """Flush, then close both connections and let another server have the database."""

@@ -12,11 +12,17 @@ owed (:class:`OwedBoard`) and dealt later, when the group is idle again.
 The fixed event is a schedule made once (:func:`event_schedule`: every combination of entrants,
 every board in every rotation) and played as the entrants' sessions allow (:func:`plan_event`).
 
+A board's deal seed is a keyed hash of its public name (:func:`board_seed`) under the
+competition's secret, which the database keeps and nothing serves: the name (``SEED:INDEX``, which
+the lobby and the games list show) says nothing of the cards.
+
 Nothing here reads a clock, does I/O or draws unseeded randomness: the caller passes a seed.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -33,6 +39,7 @@ __all__ = [
     "OwedBoard",
     "Plan",
     "PlannedTable",
+    "board_name",
     "board_seed",
     "event_schedule",
     "plan_event",
@@ -116,9 +123,18 @@ class Plan:
     """The index the next new board gets."""
 
 
-def board_seed(ladder_seed: int, index: int) -> int:
-    """The deal seed of a ladder's ``index``-th board (stable across restarts)."""
-    return random.Random(f"{ladder_seed}:{index}").getrandbits(63) & _SEED_MASK
+def board_name(seed: int, index: int) -> str:
+    """The public name of a competition's ``index``-th board (the ratings' cluster key)."""
+    return f"{seed}:{index}"
+
+
+def board_seed(secret: str, seed: int, index: int) -> int:
+    """The deal seed of a competition's ``index``-th board: HMAC-SHA256 of its public name under
+    the competition's ``secret``, so that the name says nothing of the deal without the secret
+    (stable across restarts: the database keeps the secret)."""
+    key = secret.encode()
+    digest = hmac.new(key, board_name(seed, index).encode(), hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big") & _SEED_MASK
 
 
 def rotate(group: Sequence[str], rotation: int) -> tuple[str, ...]:
@@ -141,6 +157,7 @@ def plan_ladder(
     *,
     players: int,
     ladder_seed: int,
+    secret: str,
     next_board: int,
     seed: int,
     max_tables: int | None = None,
@@ -150,8 +167,9 @@ def plan_ladder(
 ) -> Plan:
     """The ladder tables that can start now, with the duplicate boards still owed after them.
 
-    ``seed`` drives the tie-breaks and the jitter (pass a fresh one each call); ``max_tables``
-    bounds the tables started at once (None: as many as the lobby allows).
+    ``secret`` keys the new boards' deal seeds (:func:`board_seed`); ``seed`` drives the
+    tie-breaks and the jitter (pass a fresh one each call); ``max_tables`` bounds the tables
+    started at once (None: as many as the lobby allows).
     """
     _check_players(players)
     rng = random.Random(seed)
@@ -211,8 +229,8 @@ def plan_ladder(
         rng.shuffle(group)
         index_new = next_board
         next_board += 1
-        new_seed = board_seed(ladder_seed, index_new)
-        name = f"{ladder_seed}:{index_new}"
+        new_seed = board_seed(secret, ladder_seed, index_new)
+        name = board_name(ladder_seed, index_new)
         rotations = list(range(players)) if duplicate else [0]
         # As many rotations at once as every bot of the group has idle sessions for.
         while rotations and room() and all(bot in idle for bot in group):
@@ -253,8 +271,13 @@ def event_schedule(
     seed: int,
     format: EventFormat = EventFormat.ROUND_ROBIN,
     candidate: str | None = None,
+    secret: str = "",
 ) -> tuple[PlannedTable, ...]:
-    """Every table of a fixed event: each combination, each board, each rotation, in that order."""
+    """Every table of a fixed event: each combination, each board, each rotation, in that order.
+
+    ``secret`` keys the deal seeds (:func:`board_seed`): a server passes its database's; the
+    empty default is only for counting or checking a schedule (its seeds follow from the names).
+    """
     _check_players(players)
     names = list(dict.fromkeys(entrants))
     if len(names) != len(entrants):
@@ -284,10 +307,10 @@ def event_schedule(
     index = 0
     for group in groups:
         for _ in range(boards):
-            board_name = f"{seed}:{index}"
-            deal = board_seed(seed, index)
+            name = board_name(seed, index)
+            deal = board_seed(secret, seed, index)
             for r in range(players):
-                schedule.append(PlannedTable(rotate(group, r), deal, board_name, r, index))
+                schedule.append(PlannedTable(rotate(group, r), deal, name, r, index))
             index += 1
     return tuple(schedule)
 
