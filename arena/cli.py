@@ -235,8 +235,9 @@ def _guard(action: Callable[[], T], db: Path | None = None) -> T:
     except ArenaError as e:
         _fail(str(e), EXIT_BAD_INPUT if _is_bad_input(e) else EXIT_FAILED)
     except KeyboardInterrupt:
-        if db is not None and not db.exists():
-            # Stopped while the bots started: a run makes its database only once they are up.
+        if db is not None and (not db.exists() or db.stat().st_size == 0):
+            # Stopped while the bots started: a run makes its database only once they are up
+            # (in the empty file given, if one was).
             _fail("interrupted before any game was played; nothing was made", EXIT_INTERRUPTED)
         _fail(
             "interrupted; every game finished so far is stored: run the same command again "

@@ -249,6 +249,27 @@ def test_an_existing_database_is_left_as_it_was_when_a_bot_fails(tmp_path: Path)
     assert (tmp_path / "arena.db").read_bytes() == before
 
 
+def test_an_empty_file_as_db_stays_empty_when_a_bot_fails_then_takes_the_run(
+    tmp_path: Path,
+) -> None:
+    # A `touch`ed --db is taken as a database not made yet (SQLite reads an empty file as an empty
+    # database; nothing is in it to lose), and made only once the bots are up: a failed start
+    # left it holding the schema of a run that never was.
+    db = tmp_path / "mine.db"
+    db.touch()
+    quitter = f"quitter={PY} -c {shlex.quote(QUITTER)}"
+    args = ["--bot", f"b={LOW}", "--bot", f"c={LOW}", "--players", "3", "--db", "mine.db"]
+    broken = arena("run", "--bot", quitter, *args, cwd=tmp_path)
+    assert broken.returncode == 2 and "exited at once with code 3" in broken.stderr
+    assert db.read_bytes() == b""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.db"]
+    done = arena("run", "--bot", f"a={LOW}", *args, "--boards", "1", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with Store.open(db, create=False) as store:
+        (run,) = store.runs()
+        assert len(list(store.records(run.run_id))) == 3
+
+
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
 def test_ctrl_c_while_the_bots_start_is_one_line_and_exit_130(
     tmp_path: Path, stop: signal.Signals

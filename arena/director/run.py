@@ -146,9 +146,11 @@ def interrupted(error: BaseException) -> bool:
 
 def open_run_store(db: Path, run_id: str, kind: str, identity: dict[str, Any]) -> Store | None:
     """Open an existing database and make sure it holds this run or none (refuse another);
-    None when there is no database yet (it is created only once the bots are up)."""
+    None when there is no database yet, or an empty file (made only once the bots are up)."""
     check_writable(db)
-    if not db.exists():
+    if not db.exists() or db.stat().st_size == 0:
+        # An empty file (`touch`ed for the run) is a database not made yet, as SQLite reads it:
+        # made once the bots are up, so that a failed start leaves it empty, not a run's schema.
         return None
     store = Store.open(db)
     try:
