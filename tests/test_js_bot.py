@@ -12,14 +12,16 @@ import asyncio
 import os
 import secrets
 import shutil
+import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from arena.checkbot.run import run_check
-from arena.referee import Referee
+from arena.referee import Referee, RefereeConfig, RefereeThread, TlsConfig, TokenAccounts
 from arena.rules import Rules
 from arena.table import GameRecord, TableSpec, Termination
 
@@ -153,3 +155,74 @@ def test_js_bot_runs_under_arena_run_beside_python_bots(tmp_path: Path) -> None:
     js_log = (tmp_path / "run-out" / "logs" / "js.log").read_text()
     assert "connected to 127.0.0.1:" in js_log
     assert "FAULT" not in js_log
+
+
+def _self_signed(directory: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1, made with the openssl CLI (or skip)."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("the openssl command is needed to make a test certificate")
+    cert, key = directory / "referee.pem", directory / "referee.key"
+    subprocess.run(
+        [
+            *(openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"),
+            *("-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=x"),
+            *("-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
+
+
+def first_retry_line(node: str, address: str, env: dict[str, str]) -> str:
+    """The JS bot's first line about a failed connection (it retries; it is then stopped)."""
+    environment = {**os.environ, "ARENA_ADDRESS": address, "ARENA_TOKEN": "t", **env}
+    for name in ("ARENA_TLS", "ARENA_TLS_CA"):
+        if name not in env:
+            environment.pop(name, None)
+    proc = subprocess.Popen([node, str(JS_BOT)], env=environment, stderr=subprocess.PIPE, text=True)
+    stopper = threading.Timer(RUN_TIMEOUT_S, proc.kill)
+    stopper.start()
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if "reconnecting in" in line:
+                return line.strip()
+        raise AssertionError("the JS bot exited without a line about its connection")
+    finally:
+        stopper.cancel()
+        proc.kill()
+        proc.communicate()
+
+
+@pytest.mark.parametrize(
+    ("referee_tls", "env", "hint"),
+    [
+        (True, {}, "if the referee uses TLS, set ARENA_TLS=1 (or ARENA_TLS_CA to the CA"),
+        (False, {"ARENA_TLS": "1"}, "the referee does not speak TLS on this port: unset ARENA_TLS"),
+        (True, {"ARENA_TLS": "1"}, "the referee's certificate is not trusted: set ARENA_TLS_CA"),
+    ],
+    ids=["plain-bot-tls-referee", "tls-bot-plain-referee", "untrusted-certificate"],
+)
+def test_js_bot_names_the_tls_setting_on_a_tls_mismatch(
+    tmp_path: Path, referee_tls: bool, env: dict[str, str], hint: str
+) -> None:
+    # grpc-js says only "Failed to connect" (or an OpenSSL error): the bot says which of its
+    # variables to change, as the Python SDK does.
+    node = require_node()
+    cert, key = _self_signed(tmp_path)
+    config = RefereeConfig(tls=TlsConfig.from_files(cert, key) if referee_tls else None)
+    with RefereeThread(config, TokenAccounts()) as referee:
+        referee.start("127.0.0.1:0")
+        line = first_retry_line(node, f"127.0.0.1:{referee.port}", env)
+    assert f"cannot connect to 127.0.0.1:{referee.port}" in line and hint in line, line
+
+
+def test_js_bot_gives_no_tls_hint_when_nothing_listens(tmp_path: Path) -> None:
+    node = require_node()
+    with socket.socket() as s:  # a port that was free a moment ago: connection refused
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    line = first_retry_line(node, f"127.0.0.1:{port}", {})
+    assert "ECONNREFUSED" in line and "TLS" not in line, line

@@ -202,11 +202,49 @@ function loadService() {
   return grpc.loadPackageDefinition(definition).hearts.v1.BotService;
 }
 
+function usesTls() {
+  return Boolean(process.env.ARENA_TLS_CA) || process.env.ARENA_TLS === "1";
+}
+
 function credentials() {
   const ca = process.env.ARENA_TLS_CA;
   if (ca) return grpc.credentials.createSsl(fs.readFileSync(ca));
-  if (process.env.ARENA_TLS === "1") return grpc.credentials.createSsl();
+  if (usesTls()) return grpc.credentials.createSsl();
   return grpc.credentials.createInsecure();
+}
+
+// What to change when a connection fails the way a TLS mismatch makes it fail ("" if not).
+// grpc-js names only the symptom: a plain-text bot at a TLS referee gets "Failed to connect"
+// (a referee that is not there gets ECONNREFUSED instead), a TLS bot at a plain-text one
+// "wrong version number", an untrusted certificate "self-signed certificate" or "unable to
+// get local issuer certificate".
+const UNTRUSTED = [
+  "self-signed certificate",
+  "self signed certificate",
+  "unable to get local issuer certificate",
+  "unable to verify the first certificate",
+];
+
+function tlsHint(details) {
+  if (!usesTls() && details.includes("Failed to connect")) {
+    return (
+      ": if the referee uses TLS, set ARENA_TLS=1 (or ARENA_TLS_CA to the CA certificate " +
+      "the organiser gives)"
+    );
+  }
+  if (usesTls() && /wrong version number/i.test(details)) {
+    return (
+      ": the referee does not speak TLS on this port: unset ARENA_TLS and ARENA_TLS_CA " +
+      "(or ask the organiser for the TLS port)"
+    );
+  }
+  if (usesTls() && UNTRUSTED.some((words) => details.toLowerCase().includes(words))) {
+    return (
+      ": the referee's certificate is not trusted: set ARENA_TLS_CA to the CA certificate " +
+      "that signed it (the organiser gives it)"
+    );
+  }
+  return "";
 }
 
 class Session {
@@ -216,6 +254,7 @@ class Session {
     const BotService = loadService();
     this.client = new BotService(this.address, credentials());
     this.call = null;
+    this.welcomed = false; // whether the referee welcomed the current (or last) stream
     this.backoffMs = BACKOFF_FIRST_MS;
     this.unreachableSince = null;
     this.shutdown = null;
@@ -225,6 +264,7 @@ class Session {
   connect() {
     const call = this.client.Play();
     this.call = call;
+    this.welcomed = false;
     let finished = false;
     call.on("data", (response) => this.onResponse(call, response));
     // Errors also arrive as a 'status'; without this listener they would crash the process.
@@ -249,6 +289,7 @@ class Session {
   onResponse(call, response) {
     if (response.welcome) {
       const w = response.welcome;
+      this.welcomed = true;
       this.backoffMs = BACKOFF_FIRST_MS;
       this.unreachableSince = null;
       log(
@@ -304,23 +345,26 @@ class Session {
     }
     // Anything else (UNAVAILABLE above all: a broken stream, a restarting referee) is worth
     // another try: the referee holds the seat for Welcome.reconnect_grace_ms.
-    const why = `${grpcStatusName(status.code)}: ${status.details || "stream closed"}`;
-    this.retryAfter(this.backoffMs, why);
+    // One line: an OpenSSL error in grpc-js's details ends with a line break.
+    const details = (status.details || "stream closed").replace(/\s*\n\s*/g, " ").trim();
+    const why = `${grpcStatusName(status.code)}: ${details}`;
+    this.retryAfter(this.backoffMs, why, this.welcomed ? "" : tlsHint(details));
     this.backoffMs = Math.min(this.backoffMs * 2, BACKOFF_MAX_MS);
   }
 
-  retryAfter(delayMs, why) {
+  retryAfter(delayMs, why, hint = "") {
     const now = Date.now();
     if (this.unreachableSince === null) this.unreachableSince = now;
     if (now - this.unreachableSince > GIVE_UP_AFTER_MS) {
       process.stderr.write(
         `${botName()}: giving up: no session with the referee at ${this.address} for ` +
-          `${GIVE_UP_AFTER_MS / 1000} s (last: ${why})\n`,
+          `${GIVE_UP_AFTER_MS / 1000} s (last: ${why})${hint}\n`,
       );
       process.exit(EXIT_GAVE_UP);
     }
     const wait = Math.round(delayMs * (1 + BACKOFF_JITTER * (2 * Math.random() - 1)));
-    log(`connection lost (${why}); reconnecting in ${wait} ms`);
+    const what = this.welcomed ? "connection lost" : `cannot connect to ${this.address}`;
+    log(`${what} (${why})${hint}; reconnecting in ${wait} ms`);
     setTimeout(() => this.connect(), wait);
   }
 
