@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import importlib.util
 import logging
 import re
 import shutil
@@ -453,3 +454,27 @@ def test_streams_cut_under_the_referee_are_not_counted_as_closed_ok(
                 )
             )
     assert _closed(thread, 4) == {"CANCELLED": 2, "OK": 1, "UNAUTHENTICATED": 1}
+
+
+def test_reflection_is_v1alpha_only_as_the_guides_say(
+    referee: tuple[RefereeThread, TokenAccounts],
+) -> None:
+    # grpcio-reflection offers no grpc.reflection.v1 service: the guides say reflection is
+    # v1alpha only. Once it does, serve v1 beside v1alpha and change the guides.
+    assert importlib.util.find_spec("grpc_reflection.v1") is None, (
+        "grpcio-reflection now has v1: serve it in Referee.start and update the guides"
+    )
+    with grpc.insecure_channel(f"127.0.0.1:{referee[0].port}") as channel:
+        v1 = channel.stream_stream(
+            "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+            request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
+            response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
+        )
+        with pytest.raises(grpc.RpcError) as missing:
+            list(v1(iter([reflection_pb2.ServerReflectionRequest(list_services="")])))
+    assert isinstance(missing.value, grpc.Call)
+    assert missing.value.code() is grpc.StatusCode.UNIMPLEMENTED
+    guide = " ".join(GUIDE.read_text().split())
+    assert "Reflection is served as `grpc.reflection.v1alpha.ServerReflection` only" in guide
+    readme = " ".join((GUIDE.parents[3] / "README.md").read_text().split())
+    assert "reflection as `grpc.reflection.v1alpha` only" in readme
