@@ -6,6 +6,8 @@
   as `arena run` deals), the same in every rotation of the board, on the ladder and in an event;
 * a board's seed is keyed by a secret the database keeps (made at its first start, the same
   after a restart, never served), so that a board's public name says nothing of its cards;
+* while a rotation of a board is running or owed, the API (and so the page) withholds the seed
+  and the cards of the board's finished games, saying why; once the board is done, all is shown.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from __future__ import annotations
 import json
 import random
 import sqlite3
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from test_server_browser import CHROMIUM, INSTALL, browse
 from test_server_support import ServerProcess
 
 from arena.server.matchmaking import board_seed
@@ -149,3 +153,84 @@ def test_board_seeds_are_keyed_by_a_secret_the_database_keeps(server: ServerProc
     for board, dealt in seeds.items():
         seed, index = map(int, board.split(":"))
         assert set(dealt) == {board_seed(secret, seed, index)}
+
+
+CARDS = ("dealt", "passes", "tricks", "kitty")
+"""A hand's fields that hold cards."""
+
+
+def hold_a_board(server: ServerProcess) -> tuple[str, dict[str, str], subprocess.Popen[bytes]]:
+    """Start the server with a board held in play after two finished rotations: the board, the
+    bots' tokens, and the bot that holds it.
+
+    One session each, so the rotations of board 0 come one after another; "hang" stops answering
+    at its third table (rotation 2; each has a pass and 13 plays), which then holds the board in
+    play, with rotation 3 owed, while the first two are finished and listed.
+    """
+    server.config_path.write_text('move_time = "120s"\ntime_bank = "0s"\nfit_interval = "100ms"\n')
+    tokens = {name: server.add_bot(name) for name in ("a", "b", "c", "hang")}
+    server.start()
+    for name in ("a", "b", "c"):
+        server.bot(name, tokens[name], "low")
+    hang = server.bot("hang", tokens["hang"], "hang", str(14 * 2))
+    server.wait_for(lambda: games(server) >= 2 and len(server.get("/api/lobby")["tables"]) == 1)
+    (running,) = server.get("/api/lobby")["tables"]
+    return running["board"], tokens, hang
+
+
+def test_a_board_in_play_withholds_its_seed_and_cards_until_it_is_done(
+    server: ServerProcess,
+) -> None:
+    board, tokens, hang = hold_a_board(server)
+    listed = server.get("/api/games?limit=100")["games"]
+    assert [g["board"] for g in listed] == [board, board]
+    for game in listed:
+        assert game["seed"] is None
+        assert game["withheld"] and f"board {board} is still being played" in game["withheld"]
+        record = server.get(f"/api/games/{game['game']}")
+        assert record["withheld"] == game["withheld"]
+        assert record["spec"]["seed"] is None and record["decisions"] is None
+        (hand,) = record["hands"]
+        assert all(hand[key] is None for key in CARDS)
+        # What is not a card is still there: who sat where, the points, how it ended.
+        assert record["spec"]["seats"] == [s["bot"] for s in game["seats"]]
+        assert sum(hand["points"]) in (26, 78) and record["termination"] == "normal"
+    # The hanging bot goes (its seat is forfeited after the grace period, so the table ends)
+    # and comes back to play the owed rotation: the board is done and everything is shown.
+    hang.kill()
+    server.bot("hang", tokens["hang"], "low")
+    server.wait_for(lambda: games(server) >= 4)
+    with sqlite3.connect(server.db) as conn:
+        seeds = dict(conn.execute("SELECT game, seed FROM games WHERE board = ?", (board,)))
+    assert len(seeds) == 4
+    server.wait_for(
+        lambda: all(g["withheld"] is None for g in server.get("/api/games?limit=100")["games"]
+                    if g["board"] == board)
+    )  # fmt: skip
+    for game in server.get("/api/games?limit=100")["games"]:
+        if game["board"] != board:
+            continue
+        assert game["seed"] == seeds[game["game"]]
+        record = server.get(f"/api/games/{game['game']}")
+        assert record["withheld"] is None and record["spec"]["seed"] == seeds[game["game"]]
+        assert record["decisions"] and len(record["hands"][0]["tricks"]) == 13
+        assert all(len(cards) == 13 for cards in record["hands"][0]["dealt"])
+    assert server.terminate() == 0
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason=f"Chromium is missing: {INSTALL}")
+def test_the_page_shows_a_withheld_replay_as_withheld(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    assert CHROMIUM is not None
+    board, _, _ = hold_a_board(server)
+    first = server.get("/api/games?limit=100")["games"][-1]
+    page = browse(CHROMIUM, tmp_path / "profile", "--enable-logging=stderr", "--v=0",
+                  "--dump-dom", f"{server.url}/#game/{first['game']}/0/5")  # fmt: skip
+    console = [line for line in page.stderr.splitlines() if "CONSOLE" in line]
+    assert not [line for line in console if "Uncaught" in line], console
+    replay = page.stdout
+    assert f"Replay of game {first['game']}" in replay and "cards withheld" in replay
+    assert f"board {board} is still being played" in replay
+    body = replay.split('id="replay-table"')[1].split("</table>")[0]
+    assert body.count("<tr>") == 1 + 4 and 'class="card' not in body

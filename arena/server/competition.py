@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import json
 import logging
 import math
 import os
@@ -82,6 +83,12 @@ STANDINGS_TTL_S = 1.0
 RECENT_FINISHED = 50
 """Finished tables remembered in memory for the health figures."""
 CRASH_REASON = "the referee failed while hosting this table ({error}); it is not rated"
+WITHHELD_REASON = (
+    "board {board} is still being played: another seat rotation of it is running or still to be"
+    " dealt, so its seed and its cards (the deal, passes, tricks, decisions, and the cards in"
+    " faults and late replies) are withheld until every rotation is done"
+)
+"""Why a game's seed and cards are null in the API (``withheld``)."""
 
 
 @dataclass(frozen=True)
@@ -315,6 +322,8 @@ class Competition:
         self._dealt: dict[str, tuple[int, Rules]] = {}
         """Boards begun before the start, with the seed and rules of their stored rotations."""
         self._done_slots: set[int] = set()
+        self._slots_left: dict[str, int] = {}
+        """Per event board, its rotations not played to the end yet."""
         self._tasks: set[asyncio.Task[Any]] = set()
         self._finished_recent: deque[float] = deque(maxlen=RECENT_FINISHED)
         self._recorded = asyncio.Event()
@@ -369,10 +378,10 @@ class Competition:
                     begun.add(self._schedule[slot].board)
                     if termination == Termination.NORMAL.value:
                         self._done_slots.add(slot)
-            unfinished = {
-                t.board for i, t in enumerate(self._schedule) if i not in self._done_slots
-            }
-            boards = sorted(begun & unfinished)
+            for i, t in enumerate(self._schedule):
+                if i not in self._done_slots:
+                    self._slots_left[t.board] = self._slots_left.get(t.board, 0) + 1
+            boards = sorted(begun & set(self._slots_left))
         else:
             boards = [o.board for o in self._owed]
         # A board's rotations still to come are dealt as its stored ones were, even if a server
@@ -628,8 +637,12 @@ class Competition:
             self._fit_dirty.set()
         if self.config.event is not None and is_rated(record):
             slot = _slot_of(record.spec.table_id)
-            if slot is not None:
+            if slot is not None and slot not in self._done_slots:
                 self._done_slots.add(slot)
+                board = record.spec.board
+                self._slots_left[board] = self._slots_left.get(board, 1) - 1
+                if self._slots_left[board] <= 0:
+                    del self._slots_left[board]
         self._finished_recent.append(self._clock())
         log.info(
             "table finished",
@@ -835,19 +848,51 @@ class Competition:
             else {"tables": len(self._schedule), "done": len(self._done_slots)},
         }
 
+    def _boards_in_play(self) -> set[str] | _EventBoards:
+        """The boards some rotation of which is running or still owed (to be dealt later)."""
+        boards = {r.spec.board for r in self._running.values()}
+        event = self.config.event
+        if event is None:
+            return boards | {o.board for o in self._owed}
+        if event.end is not None and self._clock() >= event.end:
+            return boards  # the rotations not played by the end never will be
+        return _EventBoards(boards, self._slots_left)
+
     async def recent(self, limit: int, before: int | None, bot: str | None) -> list[dict[str, Any]]:
-        """Recent games, from the database; a bot with no account is :class:`NotFoundError`."""
+        """Recent games, from the database; a bot with no account is :class:`NotFoundError`.
+
+        A game whose board is still in play has its seed withheld (null, and ``withheld`` says
+        why); ``withheld`` is null for the others.
+        """
         games = await self.ledger.read(LedgerReader.recent, limit, before, bot)
         # Only an empty answer can hide a typo; a bot with games had an account when it played.
         if not games and bot is not None:
             known = await asyncio.to_thread(self.accounts.accounts)
             if bot not in {a.name for a in known}:
                 raise NotFoundError(f"no bot named {bot!r}: /api/standings lists the bots")
+        # Asked after the read: a board not in play now is done (or was never dealt, and then
+        # has no game in the answer), and a board is never dealt again once done.
+        in_play = self._boards_in_play()
+        for game in games:
+            withheld = game["board"] in in_play
+            game["withheld"] = WITHHELD_REASON.format(board=game["board"]) if withheld else None
+            if withheld:
+                game["seed"] = None
         return games
 
     async def game(self, number: int) -> str | None:
-        """One game's stored record as JSON text."""
-        return await self.ledger.read(LedgerReader.record_json, number)
+        """One game's stored record as JSON text, its seed and cards withheld (null, and
+        ``withheld`` says why) while its board is still in play; ``withheld`` is null once the
+        board is done."""
+        text = await self.ledger.read(LedgerReader.record_json, number)
+        if text is None:
+            return None
+        record: dict[str, Any] = json.loads(text)
+        board = str(record["spec"]["board"])
+        record["withheld"] = None
+        if board in self._boards_in_play():  # after the read, as in recent()
+            withhold(record, WITHHELD_REASON.format(board=board))
+        return json.dumps(record, separators=(",", ":"))
 
     async def check_admin(self, token: str) -> bool:
         """Whether ``token`` is the admin token (read in a worker thread, off the loop)."""
@@ -888,6 +933,34 @@ class Competition:
         except AccountError as e:
             raise AdminError(str(e)) from None
         raise AdminError(f"no admin action {action!r}")
+
+
+@dataclass(frozen=True)
+class _EventBoards:
+    """The boards of an event in play: those running, and those with rotations left to play
+    (a view, not a copy: an event may have a great many boards)."""
+
+    running: set[str]
+    left: Mapping[str, int]
+
+    def __contains__(self, board: object) -> bool:
+        return board in self.running or board in self.left
+
+
+def withhold(record: dict[str, Any], reason: str) -> None:
+    """Blank a record's seed and every card in it (JSON null), saying why in ``withheld``: what
+    is left is who sat where, the points, faults' kinds and how the game ended."""
+    record["withheld"] = reason
+    record["spec"]["seed"] = None
+    for hand in record.get("hands", ()):
+        for key in ("dealt", "passes", "tricks", "kitty"):
+            hand[key] = None
+    record["decisions"] = None
+    for fault in record.get("faults", ()):
+        for key in ("detail", "sent", "substitute"):
+            fault[key] = None
+    for late in record.get("late", ()):
+        late["sent"] = None
 
 
 def _slot_of(table_id: str) -> int | None:

@@ -11,6 +11,13 @@ Public, read-only (GET)::
     /api/games?limit=&before=&bot=   recent games, newest first
     /api/games/N            one game's whole record (the replay), with each hand's pass targets
 
+While another seat rotation of a game's board is running or still owed, both withhold the game's
+seed and cards (a finished rotation would give away the deal of the rotations still to play):
+``seed`` (``spec.seed`` in the record), each hand's ``dealt``, ``passes``, ``tricks`` and
+``kitty``, the ``decisions``, and the cards in ``faults`` (``detail``, ``sent``, ``substitute``)
+and ``late`` (``sent``) are null, and ``withheld`` says why; once the board is done ``withheld`` is
+null and everything is shown (the competition decides: see ``Competition.recent`` and ``game``).
+
 Admin (POST, ``Authorization: Bearer ADMIN_TOKEN``; the token comes from ``arena admin token``)::
 
     /api/admin/pause        stop forming new tables (running ones finish)

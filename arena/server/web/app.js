@@ -186,7 +186,7 @@ async function refreshGames() {
   title.textContent = state.bot ? `Recent games of ${state.bot}` : "Recent games";
   body.replaceChildren(
     ...data.games.map((g) => {
-      const row = el("tr", { dataset: { game: g.game }, title: g.reason },
+      const row = el("tr", { dataset: { game: g.game }, title: g.withheld || g.reason },
         el("td", { class: "num" }, g.game),
         el("td", {}, when(g.finished_at)),
         el("td", {}, g.board),
@@ -224,6 +224,18 @@ function renderReplay() {
   const hand = record.hands[state.hand];
   const body = document.querySelector("#replay-table tbody");
   const faultsList = document.getElementById("replay-faults");
+  if (record.withheld) {
+    // Another rotation of the board is still being played: the API gives no cards yet.
+    body.replaceChildren(...seats.map((name, s) =>
+      el("tr", {}, el("td", {}, s), el("td", {}, name), el("td", {}), el("td", {}, "withheld"),
+        el("td", { class: "num" }, hand ? hand.points[s] : ""))));
+    document.getElementById("step-label").textContent = "cards withheld";
+    document.getElementById("replay-trick").textContent = record.withheld;
+    faultsList.replaceChildren(
+      ...record.faults.filter((f) => f.hand === state.hand).map((f) =>
+        el("li", {}, `${f.bot} (seat ${f.seat}), ${f.trick < 0 ? "the pass" : `trick ${f.trick + 1}`}: ${f.kind}`)));
+    return;
+  }
   if (!hand) {
     body.replaceChildren();
     document.getElementById("step-label").textContent = "no hand was played";
@@ -326,7 +338,7 @@ async function openReplay(number, hand, step) {
 function move(delta) {
   if (!state.replay) return;
   const hand = state.replay.hands[state.hand];
-  if (!hand) return;
+  if (!hand || state.replay.withheld) return;
   const total = stepsOf(hand);
   if (delta === Infinity) state.step = total - 1;
   else if (delta === -Infinity) state.step = 0;
