@@ -551,6 +551,8 @@ class Hand:
 
     def hand_mask(self, seat: int) -> int:
         """The cards ``seat`` holds now, as a bit mask."""
+        if 0 <= seat < self._n:  # _seat's check inline: a referee asks for every request
+            return self._hands[seat]
         return self._hands[self._seat(seat)]
 
     def dealt(self, seat: int) -> list[Card]:

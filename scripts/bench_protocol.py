@@ -300,7 +300,9 @@ def _count_sizes(sizes: Sizes) -> tuple[object, object]:
 
         def counting_decode(data: bytes) -> object:
             request = decode(data)
-            if isinstance(request, bot_pb.PlayRequest) and request.HasField("decision"):
+            if isinstance(request, wire.Play) or (
+                isinstance(request, bot_pb.PlayRequest) and request.HasField("decision")
+            ):
                 sizes.answers.append(len(data))
             return request
 

@@ -81,6 +81,7 @@ _PLAY: Final = "play"
 _new_object: Final = object.__new__
 _set_attribute: Final = object.__setattr__
 _CARDS: Final = CARDS
+_CODES: Final = wire.CODES
 _PHASE_PASS: Final = Phase.PASS
 _PHASE_PLAY: Final = Phase.PLAY
 _monotonic: Final = time.monotonic
@@ -316,10 +317,12 @@ class TableRun:
         self._hand_points = [0 for _ in self.seats]
         """The points each seat has taken this hand (the engine's points_taken(), kept as the
         tricks are scored rather than counted again from the cards taken)."""
-        self._seat_states: dict[tuple[int, int, bool], bytes] = {}
-        self._fixed: dict[tuple[int, int, str], bytes] = {}
+        # Keyed by ints packed from (hand, seat, phase): a tuple key costs an allocation and a
+        # hash of its items on every request.
+        self._seat_states: dict[int, bytes] = {}
+        self._fixed: dict[int, bytes] = {}
         self._game_id_field = wire.game_id_field(game_id)
-        self._trick_key: tuple[int, int, bool, bool, int] = (-1, -1, False, False, 0)
+        self._trick_key = -1
         self._trick_part = b""
         self._players = len(self.seats)
         self._hand_size = spec.rules.hand_size
@@ -629,7 +632,7 @@ class TableRun:
     ) -> _Accepted | _Refused | _Outcome:
         """Send the request with the seat's pending events and wait for the answer."""
         events, seat.pending = seat.pending, []
-        message = wire.response_bytes(events, request)
+        message = wire.request_response(events, request)
         alarm = seat.alarm
         alarm.set(deadline, session, request_id)
         try:
@@ -686,6 +689,15 @@ class TableRun:
         """What one message from the bot means for the open request (None: keep waiting);
         ``legal``: the mask of the legal plays the request offered (for a play)."""
         at, message = item
+        if isinstance(message, wire.Play):
+            # The common case first: an answer to the open request naming one of the legal
+            # cards it listed, read without protobuf (wire.Play); anything else is judged on
+            # the message protobuf parses.
+            if kind == _PLAY and message.request_id == request_id:
+                named = message.card
+                if legal >> named.index & 1:
+                    return _Accepted((named,), at)
+            message = message.full()
         if isinstance(message, Closed):
             return _Outcome.LOST
         if isinstance(message, Wake):
@@ -825,6 +837,8 @@ class TableRun:
         at, message = item
         if isinstance(message, Closed | Wake | Expired):
             return None
+        if isinstance(message, wire.Play):
+            message = message.full()
         if isinstance(message, bot_pb.PlayRequest) and message.HasField("decision"):
             if message.decision.request_id in seat.expired:
                 self._note_late(seat, hand, message.decision, at)
@@ -867,7 +881,7 @@ class TableRun:
         left_ms = max(0, int((deadline - _monotonic()) * MS))
         passing = kind == _PASS
         held = hand.hand_mask(index)
-        key = (number, index, kind)
+        key = number << 8 | index << 1 | passing
         fixed = self._fixed.get(key)
         if fixed is None:
             if len(self._fixed) > 2 * len(self.seats):
@@ -904,7 +918,7 @@ class TableRun:
             current = wire.current_trick_field(trick_number, leader, cards)
         # Points, hearts broken and forfeits change a few times a hand at most.
         broken = self._broken
-        key = (number, trick_number, playing, broken, self._forfeits)
+        key = (number << 8 | trick_number) << 10 | playing << 9 | broken << 8 | self._forfeits
         if key != self._trick_key:
             self._trick_key = key
             self._trick_part = wire.trick_state(
@@ -915,11 +929,11 @@ class TableRun:
             )
         in_hand = _cards_in_hand(self._players, self._hand_size, trick_number, len(cards), leader)
         seat_state = self._seat_state(hand, number, index)
-        return current + self._trick_part + in_hand + seat_state + self._tricks
+        return b"".join((current, self._trick_part, in_hand, seat_state, self._tricks))
 
     def _seat_state(self, hand: Hand, number: int, index: int) -> bytes:
         """The parts of a seat's PublicState fixed for a phase of a hand (serialised, cached)."""
-        key = (number, index, hand.phase is _PHASE_PASS)
+        key = number << 8 | index << 1 | (hand.phase is _PHASE_PASS)
         cached = self._seat_states.get(key)
         if cached is not None:
             return cached
@@ -1004,7 +1018,11 @@ class TableRun:
                     "seat": index,
                     "kind": kind,
                     "request_id": request_id,
-                    "cards": tuple(wire.cards_of(cards)),
+                    "cards": (
+                        (_CODES[cards[0].index],)
+                        if len(cards) == 1
+                        else tuple(wire.cards_of(cards))
+                    ),
                     "elapsed_ms": elapsed,
                     "forced": forced,
                     "fault": fault,
@@ -1327,8 +1345,9 @@ def _clear(session: Session) -> None:
             return
 
 
-_IN_HAND: Final[dict[tuple[int, int, int, int, int | None], bytes]] = {}
-"""PublicState.cards_in_hand fields by (players, hand size, trick, cards on the table, leader)."""
+_IN_HAND: Final[dict[int, bytes]] = {}
+"""PublicState.cards_in_hand fields by (players, hand size, trick, cards on the table, leader),
+packed into an int a byte each (a tuple key costs an allocation and a hash per request)."""
 
 
 def _cards_in_hand(players: int, size: int, trick: int, played: int, leader: int | None) -> bytes:
@@ -1336,7 +1355,9 @@ def _cards_in_hand(players: int, size: int, trick: int, played: int, leader: int
     deal the same number each time; a seat holds one less for each trick completed, and one less
     again once it has played to the trick on the table (the ``played`` seats from ``leader`` on).
     """
-    key = (players, size, trick, played, leader)
+    key = (
+        players << 32 | size << 24 | trick << 16 | played << 8 | (255 if leader is None else leader)
+    )
     field = _IN_HAND.get(key)
     if field is None:
         if len(_IN_HAND) > 4096:  # only a server running many variants gets here

@@ -453,6 +453,8 @@ class Referee:
             # The reader ended it (an oversized first message, say): close as it said
             # (Session.end resolves the ending as it queues the Closed marker).
             return session.ending.result()
+        if isinstance(first, wire.Play):
+            first = first.full()
         if not isinstance(first, bot_pb.PlayRequest) or not first.HasField("hello"):
             got = "undecodable bytes" if isinstance(first, wire.Malformed) else "another message"
             return Ending(

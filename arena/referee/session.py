@@ -28,7 +28,7 @@ import grpc
 
 from arena import _compiled
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
-from arena.referee.wire import Malformed, Oversized
+from arena.referee.wire import Malformed, Oversized, Play
 
 __all__ = [
     "Closed",
@@ -74,7 +74,7 @@ class Expired:
     """The request whose deadline it is (a marker for an earlier request is ignored)."""
 
 
-Inbound = tuple[float, bot_pb.PlayRequest | Malformed | Closed | Wake | Expired]
+Inbound = tuple[float, bot_pb.PlayRequest | Play | Malformed | Closed | Wake | Expired]
 """An inbox entry: arrival time (``time.monotonic()``, seconds) and what arrived.
 
 The referee stamps and compares times with ``time.monotonic()``, which is asyncio's own loop

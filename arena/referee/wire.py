@@ -29,6 +29,7 @@ __all__ = [
     "CARD_OF",
     "CODES",
     "Malformed",
+    "Play",
     "RequestDecoder",
     "card_played",
     "cards_in_hand_field",
@@ -44,8 +45,10 @@ __all__ = [
     "fault_kind",
     "game_id_field",
     "pass_direction",
+    "read_play",
     "request_changing",
     "request_fixed",
+    "request_response",
     "response_bytes",
     "rules_message",
     "seat_state",
@@ -93,21 +96,95 @@ def decode_request(data: bytes) -> bot_pb.PlayRequest | Malformed:
         return Malformed(len(data), str(e) or "not a PlayRequest")
 
 
+class Play:
+    """A bot's answer to a play request, read straight from its bytes: a PlayRequest holding
+    only a Decision with a request id and a canonical card, in the encoding every protobuf
+    library writes for it (fields in order, nothing else).
+
+    Nearly every message a bot sends is one of these. Reading the few bytes here, and the two
+    values off a compiled object, costs a fraction of parsing the message into protobuf objects
+    and reading it through them. Only a match of the open request is judged from these two
+    values (the card is then one the request listed); anything else is judged on
+    :meth:`full`, the message as protobuf parses it, which these bytes always equal.
+    """
+
+    __slots__ = ("card", "data", "request_id")
+
+    def __init__(self, request_id: int, card: Card, data: bytes) -> None:
+        self.request_id = request_id
+        self.card = card
+        self.data = data
+
+    def full(self) -> bot_pb.PlayRequest:
+        """The message, parsed by protobuf."""
+        return _parse_request(self.data)
+
+
+_CARD_OF_BYTES: Final[dict[int, Card]] = {ord(str(c)[0]) << 8 | ord(str(c)[1]): c for c in CARDS}
+"""The cards by the two bytes of their canonical code, as one int."""
+
+# PlayRequest{decision{request_id: N, play_card{card: "QS"}}}, field by field: the key of
+# PlayRequest.decision (2, length-delimited) and its length; Decision.request_id's key (1,
+# varint) and the varint; Decision.play_card's key (3, length-delimited), its length (4);
+# PlayCard.card's key (1, length-delimited), its length (2) and the two letters.
+_DECISION_KEY: Final = 0x12
+_ID_KEY: Final = 0x08
+_PLAY_KEY: Final = 0x1A
+_CARD_KEY: Final = 0x0A
+_PLAY_TAIL: Final = 6
+"""The bytes after the request id: play_card's key and length, card's key and length, code."""
+
+
+def read_play(data: bytes) -> Play | None:
+    """The answer in ``data`` if it is a play in the canonical encoding (:class:`Play`), else
+    None (to be parsed by protobuf)."""
+    n = len(data)
+    if n < 10 or n > 19 or data[0] != _DECISION_KEY or data[1] != n - 2 or data[2] != _ID_KEY:
+        return None
+    value = 0
+    shift = 0
+    i = 3
+    while True:
+        b = data[i]
+        value |= (b & 0x7F) << shift
+        i += 1
+        if b < 0x80:
+            break
+        shift += 7
+        if i >= n - _PLAY_TAIL:
+            return None
+    if (
+        i != n - _PLAY_TAIL
+        or data[i] != _PLAY_KEY
+        or data[i + 1] != 4
+        or data[i + 2] != _CARD_KEY
+        or data[i + 3] != 2
+    ):
+        return None
+    card = _CARD_OF_BYTES.get(data[i + 4] << 8 | data[i + 5])
+    if card is None:
+        return None
+    return Play(value, card, data)
+
+
 class RequestDecoder:
     """The Play stream's request deserializer for gRPC: a message over ``limit`` bytes becomes
-    an :class:`Oversized` value (not parsed), anything else goes through
-    :func:`decode_request`. A compiled class rather than a closure: gRPC calls it for every
-    message a bot sends."""
+    an :class:`Oversized` value (not parsed), a canonical play a :class:`Play`, anything else
+    goes through :func:`decode_request`. A compiled class rather than a closure: gRPC calls it
+    for every message a bot sends."""
 
     __slots__ = ("limit",)
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
 
-    def __call__(self, data: bytes) -> bot_pb.PlayRequest | Malformed | Oversized:
+    def __call__(self, data: bytes) -> bot_pb.PlayRequest | Play | Malformed | Oversized:
         """Decode one message."""
         if len(data) > self.limit:
             return Oversized(len(data))
+        play = read_play(data)
+        if play is not None:
+            return play
         return decode_request(data)
 
 
@@ -193,13 +270,18 @@ _SMALL_VARINTS: Final = tuple(_encode_varint(v) for v in range(1 << 14))
 encoded once."""
 
 
+_LOW_HALVES: Final = tuple(bytes((v & 0x7F | 0x80, v >> 7 | 0x80)) for v in range(1 << 14))
+"""The first two bytes of a three-byte varint, by the value's low 14 bits."""
+
+
 def _varint(value: int) -> bytes:
     if 0 <= value < 1 << 14:
         return _SMALL_VARINTS[value]
     if 0 <= value < 1 << 21:
         # Three bytes: request ids past 16383, and deadlines and banks in milliseconds (a
-        # request carries three such values; the general loop costs several times as much).
-        return bytes((value & 0x7F | 0x80, value >> 7 & 0x7F | 0x80, value >> 14))
+        # request carries three such values; the general loop costs several times as much,
+        # and bytes() of a tuple of the three twice as much).
+        return _LOW_HALVES[value & 0x3FFF] + _SMALL_VARINTS[value >> 14]
     return _encode_varint(value)
 
 
@@ -254,6 +336,15 @@ def response_bytes(events: Sequence[bytes], request: bytes | None = None) -> byt
     return body if request is None else body + _field(_REQUEST, request)
 
 
+def request_response(events: list[bytes], request: bytes) -> bytes:
+    """:func:`response_bytes` of the events and a request, joined at once: a table's message
+    for every decision. It takes ``events`` over (the request's parts are added to it)."""
+    events.append(_REQUEST)
+    events.append(_varint(len(request)))
+    events.append(request)
+    return b"".join(events)
+
+
 # ---- the decision request, encoded field by field -------------------------------------------
 #
 # A request is built for every decision, so its fields are written straight into bytes rather
@@ -288,6 +379,20 @@ _T_LEADER: Final = _tag(_TR, "leader")
 def _uint(tag: bytes, value: int) -> bytes:
     """A varint field; proto3 leaves a zero out."""
     return tag + _varint(value) if value else b""
+
+
+_UINTS_CACHED: Final = 256
+
+
+def _uint_table(tag: bytes) -> tuple[bytes, ...]:
+    """:func:`_uint`'s fields of the values below 256, for :func:`_small`."""
+    return tuple(_uint(tag, v) for v in range(_UINTS_CACHED))
+
+
+def _small(table: tuple[bytes, ...], tag: bytes, value: int) -> bytes:
+    """``_uint(tag, value)``, from ``table`` (:func:`_uint_table` of ``tag``) for the small values
+    that hand, trick and seat numbers are: a lookup instead of a concatenation."""
+    return table[value] if 0 <= value < _UINTS_CACHED else _uint(tag, value)
 
 
 def _packed(key: bytes, values: Iterable[int]) -> bytes:
@@ -348,6 +453,9 @@ class _CardField:
 _R_HAND_CARDS: Final = _CardField(_key(_DR, "hand"))
 _R_LEGAL_CARDS: Final = _CardField(_key(_DR, "legal_cards"))
 _T_CARDS: Final = _card_entries(_key(_TR, "cards"))
+_R_TRICKS: Final = _uint_table(_R_TRICK)
+_T_NUMBERS: Final = _uint_table(_T_NUMBER)
+_T_LEADERS: Final = _uint_table(_T_LEADER)
 
 
 def game_id_field(game_id: str) -> bytes:
@@ -393,17 +501,24 @@ def request_changing(
 ) -> bytes:
     """A DecisionRequest: the ``fixed`` part from :func:`request_fixed`, then the fields that
     change from one request to the next (cards as bit masks, zeros left out as proto3 does)."""
-    return (
-        _uint(_R_ID, request_id)
-        + fixed
-        + _uint(_R_TRICK, trick_number)
-        + _R_HAND_CARDS.of_mask(held)
-        + _R_LEGAL_CARDS.of_mask(legal)
-        + _uint(_R_DEADLINE, deadline_ms)
-        + _uint(_R_BANK, bank_ms)
-        + _STATE
-        + _varint(len(state))
-        + state
+    # One join, not a chain of concatenations (each a new bytes object): a request is built for
+    # every decision. A zero is left out, tag and all.
+    return b"".join(
+        (
+            _R_ID if request_id else b"",
+            _varint(request_id) if request_id else b"",
+            fixed,
+            _small(_R_TRICKS, _R_TRICK, trick_number),
+            _R_HAND_CARDS.of_mask(held),
+            _R_LEGAL_CARDS.of_mask(legal),
+            _R_DEADLINE if deadline_ms else b"",
+            _varint(deadline_ms) if deadline_ms else b"",
+            _R_BANK if bank_ms else b"",
+            _varint(bank_ms) if bank_ms else b"",
+            _STATE,
+            _varint(len(state)),
+            state,
+        )
     )
 
 
@@ -448,10 +563,19 @@ def decision_request(
 
 def current_trick_field(number: int, leader: int, cards: Sequence[int]) -> bytes:
     """PublicState.current_trick: the trick being played (cards as indexes, in play order)."""
-    payload = b"".join(
-        (_uint(_T_NUMBER, number), _uint(_T_LEADER, leader), *[_T_CARDS[c] for c in cards])
-    )
-    return _field(_S_CURRENT, payload)
+    parts = [
+        _S_CURRENT,
+        b"",  # the length, below
+        _small(_T_NUMBERS, _T_NUMBER, number),
+        _small(_T_LEADERS, _T_LEADER, leader),
+    ]
+    for c in cards:
+        parts.append(_T_CARDS[c])
+    size = 0
+    for part in parts:
+        size += len(part)
+    parts[1] = _varint(size - len(_S_CURRENT))
+    return b"".join(parts)
 
 
 def trick_state(
@@ -646,11 +770,21 @@ _CP_CARD: Final = _card_entries(_key(_CP, "card"))
 _E_CARD_PLAYED: Final = _key(ev_pb.Event.DESCRIPTOR, "card_played")
 
 
+_CP_HANDS: Final = _uint_table(_CP_HAND)
+_CP_TRICKS: Final = _uint_table(_CP_TRICK)
+_CP_SEATS: Final = _uint_table(_CP_SEAT)
+
+
 def card_played(number: int, trick: int, seat: int, card: Card) -> bytes:
     """A card on the table (public), as a serialised Event (one per card: encoded directly)."""
-    body = _uint(_CP_HAND, number) + _uint(_CP_TRICK, trick) + _uint(_CP_SEAT, seat)
-    body += _CP_CARD[card.index]
-    return _E_CARD_PLAYED + _varint(len(body)) + body
+    hand_field = _small(_CP_HANDS, _CP_HAND, number)
+    trick_field = _small(_CP_TRICKS, _CP_TRICK, trick)
+    seat_field = _small(_CP_SEATS, _CP_SEAT, seat)
+    card_field = _CP_CARD[card.index]
+    size = len(hand_field) + len(trick_field) + len(seat_field) + len(card_field)
+    return b"".join(
+        (_E_CARD_PLAYED, _varint(size), hand_field, trick_field, seat_field, card_field)
+    )
 
 
 # The hand's own events, encoded directly too: a table sends one CardsDealt and one CardsReceived
@@ -733,6 +867,10 @@ _TW_KITTY: Final = _card_entries(_key(_TW, "kitty_cards"))
 _E_TRICK_WON: Final = _key(ev_pb.Event.DESCRIPTOR, "trick_won")
 _T_WINNER: Final = _tag(_TR, "winner")
 _T_POINTS: Final = _tag(_TR, "points")
+_TW_HANDS: Final = _uint_table(_TW_HAND)
+_TW_TRICKS: Final = _uint_table(_TW_TRICK)
+_TW_LEADERS: Final = _uint_table(_TW_LEADER)
+_TW_WINNERS: Final = _uint_table(_TW_WINNER)
 
 
 def trick_taken(
@@ -747,20 +885,23 @@ def trick_taken(
     """A trick just taken (cards by index), encoded directly: its PublicState.completed_tricks
     entry and its TrickWon event (serialised), the same as :func:`trick_message` and
     :func:`trick_won` build through message objects, at a fraction of the cost (once a trick)."""
-    head = _uint(_T_NUMBER, trick_number) + _uint(_T_LEADER, leader)
-    trick = head + b"".join([_T_CARDS[c] for c in cards]) + _T_WINNER + _varint(winner)
-    won = b"".join(
-        (
-            _uint(_TW_HAND, number),
-            _uint(_TW_TRICK, trick_number),
-            _uint(_TW_LEADER, leader),
-            *[_TW_CARDS[c] for c in cards],
-            _uint(_TW_WINNER, winner),
-            _uint(_TW_POINTS, points),
-            *[_TW_KITTY[c] for c in kitty],
-        )
-    )
-    return _field(_TRICKS, trick + _uint(_T_POINTS, points)), _field(_E_TRICK_WON, won)
+    trick = [_small(_T_NUMBERS, _T_NUMBER, trick_number), _small(_T_LEADERS, _T_LEADER, leader)]
+    won = [
+        _small(_TW_HANDS, _TW_HAND, number),
+        _small(_TW_TRICKS, _TW_TRICK, trick_number),
+        _small(_TW_LEADERS, _TW_LEADER, leader),
+    ]
+    for c in cards:
+        trick.append(_T_CARDS[c])
+        won.append(_TW_CARDS[c])
+    trick.append(_T_WINNER)
+    trick.append(_varint(winner))
+    trick.append(_uint(_T_POINTS, points))
+    won.append(_small(_TW_WINNERS, _TW_WINNER, winner))
+    won.append(_uint(_TW_POINTS, points))
+    for c in kitty:
+        won.append(_TW_KITTY[c])
+    return _field(_TRICKS, b"".join(trick)), _field(_E_TRICK_WON, b"".join(won))
 
 
 def trick_won(rules: Rules, number: int, trick: Trick, kitty: Sequence[Card]) -> ev_pb.Event:
