@@ -415,14 +415,17 @@ class _CardField:
     entries of a bit mask in index order.
 
     A mask is encoded a suit-sized chunk of bits at a time, each chunk's bytes cached: a hand
-    changes by one card per trick, so the same chunks come back on request after request.
+    changes by one card per trick, so the same chunks come back on request after request. The
+    caches are lists indexed by the chunk's bits (a dict would box each chunk's int to hash it).
     """
 
     __slots__ = ("_chunks", "entries")
 
     def __init__(self, key: bytes) -> None:
         self.entries = _card_entries(key)
-        self._chunks: list[dict[int, bytes]] = [{} for _ in range(0, len(CODES), _CHUNK)]
+        self._chunks: list[list[bytes | None]] = [
+            [None] * (1 << _CHUNK) for _ in range(0, len(CODES), _CHUNK)
+        ]
 
     def of_mask(self, mask: int) -> bytes:
         """The entries of the cards in ``mask``, in index order."""
@@ -432,7 +435,7 @@ class _CardField:
             bits = mask & _CHUNK_BITS
             if bits:
                 cache = self._chunks[chunk]
-                piece = cache.get(bits)
+                piece = cache[bits]
                 if piece is None:
                     piece = cache[bits] = self._encode(chunk, bits)
                 out += piece
