@@ -24,6 +24,7 @@ from arena.server.accounts import AccountStore
 from arena.server.competition import Competition, LadderState
 from arena.server.config import ServerConfig, server_config_from_dict
 from arena.server.ledger import INTERRUPTED_REASON, Ledger, LedgerDB
+from arena.server.matchmaking import board_seed
 from arena.table import GameRecord, Termination
 
 
@@ -329,3 +330,32 @@ def test_a_bot_added_while_the_ladder_runs_is_seated_at_once(
         return len(host.played)
 
     assert asyncio.run(go()) >= 1
+
+
+def test_a_board_begun_by_an_older_server_is_finished_with_its_own_seed_and_rules(
+    tmp_path: Path,
+) -> None:
+    # An older server's database: no secret, a board whose seed anyone could compute from its
+    # name, its first rotation played passing left, three rotations owed.
+    db = tmp_path / "c.db"
+    config = server_config_from_dict({"seed": 9, "fit_interval": 0})
+    old = LedgerDB(db, config)
+    first = play_record("g0", ("a", "b", "c", "d"), 12345, board="9:1")
+    assert first.spec.rules == config.rules  # every table passed left, whatever its board
+    group = ["a", "b", "c", "d"]
+    owed = [{"board": "9:1", "seed": 12345, "group": group, "rotations": [1, 2, 3], "created": 1}]
+    old.begin([(0, first.spec)], {"next_board": 2, "owed": owed}, 1.0)
+    old.finish(0, first, {})
+    old._db.execute("DELETE FROM server_secret")
+    old.close()
+
+    _, host = asyncio.run(run_ladder(db, config, {n: 1 for n in "abcd"}, games=5))
+    rest = [s for s in host.played if s.board == "9:1"]
+    # The same cards and the same pass in every rotation: duplicate play holds across versions.
+    assert len(rest) == 3 and {(s.seed, s.rules) for s in rest} == {(12345, config.rules)}
+    # A new board passes by its number (board 2: across) and is keyed by the new secret.
+    new = next(s for s in host.played if s.board == "9:2")
+    assert new.rules.pass_direction(0).value == "across" and new.seed != 12345
+    with sqlite3.connect(db) as conn:
+        (secret,) = conn.execute("SELECT secret FROM server_secret").fetchone()
+    assert new.seed == board_seed(secret, 9, 2)
