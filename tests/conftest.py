@@ -7,15 +7,18 @@ functions that submit tables and wait for records; the bots are real processes
 
 from __future__ import annotations
 
+import base64
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
+from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.referee import RefereeConfig, RefereeThread, TokenAccounts
 from arena.referee.loop import run as run_loop
 
@@ -121,3 +124,22 @@ def bots(referee: tuple[RefereeThread, TokenAccounts], tmp_path: Path) -> Iterat
         yield procs
     finally:
         procs.kill_all()
+
+
+def recorded_messages(log: Path, timeout_s: float) -> list[bot_pb.PlayResponse]:
+    """What a bot run with ``--record`` (tests/bots/raw_bot.py) received, in order, up to the
+    end of its game.
+
+    The referee's record is back as soon as the game's last message is sent, so the bot may
+    still be writing that message down: the log is read again until it holds the end of the
+    game, and a line without its newline yet (half written) is left for the next read.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        text = log.read_text() if log.exists() else ""
+        lines = text.split("\n")[:-1]  # what follows the last newline is unfinished
+        messages = [bot_pb.PlayResponse.FromString(base64.b64decode(x)) for x in lines]
+        if any(e.HasField("game_ended") for m in messages for e in m.events):
+            return messages
+        assert time.monotonic() < deadline, "the bot never got the end of its game"
+        time.sleep(0.01)

@@ -9,7 +9,6 @@ here, not the machine's speed: no assertion depends on how long anything took.
 
 from __future__ import annotations
 
-import base64
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from conftest import BOT_READY_MS, BotProcesses
+from conftest import BOT_READY_MS, BotProcesses, recorded_messages
 
 from arena.engine import Hand
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
@@ -146,21 +145,7 @@ def test_a_silent_bot_times_out_and_is_forfeited(arena: Arena, tmp_path: Path) -
 
 
 def _messages(log: Path) -> list[bot_pb.PlayResponse]:
-    """What a recording bot received, in order, up to the end of its game.
-
-    The referee's record is back as soon as the game's last message is sent, so the bot may
-    still be writing that message down: the log is read again until it holds the end of the
-    game, and a line without its newline yet (half written) is left for the next read.
-    """
-    deadline = time.monotonic() + RESULT_S
-    while True:
-        text = log.read_text() if log.exists() else ""
-        lines = text.split("\n")[:-1]  # what follows the last newline is unfinished
-        messages = [bot_pb.PlayResponse.FromString(base64.b64decode(x)) for x in lines]
-        if any(e.HasField("game_ended") for m in messages for e in m.events):
-            return messages
-        assert time.monotonic() < deadline, "the bot never got the end of its game"
-        time.sleep(0.01)
+    return recorded_messages(log, RESULT_S)
 
 
 def test_a_slow_bot_times_out_and_its_late_answers_are_dropped(arena: Arena) -> None:

@@ -8,7 +8,6 @@ DecisionRequest it concerns.
 
 from __future__ import annotations
 
-import base64
 import queue
 import threading
 import time
@@ -16,7 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import grpc
-from conftest import BotProcesses
+from conftest import BotProcesses, recorded_messages
 
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import events_pb2 as ev_pb
@@ -59,16 +58,7 @@ def notices(messages: list[bot_pb.PlayResponse]) -> list[tuple[int, ev_pb.FaultN
 
 
 def recorded(log: Path) -> list[bot_pb.PlayResponse]:
-    """What a raw_bot.py run with --record received, up to the end of its game (which it may
-    still be writing down when the referee's record is already back)."""
-    deadline = time.monotonic() + RESULT_S
-    while True:
-        text = log.read_text() if log.exists() else ""
-        messages = [bot_pb.PlayResponse.FromString(base64.b64decode(x)) for x in text.split()]
-        if any(e.HasField("game_ended") for m in messages for e in m.events):
-            return messages
-        assert time.monotonic() < deadline, "the bot never got the end of its game"
-        time.sleep(0.01)
+    return recorded_messages(log, RESULT_S)
 
 
 def test_a_wrong_request_id_notice_names_the_request_still_open(

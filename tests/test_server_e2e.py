@@ -620,14 +620,20 @@ def test_an_admin_ban_without_a_reason_keeps_the_earlier_one(server: ServerProce
 def test_a_huge_setting_is_one_line_not_a_traceback_or_a_hang(
     tmp_path: Path, config: str, says: str
 ) -> None:
-    toml = tmp_path / "huge.toml"
+    refusal = refused_config(tmp_path, config)
+    assert refusal.startswith("arena: error: server config: ") and says in refusal
+
+
+def refused_config(tmp_path: Path, config: str) -> str:
+    """What `arena serve` says on refusing ``config`` (asserted one line, exit 2, no database)."""
+    toml = tmp_path / "comp.toml"
     toml.write_text(config)
     db = tmp_path / "comp.db"
     flags = ("--port", "0", "--web-port", "0", "--config", str(toml))
     done = ServerProcess.cli("serve", "--db", str(db), *flags, timeout=30)
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
-    assert done.stderr.startswith("arena: error: server config: ") and says in done.stderr
     assert not db.exists()
+    return done.stderr
 
 
 @pytest.mark.parametrize(
@@ -649,14 +655,8 @@ def test_a_huge_setting_is_one_line_not_a_traceback_or_a_hang(
 def test_a_setting_of_another_toml_type_or_a_bad_seed_is_one_line(
     tmp_path: Path, config: str, says: str
 ) -> None:
-    toml = tmp_path / "comp.toml"
-    toml.write_text(config)
-    db = tmp_path / "comp.db"
-    flags = ("--port", "0", "--web-port", "0", "--config", str(toml))
-    done = ServerProcess.cli("serve", "--db", str(db), *flags, timeout=30)
-    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
-    assert done.stderr.startswith(f"arena: error: server config: {says}"), done.stderr
-    assert not db.exists()
+    refusal = refused_config(tmp_path, config)
+    assert refusal.startswith(f"arena: error: server config: {says}"), refusal
 
 
 def test_one_port_for_bots_and_page_is_refused_before_anything_starts(tmp_path: Path) -> None:
