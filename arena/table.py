@@ -134,6 +134,13 @@ class TableSpec:
     """The clocks."""
     faults: FaultPolicy = field(default_factory=FaultPolicy)
     """The failure policy."""
+    watchable: bool = True
+    """Whether the referee's spectator service lists this table and lets anyone watch it. False
+    for a table whose deal is also played at other tables (a duplicate board's rotations):
+    spectators need no login, so a bot could watch one rotation and learn from its card play, and
+    from each hand's HandRevealed, the cards it holds or will hold at another. Such a table's
+    games are seen in its record instead (``arena replay``; the competition server's
+    ``/api/games`` once the board is done)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.table_id, str) or not self.table_id:
@@ -168,6 +175,10 @@ class TableSpec:
                 f"table {self.table_id!r}: hands must be a whole number >= 1 or None "
                 f"(a full game), got {self.hands!r}"
             )
+        if not isinstance(self.watchable, bool):
+            raise ConfigError(
+                f"table {self.table_id!r}: watchable must be true or false, got {self.watchable!r}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data."""
@@ -180,12 +191,24 @@ class TableSpec:
             "hands": self.hands,
             "clocks": self.clocks.to_dict(),
             "faults": self.faults.to_dict(),
+            "watchable": self.watchable,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TableSpec:
-        """The spec from :meth:`to_dict` output."""
-        names = ("table_id", "rules", "seed", "seats", "board", "hands", "clocks", "faults")
+        """The spec from :meth:`to_dict` output (a record written before ``watchable`` existed
+        reads as watchable, as its table was)."""
+        names = (
+            "table_id",
+            "rules",
+            "seed",
+            "seats",
+            "board",
+            "hands",
+            "clocks",
+            "faults",
+            "watchable",
+        )
         _known("table", data, names)
         return cls(
             table_id=str(data["table_id"]),
@@ -196,6 +219,7 @@ class TableSpec:
             hands=data.get("hands", 1),
             clocks=Clocks.from_dict(data.get("clocks", {})),
             faults=FaultPolicy.from_dict(data.get("faults", {})),
+            watchable=data.get("watchable", True),
         )
 
 

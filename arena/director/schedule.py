@@ -99,6 +99,7 @@ def _spec(
     hands: int | None,
     clocks: Clocks,
     faults: FaultPolicy,
+    tables_per_board: int,
 ) -> TableSpec:
     return TableSpec(
         table_id=table_id,
@@ -109,6 +110,9 @@ def _spec(
         hands=hands,
         clocks=clocks,
         faults=faults,
+        # Spectators need no login: a bot watching one table of a board it also plays (another
+        # rotation, or another group on the same cards) would see its own deal played out.
+        watchable=tables_per_board == 1,
     )
 
 
@@ -117,6 +121,7 @@ def schedule(config: RunConfig) -> list[ScheduledTable]:
     tables: list[ScheduledTable] = []
     hands = None if config.game_to is not None else 1
     all_groups = groups(config)
+    per_board = len(all_groups) * config.players
     for board in range(config.boards):
         seed = board_seed(config.seed, board)
         rules = config.rules if hands is None else board_rules(config.rules, board)
@@ -138,6 +143,7 @@ def schedule(config: RunConfig) -> list[ScheduledTable]:
                             hands,
                             config.clocks,
                             config.faults,
+                            per_board,
                         ),
                     )
                 )
@@ -182,6 +188,7 @@ def sprt_tables(
                     hands,
                     clocks,
                     faults,
+                    k,
                 ),
             )
         board += 1

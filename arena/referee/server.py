@@ -308,6 +308,8 @@ class Referee:
         Waits up to ``wait_ms`` (default: the spec's handshake clock) for every seat's bot to be
         in the lobby at once; a bot still missing then has its seat played by the fallback after
         the grace period (a forfeit), so this always returns. The sessions go back to the lobby.
+        A table whose spec is not ``watchable`` is never shown to spectators (ListTables omits
+        it, Watch answers NOT_FOUND): its deal is played at other tables too.
         """
         if spec.table_id in self._running:
             raise ConfigError(f"table {spec.table_id!r} is already being played")
@@ -320,7 +322,10 @@ class Referee:
             wire.rules_message(spec.rules),
             self.config.spectator_queue,
         )
-        self._remember(feed)
+        if spec.watchable:
+            # An unwatchable table's feed is still written (it costs the table nothing new, and
+            # the per-card path stays as it is) but never reachable from the spectator service.
+            self._remember(feed)
         sessions = await self._lobby.take(spec.seats, wait / MS)
         if self._stopping:
             for s in sessions:
@@ -682,7 +687,9 @@ class _Spectators(spec_grpc.SpectatorServiceServicer):
         if feed is None:
             await context.abort(
                 grpc.StatusCode.NOT_FOUND,
-                f"no table {request.table_id!r}: ListTables shows the tables",
+                f"no table {request.table_id!r} to watch: ListTables shows the tables"
+                " (a table whose deal is played at other tables too, a duplicate board's"
+                " rotation, is never shown)",
             )
         if referee.stopping:
             await context.abort(grpc.StatusCode.UNAVAILABLE, "the referee is shutting down")

@@ -545,6 +545,10 @@ class Competition:
                 hands=self.config.hands,
                 clocks=self.config.clocks,
                 faults=self.config.faults,
+                # Hidden from spectators (who need no login) when the board's deal is played in
+                # other rotations too: an event's boards, a duplicate ladder's, and a board owed
+                # from before duplicate was turned off.
+                watchable=not (slot is not None or self.config.duplicate or table.rotation != 0),
             )
             running = _Running(game, spec, now)
             self._running[game] = running  # counted as busy before the commit below yields

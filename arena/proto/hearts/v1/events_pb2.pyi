@@ -815,7 +815,8 @@ Global___SeatCards: _TypeAlias = SeatCards  # noqa: Y015
 @_typing.final
 class HandRevealed(_message.Message):
     """Every seat's cards in a hand that has ended. Spectator only: sent after HandEnded, never to a
-    bot and never while the hand is being played.
+    bot and never while the hand is being played, and never at all for a table of a duplicate
+    board (which spectators cannot watch; see SpectatorService).
     """
 
     DESCRIPTOR: _descriptor.Descriptor

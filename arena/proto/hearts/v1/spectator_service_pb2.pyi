@@ -3,7 +3,11 @@
 isort:skip_file
 The spectators' side: list the tables and watch one live. Spectators see public events as they
 happen and every seat's cards only once a hand has ended, so watching a game cannot help a bot
-playing in it.
+playing in it. A table whose deal is also played at other tables (a duplicate board, dealt to
+the same bots in several seat rotations, as `arena run` and the competition server deal theirs
+by default) is never shown: a bot could watch one rotation and learn the cards it holds, or
+will hold, in another. Its games are seen in their records once every table of the board is
+done (`arena replay`; the competition server's /api/games).
 """
 
 from collections import abc as _abc

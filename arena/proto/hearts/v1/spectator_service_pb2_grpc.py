@@ -66,7 +66,8 @@ class SpectatorServiceServicer:
     """
 
     def ListTables(self, request, context):
-        """The tables this referee hosts now (and, if asked, recently finished ones).
+        """The tables this referee hosts now (and, if asked, recently finished ones), except those of
+        duplicate boards, which are never listed.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -74,7 +75,8 @@ class SpectatorServiceServicer:
 
     def Watch(self, request, context):
         """The public events of one table, live. The stream ends with status OK after the game's
-        GameEnded event (and the last HandRevealed).
+        GameEnded event (and the last HandRevealed). A table of a duplicate board answers NOT_FOUND,
+        live or finished, as an unknown one does.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

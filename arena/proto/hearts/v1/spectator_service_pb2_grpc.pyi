@@ -3,7 +3,11 @@
 isort:skip_file
 The spectators' side: list the tables and watch one live. Spectators see public events as they
 happen and every seat's cards only once a hand has ended, so watching a game cannot help a bot
-playing in it.
+playing in it. A table whose deal is also played at other tables (a duplicate board, dealt to
+the same bots in several seat rotations, as `arena run` and the competition server deal theirs
+by default) is never shown: a bot could watch one rotation and learn the cards it holds, or
+will hold, in another. Its games are seen in their records once every table of the board is
+done (`arena replay`; the competition server's /api/games).
 """
 
 from collections import abc as _abc
@@ -45,10 +49,13 @@ class SpectatorServiceStub:
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> SpectatorServiceAsyncStub: ...
     ListTables: _grpc.UnaryUnaryMultiCallable[_spectator_service_pb2.ListTablesRequest, _spectator_service_pb2.ListTablesResponse]
-    """The tables this referee hosts now (and, if asked, recently finished ones)."""
+    """The tables this referee hosts now (and, if asked, recently finished ones), except those of
+    duplicate boards, which are never listed.
+    """
     Watch: _grpc.UnaryStreamMultiCallable[_spectator_service_pb2.WatchRequest, _spectator_service_pb2.WatchResponse]
     """The public events of one table, live. The stream ends with status OK after the game's
-    GameEnded event (and the last HandRevealed).
+    GameEnded event (and the last HandRevealed). A table of a duplicate board answers NOT_FOUND,
+    live or finished, as an unknown one does.
     """
 
 @_typing.type_check_only
@@ -65,10 +72,13 @@ class SpectatorServiceAsyncStub(SpectatorServiceStub):
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     ListTables: _aio.UnaryUnaryMultiCallable[_spectator_service_pb2.ListTablesRequest, _spectator_service_pb2.ListTablesResponse]  # type: ignore[assignment]
-    """The tables this referee hosts now (and, if asked, recently finished ones)."""
+    """The tables this referee hosts now (and, if asked, recently finished ones), except those of
+    duplicate boards, which are never listed.
+    """
     Watch: _aio.UnaryStreamMultiCallable[_spectator_service_pb2.WatchRequest, _spectator_service_pb2.WatchResponse]  # type: ignore[assignment]
     """The public events of one table, live. The stream ends with status OK after the game's
-    GameEnded event (and the last HandRevealed).
+    GameEnded event (and the last HandRevealed). A table of a duplicate board answers NOT_FOUND,
+    live or finished, as an unknown one does.
     """
 
 class SpectatorServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -88,7 +98,9 @@ class SpectatorServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _spectator_service_pb2.ListTablesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_spectator_service_pb2.ListTablesResponse, _abc.Awaitable[_spectator_service_pb2.ListTablesResponse]]:
-        """The tables this referee hosts now (and, if asked, recently finished ones)."""
+        """The tables this referee hosts now (and, if asked, recently finished ones), except those of
+        duplicate boards, which are never listed.
+        """
 
     @_abc_1.abstractmethod
     def Watch(
@@ -97,7 +109,8 @@ class SpectatorServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_spectator_service_pb2.WatchResponse], _abc.AsyncIterator[_spectator_service_pb2.WatchResponse]]:
         """The public events of one table, live. The stream ends with status OK after the game's
-        GameEnded event (and the last HandRevealed).
+        GameEnded event (and the last HandRevealed). A table of a duplicate board answers NOT_FOUND,
+        live or finished, as an unknown one does.
         """
 
 def add_SpectatorServiceServicer_to_server(servicer: SpectatorServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
