@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterator
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar, get_args
 
@@ -44,6 +45,21 @@ DEFAULT_MAX_BOARDS = 2000
 """The sequential test's cap (kept here so that --help can show it without loading the test)."""
 STANDARD_PLAYERS = 4
 PIPE_WIDTH = 160
+BOOTSTRAP_SAMPLES = 400
+"""The bootstrap's default replicates (``arena.ratings.DEFAULT_BOOTSTRAP_SAMPLES``, kept here so
+that --help can show it without loading scipy; a test holds the two equal)."""
+MIN_BOOTSTRAP_SAMPLES = 2
+MAX_BOOTSTRAP_SAMPLES = 100_000
+"""More is hours of refits on a large database, and no better an interval."""
+
+
+class IntervalChoice(StrEnum):
+    """``arena ratings --method``: the values of ``arena.ratings.IntervalMethod`` (mirrored here
+    so that typer can offer them as choices without loading scipy; a test holds them equal)."""
+
+    SANDWICH = "sandwich"
+    BOOTSTRAP = "bootstrap"
+
 
 T = TypeVar("T")
 
@@ -568,9 +584,33 @@ def ratings(
     run_id: Annotated[
         str | None, typer.Option("--run", help="Only this run of the database.")
     ] = None,
+    method: Annotated[
+        IntervalChoice,
+        typer.Option(
+            "--method",
+            help="How the intervals are found: sandwich (the cluster-robust covariance) or "
+            "bootstrap (resample whole boards and refit).",
+        ),
+    ] = IntervalChoice.SANDWICH,
+    samples: Annotated[
+        int | None,
+        typer.Option(
+            "--samples",
+            help=f"The bootstrap's resamples, {MIN_BOOTSTRAP_SAMPLES} to "
+            f"{MAX_BOOTSTRAP_SAMPLES} (default: {BOOTSTRAP_SAMPLES}).",
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            help="The bootstrap's seed, 0 to 2**63 - 1; the same seed gives the same intervals "
+            "(default: 0).",
+        ),
+    ] = None,
 ) -> None:
     """Rate the bots of a database: Elo with intervals clustered by board."""
-    from arena.ratings.report import render_ratings
+    from arena.config import MAX_SEED
     from arena.store import Store, load_results
 
     formats = {"table": "text", "text": "text", "json": "json", "csv": "csv"}
@@ -586,8 +626,24 @@ def ratings(
             "--crosstable and --los add tables to the table view: with --format csv give neither "
             "(--format json holds both)"
         )
+    bootstrap = method is IntervalChoice.BOOTSTRAP
+    for flag, given in (("--samples", samples), ("--seed", seed)):
+        if given is not None and not bootstrap:
+            _fail(
+                f"{flag} {given}: only the bootstrap resamples; add --method bootstrap, "
+                f"or leave {flag} out"
+            )
+    if samples is not None and not MIN_BOOTSTRAP_SAMPLES <= samples <= MAX_BOOTSTRAP_SAMPLES:
+        _fail(
+            f"--samples {samples}: give {MIN_BOOTSTRAP_SAMPLES} to {MAX_BOOTSTRAP_SAMPLES} "
+            f"resamples (default: {BOOTSTRAP_SAMPLES})"
+        )
+    if seed is not None and not 0 <= seed <= MAX_SEED:
+        _fail(f"--seed {seed}: the bootstrap's seed is a whole number from 0 to {MAX_SEED}")
     if plot is not None:
         _check_plot(plot)
+    # Imported once the flags are good: the ratings bring numpy, scipy and matplotlib.
+    from arena.ratings.report import render_ratings
 
     def rate() -> None:
         if not db.exists():
@@ -610,6 +666,9 @@ def ratings(
                 with_los=los,
                 plot=plot,
                 anchor=anchor,
+                method=method.value,
+                bootstrap_samples=BOOTSTRAP_SAMPLES if samples is None else samples,
+                seed=0 if seed is None else seed,
                 console=_console(),
             )
         except BrokenPipeError:

@@ -172,3 +172,27 @@ def test_open_unknown_and_anchored_intervals_print_as_such(tmp_path: Path) -> No
     assert plot_history(history, tmp_path / "h.png").read_bytes().startswith(PNG_SIGNATURE)
     mean = text_of(ratings_table(fit(results))).replace("\n", " ")
     assert "(-∞, " in mean  # with the mean at 0, the others move with A's unbounded rating
+
+
+def test_render_ratings_takes_the_bootstrap_and_says_so(tournament: list[TableResult]) -> None:
+    reports = []
+    for _ in range(2):
+        out = io.StringIO()
+        render_ratings(
+            tournament,
+            fmt=ReportFormat.CSV,
+            method="bootstrap",
+            bootstrap_samples=50,
+            seed=3,
+            console=Console(file=out),
+        )
+        reports.append(out.getvalue())
+    assert reports[0] == reports[1]  # seeded: the same intervals each time
+    rows = list(csv.DictReader(io.StringIO(reports[0])))
+    assert {r["method"] for r in rows} == {"bootstrap"}
+    assert list(rows[0])[-1] == "method"  # added last: the other columns keep their places
+    sandwich = {r.name: r for r in fit(tournament).rows()}
+    assert all(float(r["low"]) != pytest.approx(sandwich[r["name"]].low) for r in rows)
+    console = Console(width=200, record=True, file=io.StringIO())
+    render_ratings(tournament, method="bootstrap", bootstrap_samples=50, seed=3, console=console)
+    assert "(bootstrap, 50 samples, seed 3)" in console.export_text().replace("\n", " ")

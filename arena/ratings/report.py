@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.table import Table
 
 from arena.ratings.elo import (
+    DEFAULT_BOOTSTRAP_SAMPLES,
     DEFAULT_CHECKPOINTS,
     DEFAULT_PRIOR_DRAWS,
     BotRating,
@@ -90,8 +91,15 @@ def _percent(p: float | None, *, counted: bool = False) -> str:
 
 def _method_text(fit: RatingFit) -> str:
     if fit.method is IntervalMethod.BOOTSTRAP:
-        return f"board bootstrap ({fit.bootstrap_samples} samples)"
+        # The seed too: with it the same database gives the same intervals.
+        return f"board bootstrap ({fit.bootstrap_samples} samples, seed {fit.seed})"
     return "board-clustered sandwich"
+
+
+def _method_caption(fit: RatingFit) -> str:
+    if fit.method is IntervalMethod.BOOTSTRAP:
+        return f"bootstrap, {fit.bootstrap_samples} samples, seed {fit.seed}"
+    return fit.method.value
 
 
 def _anchor_text(fit: RatingFit) -> str:
@@ -129,7 +137,7 @@ def ratings_table(fit: RatingFit) -> Table:
         title=f"Ratings, {_size_label(fit)}",
         caption=(
             f"{fit.results} results on {fit.boards} boards; {_anchor_text(fit)}; "
-            f"{pct}% intervals clustered by board ({fit.method.value}); "
+            f"{pct}% intervals clustered by board ({_method_caption(fit)}); "
             f"LOS = likelihood of superiority over the next bot"
             + (
                 "; ∞: the results do not bound that side (a bot won or lost every pair)"
@@ -229,11 +237,13 @@ def to_json(fits: RatingFit | Mapping[int, RatingFit]) -> str:
 
 
 def to_csv(fits: RatingFit | Mapping[int, RatingFit]) -> str:
-    """The rating list as CSV, one row per bot and table size; placings as counts "n1 n2 ..."."""
+    """The rating list as CSV, one row per bot and table size; placings as counts "n1 n2 ...",
+    and the interval method (sandwich or bootstrap) in the last column."""
     rows: list[dict[str, Any]] = []
     for f in _as_fits(fits):
         for row in f.rows():
-            flat = {"table_size": f.table_size, **row.to_dict()}
+            # The method last: the columns before it are as they were before it was added.
+            flat = {"table_size": f.table_size, **row.to_dict(), "method": f.method.value}
             flat["placings"] = " ".join(str(c) for c in flat["placings"])
             rows.append(flat)
     out = io.StringIO()
@@ -362,7 +372,11 @@ def plot_history(history: RatingHistory, path: str | Path, *, title: str = "") -
     ax.set_ylabel("Elo (" + (f"{history.anchor} = 0" if history.anchor else "mean = 0") + ")")
     ax.set_xlim(0, float(x[-1]) * 1.02)
     ax.xaxis.set_major_formatter(ticker.StrMethodFormatter("{x:,.0f}"))
-    note = "bands: 95% intervals" if bands else f"intervals omitted above {MAX_HISTORY_BANDS} bots"
+    note = (
+        "bands: 95% intervals (sandwich)"
+        if bands
+        else f"intervals omitted above {MAX_HISTORY_BANDS} bots"
+    )
     ax.set_title(f"{title or 'Ratings as results accumulate'}\n{note}", fontsize=11)
     ax.legend(
         loc="center left",
@@ -411,16 +425,28 @@ def render_ratings(
     plot: str | Path | None = None,
     anchor: str | None = None,
     method: IntervalMethod | str = IntervalMethod.SANDWICH,
+    bootstrap_samples: int = DEFAULT_BOOTSTRAP_SAMPLES,
+    seed: int = 0,
     prior_draws: float = DEFAULT_PRIOR_DRAWS,
     checkpoints: int = DEFAULT_CHECKPOINTS,
     console: Console | None = None,
 ) -> dict[int, RatingFit]:
     """Fit each table size apart and print the report: rich tables (with the crosstable and LOS
     matrix if asked), or JSON, or CSV; with ``plot``, write the ratings plot there and the
-    history plot beside it (``NAME-history.png``; ``NAME-4p.png`` etc. when sizes are mixed)."""
+    history plot beside it (``NAME-history.png``; ``NAME-4p.png`` etc. when sizes are mixed).
+    ``method``, ``bootstrap_samples`` and ``seed`` choose the intervals, as :func:`fit` takes
+    them; the history's bands are the sandwich's whatever the method (a bootstrap per prefix
+    would cost as many fits again as there are checkpoints)."""
     fmt = ReportFormat(fmt)
     console = console if console is not None else Console()
-    fits = fit_by_table_size(results, anchor=anchor, method=method, prior_draws=prior_draws)
+    fits = fit_by_table_size(
+        results,
+        anchor=anchor,
+        method=method,
+        bootstrap_samples=bootstrap_samples,
+        seed=seed,
+        prior_draws=prior_draws,
+    )
     if fmt is ReportFormat.JSON:
         console.file.write(to_json(fits) + "\n")
     elif fmt is ReportFormat.CSV:
