@@ -726,6 +726,25 @@ def sample_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return where / "s.db", done.stdout
 
 
+def rating_rows(text: str) -> dict[str, list[str]]:
+    """The first rating table in ``text`` (rich's box drawing): each bot's cells by column name
+    (the first column of a name: the Elo's "±" of old, not the points')."""
+    lines = text.splitlines()
+    top = next(i for i, line in enumerate(lines) if line.startswith("┃ # ┃"))
+    header = [cell.strip() for cell in lines[top].strip("┃").split("┃")]
+    rows: dict[str, list[str]] = {}
+    for line in lines[top + 2 :]:
+        if not line.startswith("│"):
+            break
+        cells = [cell.strip() for cell in line.strip("│").split("│")]
+        rows[cells[header.index("bot")]] = [header[k] + "=" + c for k, c in enumerate(cells)]
+    return rows
+
+
+def cell(row: list[str], column: str) -> str:
+    return next(c.partition("=")[2] for c in row if c.partition("=")[0] == column)
+
+
 def test_ratings_by_the_board_bootstrap_are_its_own_and_repeat(
     sample_run: tuple[Path, str],
 ) -> None:
@@ -799,3 +818,29 @@ def test_a_bad_interval_method_or_bootstrap_value_is_one_line(tmp_path: Path) ->
 
     assert [m.value for m in IntervalChoice] == [m.value for m in IntervalMethod]
     assert BOOTSTRAP_SAMPLES == DEFAULT_BOOTSTRAP_SAMPLES
+
+
+def test_the_rating_tables_show_both_sides_of_an_uneven_interval(
+    sample_run: tuple[Path, str],
+) -> None:
+    """The interval reaches the fit without the prior too, so it is uneven about the Elo: the
+    end-of-run table and `arena ratings` show how far it reaches down ("−") and up ("+"), not
+    one side as "±" (montecarlo's −39.8/+41.7 printed as ±41.7)."""
+    db, run_output = sample_run
+    as_json = invoke("ratings", "--db", str(db), "--format", "json")
+    (fitted,) = json.loads(as_json.stdout)["fits"]
+    table = invoke("ratings", "--db", str(db))
+    assert table.exit_code == 0, table.stderr
+    caption = " ".join(table.stdout.split())  # wrapped, centred lines as one
+    assert "−/+: from the Elo down and up to the interval's ends" in caption
+    sides = []
+    for output in (run_output, table.stdout):
+        rows = rating_rows(output)
+        assert sorted(rows) == sorted(r["name"] for r in fitted["ratings"])
+        for r in fitted["ratings"]:
+            down = "∞" if r["low"] is None else f"{r['elo'] - r['low']:.1f}"
+            up = "∞" if r["high"] is None else f"{r['high'] - r['elo']:.1f}"
+            assert (cell(rows[r["name"]], "−"), cell(rows[r["name"]], "+")) == (down, up)
+            sides.append((down, up))
+    # One virtual draw pulls every rating towards 0: some interval reaches further outwards.
+    assert any(down != up for down, up in sides)

@@ -18,7 +18,9 @@ from arena.ratings.elo import rating_history
 from arena.ratings.report import (
     ReportFormat,
     crosstable,
+    error_text,
     history_path,
+    interval_text,
     los_table,
     plot_history,
     plot_ratings,
@@ -196,3 +198,42 @@ def test_render_ratings_takes_the_bootstrap_and_says_so(tournament: list[TableRe
     console = Console(width=200, record=True, file=io.StringIO())
     render_ratings(tournament, method="bootstrap", bootstrap_samples=50, seed=3, console=console)
     assert "(bootstrap, 50 samples, seed 3)" in console.export_text().replace("\n", " ")
+
+
+def test_the_table_shows_how_far_an_uneven_interval_reaches_each_way(
+    tournament: list[TableResult],
+) -> None:
+    # The interval also reaches the fit without the prior, which lies further from 0: the
+    # interval is uneven about the Elo, and one "±" would hide its shorter or longer side.
+    f = fit(tournament)
+    rows = f.rows()
+    cells = [interval_text(r, f.anchor) for r in rows]
+    assert all(
+        (down, up) == (f"{r.elo - r.low:.1f}", f"{r.high - r.elo:.1f}")
+        for r, (down, up, _) in zip(rows, cells, strict=True)
+    )
+    assert all(
+        float(down) < float(up) for r, (down, up, _) in zip(rows, cells, strict=True) if r.elo > 0
+    )
+    assert all(
+        float(down) > float(up) for r, (down, up, _) in zip(rows, cells, strict=True) if r.elo < 0
+    )
+    table = text_of(ratings_table(f)).splitlines()
+    lines = {line.split("│")[2].strip(): " ".join(line.split()) for line in table if "│" in line}
+    for r, (down, up, interval) in zip(rows, cells, strict=True):
+        assert f"│ {r.elo:+.1f} │ {down} │ {up} │ {interval} │" in lines[r.name]
+    assert (error_text("4", "6"), error_text("5", "5")) == ("−4/+6", "± 5")
+
+
+def test_an_open_side_reaches_infinitely_far_and_the_anchor_not_at_all() -> None:
+    results = []
+    for b in range(4):
+        for r in range(4):
+            seats = tuple("ABCD"[(s - r) % 4] for s in range(4))
+            points = {"A": 0.0, "B": 3.0 + b, "C": 9.0 - b, "D": 7.0 + (b % 2)}
+            results.append(TableResult(f"d{b}", seats, tuple(points[x] for x in seats)))
+    f = fit(results, anchor="B")
+    rows = {r.name: r for r in f.rows()}
+    down, up, interval = interval_text(rows["A"], "B")
+    assert up == "∞" and down == f"{rows['A'].elo - rows['A'].low:.1f}" and interval.endswith("+∞)")
+    assert interval_text(rows["B"], "B") == ("", "", "anchor")

@@ -18,7 +18,8 @@ The method (DESIGN.md, "Ratings"):
   covariance, for comparison) is not their covariance. The default is the cluster-robust sandwich
   H^-1 (sum over boards c of g_c g_c^T) H^-1 with g_c the score summed over board c and the usual
   G/(G-1) small-sample factor; ``method="bootstrap"`` instead resamples whole boards (seeded) and
-  refits. Intervals are estimate +/- t * standard error, for ratings and differences alike.
+  refits. Intervals are estimate +/- t * standard error, for ratings and differences alike,
+  widened as below (so not always centred on the estimate).
 * Degrees of freedom: a bot's variance is estimated from the boards *it* played (its score sums
   over other boards are zero), so its t quantile has that many boards minus one degrees of
   freedom, and a difference takes the smaller of the two bots'. A bot seen on one board has no
@@ -111,7 +112,10 @@ class IntervalMethod(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Interval:
-    """An estimate with its standard error and a two-sided confidence interval."""
+    """An estimate with its standard error and a two-sided confidence interval.
+
+    The interval need not be centred on the estimate: it reaches the fit without the prior too
+    (see the module notes), so ``estimate - low`` and ``high - estimate`` may differ."""
 
     estimate: float
     se: float
@@ -121,7 +125,7 @@ class Interval:
 
     @property
     def half_width(self) -> float:
-        """The +/- of the interval."""
+        """Half the interval's width (not the distance to either end when it is uneven)."""
         return (self.high - self.low) / 2.0
 
 

@@ -38,6 +38,7 @@ from arena.ratings.results import TableResult
 __all__ = [
     "ReportFormat",
     "crosstable",
+    "error_text",
     "history_path",
     "interval_text",
     "los_table",
@@ -106,20 +107,29 @@ def _anchor_text(fit: RatingFit) -> str:
     return f"{fit.anchor} = 0" if fit.anchor is not None else "mean = 0"
 
 
-def interval_text(row: BotRating, anchor: str | None, digits: int = 1) -> tuple[str, str]:
-    """The "±" and interval cells of a row: "anchor" for the anchor, "-" when unknown (fewer
-    than two boards), an open bound as -∞ or +∞ (the results do not bound that side)."""
+def interval_text(row: BotRating, anchor: str | None, digits: int = 1) -> tuple[str, str, str]:
+    """The "−", "+" and interval cells of a row: how far the interval reaches below and above
+    the Elo (the two differ where the interval is stretched to the fit without the prior, see
+    :mod:`arena.ratings.elo`), and the interval itself. "anchor" for the anchor, "-" when
+    unknown (fewer than two boards), an open side as ∞ (the results do not bound that side)."""
     if row.name == anchor:
-        return "", "anchor"
+        return "", "", "anchor"
     if math.isnan(row.low) or math.isnan(row.high):
-        return "-", "-"
+        return "-", "-", "-"
     low = f"{row.low:+.{digits}f}" if math.isfinite(row.low) else "-∞"
     high = f"{row.high:+.{digits}f}" if math.isfinite(row.high) else "+∞"
-    half = f"{row.high - row.elo:.{digits}f}" if math.isfinite(row.high - row.low) else "-"
+    minus = f"{row.elo - row.low:.{digits}f}" if math.isfinite(row.low) else "∞"
+    plus = f"{row.high - row.elo:.{digits}f}" if math.isfinite(row.high) else "∞"
     # An infinite bound is not a member of the interval: "(-∞, +12.0]", "[+3.0, +∞)".
     left = "[" if math.isfinite(row.low) else "("
     right = "]" if math.isfinite(row.high) else ")"
-    return half, f"{left}{low}, {high}{right}"
+    return minus, plus, f"{left}{low}, {high}{right}"
+
+
+def error_text(minus: str, plus: str) -> str:
+    """An error for a label: "± 5" when both sides read alike, "−4/+6" when not (one side
+    alone would hide the other)."""
+    return f"± {plus}" if minus == plus else f"−{minus}/+{plus}"
 
 
 def ratings_table(fit: RatingFit) -> Table:
@@ -138,6 +148,7 @@ def ratings_table(fit: RatingFit) -> Table:
         caption=(
             f"{fit.results} results on {fit.boards} boards; {_anchor_text(fit)}; "
             f"{pct}% intervals clustered by board ({_method_caption(fit)}); "
+            "−/+: from the Elo down and up to the interval's ends; "
             f"LOS = likelihood of superiority over the next bot"
             + (
                 "; ∞: the results do not bound that side (a bot won or lost every pair)"
@@ -150,7 +161,9 @@ def ratings_table(fit: RatingFit) -> Table:
     table.add_column("#", justify="right")
     table.add_column("bot")
     table.add_column("Elo", justify="right")
-    table.add_column("±", justify="right")
+    # Both sides, as BayesElo prints them: the interval need not be centred on the Elo.
+    table.add_column("−", justify="right")
+    table.add_column("+", justify="right")
     table.add_column(f"{pct}% interval", justify="right")
     table.add_column("LOS", justify="right")
     table.add_column(f"pts/{unit}", justify="right")
@@ -298,8 +311,8 @@ def plot_ratings(fit: RatingFit, path: str | Path) -> Path:
     if unrated.any():
         ax.plot(elo[unrated], y[unrated], "D", color=INTERVAL_COLOUR, fillstyle="none", zorder=3)
     for yi, r, at in zip(y, rows, np.where(np.isfinite(high), high, elo), strict=True):
-        half, interval = interval_text(r, fit.anchor, digits=0)
-        label = interval if half in ("", "-") else f"{r.elo:+.0f} ± {half}"
+        minus, plus, interval = interval_text(r, fit.anchor, digits=0)
+        label = interval if plus in ("", "-") else f"{r.elo:+.0f} {error_text(minus, plus)}"
         ax.annotate(
             label if interval != "-" else "no interval (one board)",
             (min(float(at), edge_high), yi),
