@@ -566,6 +566,7 @@ def test_the_simulation_command_refuses_bad_input_in_one_line() -> None:
         (["--boards", "0"], "--boards 0: give 1 or more"),
         (["--seats", "7"], "--seats 7: a table has 3 to 6 seats"),
         (["--deal-luck", "1"], "--deal-luck 1: give a correlation from 0 to below 1"),
+        (["--method", "bootstrap", "--samples", "1"], "--samples 1: give 2 or more"),
     ):
         done = subprocess.run([*command, *args], capture_output=True, text=True, timeout=120)
         assert done.returncode == 2 and done.stdout == "", done.stderr
@@ -580,3 +581,14 @@ def test_the_simulation_command_refuses_bad_input_in_one_line() -> None:
     assert fine.returncode == 0 and fine.stdout.startswith(
         "2 tournaments of 2 boards, 3 bots at 3-seat tables: coverage "
     ), fine.stderr
+    # The README's coverage of the bootstrap is measured by the same command.
+    small = ["--elo", "0", "0", "0", "--seats", "3", "--boards", "3", "--reps", "2"]
+    booted = subprocess.run(
+        [*command, *small, "--method", "bootstrap", "--samples", "20"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert booted.returncode == 0 and booted.stdout.startswith(
+        "2 tournaments of 3 boards, 3 bots at 3-seat tables, bootstrap of 20 samples: coverage "
+    ), booted.stderr

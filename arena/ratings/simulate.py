@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import special
 
-from arena.ratings.elo import ELO_PER_NAT, fit
+from arena.ratings.elo import DEFAULT_BOOTSTRAP_SAMPLES, ELO_PER_NAT, IntervalMethod, fit
 from arena.ratings.results import NO_MOON, RatingsError, TableArrays
 from arena.rules import MAX_PLAYERS, MIN_PLAYERS
 
@@ -128,15 +128,21 @@ def interval_coverage(
     seed: int = 0,
     table_size: int = 4,
     deal_luck: float = DEFAULT_DEAL_LUCK,
+    method: IntervalMethod | str = IntervalMethod.SANDWICH,
+    bootstrap_samples: int = DEFAULT_BOOTSTRAP_SAMPLES,
 ) -> tuple[float, int]:
     """Share of reported rating intervals (mean at 0) that hold the truth over ``reps`` simulated
-    tournaments, and how many rows had no interval (a bot on one board), which are left out."""
+    tournaments, and how many rows had no interval (a bot on one board), which are left out.
+    ``method`` and ``bootstrap_samples`` go to :func:`fit` (the bootstrap's own seed is fit's
+    default, so the same ``seed`` draws the same tournaments for either method)."""
     rng = np.random.default_rng(seed)
     truth = np.asarray(elo, dtype=np.float64)
     hits = rated = unknown = 0
     for _ in range(reps):
         f = fit(
-            simulate_tables(truth, boards, seed=rng, table_size=table_size, deal_luck=deal_luck)
+            simulate_tables(truth, boards, seed=rng, table_size=table_size, deal_luck=deal_luck),
+            method=method,
+            bootstrap_samples=bootstrap_samples,
         )
         seen = truth[[int(name[3:]) for name in f.names]]
         seen = seen - seen.mean()
@@ -181,6 +187,18 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="correlation of a seat's luck across the rotations of a board, 0 to below 1",
     )
     parser.add_argument("--seed", type=int, default=0, help="the simulation's seed")
+    parser.add_argument(
+        "--method",
+        choices=[m.value for m in IntervalMethod],
+        default=IntervalMethod.SANDWICH.value,
+        help="how the intervals are found, as arena ratings --method (default: sandwich)",
+    )
+    parser.add_argument(
+        "--samples",
+        type=int,
+        default=DEFAULT_BOOTSTRAP_SAMPLES,
+        help=f"the bootstrap's resamples (default: {DEFAULT_BOOTSTRAP_SAMPLES})",
+    )
     args = parser.parse_args(argv)
     # Refused here in one line each: deep inside the fit they were tracebacks (or a division).
     if not MIN_PLAYERS <= args.seats <= MAX_PLAYERS:
@@ -195,6 +213,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     for flag, value in (("--boards", args.boards), ("--reps", args.reps)):
         if value < 1:
             _refuse(f"{flag} {value}: give 1 or more")
+    if args.samples < 2:
+        _refuse(f"--samples {args.samples}: give 2 or more")
     if not 0.0 <= args.deal_luck < 1.0:
         _refuse(f"--deal-luck {args.deal_luck:g}: give a correlation from 0 to below 1")
     share, unknown = interval_coverage(
@@ -204,10 +224,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         seed=args.seed,
         table_size=args.seats,
         deal_luck=args.deal_luck,
+        method=args.method,
+        bootstrap_samples=args.samples,
     )
+    by = f", bootstrap of {args.samples} samples" if args.method == "bootstrap" else ""
     print(
         f"{args.reps} tournaments of {args.boards} boards, {len(args.elo)} bots at "
-        f"{args.seats}-seat tables: coverage {share:.3f} ({unknown} rows without an interval)"
+        f"{args.seats}-seat tables{by}: coverage {share:.3f} ({unknown} rows without an interval)"
     )
 
 
