@@ -251,7 +251,9 @@ def _guard(action: Callable[[], T], db: Path | None = None) -> T:
     except ArenaError as e:
         _fail(str(e), EXIT_BAD_INPUT if _is_bad_input(e) else EXIT_FAILED)
     except KeyboardInterrupt:
-        if db is not None and (not db.exists() or db.stat().st_size == 0):
+        from arena.store import not_made
+
+        if db is not None and not_made(db):
             # Stopped while the bots started: a run makes its database only once they are up
             # (in the empty file given, if one was).
             _fail("interrupted before any game was played; nothing was made", EXIT_INTERRUPTED)

@@ -197,6 +197,12 @@ def unreadable(path: Path | str, error: sqlite3.DatabaseError) -> str:
     return f"{path}: not a Hearts Arena database ({error})"
 
 
+def not_made(path: Path) -> bool:
+    """Whether no database is at ``path`` yet: no file, or an empty one (``touch``ed for a run),
+    which SQLite reads as an empty database and a run makes its own once its bots are up."""
+    return not path.exists() or path.stat().st_size == 0
+
+
 def check_writable(path: Path) -> None:
     """Raise :class:`ConfigError` (one line) unless a database can be created or written at
     ``path``; creates nothing."""

@@ -42,7 +42,7 @@ from arena.director.bots import Accounts, BotExit, BotPool
 from arena.director.progress import Standings
 from arena.director.schedule import ScheduledTable, schedule
 from arena.errors import ArenaError, ConfigError
-from arena.store import Store, check_writable, database_locked, write_replay
+from arena.store import Store, check_writable, database_locked, not_made, write_replay
 from arena.table import FaultKind, GameRecord, TableSpec, Termination
 
 __all__ = [
@@ -148,9 +148,9 @@ def open_run_store(db: Path, run_id: str, kind: str, identity: dict[str, Any]) -
     """Open an existing database and make sure it holds this run or none (refuse another);
     None when there is no database yet, or an empty file (made only once the bots are up)."""
     check_writable(db)
-    if not db.exists() or db.stat().st_size == 0:
-        # An empty file (`touch`ed for the run) is a database not made yet, as SQLite reads it:
-        # made once the bots are up, so that a failed start leaves it empty, not a run's schema.
+    if not_made(db):
+        # Made once the bots are up, so that a failed start leaves an empty file empty, not a
+        # run's schema in it.
         return None
     store = Store.open(db)
     try:

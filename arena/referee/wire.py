@@ -332,8 +332,9 @@ def state_bytes(variable: bytes, constant: bytes, tricks: Sequence[bytes]) -> by
 
 def response_bytes(events: Sequence[bytes], request: bytes | None = None) -> bytes:
     """A PlayResponse carrying event entries and, optionally, a request."""
-    body = b"".join(events)
-    return body if request is None else body + _field(_REQUEST, request)
+    if request is None:
+        return b"".join(events)
+    return request_response(list(events), request)
 
 
 def request_response(events: list[bytes], request: bytes) -> bytes:
