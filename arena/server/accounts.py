@@ -16,6 +16,7 @@ import secrets
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -177,8 +178,18 @@ class AccountStore:
                 self._others.append(conn)
         return conn
 
-    def add(self, name: str, *, new_token_for_existing: bool = False) -> str:
-        """Add a bot (or give an existing one a new token) and return its token, shown only now."""
+    def add(
+        self,
+        name: str,
+        *,
+        new_token_for_existing: bool = False,
+        deliver: Callable[[str], None] | None = None,
+    ) -> str:
+        """Add a bot (or give an existing one a new token) and return its token, shown only now.
+
+        ``deliver`` is handed the token before the change is committed: if it raises (the token
+        could not be shown), the change is rolled back and the error propagates, so that no
+        account is left with a token nobody has."""
         conn = self._connection()
         check_name(name)
         token = new_token()
@@ -207,6 +218,10 @@ class AccountStore:
                     " note = CASE WHEN ? = 'active' THEN '' ELSE note END WHERE name = ?",
                     (digest, status.value, now, status.value, name),
                 )
+            # Inside the transaction, so that a token that never reached anyone is rolled back.
+            # The write lock is held meanwhile: a line into a terminal or an empty pipe.
+            if deliver is not None:
+                deliver(token)
         return token
 
     def revoke(self, name: str, note: str | None = None) -> None:
@@ -277,8 +292,9 @@ class AccountStore:
             return None
         return Identity(row[0], AccountStatus(row[1]), row[2])
 
-    def new_admin_token(self) -> str:
-        """Make (or replace) the admin token and return it, shown only now."""
+    def new_admin_token(self, deliver: Callable[[str], None] | None = None) -> str:
+        """Make (or replace) the admin token and return it, shown only now (``deliver``: as in
+        :meth:`add`; if it raises, the old admin token stays)."""
         conn = self._connection()
         token = new_token()
         with _transaction(conn):
@@ -287,6 +303,8 @@ class AccountStore:
                 " VALUES (?, ?, ?)",
                 (_ADMIN, hash_token(token), time.time()),
             )
+            if deliver is not None:
+                deliver(token)
         return token
 
     def check_admin(self, token: str) -> bool:

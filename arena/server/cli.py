@@ -8,6 +8,7 @@ a bad input is one line on standard error and exit code 2. Wire it into the main
 from __future__ import annotations
 
 import contextlib
+import errno
 import http.client
 import json
 import logging
@@ -18,6 +19,7 @@ import ssl
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -39,6 +41,7 @@ DEFAULT_PORT = 50051
 DEFAULT_WEB_PORT = 8080
 DEFAULT_WEB_URL = f"http://127.0.0.1:{DEFAULT_WEB_PORT}"
 ADMIN_TOKEN_ENV = "ARENA_ADMIN_TOKEN"
+EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 HTTP_TIMEOUT_S = 30.0
 URL_FORM = "http://HOST:PORT (https:// if the server was started with --tls-cert)"
@@ -74,8 +77,9 @@ def _say_new_db(db: Path) -> None:
     typer.echo(f"--db {db}: no such database yet; starting a new one there", err=True)
 
 
-def _accounts(db: Path, *, create: bool = False) -> AccountStore:
-    """The account store in ``db``; a missing file is an error unless ``create`` (adding)."""
+def _accounts(db: Path, *, create: bool = False, announce: bool = True) -> AccountStore:
+    """The account store in ``db``; a missing file is an error unless ``create`` (adding);
+    ``announce``: say so when it is made (else the caller does, once it is kept)."""
     new = _check_db(db, create=create)
     from arena.server.app import check_not_a_batch
 
@@ -86,7 +90,7 @@ def _accounts(db: Path, *, create: bool = False) -> AccountStore:
         store = AccountStore(db)
     except (StoreError, ArenaError) as e:
         raise _fail(str(e)) from None
-    if new:
+    if new and announce:
         _say_new_db(db)
     return store
 
@@ -235,19 +239,64 @@ def bots_add(
     ),
 ) -> None:
     """Add a bot and print its token (shown only this once; the database keeps a hash)."""
-    accounts = _accounts(db, create=True)
-    try:
-        token = accounts.add(name, new_token_for_existing=new_token)
-    except ArenaError as e:
-        raise _fail(str(e)) from None
-    finally:
-        accounts.close()
+    _issue(
+        db,
+        lambda a, show: a.add(name, new_token_for_existing=new_token, deliver=show),
+        f"bot {name!r}: its " + ("new token" if new_token else "token"),
+        "the old token still works" if new_token else "the bot was not added",
+    )
     typer.echo(
-        f"bot {name!r}: give its author this token; it is shown only now "
-        "(set it as ARENA_TOKEN for the bot):",
+        f"bot {name!r}: give its author the token above; it is shown only now "
+        "(set it as ARENA_TOKEN for the bot)",
         err=True,
     )
-    typer.echo(token)
+
+
+def _issue(
+    db: Path, make: Callable[[AccountStore, Callable[[str], None]], str], what: str, undone: str
+) -> None:
+    """Make a token with ``make``, printing it on standard output before the change is
+    committed. If it cannot be written, the change is rolled back (and a database made only for
+    it removed) and one line says so (``what`` could not be written, so ``undone``), exit 1: a
+    token that never reached anyone would lock its bot out, or end the old token for nothing."""
+    new = _check_db(db, create=True)
+    accounts = _accounts(db, create=True, announce=False)
+    failed: OSError | None = None
+    try:
+        make(accounts, _write_token)
+    except ArenaError as e:
+        raise _fail(str(e)) from None
+    except OSError as e:
+        failed = e
+    finally:
+        accounts.close()
+    if failed is not None:
+        # Whatever is still buffered for the dead output would fail again at exit, with a
+        # traceback-like complaint: it goes nowhere instead.
+        if sys.stdout is not None:
+            with contextlib.suppress(OSError, ValueError):  # not a file: nothing to redirect
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+                os.close(devnull)
+        if new:
+            for path in (db, *(db.with_name(db.name + end) for end in ("-wal", "-shm"))):
+                path.unlink(missing_ok=True)
+        why = failed.strerror or str(failed)
+        typer.echo(
+            f"arena: error: {what} could not be written to standard output ({why}), so {undone}",
+            err=True,
+        )
+        raise typer.Exit(EXIT_FAILED)
+    if new:
+        _say_new_db(db)
+
+
+def _write_token(token: str) -> None:
+    """Print a token and make sure it left the process (a closed or full output raises)."""
+    if sys.stdout is None:  # started with standard output closed (`>&-`)
+        raise OSError(errno.EBADF, "it is closed")
+    sys.stdout.write(token + "\n")
+    sys.stdout.flush()
 
 
 @bots_app.command("list")
@@ -347,13 +396,13 @@ _Ca = Annotated[Path | None, typer.Option("--ca", help="PEM file to trust for an
 @admin_app.command("token")
 def admin_token(db: Path = _DB) -> None:
     """Make a new admin token (the old one stops working) and print it, shown only now."""
-    accounts = _accounts(db, create=True)
-    try:
-        token = accounts.new_admin_token()
-    finally:
-        accounts.close()
-    typer.echo(f"admin token (shown only now; use it as ${ADMIN_TOKEN_ENV}):", err=True)
-    typer.echo(token)
+    _issue(
+        db,
+        lambda a, show: a.new_admin_token(deliver=show),
+        "a new admin token",
+        "the admin token was not changed",
+    )
+    typer.echo(f"admin token above: shown only now; use it as ${ADMIN_TOKEN_ENV}", err=True)
 
 
 def _trusting(ca: Path) -> ssl.SSLContext:

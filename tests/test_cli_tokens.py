@@ -1,0 +1,163 @@
+"""A token is printed once: `arena bots add` and `arena admin token` change nothing when it cannot
+be written (a closed pipe, a full disk), since a token nobody received would lock its bot out."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.server.accounts import AccountStore
+
+ARENA = Path(sys.executable).with_name("arena")
+BASE = [str(ARENA)] if ARENA.exists() else [sys.executable, "-m", "arena.cli"]
+TIMEOUT_S = 120
+
+
+def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run the `arena` command with its standard output captured."""
+    return subprocess.run(
+        [*BASE, *args], cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
+    )
+
+
+def arena_into_closed_pipe(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run the `arena` command with its standard output a pipe whose reader has gone, as in
+    ``arena bots add x | head -0`` (but without the race: the reader is gone before it starts)."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return subprocess.run(
+            [*BASE, *args],
+            cwd=cwd,
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=TIMEOUT_S,
+            check=False,
+        )
+    finally:
+        os.close(write)
+
+
+def listed(db: Path, cwd: Path) -> list[str]:
+    done = arena("bots", "list", "--db", str(db), "--json", cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    return [a["name"] for a in json.loads(done.stdout)]
+
+
+def one_error_line(stderr: str, says: str) -> None:
+    assert stderr.count("\n") == 1 and stderr.startswith("arena: error: "), stderr
+    assert says in stderr and "Traceback" not in stderr, stderr
+
+
+def test_a_token_that_cannot_be_written_adds_no_bot(tmp_path: Path) -> None:
+    db = tmp_path / "comp.db"
+    # A database started for the bot is not left behind either.
+    lost = arena_into_closed_pipe("bots", "add", "alpha", "--db", str(db), cwd=tmp_path)
+    assert lost.returncode == 1
+    one_error_line(
+        lost.stderr,
+        "bot 'alpha': its token could not be written to standard output (Broken pipe), "
+        "so the bot was not added",
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    # In a database that holds other bots: the addition is rolled back, and the name stays free.
+    first = arena("bots", "add", "beta", "--db", str(db), cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    again = arena_into_closed_pipe("bots", "add", "alpha", "--db", str(db), cwd=tmp_path)
+    assert again.returncode == 1
+    one_error_line(again.stderr, "so the bot was not added")
+    assert listed(db, tmp_path) == ["beta"]
+    added = arena("bots", "add", "alpha", "--db", str(db), cwd=tmp_path)
+    assert added.returncode == 0, added.stderr
+    token = added.stdout.strip()
+    assert added.stdout == token + "\n" and token not in added.stderr
+    assert "give its author the token above" in added.stderr
+    store = AccountStore(db)
+    try:
+        identity = store.lookup(token)
+    finally:
+        store.close()
+    assert identity is not None and identity.name == "alpha"
+
+
+def test_a_new_token_that_cannot_be_written_leaves_the_old_one_working(tmp_path: Path) -> None:
+    db = tmp_path / "comp.db"
+    added = arena("bots", "add", "alpha", "--db", str(db), cwd=tmp_path)
+    assert added.returncode == 0, added.stderr
+    old = added.stdout.strip()
+    lost = arena_into_closed_pipe(
+        "bots", "add", "alpha", "--new-token", "--db", str(db), cwd=tmp_path
+    )
+    assert lost.returncode == 1
+    one_error_line(
+        lost.stderr,
+        "bot 'alpha': its new token could not be written to standard output (Broken pipe), "
+        "so the old token still works",
+    )
+    store = AccountStore(db)
+    try:
+        identity = store.lookup(old)
+    finally:
+        store.close()
+    assert identity is not None and identity.name == "alpha"
+
+
+def test_an_admin_token_that_cannot_be_written_changes_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "comp.db"
+    made = arena("admin", "token", "--db", str(db), cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    old = made.stdout.strip()
+    lost = arena_into_closed_pipe("admin", "token", "--db", str(db), cwd=tmp_path)
+    assert lost.returncode == 1
+    one_error_line(
+        lost.stderr,
+        "a new admin token could not be written to standard output (Broken pipe), "
+        "so the admin token was not changed",
+    )
+    store = AccountStore(db)
+    try:
+        assert store.check_admin(old)
+    finally:
+        store.close()
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_a_full_output_is_refused_as_a_closed_one(tmp_path: Path) -> None:
+    db = tmp_path / "comp.db"
+    assert arena("bots", "add", "beta", "--db", str(db), cwd=tmp_path).returncode == 0
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [*BASE, "bots", "add", "alpha", "--db", str(db)],
+            cwd=tmp_path,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=TIMEOUT_S,
+            check=False,
+        )
+    assert done.returncode == 1
+    one_error_line(done.stderr, "(No space left on device), so the bot was not added")
+    assert listed(db, tmp_path) == ["beta"]
+
+
+def test_a_closed_standard_output_adds_no_bot(tmp_path: Path) -> None:
+    db = tmp_path / "comp.db"
+    assert arena("bots", "add", "beta", "--db", str(db), cwd=tmp_path).returncode == 0
+    # `arena bots add alpha >&-`: no standard output at all.
+    done = subprocess.run(
+        ["sh", "-c", 'exec "$@" >&-', "sh", *BASE, "bots", "add", "alpha", "--db", str(db)],
+        cwd=tmp_path,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 1
+    one_error_line(done.stderr, "so the bot was not added")
+    assert listed(db, tmp_path) == ["beta"]
