@@ -24,7 +24,7 @@ from arena.cards import Card, Suit
 from arena.checkbot.process import BotProcess, BotStartError
 from arena.checkbot.server import Garbage, ScriptedStream, ScriptServer, StreamEnded
 from arena.engine import Hand, Phase
-from arena.errors import ArenaError, CardParseError, Violation
+from arena.errors import ArenaError, Violation
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import events_pb2 as ev_pb
 from arena.proto.hearts.v1 import game_pb2 as game_pb
@@ -549,12 +549,12 @@ class ScriptedGame:
             )
         cards = []
         for text in decision.pass_cards.cards:
-            try:
-                cards.append(Card.parse(text))
-            except CardParseError:
-                raise CheckFailedError(
-                    f"passed {text!r}, which is not a card (rank then suit, like 'QS')"
-                ) from None
+            # The referee's own rule, not Card.parse (which takes more): a spelling passed here
+            # must not fault in a real game.
+            card = wire.card_spelled(text)
+            if card is None:
+                raise CheckFailedError(f"passed {text!r}, which is not a card: {wire.CARD_FORM}")
+            cards.append(card)
         held = self.hand.hand(self.seat)
         count = self.rules.pass_count
         if len(cards) != count:
@@ -630,12 +630,9 @@ class ScriptedGame:
                 f"{show_text(decision.pass_cards.cards)}; a play request needs play_card"
             )
         text = decision.play_card.card
-        try:
-            card = Card.parse(text)
-        except CardParseError:
-            raise CheckFailedError(
-                f"{at}played {text!r}, which is not a card (rank then suit, like 'QS')"
-            ) from None
+        card = wire.card_spelled(text)  # as the referee reads it (see judge_pass)
+        if card is None:
+            raise CheckFailedError(f"{at}played {text!r}, which is not a card: {wire.CARD_FORM}")
         why = self.hand.check_play(self.seat, card)
         if why is not None:
             raise CheckFailedError(at + self.explain(card, why))

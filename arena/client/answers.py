@@ -11,8 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from arena.cards import Card
+from arena.errors import CardParseError
 
-__all__ = ["describe", "pass_codes", "play_code"]
+# The referee's own table of the spellings a bot may send, and its words for a refusal: local play
+# judges an answer's text by exactly the rule a real game would, not by the engine's more lenient
+# Card.parse (which also takes any Unicode space and "ſ" for "s").
+from arena.referee.wire import CARD_FORM, card_spelled
+
+__all__ = ["card_answered", "describe", "pass_codes", "pass_of_codes", "play_code"]
 
 SHOWN_CHARS = 40
 """How much of a wrong answer's text a message quotes (a bot may return something huge)."""
@@ -56,3 +62,25 @@ def pass_codes(value: object) -> tuple[list[str], str | None]:
             kind = type(value).__name__
             return codes, f"choose_pass returned a {kind} holding {describe(item)}, not cards"
     return codes, None
+
+
+def card_answered(code: str) -> Card:
+    """The card ``code`` names in a spelling the referee takes, else CardParseError in its words."""
+    card = card_spelled(code)
+    if card is None:
+        raise CardParseError(f"{code!r} is not a card: {CARD_FORM}")
+    return card
+
+
+def pass_of_codes(codes: Iterable[str]) -> list[Card]:
+    """The cards of a pass's codes, each spelled as the referee takes it, else CardParseError in
+    the words of the referee's fault for such a pass."""
+    cards: list[Card] = []
+    for code in codes:
+        card = card_spelled(code)
+        if card is None:
+            raise CardParseError(
+                f"the pass names something not a card: cannot parse card {code!r}: {CARD_FORM}"
+            )
+        cards.append(card)
+    return cards

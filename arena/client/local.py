@@ -4,7 +4,9 @@
 :class:`~arena.client.DecisionView` and the same events a referee would, so a bot can be tried
 and tuned in a loop of thousands of hands before it ever connects. An illegal answer raises the
 engine's :class:`~arena.errors.IllegalMoveError` (with a note naming the bot), because a local
-experiment should stop at the first bug rather than hide it behind a substitute card.
+experiment should stop at the first bug rather than hide it behind a substitute card. A card
+answered as text is read by the referee's own rule (the spellings the protocol lists), so what
+local play accepts, a real game accepts too, and what it refuses raises in the referee's words.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from arena.cards import Card
-from arena.client.answers import pass_codes, play_code
+from arena.client.answers import card_answered, pass_codes, pass_of_codes, play_code
 from arena.client.bot import Bot, dispatch_event, warn_slips
 from arena.client.events import (
     CardPlayed,
@@ -188,11 +190,12 @@ class _LocalTable:
     @staticmethod
     def _pass_of(answer: object) -> list[Card]:
         """The cards of a ``choose_pass`` answer; CardParseError saying what came if it is not
-        a list of cards (a wrong count or a card not held is the engine's IllegalMoveError)."""
+        a list of cards or names one in a spelling the referee refuses (a wrong count or a card
+        not held is the engine's IllegalMoveError)."""
         codes, wrong = pass_codes(answer)
         if wrong is not None:
             raise CardParseError(wrong)
-        return [Card.parse(code) for code in codes]
+        return pass_of_codes(codes)
 
     def play_hand(self, game: Game) -> None:
         hand = game.hand
@@ -269,13 +272,14 @@ class _LocalTable:
 
 
 def _card_of(answer: object) -> Card:
-    """The card of a ``choose_play`` answer; CardParseError saying what came if it is none."""
+    """The card of a ``choose_play`` answer; CardParseError saying what came if it is none, or
+    is text the referee would refuse as not a card."""
     if isinstance(answer, Card):
         return answer
     code, wrong = play_code(answer)
     if wrong is not None:
         raise CardParseError(wrong)
-    return Card.parse(code)
+    return card_answered(code)
 
 
 def view_of(
