@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pytest
 
@@ -36,6 +36,7 @@ from arena.client import (
 )
 from arena.engine import Hand, Phase
 from arena.errors import CardParseError, ConfigError, IllegalMoveError, Violation
+from arena.referee import wire
 from arena.rules import FirstLead, Rules
 from arena.table import Termination
 
@@ -192,6 +193,71 @@ def test_a_wrong_type_of_answer_stops_local_play_saying_what_came(bot: Bot, says
         play_local([Bot(), bot, Bot(), Bot()], seed=2, names=["a", "slip", "c", "d"])
     assert str(caught.value) == says
     assert caught.value.__notes__ == ["answered by bot 'slip' in seat 1, hand 0"]
+
+
+class Spells(Bot):
+    """Answers like the base class, but with each card as text written by ``spell`` (in its
+    plays and passes, or only in the ``only`` decision)."""
+
+    def __init__(self, spell: Callable[[str], str], only: str | None = None) -> None:
+        self.spell = spell
+        self.only = only
+        self.sent: list[str] = []
+
+    def _write(self, card: Card, decision: str) -> str:
+        text = self.spell(str(card)) if self.only in (None, decision) else str(card)
+        self.sent.append(text)
+        return text
+
+    def choose_play(self, view: DecisionView) -> Card:
+        return self._write(super().choose_play(view), "play")  # type: ignore[return-value]  # text on purpose
+
+    def choose_pass(self, view: DecisionView) -> Sequence[Card]:
+        return [self._write(c, "pass") for c in super().choose_pass(view)]  # type: ignore[misc]  # text on purpose
+
+
+def _ten_as_10(code: str) -> str:
+    return "10" + code[1] if code[0] == "T" else code
+
+
+@pytest.mark.parametrize(
+    "spell",
+    [str.lower, _ten_as_10, lambda c: f" {c[0].lower()}{c[1]}\t\r\n"],
+    ids=["lower", "ten", "padded"],
+)
+def test_local_play_takes_every_spelling_the_referee_takes(spell: Callable[[str], str]) -> None:
+    bot = Spells(spell)
+    played = play_local([Bot(), bot, Bot(), Bot()], seed=2, hands=4)
+    # The same cards, spelled otherwise, and each spelling one the referee takes.
+    assert played.hand_points == play_local([Bot()] * 4, seed=2, hands=4).hand_points
+    assert all(wire.card_spelled(text) is not None for text in bot.sent)
+    assert any(text not in wire.CARD_OF for text in bot.sent)
+
+
+@pytest.mark.parametrize(
+    ("spell", "decision"),
+    [
+        (lambda c: "\xa0" + c, "pass"),  # a no-break space: Card.parse takes any Unicode space
+        (lambda c: c + "\v", "pass"),
+        (lambda c: c + "\u3000", "play"),
+        (lambda c: c.lower().replace("s", "\u017f"), "pass"),  # "ſ", which Card.parse upper-cases
+        (lambda c: "\u2003" + c, "play"),
+    ],
+    ids=["nbsp-pass", "vtab-pass", "ideographic-space-play", "long-s-pass", "em-space-play"],
+)
+def test_local_play_refuses_what_the_referee_refuses_in_its_words(
+    spell: Callable[[str], str], decision: str
+) -> None:
+    bot = Spells(spell, only=decision)
+    with pytest.raises(CardParseError) as caught:
+        play_local([Bot(), bot, Bot(), Bot()], seed=2, hands=4)
+    bad = next(text for text in bot.sent if wire.card_spelled(text) is None)
+    if decision == "pass":
+        said = f"the pass names something not a card: cannot parse card {bad!r}: {wire.CARD_FORM}"
+    else:
+        said = f"{bad!r} is not a card: {wire.CARD_FORM}"
+    assert str(caught.value) == said
+    assert caught.value.__notes__ == ["answered by bot 'Spells' in seat 1, hand 0"]
 
 
 def test_events_arrive_in_the_referees_order_and_add_up() -> None:
