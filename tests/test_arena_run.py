@@ -37,10 +37,8 @@ SLOW_DELAY_MS = 5_000
 """The slow bot's delay before each answer: well past move time plus bank."""
 FAULTS_TOLERATED = 1
 CRASH_GRACE = "200ms"
-"""How long a crashed seat waits for its bot. The restarted process cannot be back so soon (the
-director waits 100 ms before restarting it, then the interpreter starts), so the seat is always
-forfeited for the disconnect; a grace as long as the move clock would let it take back its seat
-unhurt, and the crash would go unrecorded in the game."""
+"""The reconnect grace. The crashed seat is forfeited at once whatever it is (the director tells
+the referee: test_director_crash.py); a short one only bounds what any other disconnect costs."""
 
 
 def sample(name: str) -> str:

@@ -10,7 +10,9 @@ writes when it starts a process and when it sees one exit.
 The referee asks :class:`Accounts` who a token belongs to when a bot says Hello; that is how the
 pool knows a process has connected. A process that exits before it connects, at start-up, is bad
 input (:class:`BotStartError`); one that dies during the run is restarted, and a bot whose
-restarts keep dying before they connect stops the run (:class:`BotCrashLoopError`).
+restarts keep dying before they connect stops the run (:class:`BotCrashLoopError`). A restarted
+process gets a new token, so it never takes back a seat of the dead one: the director forfeits
+that seat at once instead (:attr:`BotExit.key` says which seats were the dead process's).
 """
 
 from __future__ import annotations
@@ -85,13 +87,19 @@ class BotExit:
     """The last lines of the bot's log."""
     said: str = ""
     """What the log tells of the exit, labelled as what it is (see :func:`last_words`)."""
+    key: bytes = field(default=b"", repr=False)
+    """The digest of the process's token: the referee knows the process's seats by it (the
+    token itself is revoked and never kept)."""
 
     def describe(self) -> str:
         """'bot NAME (process N) exited with code C; its last error: ...' for the run's notes."""
         said = f"; {self.said}" if self.said else ""
-        return (
-            f"bot {self.bot} (process {self.slot}) exited with {_exit_text(self.exit_code)}{said}"
-        )
+        return f"bot {self.bot} (process {self.slot}) exited with {self.how}{said}"
+
+    @property
+    def how(self) -> str:
+        """How it exited: 'code 3', or 'signal SIGKILL'."""
+        return _exit_text(self.exit_code)
 
 
 RUN_STARTS = "a run starts"
@@ -375,12 +383,13 @@ class BotPool:
             code = await process.wait()
             if self._stopping:
                 return
+            key = token_key(slot.token)
             self._accounts.revoke(slot.token)
             self._note(name, f"process {slot.number} (pid {process.pid}) exited with code {code}")
             scanned = _tail(log_path(self._out, name), ERROR_SCAN_LINES)
             tail = "\n".join(scanned.splitlines()[-STDERR_TAIL_LINES:])
             gone = BotExit(
-                name, slot.number, process.pid, code, time.time(), tail, last_words(scanned)
+                name, slot.number, process.pid, code, time.time(), tail, last_words(scanned), key
             )
             self.exits.append(gone)
             if self._on_exit is not None:

@@ -11,6 +11,11 @@
    each to the referee; each finished game is written (replay file, then one database
    transaction) under a shielded scope, so that a game whose result came back is never half-kept.
 
+A bot process that dies during a game loses that game at once, as an engine crash does in
+cutechess or fastchess: its restart gets a new token and could never take the seat back, so the
+director has the referee forfeit the seat when the pool sees the exit (:func:`forfeit_seats`)
+instead of letting the table wait out the reconnect grace.
+
 Stopping: Ctrl-C or SIGTERM stops handing out tables, stops the referee (the games in play are
 interrupted and not stored; they are played again on resume) and the bots, and returns with
 ``interrupted`` set. A progress stream whose reader has gone (``arena run 2>&1 | head -1``)
@@ -28,8 +33,9 @@ import math
 import shutil
 import signal
 import socket
+import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import trio
 
 from arena.config import RunConfig, identity_hash
-from arena.director.bots import Accounts, BotExit, BotPool
+from arena.director.bots import Accounts, BotExit, BotPool, log_path
 from arena.director.progress import Standings
 from arena.director.schedule import ScheduledTable, schedule
 from arena.errors import ArenaError, ConfigError
@@ -52,6 +58,7 @@ __all__ = [
     "RunOutcome",
     "Table",
     "first_arena_error",
+    "forfeit_seats",
     "open_run_store",
     "play_tables",
     "run_batch",
@@ -61,12 +68,10 @@ BATCH = "batch"
 """The kind of run `arena run` stores."""
 STARTUP_TIMEOUT_S = 30.0
 """How long a bot process has to connect at start-up (interpreters on a busy machine are slow)."""
-CRASH_SLACK_S = 1.0
-"""A crash seen this long after a game ended may still have been the game's (clocks differ)."""
 HOST = "127.0.0.1"
 
 if TYPE_CHECKING:
-    from arena.referee import RefereeConfig
+    from arena.referee import Referee, RefereeConfig
 
 T = TypeVar("T")
 
@@ -330,6 +335,12 @@ class _Director:
         # bot crashes share one connection, and a transaction must never interleave with another.
         self._writes, self._to_write = trio.open_memory_channel[_GameDone | BotExit](math.inf)
         self._pool: BotPool | None = None
+        self._referee: _RefereeLike | None = None
+        self._nursery: trio.Nursery | None = None
+        # Written on the referee's loop while a table runs, read by its worker once the table's
+        # record is back: table id -> seat -> the exit that forfeited it.
+        self._crash_lock = threading.Lock()
+        self._crash_seats: dict[str, dict[int, BotExit]] = {}
 
     def outcome(self, done: int, started: float) -> RunOutcome:
         """What was done."""
@@ -367,9 +378,11 @@ class _Director:
             on_exit=self._bot_exited,
         )
         self._pool = pool
+        self._referee = referee
         self._output_gone = trio.Event()
         try:
             async with trio.open_nursery() as nursery:
+                self._nursery = nursery
                 await nursery.start(pool.run)
                 await trio.to_thread.run_sync(self._claim)
                 self.reporter.start(self.total or 0, done, self.standings())
@@ -439,6 +452,39 @@ class _Director:
         self.check_output()
         with contextlib.suppress(trio.ClosedResourceError):  # after the last game: not kept
             self._writes.send_nowait(gone)
+        if self._nursery is not None and gone.key:
+            self._nursery.start_soon(self._forfeit_crashed, gone)
+
+    async def _forfeit_crashed(self, gone: BotExit) -> None:
+        """Have the referee forfeit at once the seat the dead process held, if any."""
+        referee = self._referee
+        assert referee is not None
+        log = log_path(self.config.out, gone.bot)
+        reason = (
+            f"its process exited with {gone.how} (see {log}): a bot that crashes loses the "
+            "game at once; a new process plays its next games"
+        )
+
+        def forfeit(ref: Referee) -> list[tuple[str, int]]:
+            hits = forfeit_seats(ref, gone.key, reason)
+            # Kept before the tables can end (they end on this same loop), so that a worker
+            # that gets a record back always finds its crash here.
+            with self._crash_lock:
+                for table_id, seat in hits:
+                    self._crash_seats.setdefault(table_id, {})[seat] = gone
+            return hits
+
+        try:
+            # abandon_on_cancel: a referee that stops under the call must not hang the run's end.
+            hits = await trio.to_thread.run_sync(referee.call, forfeit, abandon_on_cancel=True)
+        except ConfigError:
+            return  # the referee has stopped: the games in play were interrupted, not stored
+        for table_id, seat in hits:
+            self.reporter.note(
+                f"table {table_id}: seat {seat} ({gone.bot}) forfeited at once, "
+                f"its process having exited with {gone.how}"
+            )
+        self.check_output()
 
     async def _watch_signals(self, stop: trio.Event, referee: _RefereeLike, pool: BotPool) -> None:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -466,17 +512,17 @@ class _Director:
             if table is None:
                 return
             record = await _wait_future(referee.submit(table.scheduled.spec))
+            crashed = self._crashed_seats(record)
             if record.termination is Termination.INTERRUPTED:
                 continue  # played again on resume
-            crashed = self._crashed_seats(record)
             if crashed:
-                record = _with_crash_reason(record, crashed, self.exits)
+                record = _with_crash_reason(record, crashed)
             assert self._pool is not None
             for seat, bot in enumerate(record.spec.seats):
                 if record.seat_status[seat] is Termination.NORMAL:
                     self._pool.game_finished(bot)
             # Queued, not awaited: the next table starts while this one is being committed.
-            self._writes.send_nowait(_GameDone(table, record, crashed))
+            self._writes.send_nowait(_GameDone(table, record, tuple(sorted(crashed))))
 
     async def _writer(self, stop: trio.Event) -> None:
         async with self._to_write:
@@ -500,35 +546,57 @@ class _Director:
         self.store.save_game(self.run_id, item.table.index, item.record, item.crashed)
         write_replay(self.config.out, item.table.index, item.record)
 
-    def _crashed_seats(self, record: GameRecord) -> tuple[int, ...]:
-        """Seats whose bot process died during the game (and the referee saw it go)."""
-        seats = []
-        for s, bot in enumerate(record.spec.seats):
-            hurt = record.seat_status[s] is not Termination.NORMAL or any(
-                f.kind is FaultKind.DISCONNECT for f in record.faults_of(s)
-            )
-            if hurt and any(
-                e.bot == bot and record.started_at <= e.at <= record.finished_at + CRASH_SLACK_S
-                for e in self.exits
-            ):
-                seats.append(s)
-        return tuple(seats)
+    def _crashed_seats(self, record: GameRecord) -> dict[int, BotExit]:
+        """Seats whose bot process died while the table ran (the referee was told of it, see
+        :func:`forfeit_seats`), with the exit; a seat the game had already let go unhurt (its
+        last card played) is not counted."""
+        with self._crash_lock:
+            known = self._crash_seats.pop(record.spec.table_id, {})
+        return {
+            s: gone
+            for s, gone in known.items()
+            if record.seat_status[s] is not Termination.NORMAL
+            or any(f.kind is FaultKind.DISCONNECT for f in record.faults_of(s))
+        }
 
 
-def _with_crash_reason(
-    record: GameRecord, seats: tuple[int, ...], exits: Sequence[BotExit]
-) -> GameRecord:
+def forfeit_seats(referee: Referee, key: bytes, reason: str) -> list[tuple[str, int]]:
+    """On the referee's loop: forfeit at once (``disconnect``, with ``reason``) every seat of a
+    running table held by the token whose digest is ``key``; (table id, seat) of each it held."""
+    # The Referee has no public call for this: kick() only ends a live session, after which the
+    # seat waits out the grace for a token that will never come back. So this does what the table
+    # does when the grace runs out, through its own forfeit. A public Referee method belongs in
+    # arena/referee/server.py (its owner's file); this is the one place to change then.
+    hits = []
+    for table_id, run in list(referee._running.items()):
+        for seat in run.seats:
+            if seat.key != key:
+                continue
+            hits.append((table_id, seat.index))
+            if seat.forfeit is None:
+                run._forfeit(seat, Termination.DISCONNECT, reason)
+            session = seat.session
+            if session is not None and not session.closed:
+                # The referee has not seen the stream break yet: end the dead session now, so
+                # that a decision waiting for its answer moves on to the fallback.
+                referee.kick(session.id, reason, may_reconnect=False)
+            if seat.returned is not None:
+                seat.returned.set()  # a decision waiting for the seat's return plays on
+    return hits
+
+
+def _with_crash_reason(record: GameRecord, crashed: dict[int, BotExit]) -> GameRecord:
     notes = []
-    for s in seats:
-        bot = record.spec.seats[s]
-        codes = [e.exit_code for e in exits if e.bot == bot]
-        code = codes[-1] if codes else "?"
-        notes.append(f"bot {bot} in seat {s} crashed (exit code {code})")
+    for s, gone in sorted(crashed.items()):
+        how = f"exit code {gone.exit_code}" if gone.exit_code >= 0 else gone.how
+        notes.append(f"bot {gone.bot} in seat {s} crashed ({how})")
     return dataclasses.replace(record, reason=f"{record.reason}; {'; '.join(notes)}")
 
 
 class _RefereeLike(Protocol):
     def submit(self, spec: TableSpec) -> Future[GameRecord]: ...
+
+    def call(self, function: Callable[[Referee], T]) -> T: ...
 
     def stop(self, *, finished: bool = False) -> None: ...
 
