@@ -526,8 +526,11 @@ class Hand:
 
     @property
     def leader(self) -> int:
-        """The seat that led the trick being played; once a trick is complete, its winner (who
-        leads the next trick, or took the last one of a hand that is over). 0 while passing."""
+        """The seat that led the trick being played, or the winner of the trick just completed.
+
+        That winner leads the next trick, or took the last one of a hand that is over. 0 while
+        passing.
+        """
         return self._leader
 
     @property
@@ -711,8 +714,10 @@ class Hand:
         return Violation.PENALTY_ON_FIRST_TRICK
 
     def check_pass(self, seat: int, cards: Iterable[Card | str] | str) -> Violation | None:
-        """Why ``seat`` may not pass ``cards`` now, or None if it may (cards, or codes: a list
-        or one string, ``"5C 6C 8C"``)."""
+        """Why ``seat`` may not pass ``cards`` now, or None if it may.
+
+        ``cards`` are cards, or codes: a list or one string, ``"5C 6C 8C"``.
+        """
         chosen = _cards(cards)
         mask = 0
         duplicate = False
@@ -747,8 +752,10 @@ class Hand:
     # ---- moves ----------------------------------------------------------------------------
 
     def pass_cards(self, seat: int, cards: Iterable[Card | str] | str) -> None:
-        """Record ``seat``'s pass (cards, or codes: a list or one string, ``"5C 6C 8C"``); once
-        every seat has passed, the cards move and play starts."""
+        """Record ``seat``'s pass; once every seat has passed, the cards move and play starts.
+
+        ``cards`` are cards, or codes: a list or one string, ``"5C 6C 8C"``.
+        """
         chosen = _cards(cards)
         why = self.check_pass(seat, chosen)
         if why is not None:

@@ -481,8 +481,11 @@ class Rules:
         return dataclasses.replace(self, **changes)
 
     def with_options(self, options: Mapping[str, Any] | list[str]) -> Rules:
-        """A copy with options applied: ``NAME=VALUE`` strings (the CLI's ``--rule``), or a
-        mapping of names to strings or plain TOML values (true, 3, ["left", "hold"])."""
+        """A copy with options applied.
+
+        ``options`` are ``NAME=VALUE`` strings (the CLI's ``--rule``), or a mapping of names to
+        strings or plain TOML values (true, 3, ["left", "hold"]).
+        """
         items: list[tuple[str, str]]
         if isinstance(options, Mapping):
             items = [(str(k).replace("-", "_"), _option_text(v)) for k, v in options.items()]

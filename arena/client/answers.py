@@ -40,16 +40,20 @@ def describe(value: object) -> str:
 
 
 def play_code(value: object) -> tuple[str, str | None]:
-    """The card code to send for ``choose_play``'s answer, and what is wrong with its type (or
-    None when it is a Card or a card's text)."""
+    """The card code to send for ``choose_play``'s answer, and what is wrong with its type.
+
+    What is wrong is None when the answer is a Card or a card's text.
+    """
     if isinstance(value, Card | str):
         return str(value), None
     return _short(str(value)), f"choose_play returned {describe(value)}, not a Card"
 
 
 def pass_codes(value: object) -> tuple[list[str], str | None]:
-    """The card codes to send for ``choose_pass``'s answer, and what is wrong with its type (or
-    None when it is a sequence of Cards or cards' texts)."""
+    """The card codes to send for ``choose_pass``'s answer, and what is wrong with its type.
+
+    What is wrong is None when the answer is a sequence of Cards or cards' texts.
+    """
     wrong = f"choose_pass returned {describe(value)}, not a list of cards"
     if value is None or isinstance(value, Card | str) or not isinstance(value, Iterable):
         # One entry, as choose_play's answer would be sent ("None", "2C", "2C 3C 4C"): the
@@ -73,8 +77,10 @@ def card_answered(code: str) -> Card:
 
 
 def pass_of_codes(codes: Iterable[str]) -> list[Card]:
-    """The cards of a pass's codes, each spelled as the referee takes it, else CardParseError in
-    the words of the referee's fault for such a pass."""
+    """The cards of a pass's codes, each spelled as the referee takes it.
+
+    A code it would refuse raises CardParseError in the words of the referee's fault.
+    """
     cards: list[Card] = []
     for code in codes:
         card = card_spelled(code)

@@ -132,8 +132,10 @@ def _intended(name: str, unused: Sequence[str]) -> str | None:
 
 
 def api_slips(cls: type[Bot]) -> list[str]:
-    """What looks wrong in a Bot subclass's methods: names like a Bot method's that the SDK never
-    calls ("play" for choose_play), and overriding neither choose_play nor choose_pass.
+    """What looks wrong in a Bot subclass's methods, one message each.
+
+    That is: names like a Bot method's that the SDK never calls ("play" for choose_play), and
+    overriding neither choose_play nor choose_pass.
 
     The SDK calls only the methods of :class:`Bot` by their exact names, so a misspelt one is
     silently never called and the base class's default plays instead.

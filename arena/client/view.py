@@ -137,8 +137,10 @@ class DecisionView:
 
     @property
     def last_hand(self) -> bool:
-        """Whether this hand is the game's last by the hand limit (a target may end it sooner):
-        what it scores is all that counts, e.g. a moon shot cannot be answered later."""
+        """Whether this hand is the game's last by the hand limit (a target may end it sooner).
+
+        What it scores is all that counts: e.g. a moon shot cannot be answered later.
+        """
         return self.max_hands is not None and self.hand_number + 1 >= self.max_hands
 
     @property
