@@ -7,7 +7,9 @@ holds the section, a test checks that its code blocks are these copies, characte
 
 from __future__ import annotations
 
+import inspect
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -16,8 +18,19 @@ from typing import Any
 
 import pytest
 
-from arena.cards import Card
-from arena.client import Bot, DecisionView, view_of
+import arena
+from arena.cards import Card, mask_of
+from arena.client import (
+    Bot,
+    ClientSettings,
+    DecisionView,
+    decision_rng,
+    play_local,
+    playout,
+    sample_world,
+    serve,
+    view_of,
+)
 from arena.engine import Hand
 from arena.referee import RefereeConfig, RefereeThread
 from arena.rules import Rules
@@ -162,3 +175,53 @@ def test_the_readme_shows_these_examples() -> None:
     section = text[text.index(SECTION) + len(SECTION) :]
     section = section[: section.index("\n## ")]
     assert _python_blocks(section)[:2] == [EXAMPLE, LOCAL_EXAMPLE]
+
+
+class _Looks(Bot):
+    """Plays like the base class and keeps every view it is shown."""
+
+    def __init__(self) -> None:
+        self.views: list[DecisionView] = []
+
+    def choose_play(self, view: DecisionView) -> Card:
+        self.views.append(view)
+        return super().choose_play(view)
+
+
+def test_the_prose_around_the_local_example_holds() -> None:
+    # "`hands=N` stops after N hands, and `rules=` picks a variant (a `Rules`:
+    # `preset("omnibus")` or `Rules(moon="best")`, from `arena`)".
+    # As the README spells it: Rules takes the option's text, though typed as a MoonRule.
+    best = arena.Rules(moon="best")  # type: ignore[arg-type]
+    for rules in (arena.preset("omnibus"), best):
+        result = play_local([Bot()] * 4, rules=rules, seed=7, hands=2)
+        assert result.rules is rules and len(result.hands) == 2
+    # "In `play_local` they are `move_ms=`/`bank_ms=` as given (nothing is enforced), `None`
+    # without them"; `deadline_ms` is their sum, `time_left()` counts the move's own time only.
+    bare, timed = _Looks(), _Looks()
+    play_local([bare, Bot(), Bot(), Bot()], seed=7, hands=1)
+    play_local([timed, Bot(), Bot(), Bot()], seed=7, hands=1, move_ms=60_000, bank_ms=5_000)
+    first = bare.views[0]
+    assert (first.move_ms, first.bank_ms, first.deadline_ms, first.time_left()) == (None,) * 4
+    view = timed.views[0]
+    assert (view.move_ms, view.bank_ms, view.deadline_ms) == (60_000, 5_000, 65_000)
+    left, before_timeout = view.time_left(), view.time_left(include_bank=True)
+    assert left is not None and before_timeout is not None
+    assert left <= 60 and left < before_timeout <= 65
+    # "`sample_world(view, rng)` and `playout(hand)` let a bot search with the engine".
+    world = sample_world(view, random.Random(1))
+    assert mask_of(world.hand(view.seat)) == mask_of(view.hand)
+    assert sum(playout(world).taken_points) == 26
+    # "take them from `decision_rng(seed, view)` so that a game replays from its seed".
+    assert decision_rng("s", view).random() == decision_rng("s", view).random()
+
+
+def test_serve_takes_the_settings_run_would_resolve(monkeypatch: pytest.MonkeyPatch) -> None:
+    # "`serve(bot, settings)` does the same without exiting": the settings are the ones run()
+    # resolves from its arguments and the ARENA_* variables.
+    monkeypatch.setenv("ARENA_ADDRESS", "127.0.0.1:1")
+    monkeypatch.setenv("ARENA_TOKEN", "t")
+    monkeypatch.setenv("ARENA_BOT_NAME", "duck")
+    settings = ClientSettings.resolve()
+    assert (settings.address, settings.token, settings.name) == ("127.0.0.1:1", "t", "duck")
+    assert list(inspect.signature(serve).parameters)[:2] == ["bot", "settings"]
