@@ -116,6 +116,9 @@ class RunOutcome:
     """Bot processes that died unexpectedly during this call."""
     output_closed: bool = False
     """Stopped because the progress output's reader had gone (a closed pipe)."""
+    after_stop: int = 0
+    """Of ``played``, the games stored after ``on_record`` asked to stop: they were in play
+    then, and were finished rather than thrown away (a sequential test's after its decision)."""
 
 
 @dataclass(frozen=True)
@@ -341,6 +344,10 @@ class _Director:
         # record is back: table id -> seat -> the exit that forfeited it.
         self._crash_lock = threading.Lock()
         self._crash_seats: dict[str, dict[int, BotExit]] = {}
+        self.stopped = False
+        """Whether ``on_record`` has asked to stop."""
+        self.after_stop = 0
+        """Games stored after that: they were in play when it asked."""
 
     def outcome(self, done: int, started: float) -> RunOutcome:
         """What was done."""
@@ -353,6 +360,7 @@ class _Director:
             elapsed_s=time.monotonic() - started,
             exits=tuple(self.exits),
             output_closed=self.output_closed,
+            after_stop=self.after_stop,
         )
 
     async def main(self, todo: Iterable[Table], per_bot: dict[str, int], done: int) -> None:
@@ -532,7 +540,10 @@ class _Director:
                 if isinstance(item, _GameDone):
                     self.played += 1
                     self.reporter.game(item.record)
-                    if self.on_record is not None and self.on_record(item.table, item.record):
+                    if self.stopped:
+                        self.after_stop += 1
+                    elif self.on_record is not None and self.on_record(item.table, item.record):
+                        self.stopped = True
                         stop.set()
                     self.check_output()
 

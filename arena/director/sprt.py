@@ -6,6 +6,12 @@ wins, equal is half), fed to :class:`arena.ratings.sprt.Sprt` in board order (bo
 of order wait for the ones before them), so that the same games always give the same decision.
 The games are stored like a batch's and the test resumes the same way: the stored boards are fed
 again first, and a test already decided is only reported.
+
+At the decision no new game starts, and the test is never fed again: its decision and figures are
+those of that moment. The games already in play (boards after the deciding one, at most
+``--concurrency``) are played to their end and stored, as fair games for `arena ratings`, and are
+reported as such: a line at the decision, a line at the end with how many stored games the test
+did not count and how many of them finished after the decision (:class:`SprtOutcome`).
 """
 
 from __future__ import annotations
@@ -51,6 +57,12 @@ class SprtOutcome:
     """Stopped at ``--max-boards`` without a decision."""
     run: RunOutcome | None
     """What the games part did (None when the stored games had already decided)."""
+    uncounted: int = 0
+    """Stored games of the run that the test did not count: boards after the deciding one (or a
+    board the cap left out), finished before the decision out of board order, or after it."""
+    after_decision: int = 0
+    """Of ``uncounted``, the games this call finished and stored after the decision: they were
+    in play when it came."""
 
 
 def sprt_bots(a: str, b: str, fillers: Sequence[str], players: int) -> tuple[str | BotSpec, ...]:
@@ -131,6 +143,7 @@ def _run_sprt(
             raise
     boards: dict[int, list[GameRecord]] = {}
     next_board = 0
+    replaying = True
 
     def feed(index: int, record: GameRecord) -> bool:
         # Boards are fed in order: the decision must not depend on which table finished first.
@@ -144,15 +157,23 @@ def _run_sprt(
             test.update(board_score(boards[next_board], a, b))
             next_board += 1
             on_board(test)
+            if test.decision is not SprtDecision.CONTINUE and not replaying:
+                reporter.note(
+                    f"{test.decision.value} at board {next_board}: no new game starts; the "
+                    "games in play are finished and stored, not counted by the test"
+                )
         return test.decision is not SprtDecision.CONTINUE or next_board >= max_boards
 
     for index in sorted(stored):
         feed(index, stored[index])
+    replaying = False
     finished = test.decision is not SprtDecision.CONTINUE or next_board >= max_boards
     if finished:
         if store is not None:
             store.close()
-        return SprtOutcome(test.decision, test.status, test.boards, _capped(test), None)
+        uncounted = len(stored) - test.boards * k
+        _note_uncounted(reporter, test, k, uncounted, 0)
+        return SprtOutcome(test.decision, test.status, test.boards, _capped(test), None, uncounted)
 
     def todo() -> Iterator[Table]:
         for table in sprt_tables(
@@ -180,7 +201,34 @@ def _run_sprt(
         on_record=lambda table, record: feed(table.index, record),
         identity=identity,
     )
-    return SprtOutcome(test.decision, test.status, test.boards, _capped(test, max_boards), outcome)
+    uncounted = after = 0
+    if test.decision is not SprtDecision.CONTINUE or test.boards >= max_boards:
+        # Every board up to the last counted one is whole (they are fed in order), so the rest
+        # of what is stored is what the test left out.
+        uncounted = len(stored) + outcome.played - test.boards * k
+        after = outcome.after_stop
+        _note_uncounted(reporter, test, k, uncounted, after)
+    return SprtOutcome(
+        test.decision,
+        test.status,
+        test.boards,
+        _capped(test, max_boards),
+        outcome,
+        uncounted,
+        after,
+    )
+
+
+def _note_uncounted(reporter: Any, test: Sprt, k: int, uncounted: int, after: int) -> None:
+    """The closing line on the games stored beyond what the test counted, if any."""
+    if uncounted <= 0:
+        return
+    games = "game" if uncounted == 1 else "games"
+    when = f" ({after} of them finished after the decision)" if after else ""
+    reporter.note(
+        f"the test counted {test.boards} boards ({test.boards * k} games); {uncounted} more "
+        f"stored {games} of later boards{when} are not counted by it"
+    )
 
 
 def _capped(test: Sprt, max_boards: int | None = None) -> bool:
