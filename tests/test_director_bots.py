@@ -25,6 +25,7 @@ from arena.director.bots import (
     log_path,
 )
 from arena.errors import ConfigError
+from arena.referee.accounts import token_key
 
 BOT = r"""
 import os, socket, sys
@@ -72,6 +73,8 @@ class Handshakes:
     def __init__(self, accounts: Accounts) -> None:
         self.accounts = accounts
         self.names: list[str] = []
+        self.keys: list[bytes] = []
+        """The digest of each connection's token, in order."""
         self._arrived = trio.Event()
 
     async def wait_for(self, count: int) -> None:
@@ -86,8 +89,10 @@ class Handshakes:
             if not chunk:
                 return
             data += chunk
-        who = self.accounts.lookup(data.decode().strip())
+        token = data.decode().strip()
+        who = self.accounts.lookup(token)
         self.names.append(who.name if who is not None else "?")
+        self.keys.append(token_key(token))
         self._arrived.set()
         self._arrived = trio.Event()
         # A bot killed at the end resets its connection: that is its way of leaving here.
@@ -226,6 +231,10 @@ def test_a_crashed_process_is_restarted_and_reported(tmp_path: Path) -> None:
     assert handshakes.names == ["phoenix", "phoenix"]
     [gone] = exits
     assert (gone.bot, gone.slot, gone.exit_code) == ("phoenix", 0, 3)
+    # The exit names the dead process's token (how the director finds its seat to forfeit); the
+    # restarted process has another, so it can never take that seat back.
+    assert gone.key == handshakes.keys[0] != handshakes.keys[1]
+    assert gone.how == "code 3"
     assert gone.stderr.splitlines()[-1] == "dying"
     # The note quotes the error, not whatever line came last.
     assert gone.describe() == (
