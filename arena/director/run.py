@@ -36,7 +36,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future
+from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -485,8 +485,10 @@ class _Director:
         try:
             # abandon_on_cancel: a referee that stops under the call must not hang the run's end.
             hits = await trio.to_thread.run_sync(referee.call, forfeit, abandon_on_cancel=True)
-        except ConfigError:
-            return  # the referee has stopped: the games in play were interrupted, not stored
+        except (ConfigError, RuntimeError, CancelledError):
+            # The referee stopped before or during the call (its thread gone, its loop closed,
+            # the call cancelled by its end): the games in play were interrupted, not stored.
+            return
         for table_id, seat in hits:
             self.reporter.note(
                 f"table {table_id}: seat {seat} ({gone.bot}) forfeited at once, "
