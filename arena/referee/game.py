@@ -188,6 +188,10 @@ class _Alarm:
         if self._handle is None or self._fires_at > due:
             self._arm(due)
 
+    def watches(self, session: Session) -> bool:
+        """Whether a request is open on ``session`` (the table is reading its inbox)."""
+        return self._session is session
+
     def clear(self) -> None:
         """No request is open any more (the timer stays, and finds nothing due if it fires)."""
         self._session = None
@@ -248,6 +252,10 @@ class Seat:
         self.forfeit: Termination | None = None
         """Set once the seat is forfeited; the fallback plays it from then on."""
         self.forfeit_reason = ""
+        self.forfeit_at = 0.0
+        """When the seat was forfeited (``time.monotonic()``): from then on nothing its bot sends
+        answers anything, and each Decision it sends is a late reply (late since its request's
+        deadline, or else since the forfeit)."""
         self.faults: list[FaultKind] = []
         self.bank_ms = float(bank_ms)
         self.pending: list[bytes] = []
@@ -298,7 +306,6 @@ class TableRun:
             seat.key = session.key
             seat.expired = session.expired  # answers to an earlier game's requests are late too
             session.owner = self
-            _clear(session)
         self.game = Game(spec.rules, spec.seed)
         self._rules_msg = wire.rules_message(spec.rules)
         self._card_points = [spec.rules.card_points(c) for c in _CARDS]
@@ -340,12 +347,19 @@ class TableRun:
         """Decisions taken and not yet in :attr:`decisions` (see :meth:`_record_decisions`)."""
         self.faults: list[Fault] = []
         self.late: list[LateReply] = []
+        self._over = False
+        """Whether the game's record is made: no seat can be taken back from then on."""
+        self._stopped_play = False
+        """Whether play has stopped (what the bots sent last is being read)."""
         self._interrupting = False
         self._interrupt_reason = ""
         self.task: asyncio.Task[GameRecord] | None = None
         """The task running :meth:`run` (set by whoever starts it)."""
         self._task: asyncio.Task[object] | None = None
         """The task running :meth:`run`, as :meth:`run` found it."""
+        for seat in self.seats:
+            if seat.session is not None:
+                self._settle(seat, seat.session)
 
     # ---- the game ---------------------------------------------------------------------------
 
@@ -381,6 +395,12 @@ class TableRun:
         finally:
             for seat in self.seats:
                 seat.alarm.stop()
+        try:
+            self._collect_stragglers()
+        except Exception:
+            # Bookkeeping of messages that changed nothing: it must not cost the game's record.
+            log.exception("table %s: reading what its bots sent last failed", self.spec.table_id)
+        self._over = True
         record = self._record(termination, failure, started_at)
         await self._announce_end(record)
         return record
@@ -535,6 +555,9 @@ class TableRun:
             if self._interrupting:
                 raise _Interrupted
             if seat.forfeit is not None:
+                forfeited = seat.session
+                if forfeited is not None and not forfeited.inbox.empty():
+                    self._after_forfeit(seat, forfeited)
                 cards = self._fallback(hand, index, kind)
                 self._decided(hand, number, index, kind, request_id, cards, due, fault, True)
                 return cards
@@ -557,6 +580,7 @@ class TableRun:
                 seat, session, request, request_id, deadline, hand, kind, legal
             )
             if outcome in (_Outcome.LOST, _Outcome.FORFEITED, _Outcome.INTERRUPTED):
+                self._abandon(seat, request_id, deadline)
                 continue
             if isinstance(outcome, _Accepted):
                 self._charge(seat, (outcome.at - due) * MS)
@@ -669,15 +693,22 @@ class TableRun:
         legal: int,
     ) -> _Accepted | _Refused | _Outcome:
         """The request's deadline has passed: an answer that arrived in time still counts."""
-        seat.expired[request_id] = deadline
-        while len(seat.expired) > EXPIRED_REMEMBERED:
-            del seat.expired[next(iter(seat.expired))]
+        self._remember_expired(seat, request_id, deadline)
         # An answer that arrived in time but was not yet read still counts.
-        while not session.inbox.empty():
-            item = session.inbox.get_nowait()
+        inbox = session.inbox
+        while not inbox.empty():
+            item = inbox.get_nowait()
             if item[0] > deadline:
-                self._stale(seat, item, hand)
-                continue
+                # This and what follows (the inbox is in order of arrival) came with no request
+                # open: left where they are, for what reads the seat's inbox next (_drain
+                # before its next request, _after_forfeit, _collect_stragglers), which notes a
+                # late answer and counts anything else, after this request's timeout.
+                rest = [item]
+                while not inbox.empty():
+                    rest.append(inbox.get_nowait())
+                for kept in rest:
+                    inbox.put_nowait(kept)
+                break
             verdict = self._judge(seat, item, request_id, hand, kind, legal)
             if verdict is not None and verdict is not _Outcome.TIMEOUT:
                 return verdict
@@ -726,7 +757,7 @@ class TableRun:
             )
         if decision.request_id != request_id:
             if decision.request_id in seat.expired:
-                self._note_late(seat, hand, decision, at)
+                self._note_late(seat, decision, at)
                 return None
             return self._stray(
                 seat,
@@ -819,15 +850,33 @@ class TableRun:
         self._fault(hand, number, seat.index, kind, detail, sent, (), request_id)
         return _Outcome.FORFEITED if seat.forfeit is not None else None
 
-    def _note_late(self, seat: Seat, hand: Hand, decision: bot_pb.Decision, at: float) -> None:
+    def _abandon(self, seat: Seat, request_id: int, deadline: float) -> None:
+        """Remember a request the table gave up on unanswered (its session ended, the seat was
+        forfeited, the game is stopping) as timed out then: an answer to it that still comes
+        (on a new session of the seat, or after the forfeit) is late, not a wrong request id."""
+        self._remember_expired(seat, request_id, min(deadline, _monotonic()))
+
+    def _remember_expired(self, seat: Seat, request_id: int, deadline: float) -> None:
+        seat.expired[request_id] = deadline
+        while len(seat.expired) > EXPIRED_REMEMBERED:
+            del seat.expired[next(iter(seat.expired))]
+
+    def _note_late(
+        self, seat: Seat, decision: bot_pb.Decision, at: float, since: float | None = None
+    ) -> None:
+        """Record a late reply; ``since``: when the request ended, if the seat does not
+        remember it (a forfeited seat's answer to a request that had not timed out)."""
+        ended = seat.expired.get(decision.request_id, at if since is None else since)
+        # Once play has stopped, the game's hand number may be that of a hand never dealt.
+        number = self.hands[-1].number if self._stopped_play and self.hands else None
         self.late.append(
             LateReply(
-                hand=self.game.hand_number,
+                hand=self.game.hand_number if number is None else number,
                 seat=seat.index,
                 bot=seat.bot,
                 request_id=decision.request_id,
                 sent=_describe(decision),
-                late_ms=max(0.0, (at - seat.expired.get(decision.request_id, at)) * MS),
+                late_ms=max(0.0, (at - ended) * MS),
             )
         )
 
@@ -841,10 +890,75 @@ class TableRun:
             message = message.full()
         if isinstance(message, bot_pb.PlayRequest) and message.HasField("decision"):
             if message.decision.request_id in seat.expired:
-                self._note_late(seat, hand, message.decision, at)
+                self._note_late(seat, message.decision, at)
                 return None
             return _describe(message.decision)
         return "a message"
+
+    def _after_forfeit(self, seat: Seat, session: Session) -> None:
+        """Read what a forfeited seat's bot sent: no request of this game is open for it any
+        more, so each Decision is a late reply (dropped and noted, never a fault: a forfeited
+        seat counts no more faults); anything else is dropped."""
+        inbox = session.inbox
+        while not inbox.empty():
+            at, message = inbox.get_nowait()
+            if isinstance(message, wire.Play):
+                message = message.full()
+            if isinstance(message, bot_pb.PlayRequest) and message.HasField("decision"):
+                self._note_late(seat, message.decision, at, seat.forfeit_at)
+
+    def _collect_stragglers(self) -> None:
+        """At the end of the game, read what the seats' bots sent that no request read: each
+        is recorded as it would have been before a next request (a late answer noted, any other
+        answer a fault, or after a forfeit a late reply), rather than dropped unseen later."""
+        self._stopped_play = True
+        for seat in self.seats:
+            if seat.session is not None:
+                self._read_unread(seat, seat.session)
+
+    def _read_unread(self, seat: Seat, session: Session) -> None:
+        """Record what the seat's session sent that no request has read, with no request open
+        (at the end of the game, or as the session ends)."""
+        if session.inbox.empty():
+            return
+        if seat.forfeit is not None:
+            self._after_forfeit(seat, session)
+            return
+        hand = self.game.hand
+        number = self.game.hand_number
+        if self._stopped_play and self.hands:
+            number = self.hands[-1].number  # not the number of a next hand never dealt
+        self._drain(seat, session, number, hand)
+
+    def _settle(self, seat: Seat, session: Session) -> None:
+        """Empty the inbox of a session sitting down at this table (or back at it): nothing was
+        asked of it here yet, so an answer in it is late (to a request that timed out in its
+        last game, or one given up when its stream broke), noted in this game's record, as the
+        last game's is made already; anything else answers nothing and is dropped. A Closed
+        marker stays: the session has ended meanwhile, and the table must hear of it."""
+        inbox = session.inbox
+        closed: list[Inbound] = []
+        while not inbox.empty():
+            item = inbox.get_nowait()
+            at, message = item
+            if isinstance(message, Closed):
+                closed.append(item)
+                continue
+            if isinstance(message, wire.Play):
+                message = message.full()
+            if isinstance(message, bot_pb.PlayRequest) and message.HasField("decision"):
+                if message.decision.request_id in seat.expired:
+                    self._note_late(seat, message.decision, at)
+                    continue
+                log.info(
+                    "table %s seat %d (%s): dropped an answer sent before it sat down: %s",
+                    self.spec.table_id,
+                    seat.index,
+                    seat.bot,
+                    _describe(message.decision),
+                )
+        for item in closed:
+            inbox.put_nowait(item)
 
     def _drain(self, seat: Seat, session: Session, number: int, hand: Hand) -> bool:
         """Before a new request: drop what arrived with no request open (late answers, extras);
@@ -1120,6 +1234,7 @@ class TableRun:
         seat.forfeit = termination
         self._forfeits += 1
         seat.forfeit_reason = reason
+        seat.forfeit_at = _monotonic()
         log.info(
             "table %s seat %d (%s) forfeited: %s", self.spec.table_id, seat.index, seat.bot, reason
         )
@@ -1141,6 +1256,11 @@ class TableRun:
                 goodbye = session.said_goodbye
                 seat.away_since = now - (self.spec.faults.grace_ms / MS if goodbye else 0.0)
                 seat.said_goodbye = goodbye
+                if not self._over and not seat.alarm.watches(session):
+                    # No request is open on it, so nothing would read its inbox again: what it
+                    # sent last (a late answer, say) is recorded now. (With a request open, the
+                    # table reads on, in order, to the end marker.)
+                    self._read_unread(seat, session)
                 if goodbye and not seat.told:
                     self.interrupt(f"{seat.bot} left (Goodbye) before its game started")
 
@@ -1148,6 +1268,8 @@ class TableRun:
         """The seat a new session with this token may take back, if any."""
         now = _monotonic()
         grace = self.spec.faults.grace_ms / MS
+        if self._over:
+            return None
         for seat in self.seats:
             if seat.session is not None or seat.forfeit is not None or seat.away_since is None:
                 continue
@@ -1163,13 +1285,13 @@ class TableRun:
 
     def resume(self, seat: Seat, session: Session) -> bool:
         """Give a seat back to its bot's new session, with the state replayed; False if too late."""
-        if seat.session is not None or seat.forfeit is not None:
+        if seat.session is not None or seat.forfeit is not None or self._over:
             return False
-        _clear(session)
         seat.session = session
         seat.key = session.key
         session.expired.update(seat.expired)
         seat.expired = session.expired
+        self._settle(seat, session)
         seat.away_since = None
         seat.said_goodbye = False
         session.owner = self
@@ -1333,16 +1455,6 @@ class TableRun:
             finished_at=time.time(),
             late=tuple(self.late),
         )
-
-
-def _clear(session: Session) -> None:
-    """Drop what a session sent before it sat down (nothing was asked of it yet), and any
-    marker left by a table it sat at before."""
-    while not session.inbox.empty():
-        item = session.inbox.get_nowait()
-        if isinstance(item[1], Closed):
-            session.inbox.put_nowait(item)
-            return
 
 
 _IN_HAND: Final[dict[int, bytes]] = {}
