@@ -26,7 +26,7 @@ from arena.proto.hearts.v1 import events_pb2 as hearts_dot_v1_dot_events__pb2
 from arena.proto.hearts.v1 import game_pb2 as hearts_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bhearts/v1/bot_service.proto\x12\thearts.v1\x1a\x16hearts/v1/events.proto\x1a\x14hearts/v1/game.proto\"\x88\x01\n\x0bPlayRequest\x12!\n\x05hello\x18\x01 \x01(\x0b\x32\x10.hearts.v1.HelloH\x00\x12\'\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0b\x32\x13.hearts.v1.DecisionH\x00\x12%\n\x07goodbye\x18\x03 \x01(\x0b\x32\x12.hearts.v1.GoodbyeH\x00\x42\x06\n\x04kind\"\x8c\x01\n\x05Hello\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12\x18\n\x10protocol_version\x18\x03 \x01(\r\x12\x13\n\x0b\x62ot_version\x18\x04 \x01(\t\x12\x1b\n\x13\x64\x65\x63ide_forced_moves\x18\x05 \x01(\x08\x12\x16\n\x0e\x63lient_library\x18\x06 \x01(\t\"~\n\x08\x44\x65\x63ision\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12*\n\npass_cards\x18\x02 \x01(\x0b\x32\x14.hearts.v1.PassCardsH\x00\x12(\n\tplay_card\x18\x03 \x01(\x0b\x32\x13.hearts.v1.PlayCardH\x00\x42\x08\n\x06\x63hoice\"\x1a\n\tPassCards\x12\r\n\x05\x63\x61rds\x18\x01 \x03(\t\"\x18\n\x08PlayCard\x12\x0c\n\x04\x63\x61rd\x18\x01 \x01(\t\"\x19\n\x07Goodbye\x12\x0e\n\x06reason\x18\x01 \x01(\t\"\xa9\x01\n\x0cPlayResponse\x12 \n\x06\x65vents\x18\x01 \x03(\x0b\x32\x10.hearts.v1.Event\x12+\n\x07request\x18\x02 \x01(\x0b\x32\x1a.hearts.v1.DecisionRequest\x12#\n\x07welcome\x18\x03 \x01(\x0b\x32\x12.hearts.v1.Welcome\x12%\n\x08shutdown\x18\x04 \x01(\x0b\x32\x13.hearts.v1.Shutdown\"\xd7\x01\n\x07Welcome\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x18\n\x10protocol_version\x18\x02 \x01(\r\x12\x16\n\x0eserver_version\x18\x03 \x01(\t\x12\x0f\n\x07message\x18\x04 \x01(\t\x12\x1b\n\x13\x64\x65\x63ide_forced_moves\x18\x05 \x01(\x08\x12\x1a\n\x12reconnect_grace_ms\x18\x06 \x01(\r\x12\x19\n\x11max_message_bytes\x18\x07 \x01(\r\x12\x0f\n\x07resumed\x18\x08 \x01(\x08\x12\x10\n\x08\x62ot_name\x18\t \x01(\t\"\xf1\x02\n\x0f\x44\x65\x63isionRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12%\n\x04kind\x18\x02 \x01(\x0e\x32\x17.hearts.v1.DecisionKind\x12\x0f\n\x07game_id\x18\x03 \x01(\t\x12\x13\n\x0bhand_number\x18\x04 \x01(\r\x12\x14\n\x0ctrick_number\x18\x05 \x01(\r\x12\x11\n\tyour_seat\x18\x06 \x01(\r\x12\x0c\n\x04hand\x18\x07 \x03(\t\x12\x13\n\x0blegal_cards\x18\x08 \x03(\t\x12\x12\n\npass_count\x18\t \x01(\r\x12\x30\n\x0epass_direction\x18\n \x01(\x0e\x32\x18.hearts.v1.PassDirection\x12\x14\n\x0cpass_to_seat\x18\x0b \x01(\r\x12\x18\n\x10move_deadline_ms\x18\x0c \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\r \x01(\r\x12%\n\x05state\x18\x0e \x01(\x0b\x32\x16.hearts.v1.PublicState\"y\n\x08Shutdown\x12)\n\x06reason\x18\x01 \x01(\x0e\x32\x19.hearts.v1.ShutdownReason\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x15\n\rmay_reconnect\x18\x03 \x01(\x08\x12\x1a\n\x12reconnect_after_ms\x18\x04 \x01(\r*]\n\x0c\x44\x65\x63isionKind\x12\x1d\n\x19\x44\x45\x43ISION_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12\x44\x45\x43ISION_KIND_PASS\x10\x01\x12\x16\n\x12\x44\x45\x43ISION_KIND_PLAY\x10\x02*\xdf\x01\n\x0eShutdownReason\x12\x1f\n\x1bSHUTDOWN_REASON_UNSPECIFIED\x10\x00\x12!\n\x1dSHUTDOWN_REASON_NO_MORE_GAMES\x10\x01\x12#\n\x1fSHUTDOWN_REASON_SERVER_SHUTDOWN\x10\x02\x12\x1a\n\x16SHUTDOWN_REASON_KICKED\x10\x03\x12+\n\'SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION\x10\x04\x12\x1b\n\x17SHUTDOWN_REASON_GOODBYE\x10\x05\x32I\n\nBotService\x12;\n\x04Play\x12\x16.hearts.v1.PlayRequest\x1a\x17.hearts.v1.PlayResponse(\x01\x30\x01\x42\x02P\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bhearts/v1/bot_service.proto\x12\thearts.v1\x1a\x16hearts/v1/events.proto\x1a\x14hearts/v1/game.proto\"\x88\x01\n\x0bPlayRequest\x12!\n\x05hello\x18\x01 \x01(\x0b\x32\x10.hearts.v1.HelloH\x00\x12\'\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0b\x32\x13.hearts.v1.DecisionH\x00\x12%\n\x07goodbye\x18\x03 \x01(\x0b\x32\x12.hearts.v1.GoodbyeH\x00\x42\x06\n\x04kind\"\xa7\x01\n\x05Hello\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12\x18\n\x10protocol_version\x18\x03 \x01(\r\x12\x13\n\x0b\x62ot_version\x18\x04 \x01(\t\x12\x1b\n\x13\x64\x65\x63ide_forced_moves\x18\x05 \x01(\x08\x12\x16\n\x0e\x63lient_library\x18\x06 \x01(\t\x12\x19\n\x11resume_session_id\x18\x07 \x01(\t\"~\n\x08\x44\x65\x63ision\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12*\n\npass_cards\x18\x02 \x01(\x0b\x32\x14.hearts.v1.PassCardsH\x00\x12(\n\tplay_card\x18\x03 \x01(\x0b\x32\x13.hearts.v1.PlayCardH\x00\x42\x08\n\x06\x63hoice\"\x1a\n\tPassCards\x12\r\n\x05\x63\x61rds\x18\x01 \x03(\t\"\x18\n\x08PlayCard\x12\x0c\n\x04\x63\x61rd\x18\x01 \x01(\t\"\x19\n\x07Goodbye\x12\x0e\n\x06reason\x18\x01 \x01(\t\"\xa9\x01\n\x0cPlayResponse\x12 \n\x06\x65vents\x18\x01 \x03(\x0b\x32\x10.hearts.v1.Event\x12+\n\x07request\x18\x02 \x01(\x0b\x32\x1a.hearts.v1.DecisionRequest\x12#\n\x07welcome\x18\x03 \x01(\x0b\x32\x12.hearts.v1.Welcome\x12%\n\x08shutdown\x18\x04 \x01(\x0b\x32\x13.hearts.v1.Shutdown\"\xd7\x01\n\x07Welcome\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x18\n\x10protocol_version\x18\x02 \x01(\r\x12\x16\n\x0eserver_version\x18\x03 \x01(\t\x12\x0f\n\x07message\x18\x04 \x01(\t\x12\x1b\n\x13\x64\x65\x63ide_forced_moves\x18\x05 \x01(\x08\x12\x1a\n\x12reconnect_grace_ms\x18\x06 \x01(\r\x12\x19\n\x11max_message_bytes\x18\x07 \x01(\r\x12\x0f\n\x07resumed\x18\x08 \x01(\x08\x12\x10\n\x08\x62ot_name\x18\t \x01(\t\"\xf1\x02\n\x0f\x44\x65\x63isionRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12%\n\x04kind\x18\x02 \x01(\x0e\x32\x17.hearts.v1.DecisionKind\x12\x0f\n\x07game_id\x18\x03 \x01(\t\x12\x13\n\x0bhand_number\x18\x04 \x01(\r\x12\x14\n\x0ctrick_number\x18\x05 \x01(\r\x12\x11\n\tyour_seat\x18\x06 \x01(\r\x12\x0c\n\x04hand\x18\x07 \x03(\t\x12\x13\n\x0blegal_cards\x18\x08 \x03(\t\x12\x12\n\npass_count\x18\t \x01(\r\x12\x30\n\x0epass_direction\x18\n \x01(\x0e\x32\x18.hearts.v1.PassDirection\x12\x14\n\x0cpass_to_seat\x18\x0b \x01(\r\x12\x18\n\x10move_deadline_ms\x18\x0c \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\r \x01(\r\x12%\n\x05state\x18\x0e \x01(\x0b\x32\x16.hearts.v1.PublicState\"y\n\x08Shutdown\x12)\n\x06reason\x18\x01 \x01(\x0e\x32\x19.hearts.v1.ShutdownReason\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x15\n\rmay_reconnect\x18\x03 \x01(\x08\x12\x1a\n\x12reconnect_after_ms\x18\x04 \x01(\r*]\n\x0c\x44\x65\x63isionKind\x12\x1d\n\x19\x44\x45\x43ISION_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12\x44\x45\x43ISION_KIND_PASS\x10\x01\x12\x16\n\x12\x44\x45\x43ISION_KIND_PLAY\x10\x02*\xdf\x01\n\x0eShutdownReason\x12\x1f\n\x1bSHUTDOWN_REASON_UNSPECIFIED\x10\x00\x12!\n\x1dSHUTDOWN_REASON_NO_MORE_GAMES\x10\x01\x12#\n\x1fSHUTDOWN_REASON_SERVER_SHUTDOWN\x10\x02\x12\x1a\n\x16SHUTDOWN_REASON_KICKED\x10\x03\x12+\n\'SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION\x10\x04\x12\x1b\n\x17SHUTDOWN_REASON_GOODBYE\x10\x05\x32I\n\nBotService\x12;\n\x04Play\x12\x16.hearts.v1.PlayRequest\x1a\x17.hearts.v1.PlayResponse(\x01\x30\x01\x42\x02P\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,30 +34,30 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'arena.proto.hearts.v1.bot_s
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'P\001'
-  _globals['_DECISIONKIND']._serialized_start=1464
-  _globals['_DECISIONKIND']._serialized_end=1557
-  _globals['_SHUTDOWNREASON']._serialized_start=1560
-  _globals['_SHUTDOWNREASON']._serialized_end=1783
+  _globals['_DECISIONKIND']._serialized_start=1491
+  _globals['_DECISIONKIND']._serialized_end=1584
+  _globals['_SHUTDOWNREASON']._serialized_start=1587
+  _globals['_SHUTDOWNREASON']._serialized_end=1810
   _globals['_PLAYREQUEST']._serialized_start=89
   _globals['_PLAYREQUEST']._serialized_end=225
   _globals['_HELLO']._serialized_start=228
-  _globals['_HELLO']._serialized_end=368
-  _globals['_DECISION']._serialized_start=370
-  _globals['_DECISION']._serialized_end=496
-  _globals['_PASSCARDS']._serialized_start=498
-  _globals['_PASSCARDS']._serialized_end=524
-  _globals['_PLAYCARD']._serialized_start=526
-  _globals['_PLAYCARD']._serialized_end=550
-  _globals['_GOODBYE']._serialized_start=552
-  _globals['_GOODBYE']._serialized_end=577
-  _globals['_PLAYRESPONSE']._serialized_start=580
-  _globals['_PLAYRESPONSE']._serialized_end=749
-  _globals['_WELCOME']._serialized_start=752
-  _globals['_WELCOME']._serialized_end=967
-  _globals['_DECISIONREQUEST']._serialized_start=970
-  _globals['_DECISIONREQUEST']._serialized_end=1339
-  _globals['_SHUTDOWN']._serialized_start=1341
-  _globals['_SHUTDOWN']._serialized_end=1462
-  _globals['_BOTSERVICE']._serialized_start=1785
-  _globals['_BOTSERVICE']._serialized_end=1858
+  _globals['_HELLO']._serialized_end=395
+  _globals['_DECISION']._serialized_start=397
+  _globals['_DECISION']._serialized_end=523
+  _globals['_PASSCARDS']._serialized_start=525
+  _globals['_PASSCARDS']._serialized_end=551
+  _globals['_PLAYCARD']._serialized_start=553
+  _globals['_PLAYCARD']._serialized_end=577
+  _globals['_GOODBYE']._serialized_start=579
+  _globals['_GOODBYE']._serialized_end=604
+  _globals['_PLAYRESPONSE']._serialized_start=607
+  _globals['_PLAYRESPONSE']._serialized_end=776
+  _globals['_WELCOME']._serialized_start=779
+  _globals['_WELCOME']._serialized_end=994
+  _globals['_DECISIONREQUEST']._serialized_start=997
+  _globals['_DECISIONREQUEST']._serialized_end=1366
+  _globals['_SHUTDOWN']._serialized_start=1368
+  _globals['_SHUTDOWN']._serialized_end=1489
+  _globals['_BOTSERVICE']._serialized_start=1812
+  _globals['_BOTSERVICE']._serialized_end=1885
 # @@protoc_insertion_point(module_scope)

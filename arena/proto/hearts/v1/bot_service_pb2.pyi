@@ -66,8 +66,10 @@ class _ShutdownReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Shutdo
     SHUTDOWN_REASON_KICKED: _ShutdownReason.ValueType  # 3
     """The organiser removed this bot; the message says why."""
     SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION: _ShutdownReason.ValueType  # 4
-    """The token's session limit was reached and a newer session with the same token took the
-    place of this one, the oldest idle session of the token (never one playing a game).
+    """A newer session with the same token took the place of this one: either it named this
+    session in Hello.resume_session_id (a reconnect of the same bot; it takes this session's seat,
+    if any), or the token's session limit was reached and this was the token's oldest idle
+    session (never one playing a game).
     """
     SHUTDOWN_REASON_GOODBYE: _ShutdownReason.ValueType  # 5
     """The bot sent Goodbye; the referee confirms the end of the session."""
@@ -84,8 +86,10 @@ SHUTDOWN_REASON_SERVER_SHUTDOWN: ShutdownReason.ValueType  # 2
 SHUTDOWN_REASON_KICKED: ShutdownReason.ValueType  # 3
 """The organiser removed this bot; the message says why."""
 SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION: ShutdownReason.ValueType  # 4
-"""The token's session limit was reached and a newer session with the same token took the
-place of this one, the oldest idle session of the token (never one playing a game).
+"""A newer session with the same token took the place of this one: either it named this
+session in Hello.resume_session_id (a reconnect of the same bot; it takes this session's seat,
+if any), or the token's session limit was reached and this was the token's oldest idle
+session (never one playing a game).
 """
 SHUTDOWN_REASON_GOODBYE: ShutdownReason.ValueType  # 5
 """The bot sent Goodbye; the referee confirms the end of the session."""
@@ -141,6 +145,7 @@ class Hello(_message.Message):
     BOT_VERSION_FIELD_NUMBER: _builtins.int
     DECIDE_FORCED_MOVES_FIELD_NUMBER: _builtins.int
     CLIENT_LIBRARY_FIELD_NUMBER: _builtins.int
+    RESUME_SESSION_ID_FIELD_NUMBER: _builtins.int
     bot_name: _builtins.str
     """The bot's name (1 to 64 characters; an empty or longer one is refused with
     INVALID_ARGUMENT). The referee knows the bot by its token: standings and records use the
@@ -165,6 +170,12 @@ class Hello(_message.Message):
     """The library that speaks the protocol for the bot and its version (e.g.
     "arena-python/0.1.0"), free text for diagnostics (logged with bot_version); may be empty.
     """
+    resume_session_id: _builtins.str
+    """The session_id of the Welcome this bot's previous session got; set on a reconnect so that
+    the referee ends that session at once (it may look alive to the referee) and gives this one
+    its seat; ignored if it names no live session of this token. Leave it empty on a first
+    connection, and after a Shutdown (the referee has ended that session already).
+    """
     def __init__(
         self,
         *,
@@ -174,10 +185,11 @@ class Hello(_message.Message):
         bot_version: _builtins.str = ...,
         decide_forced_moves: _builtins.bool = ...,
         client_library: _builtins.str = ...,
+        resume_session_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_name", b"bot_name", "bot_version", b"bot_version", "client_library", b"client_library", "decide_forced_moves", b"decide_forced_moves", "protocol_version", b"protocol_version", "token", b"token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_name", b"bot_name", "bot_version", b"bot_version", "client_library", b"client_library", "decide_forced_moves", b"decide_forced_moves", "protocol_version", b"protocol_version", "resume_session_id", b"resume_session_id", "token", b"token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -194,9 +206,12 @@ class Decision(_message.Message):
     PLAY_CARD_FIELD_NUMBER: _builtins.int
     request_id: _builtins.int
     """The request_id of the DecisionRequest this answers. A Decision for a request that timed out
-    is dropped (the referee records it as a late reply). Any other that answers no open request
-    is dropped and counted as a fault: FAULT_KIND_WRONG_REQUEST_ID while another request is
-    open, FAULT_KIND_PROTOCOL when none is (a second answer to one request).
+    (or that the referee gave up on: its stream broke, its seat was forfeited) is dropped, and
+    the referee records it as a late reply, in the game's record (in the session's next game's,
+    if it arrives between games). Any other that answers no open request is dropped and counted
+    as a fault: FAULT_KIND_WRONG_REQUEST_ID while another request is open,
+    FAULT_KIND_PROTOCOL when none is (a second answer to one request). Once the seat is
+    forfeited, every Decision of its bot in that game is a late reply, never a fault.
     """
     @_builtins.property
     def pass_cards(self) -> Global___PassCards:

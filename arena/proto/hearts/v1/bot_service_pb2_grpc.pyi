@@ -57,13 +57,18 @@ class BotServiceStub:
       within the handshake timeout. Retry with backoff.
     * INTERNAL: a fault of the referee. Retry with backoff and report it.
 
-    Reconnecting: there is no resume message. A bot whose stream broke opens a new Play stream and
-    sends a new Hello with the same token; within the grace period (Welcome.reconnect_grace_ms) it
-    takes its seat back, Welcome.resumed is true, and the next DecisionRequest carries the whole
-    public state again. One token may hold several sessions at once (up to the referee's limit),
-    each playing at most one seat at a time: a new session never displaces a live one. Only when
-    the session limit is reached does the oldest idle session of that token receive a Shutdown with
-    reason SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION.
+    Reconnecting: a bot whose stream broke opens a new Play stream and sends a new Hello with the
+    same token and Hello.resume_session_id set to its previous Welcome.session_id; within the grace
+    period (Welcome.reconnect_grace_ms) it takes its seat back, Welcome.resumed is true, and the
+    next DecisionRequest carries the whole public state again. A broken connection may look alive
+    to the referee for a while (half-open: gRPC keepalive has not noticed yet); the referee then
+    ends the session named by resume_session_id at once, with a Shutdown with reason
+    SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION, and the new session takes its seat straight away.
+    Without resume_session_id the new session gets the seat only once the referee has noticed the
+    old one is gone. One token may hold several sessions at once (up to the referee's limit), each
+    playing at most one seat at a time: a new session displaces a live one only when it names it
+    in resume_session_id, or when the session limit is reached (then the oldest idle session of
+    that token receives a Shutdown with reason SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION).
     """
 
     @_typing.overload
@@ -103,13 +108,18 @@ class BotServiceAsyncStub(BotServiceStub):
       within the handshake timeout. Retry with backoff.
     * INTERNAL: a fault of the referee. Retry with backoff and report it.
 
-    Reconnecting: there is no resume message. A bot whose stream broke opens a new Play stream and
-    sends a new Hello with the same token; within the grace period (Welcome.reconnect_grace_ms) it
-    takes its seat back, Welcome.resumed is true, and the next DecisionRequest carries the whole
-    public state again. One token may hold several sessions at once (up to the referee's limit),
-    each playing at most one seat at a time: a new session never displaces a live one. Only when
-    the session limit is reached does the oldest idle session of that token receive a Shutdown with
-    reason SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION.
+    Reconnecting: a bot whose stream broke opens a new Play stream and sends a new Hello with the
+    same token and Hello.resume_session_id set to its previous Welcome.session_id; within the grace
+    period (Welcome.reconnect_grace_ms) it takes its seat back, Welcome.resumed is true, and the
+    next DecisionRequest carries the whole public state again. A broken connection may look alive
+    to the referee for a while (half-open: gRPC keepalive has not noticed yet); the referee then
+    ends the session named by resume_session_id at once, with a Shutdown with reason
+    SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION, and the new session takes its seat straight away.
+    Without resume_session_id the new session gets the seat only once the referee has noticed the
+    old one is gone. One token may hold several sessions at once (up to the referee's limit), each
+    playing at most one seat at a time: a new session displaces a live one only when it names it
+    in resume_session_id, or when the session limit is reached (then the oldest idle session of
+    that token receives a Shutdown with reason SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION).
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -145,13 +155,18 @@ class BotServiceServicer(metaclass=_abc_1.ABCMeta):
       within the handshake timeout. Retry with backoff.
     * INTERNAL: a fault of the referee. Retry with backoff and report it.
 
-    Reconnecting: there is no resume message. A bot whose stream broke opens a new Play stream and
-    sends a new Hello with the same token; within the grace period (Welcome.reconnect_grace_ms) it
-    takes its seat back, Welcome.resumed is true, and the next DecisionRequest carries the whole
-    public state again. One token may hold several sessions at once (up to the referee's limit),
-    each playing at most one seat at a time: a new session never displaces a live one. Only when
-    the session limit is reached does the oldest idle session of that token receive a Shutdown with
-    reason SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION.
+    Reconnecting: a bot whose stream broke opens a new Play stream and sends a new Hello with the
+    same token and Hello.resume_session_id set to its previous Welcome.session_id; within the grace
+    period (Welcome.reconnect_grace_ms) it takes its seat back, Welcome.resumed is true, and the
+    next DecisionRequest carries the whole public state again. A broken connection may look alive
+    to the referee for a while (half-open: gRPC keepalive has not noticed yet); the referee then
+    ends the session named by resume_session_id at once, with a Shutdown with reason
+    SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION, and the new session takes its seat straight away.
+    Without resume_session_id the new session gets the seat only once the referee has noticed the
+    old one is gone. One token may hold several sessions at once (up to the referee's limit), each
+    playing at most one seat at a time: a new session displaces a live one only when it names it
+    in resume_session_id, or when the session limit is reached (then the oldest idle session of
+    that token receives a Shutdown with reason SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION).
     """
 
     @_abc_1.abstractmethod
