@@ -539,9 +539,14 @@ class Referee:
 
     async def _admit(self, session: Session) -> Ending | None:
         """Welcome an authenticated session: it takes back its bot's seat if a game holds one for
-        its token, else it waits in the lobby. A token may hold several sessions; at the limit the
-        oldest idle one is replaced, and if none is idle the new one is refused."""
+        its token, else it waits in the lobby. A session named by Hello.resume_session_id (of
+        the same token) is ended first and its seat, if any, is this one's. A token may hold
+        several sessions; at the limit the oldest idle one is replaced, and if none is idle the
+        new one is refused."""
         key = session.key
+        # Nothing below awaits before the Welcome's write has taken the session's write lock,
+        # so that a seat taken back cannot be lost (nor its table write a request) in between.
+        claim = self._replace(session)
         mine = self._by_key.setdefault(key, [])
         if len(mine) >= self.config.max_sessions_per_token:
             idle = [s for s in mine if s.owner is self._lobby]
@@ -562,14 +567,20 @@ class Referee:
                     ),
                 )
             )
-        claim: tuple[TableRun, Seat] | None = None
-        for run in self._running.values():
-            seat = run.claimable(key, session.bot)
-            if seat is not None:
-                claim = (run, seat)
-                break
+        if claim is None:
+            for run in self._running.values():
+                seat = run.claimable(key, session.bot)
+                if seat is not None:
+                    claim = (run, seat)
+                    break
         mine.append(session)
         self._sessions[session.id] = session
+        # The seat is taken back before the Welcome is written: the Welcome's write holds the
+        # session's write lock from its start, so the table's next request still follows it,
+        # and the seat is never away across an await (a table noticing it away would count a
+        # disconnect, at once with no grace period).
+        if claim is not None and not claim[0].resume(claim[1], session):
+            claim = None
         welcome = bot_pb.Welcome(
             session_id=session.id,
             protocol_version=session.hello.protocol_version if session.hello else 1,
@@ -585,7 +596,7 @@ class Referee:
         try:
             await session.send(bot_pb.PlayResponse(welcome=welcome))
         except Exception:
-            return None
+            return None  # the session has ended: a seat it took back is away again
         hello = session.hello
         if hello is not None:
             # Hello.bot_version and client_library are for diagnostics: the log is where an
@@ -599,11 +610,57 @@ class Referee:
                 hello.client_library,
                 session.peer,
             )
-        if claim is not None and claim[0].resume(claim[1], session):
+        if claim is not None:
             log.info("session %s (%s) took back its seat", session.id, session.bot)
             return None
         self._lobby.add(session)
         return None
+
+    def _replace(self, session: Session) -> tuple[TableRun, Seat] | None:
+        """End the session a reconnect names in Hello.resume_session_id, if it is a live one of
+        the same token (its connection may be half-open: silently dead, but not noticed yet);
+        the seat it played, for the new session to take, if any. Any other id is ignored."""
+        hello = session.hello
+        wanted = hello.resume_session_id if hello is not None else ""
+        old = self._sessions.get(wanted) if wanted else None
+        if old is None or old is session or old.closed or old.key != session.key:
+            if wanted:
+                log.info(
+                    "session %s (%s): Hello.resume_session_id %r names no live session of its "
+                    "token; ignored",
+                    session.id,
+                    session.bot,
+                    wanted,
+                )
+            return None
+        claim: tuple[TableRun, Seat] | None = None
+        for run in self._running.values():
+            seat = run.seat_of(old)
+            if seat is not None:
+                claim = (run, seat)
+                break
+        # Ending it tells its table at once (the seat is away until the caller seats the new
+        # session, without an await between); what its reader still delivers goes to its own
+        # inbox, which no one reads any more.
+        old.end(
+            Ending(
+                None,
+                f"replaced by a reconnect of the same bot (session {session.id})",
+                bot_pb.Shutdown(
+                    reason=bot_pb.SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION,
+                    message=f"a reconnect of this bot (session {session.id}) took this "
+                    "session's place: it named this session in Hello.resume_session_id",
+                ),
+            )
+        )
+        self._forget(old)  # not counted against the token's session limit any more
+        log.info(
+            "session %s (%s) replaces session %s, which it named in Hello.resume_session_id",
+            session.id,
+            session.bot,
+            old.id,
+        )
+        return claim
 
     def _forget(self, session: Session) -> None:
         self._sessions.pop(session.id, None)
