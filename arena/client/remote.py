@@ -15,7 +15,9 @@ What happens when things go wrong:
   exit code 1). That is 600 s unless the argument or the environment variable
   ``ARENA_GIVE_UP_S`` says otherwise (seconds, or ``inf`` to keep trying forever); ``arena run``
   sets it short, so that a bot whose director has died does not linger. A referee that restarts
-  within the reconnection grace gives the seat back.
+  within the reconnection grace gives the seat back. The new session's Hello names the broken
+  one (``resume_session_id``), so that a referee that has not noticed the break yet (a half-open
+  connection) ends that session at once and gives this one its seat, instead of timing out on it.
 * The referee reports a fault of the bot (a late, illegal or malformed answer): a warning line on
   stderr, then the bot's :meth:`~arena.client.Bot.on_fault` hook. Nothing is hidden.
 * The bot's own ``choose_pass``/``choose_play`` raises: the traceback goes to stderr and the SDK
@@ -523,6 +525,10 @@ class _Runner:
         self.welcomed = False
         self.may_reconnect = False
         self.reconnect_after_s = 0.0
+        self.resume_id = ""
+        """The session_id of the last Welcome while that session may still be live at the
+        referee (its stream broke under the bot); sent as Hello.resume_session_id, so that the
+        referee ends it at once even if it looks alive there, and gives this bot its seat."""
         self.warned_kinds: set[int] = set()
         self.stop_signal: signal.Signals | None = None
         """The signal that asked this runner to stop (it then says Goodbye and asks no more)."""
@@ -601,6 +607,7 @@ class _Runner:
                 bot_version=s.bot_version,
                 decide_forced_moves=s.decide_forced_moves,
                 client_library=CLIENT_LIBRARY,
+                resume_session_id=self.resume_id,
             )
         )
 
@@ -643,6 +650,7 @@ class _Runner:
 
     def _welcome(self, welcome: bot_pb.Welcome) -> None:
         self.welcomed = True
+        self.resume_id = welcome.session_id
         known_as = welcome.bot_name or self.settings.name
         log.info(
             "connected to %s as %r (session %s%s; a dropped connection may take its seat back "
@@ -665,6 +673,7 @@ class _Runner:
 
     def _shutdown(self, shutdown: bot_pb.Shutdown) -> SessionEnd:
         reason = bot_pb.ShutdownReason.Name(shutdown.reason).removeprefix("SHUTDOWN_REASON_")
+        self.resume_id = ""  # the referee has ended that session: there is nothing to replace
         self.may_reconnect = shutdown.may_reconnect
         self.reconnect_after_s = shutdown.reconnect_after_ms / 1000
         log.info("the referee ends the session (%s): %s", reason, shutdown.message or "-")

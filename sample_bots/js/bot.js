@@ -259,6 +259,11 @@ class Session {
     this.unreachableSince = null;
     this.shutdown = null;
     this.stopping = false;
+    // The last Welcome's session_id while that session may still be live at the referee (its
+    // stream broke under us): a reconnect names it in Hello.resume_session_id, so that a referee
+    // that has not noticed the break yet (a half-open connection) ends it at once and gives the
+    // new session its seat, instead of timing out on the old one.
+    this.resumeId = "";
   }
 
   connect() {
@@ -282,6 +287,7 @@ class Session {
         bot_version: BOT_VERSION,
         decide_forced_moves: false,
         client_library: `grpc-js/${grpcVersion()}`,
+        resume_session_id: this.resumeId,
       },
     });
   }
@@ -290,6 +296,7 @@ class Session {
     if (response.welcome) {
       const w = response.welcome;
       this.welcomed = true;
+      this.resumeId = w.session_id;
       this.backoffMs = BACKOFF_FIRST_MS;
       this.unreachableSince = null;
       log(
@@ -304,6 +311,7 @@ class Session {
     if (response.request) this.answer(call, response.request);
     if (response.shutdown) {
       this.shutdown = response.shutdown;
+      this.resumeId = ""; // the referee ended that session: there is nothing to replace
       log(`the referee ends the session: ${response.shutdown.reason} ${response.shutdown.message}`);
     }
   }
