@@ -590,8 +590,9 @@ def ratings(
         IntervalChoice,
         typer.Option(
             "--method",
-            help="How the intervals are found: sandwich (the cluster-robust covariance) or "
-            "bootstrap (resample whole boards and refit).",
+            help="How the intervals are found, in the table, JSON, CSV and both plots: sandwich "
+            "(the cluster-robust covariance) or bootstrap (resample whole boards and refit; with "
+            "--plot, again at each of the history's 15 points).",
         ),
     ] = IntervalChoice.SANDWICH,
     samples: Annotated[

@@ -785,6 +785,39 @@ def test_ratings_by_the_board_bootstrap_are_its_own_and_repeat(
     }
 
 
+def test_both_plots_follow_the_interval_method(tmp_path: Path) -> None:
+    """The history plot's bands were the sandwich's whatever --method; now both plots use the
+    chosen method, and their titles name it (read from SVGs whose text is kept as text)."""
+    db = stored_db(tmp_path, boards=3)
+    (tmp_path / "matplotlibrc").write_text("svg.fonttype: none\n")
+    done = subprocess.run(
+        [
+            *BASE,
+            "ratings",
+            "--db",
+            str(db),
+            "--method",
+            "bootstrap",
+            "--samples",
+            "20",
+            "--seed",
+            "4",
+            "--plot",
+            "p.svg",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT_S,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "MATPLOTLIBRC": str(tmp_path)},
+    )
+    assert done.returncode == 0, done.stderr
+    for name in ("p.svg", "p-history.svg"):
+        words = " ".join((tmp_path / name).read_text().split())
+        assert "board bootstrap (20 samples, seed 4)" in words, name
+        assert "sandwich" not in words, name
+
+
 def test_a_bad_interval_method_or_bootstrap_value_is_one_line(tmp_path: Path) -> None:
     db = stored_db(tmp_path)
     for args, says in (

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from matplotlib import image
+from matplotlib import image, rc_context
 from rich.console import Console
 
-from arena.ratings import TableResult, fit
+from arena.ratings import RatingsError, TableResult, fit
 from arena.ratings.elo import rating_history
 from arena.ratings.report import (
     ReportFormat,
@@ -237,3 +237,59 @@ def test_an_open_side_reaches_infinitely_far_and_the_anchor_not_at_all() -> None
     down, up, interval = interval_text(rows["A"], "B")
     assert up == "∞" and down == f"{rows['A'].elo - rows['A'].low:.1f}" and interval.endswith("+∞)")
     assert interval_text(rows["B"], "B") == ("", "", "anchor")
+
+
+def svg_text(path: Path) -> str:
+    """The words of an SVG written with its text as text (svg.fonttype none), not as paths."""
+    return " ".join(path.read_text().split())
+
+
+def test_the_history_follows_the_interval_method(
+    tournament: list[TableResult], tmp_path: Path
+) -> None:
+    """The history plot's bands are found as the ratings' are (they were always the sandwich's,
+    beside a bootstrap table), and its title says how."""
+    few = tournament[:80]
+    booted = rating_history(few, checkpoints=4, method="bootstrap", bootstrap_samples=40, seed=3)
+    assert (booted.method.value, booted.bootstrap_samples, booted.seed) == ("bootstrap", 40, 3)
+    whole = fit(few, method="bootstrap", bootstrap_samples=40, seed=3)
+    # The last point is the whole fit, bootstrapped alike: the same interval as the table's.
+    for k, name in enumerate(booted.names):
+        interval = whole.interval(name)
+        assert (booted.low[-1, k], booted.high[-1, k]) == pytest.approx(
+            (interval.low, interval.high)
+        )
+    sandwich = rating_history(few, checkpoints=4)
+    assert (sandwich.method.value, sandwich.bootstrap_samples, sandwich.seed) == (
+        "sandwich",
+        0,
+        None,
+    )
+    assert not np.allclose(sandwich.low[-1], booted.low[-1])
+    with rc_context({"svg.fonttype": "none"}):
+        plot_history(booted, tmp_path / "b.svg")
+        plot_history(sandwich, tmp_path / "s.svg")
+        render_ratings(
+            few,
+            fmt=ReportFormat.CSV,
+            plot=tmp_path / "r.svg",
+            method="bootstrap",
+            bootstrap_samples=40,
+            seed=3,
+            checkpoints=3,
+            console=Console(file=io.StringIO()),
+        )
+    assert "bands: 95% intervals, board bootstrap (40 samples, seed 3)" in svg_text(
+        tmp_path / "b.svg"
+    )
+    assert "bands: 95% intervals, board-clustered sandwich" in svg_text(tmp_path / "s.svg")
+    for name in ("r.svg", "r-history.svg"):
+        assert "board bootstrap (40 samples, seed 3)" in svg_text(tmp_path / name)
+    with pytest.raises(RatingsError, match="bootstrap_samples must be at least 2"):
+        rating_history(few, method="bootstrap", bootstrap_samples=1)
+
+
+def test_the_los_caption_names_the_interval_method(tournament: list[TableResult]) -> None:
+    booted = fit(tournament, method="bootstrap", bootstrap_samples=20, seed=1)
+    assert "(bootstrap, 20 samples, seed 1)" in text_of(los_table(booted)).replace("\n", " ")
+    assert "(sandwich)" in text_of(los_table(fit(tournament))).replace("\n", " ")

@@ -463,6 +463,13 @@ class RatingHistory:
     open."""
     high: FloatArray
     anchor: str | None
+    method: IntervalMethod = IntervalMethod.SANDWICH
+    """How every prefix's intervals were found, as :attr:`RatingFit.method`."""
+    bootstrap_samples: int = 0
+    """Replicates per prefix for the bootstrap; 0 for the sandwich."""
+    seed: int | None = None
+    """Seed of every prefix's bootstrap; None for the sandwich."""
+    confidence: float = DEFAULT_CONFIDENCE
 
 
 def fit(
@@ -535,10 +542,19 @@ def rating_history(
     anchor: str | None = None,
     prior_draws: float = DEFAULT_PRIOR_DRAWS,
     table_size: int | None = None,
+    method: IntervalMethod | str = IntervalMethod.SANDWICH,
+    bootstrap_samples: int = DEFAULT_BOOTSTRAP_SAMPLES,
+    seed: int = 0,
     confidence: float = DEFAULT_CONFIDENCE,
 ) -> RatingHistory:
-    """Refit (sandwich) on ``checkpoints`` growing prefixes; prefixes that cannot be rated yet
-    (a disconnected graph, the anchor not yet seen) are left out."""
+    """Refit on ``checkpoints`` growing prefixes, each with its intervals by ``method`` (the
+    bootstrap with the same samples and seed for every prefix, so the last point is the whole
+    fit's); prefixes that cannot be rated yet (a disconnected graph, the anchor not yet seen)
+    are left out."""
+    method = IntervalMethod(method)
+    if method is IntervalMethod.BOOTSTRAP and bootstrap_samples < 2:
+        # Said here: every prefix's fit would refuse it, and be skipped as not yet rateable.
+        raise RatingsError(f"bootstrap_samples must be at least 2, not {bootstrap_samples}")
     if checkpoints < 1:
         raise RatingsError(f"checkpoints must be at least 1, not {checkpoints}")
     arrays = (
@@ -559,6 +575,9 @@ def rating_history(
                 arrays.prefix(int(size)),
                 anchor=anchor,
                 prior_draws=prior_draws,
+                method=method,
+                bootstrap_samples=bootstrap_samples,
+                seed=seed,
                 confidence=confidence,
             )
         except RatingsError:
@@ -573,7 +592,19 @@ def rating_history(
         high.append(row[2])
     if not kept:
         raise RatingsError("no prefix of the results could be rated (see fit for why)")
-    return RatingHistory(names, tuple(kept), np.array(elo), np.array(low), np.array(high), anchor)
+    bootstrap = method is IntervalMethod.BOOTSTRAP
+    return RatingHistory(
+        names,
+        tuple(kept),
+        np.array(elo),
+        np.array(low),
+        np.array(high),
+        anchor,
+        method=method,
+        bootstrap_samples=bootstrap_samples if bootstrap else 0,
+        seed=seed if bootstrap else None,
+        confidence=confidence,
+    )
 
 
 # --- the fit ------------------------------------------------------------------------------------

@@ -90,14 +90,14 @@ def _percent(p: float | None, *, counted: bool = False) -> str:
     return f"{100.0 * p:.1f}%"
 
 
-def _method_text(fit: RatingFit) -> str:
+def _method_text(fit: RatingFit | RatingHistory) -> str:
     if fit.method is IntervalMethod.BOOTSTRAP:
         # The seed too: with it the same database gives the same intervals.
         return f"board bootstrap ({fit.bootstrap_samples} samples, seed {fit.seed})"
     return "board-clustered sandwich"
 
 
-def _method_caption(fit: RatingFit) -> str:
+def _method_caption(fit: RatingFit | RatingHistory) -> str:
     if fit.method is IntervalMethod.BOOTSTRAP:
         return f"bootstrap, {fit.bootstrap_samples} samples, seed {fit.seed}"
     return fit.method.value
@@ -229,7 +229,10 @@ def los_table(fit: RatingFit) -> Table:
     los = fit.los()
     table = Table(
         title=f"Likelihood of superiority, {_size_label(fit)}",
-        caption="P(row bot's rating > column bot's rating), from the clustered covariance",
+        caption=(
+            "P(row bot's rating > column bot's rating), from the covariance clustered by board "
+            f"({_method_caption(fit)})"
+        ),
         header_style="bold",
     )
     table.add_column("bot")
@@ -385,11 +388,14 @@ def plot_history(history: RatingHistory, path: str | Path, *, title: str = "") -
     ax.set_ylabel("Elo (" + (f"{history.anchor} = 0" if history.anchor else "mean = 0") + ")")
     ax.set_xlim(0, float(x[-1]) * 1.02)
     ax.xaxis.set_major_formatter(ticker.StrMethodFormatter("{x:,.0f}"))
+    # The method named whatever it is: the history is read beside the ratings plot and table.
     note = (
-        "bands: 95% intervals (sandwich)"
+        f"bands: {round(100 * history.confidence)}% intervals, {_method_text(history)}"
         if bands
         else f"intervals omitted above {MAX_HISTORY_BANDS} bots"
     )
+    if bands and np.isinf(values).any():
+        note += "; a band to the edge is open (a bot won or lost every pair)"
     ax.set_title(f"{title or 'Ratings as results accumulate'}\n{note}", fontsize=11)
     ax.legend(
         loc="center left",
@@ -448,8 +454,8 @@ def render_ratings(
     matrix if asked), or JSON, or CSV; with ``plot``, write the ratings plot there and the
     history plot beside it (``NAME-history.png``; ``NAME-4p.png`` etc. when sizes are mixed).
     ``method``, ``bootstrap_samples`` and ``seed`` choose the intervals, as :func:`fit` takes
-    them; the history's bands are the sandwich's whatever the method (a bootstrap per prefix
-    would cost as many fits again as there are checkpoints)."""
+    them, of the table and of both plots (the history's bands too: a bootstrap there costs one
+    per checkpoint)."""
     fmt = ReportFormat(fmt)
     console = console if console is not None else Console()
     fits = fit_by_table_size(
@@ -478,7 +484,13 @@ def render_ratings(
             plot_ratings(f, target)
             sized = [r for r in results if len(r.players) == size]
             history = rating_history(
-                sized, checkpoints=checkpoints, anchor=anchor, prior_draws=prior_draws
+                sized,
+                checkpoints=checkpoints,
+                anchor=anchor,
+                prior_draws=prior_draws,
+                method=method,
+                bootstrap_samples=bootstrap_samples,
+                seed=seed,
             )
             plot_history(
                 history,
