@@ -107,6 +107,39 @@ def _anchor_text(fit: RatingFit) -> str:
     return f"{fit.anchor} = 0" if fit.anchor is not None else "mean = 0"
 
 
+def _swept(fit: RatingFit) -> tuple[list[str], list[str]]:
+    """The bots that won every pair they played, and those that lost every one (ties neither),
+    best first."""
+    points, pairs = fit.pair_score.sum(axis=1), fit.pair_count.sum(axis=1)
+    order = [fit.index(r.name) for r in fit.rows()]
+    won = [fit.names[i] for i in order if pairs[i] and points[i] == pairs[i]]
+    lost = [fit.names[i] for i in order if pairs[i] and points[i] == 0.0]
+    return won, lost
+
+
+def open_note(fit: RatingFit) -> str:
+    """Why some interval is open (``""`` if none is): which bots won or lost every pair, and
+    what that does to the others' intervals under the anchor."""
+    if fit.reach is None:
+        return ""
+    won, lost = _swept(fit)
+    said = [
+        f"{', '.join(names)} {verb} every pair, so the results bound "
+        f"{'its rating' if len(names) == 1 else 'their ratings'} from {side} only"
+        for names, verb, side in ((won, "won", "below"), (lost, "lost", "above"))
+        if names
+    ]
+    # A group that never conceded a point to the rest, none of its bots unbeaten on its own.
+    why = "; ".join(said) or "a group of bots never conceded a point to the rest"
+    if fit.anchor is not None:
+        return f"∞: {why}"
+    return (
+        f"∞: {why}; with the mean at 0 the other ratings move with "
+        f"{'it' if len(won) + len(lost) == 1 else 'them'}, so they are open on the other side "
+        "(--anchor NAME gives two-sided intervals between the others)"
+    )
+
+
 def interval_text(row: BotRating, anchor: str | None, digits: int = 1) -> tuple[str, str, str]:
     """The "−", "+" and interval cells of a row: how far the interval reaches below and above
     the Elo (the two differ where the interval is stretched to the fit without the prior, see
@@ -133,7 +166,9 @@ def error_text(minus: str, plus: str) -> str:
 
 
 def ratings_table(fit: RatingFit) -> Table:
-    """The rating list: rank, bot, Elo with its interval, LOS over the next, points, games."""
+    """The rating list: rank, bot, Elo, how far its interval reaches down and up, the interval,
+    LOS over the next, points per result with their interval, score, results, boards, (games,
+    place,) moons, faults; the caption says what each less obvious column is."""
     pct = round(100 * fit.confidence)
     with_games = any(b.games for b in fit.bots)
     # A result is a hand, or a whole game (--game-to): the points are per result.
@@ -149,12 +184,11 @@ def ratings_table(fit: RatingFit) -> Table:
             f"{fit.results} results on {fit.boards} boards; {_anchor_text(fit)}; "
             f"{pct}% intervals clustered by board ({_method_caption(fit)}); "
             "−/+: from the Elo down and up to the interval's ends; "
-            f"LOS = likelihood of superiority over the next bot"
-            + (
-                "; ∞: the results do not bound that side (a bot won or lost every pair)"
-                if fit.reach is not None
-                else ""
-            )
+            "LOS = likelihood of superiority over the next bot; "
+            f"pts/{unit}: mean points (fewer is better) ± the half-width of their {pct}% "
+            "interval; score: share of head-to-head pairs won, a tie as half"
+            + ("; place: mean place in full games" if with_games else "")
+            + (f"; {open_note(fit)}" if fit.reach is not None else "")
         ),
         header_style="bold",
     )
@@ -166,8 +200,8 @@ def ratings_table(fit: RatingFit) -> Table:
     table.add_column("+", justify="right")
     table.add_column(f"{pct}% interval", justify="right")
     table.add_column("LOS", justify="right")
+    # The points' interval in the same cell: a column of its own headed "±" read as the Elo's.
     table.add_column(f"pts/{unit}", justify="right")
-    table.add_column("±", justify="right")
     table.add_column("score", justify="right")
     table.add_column(f"{unit}s", justify="right")
     table.add_column("boards", justify="right")
@@ -186,8 +220,7 @@ def ratings_table(fit: RatingFit) -> Table:
             f"{row.elo:+.1f}",
             *interval_text(row, fit.anchor),
             _percent(row.los_next),
-            f"{s.points_mean:.2f}",
-            f"{half:.2f}" if math.isfinite(half) else "-",
+            f"{s.points_mean:.2f} ± {half:.2f}" if math.isfinite(half) else f"{s.points_mean:.2f}",
             _percent(s.score, counted=True),
             str(s.tables),
             str(s.boards),
@@ -313,9 +346,19 @@ def plot_ratings(fit: RatingFit, path: str | Path) -> Path:
     unrated = ~rated  # the anchor (0 by definition) and bots without an interval: a marker
     if unrated.any():
         ax.plot(elo[unrated], y[unrated], "D", color=INTERVAL_COLOUR, fillstyle="none", zorder=3)
+    won, lost = _swept(fit)
     for yi, r, at in zip(y, rows, np.where(np.isfinite(high), high, elo), strict=True):
         minus, plus, interval = interval_text(r, fit.anchor, digits=0)
         label = interval if plus in ("", "-") else f"{r.elo:+.0f} {error_text(minus, plus)}"
+        # An open side is no distance ("−∞/+116" reads as a number): say what is known instead.
+        if math.isinf(r.high) and math.isfinite(r.low):
+            label = f"{r.elo:+.0f}, at least {r.low:+.0f}"
+        elif math.isinf(r.low) and math.isfinite(r.high):
+            label = f"{r.elo:+.0f}, at most {r.high:+.0f}"
+        elif math.isinf(r.low) and math.isinf(r.high):
+            label = f"{r.elo:+.0f}, unbounded both ways"
+        if r.name in won or r.name in lost:
+            label += f" ({'won' if r.name in won else 'lost'} every pair)"
         ax.annotate(
             label if interval != "-" else "no interval (one board)",
             (min(float(at), edge_high), yi),
