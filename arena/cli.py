@@ -567,7 +567,9 @@ def replay(
 @app.command()
 def ratings(
     db: Annotated[Path, typer.Option("--db", help="SQLite database.")] = Path("arena.db"),
-    format: Annotated[str, typer.Option("--format", help="table, json or csv.")] = "table",
+    format: Annotated[
+        str, typer.Option("--format", help="table (the default; text is the same), json or csv.")
+    ] = "table",
     crosstable: Annotated[bool, typer.Option("--crosstable", help="Add the crosstable.")] = False,
     los: Annotated[
         bool, typer.Option("--los", help="Add the likelihood-of-superiority matrix.")

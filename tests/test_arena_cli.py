@@ -728,7 +728,7 @@ def sample_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 
 def rating_rows(text: str) -> dict[str, list[str]]:
     """The first rating table in ``text`` (rich's box drawing): each bot's cells by column name
-    (the first column of a name: the Elo's "±" of old, not the points')."""
+    (the first column of a name, should two share one)."""
     lines = text.splitlines()
     top = next(i for i, line in enumerate(lines) if line.startswith("┃ # ┃"))
     header = [cell.strip() for cell in lines[top].strip("┃").split("┃")]
