@@ -24,6 +24,7 @@ from arena.proto.hearts.v1 import events_pb2 as ev_pb
 from arena.proto.hearts.v1 import spectator_service_pb2 as spec_pb
 from arena.proto.hearts.v1 import spectator_service_pb2_grpc as spec_grpc
 from arena.referee import RefereeConfig, RefereeThread, TokenAccounts
+from arena.referee.accounts import token_key
 from arena.rules import Rules
 from arena.table import Clocks, FaultKind, FaultPolicy, GameRecord, TableSpec, Termination
 
@@ -245,6 +246,40 @@ def test_a_crash_mid_hand_is_a_disconnect_then_a_forfeit(arena: Arena) -> None:
     assert "grace period" in record.faults_of(BAD_SEAT)[-1].detail
     assert all(h.complete for h in record.hands)
     assert public_faults(arena, record)[-1].forfeited
+
+
+def test_a_token_whose_bot_is_gone_for_good_is_forfeited_at_once(arena: Arena) -> None:
+    # A silent bot on clocks and a grace far past the suite's timeout: only forfeit_token can
+    # end its turn, so a finished game shows the seat was let go at once, not by a clock.
+    start_bad(arena, "gone", "silent")
+    seats = list(GOOD_A)
+    seats.insert(BAD_SEAT, "gone")
+    endless = Clocks(move_ms=600_000, bank_ms=0, handshake_ms=30_000)
+    spec = TableSpec(
+        "gone-a", Rules(), 11, tuple(seats), "11", clocks=endless,
+        faults=FaultPolicy(grace_ms=600_000),
+    )  # fmt: skip
+    future = arena.referee.submit(spec)
+    key = token_key(arena.bots.token("gone"))
+    reason = "its process exited with code 3"
+    deadline = time.monotonic() + RESULT_S
+    # Until the table has taken it from the lobby (forfeit_token would end it there instead).
+    while "gone" in arena.referee.call(lambda referee: referee.idle()):
+        assert time.monotonic() < deadline, "the table never seated the bot"
+        time.sleep(0.02)
+    hits = arena.referee.call(lambda referee: referee.forfeit_token(key, reason))
+    assert hits == [("gone-a", BAD_SEAT)]
+    record = future.result(RESULT_S)
+    assert record.termination is Termination.NORMAL
+    assert all(h.complete for h in record.hands)
+    assert record.seat_status[BAD_SEAT] is Termination.DISCONNECT
+    [fault] = record.faults_of(BAD_SEAT)
+    assert fault.kind is FaultKind.DISCONNECT and fault.detail == reason
+    assert reason in record.reason
+    assert public_faults(arena, record)[0].forfeited  # the table was told
+    # Its sessions were ended too: nothing of that token is left to seat anywhere.
+    assert arena.referee.call(lambda referee: referee.forfeit_token(key, reason)) == []
+    assert "gone" not in arena.referee.call(lambda referee: referee.idle())
 
 
 def test_a_goodbye_mid_game_forfeits_at_once(arena: Arena) -> None:

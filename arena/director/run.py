@@ -13,7 +13,7 @@
 
 A bot process that dies during a game loses that game at once, as an engine crash does in
 cutechess or fastchess: its restart gets a new token and could never take the seat back, so the
-director has the referee forfeit the seat when the pool sees the exit (:func:`forfeit_seats`)
+director has the referee forfeit the seat when the pool sees the exit (``Referee.forfeit_token``)
 instead of letting the table wait out the reconnect grace.
 
 Stopping: Ctrl-C or SIGTERM stops handing out tables, stops the referee (the games in play are
@@ -58,7 +58,6 @@ __all__ = [
     "RunOutcome",
     "Table",
     "first_arena_error",
-    "forfeit_seats",
     "open_run_store",
     "play_tables",
     "run_batch",
@@ -474,7 +473,7 @@ class _Director:
         )
 
         def forfeit(ref: Referee) -> list[tuple[str, int]]:
-            hits = forfeit_seats(ref, gone.key, reason)
+            hits = ref.forfeit_token(gone.key, reason)
             # Kept before the tables can end (they end on this same loop), so that a worker
             # that gets a record back always finds its crash here.
             with self._crash_lock:
@@ -561,7 +560,7 @@ class _Director:
 
     def _crashed_seats(self, record: GameRecord) -> dict[int, BotExit]:
         """Seats whose bot process died while the table ran (the referee was told of it, see
-        :func:`forfeit_seats`), with the exit; a seat the game had already let go unhurt (its
+        ``Referee.forfeit_token``), with the exit; a seat the game had already let go unhurt (its
         last card played) is not counted."""
         with self._crash_lock:
             known = self._crash_seats.pop(record.spec.table_id, {})
@@ -571,31 +570,6 @@ class _Director:
             if record.seat_status[s] is not Termination.NORMAL
             or any(f.kind is FaultKind.DISCONNECT for f in record.faults_of(s))
         }
-
-
-def forfeit_seats(referee: Referee, key: bytes, reason: str) -> list[tuple[str, int]]:
-    """On the referee's loop: forfeit at once (``disconnect``, with ``reason``) every seat of a
-    running table held by the token whose digest is ``key``; (table id, seat) of each it held."""
-    # The Referee has no public call for this: kick() only ends a live session, after which the
-    # seat waits out the grace for a token that will never come back. So this does what the table
-    # does when the grace runs out, through its own forfeit. A public Referee method belongs in
-    # arena/referee/server.py (its owner's file); this is the one place to change then.
-    hits = []
-    for table_id, run in list(referee._running.items()):
-        for seat in run.seats:
-            if seat.key != key:
-                continue
-            hits.append((table_id, seat.index))
-            if seat.forfeit is None:
-                run._forfeit(seat, Termination.DISCONNECT, reason)
-            session = seat.session
-            if session is not None and not session.closed:
-                # The referee has not seen the stream break yet: end the dead session now, so
-                # that a decision waiting for its answer moves on to the fallback.
-                referee.kick(session.id, reason, may_reconnect=False)
-            if seat.returned is not None:
-                seat.returned.set()  # a decision waiting for the seat's return plays on
-    return hits
 
 
 def _with_crash_reason(record: GameRecord, crashed: dict[int, BotExit]) -> GameRecord:

@@ -1264,6 +1264,27 @@ class TableRun:
                 if goodbye and not seat.told:
                     self.interrupt(f"{seat.bot} left (Goodbye) before its game started")
 
+    def forfeit_gone(self, key: bytes, reason: str) -> list[int]:
+        """Forfeit at once (a disconnect, with ``reason``) the seats held by the token whose
+        digest is ``key``, its bot gone for good; the seats' indexes."""
+        # Not left to the grace: a bot whose process has exited can never come back for its seat.
+        hits = []
+        for seat in self.seats:
+            if seat.key != key:
+                continue
+            hits.append(seat.index)
+            if seat.forfeit is None and not self._over:
+                self._forfeit(seat, Termination.DISCONNECT, reason)
+                # Recorded and told as the grace's end is: the table learns the seat is
+                # forfeited (SeatFaulted), and the record holds the disconnect with its reason.
+                game = self.game
+                self._fault(
+                    game.hand, game.hand_number, seat.index, FaultKind.DISCONNECT, reason, "", (), 0
+                )
+            if seat.returned is not None:
+                seat.returned.set()  # a decision waiting for the seat's return plays on
+        return hits
+
     def claimable(self, key: bytes, bot: str) -> Seat | None:
         """The seat a new session with this token may take back, if any."""
         now = _monotonic()

@@ -716,6 +716,21 @@ class Referee:
         ids = [s.id for s in self._sessions.values() if s.bot == bot and not s.closed]
         return sum(self.kick(i, reason, may_reconnect=may_reconnect) for i in ids)
 
+    def forfeit_token(self, key: bytes, reason: str) -> list[tuple[str, int]]:
+        """Forfeit at once every seat of a running table held by the token whose digest is
+        ``key`` (``accounts.token_key``), its bot gone for good, and end the token's sessions;
+        (table id, seat) of each seat it held."""
+        # Forfeited before the sessions end, so that a decision open on one moves straight to
+        # the fallback instead of waiting out the grace for a bot that will not return.
+        hits = [
+            (table_id, index)
+            for table_id, run in list(self._running.items())
+            for index in run.forfeit_gone(key, reason)
+        ]
+        for session in list(self._by_key.get(key, [])):
+            self.kick(session.id, reason, may_reconnect=False)
+        return hits
+
     async def lobby_changed(self) -> None:
         """Return when a session next enters or leaves the lobby."""
         await self._lobby.changed()
