@@ -568,7 +568,7 @@ def replay(
 def ratings(
     db: Annotated[Path, typer.Option("--db", help="SQLite database.")] = Path("arena.db"),
     format: Annotated[
-        str, typer.Option("--format", help="table (the default; text is the same), json or csv.")
+        str, typer.Option("--format", help="table, json or csv (text: the same as table).")
     ] = "table",
     crosstable: Annotated[bool, typer.Option("--crosstable", help="Add the crosstable.")] = False,
     los: Annotated[
