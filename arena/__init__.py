@@ -17,7 +17,7 @@ from arena.errors import (
     SeatError,
     StateError,
 )
-from arena.rules import PassDirection, Rules, preset
+from arena.rules import MoonRule, PassDirection, Rules, preset
 
 try:
     __version__ = version("hearts-arena")
@@ -32,6 +32,7 @@ __all__ = [
     "Hand",
     "HandResult",
     "IllegalMoveError",
+    "MoonRule",
     "PassDirection",
     "Phase",
     "Rank",

@@ -190,9 +190,11 @@ class _Looks(Bot):
 
 def test_the_prose_around_the_local_example_holds() -> None:
     # "`hands=N` stops after N hands, and `rules=` picks a variant (a `Rules`:
-    # `preset("omnibus")` or `Rules(moon="best")`, from `arena`)".
-    # As the README spells it: Rules takes the option's text, though typed as a MoonRule.
-    best = arena.Rules(moon="best")  # type: ignore[arg-type]
+    # `preset("omnibus")` or `Rules(moon=MoonRule.BEST)`, from `arena`; the option's text,
+    # `moon="best"`, works too but is not what the type says)".
+    best = arena.Rules(moon=arena.MoonRule.BEST)
+    text = arena.Rules(moon="best")  # type: ignore[arg-type]
+    assert text == best
     for rules in (arena.preset("omnibus"), best):
         result = play_local([Bot()] * 4, rules=rules, seed=7, hands=2)
         assert result.rules is rules and len(result.hands) == 2
