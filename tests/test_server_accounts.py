@@ -149,3 +149,27 @@ def test_lookups_from_other_threads_see_the_latest_accounts(store: AccountStore)
         banned = pool.submit(store.lookup, token).result()
         assert banned is not None and banned.status is AccountStatus.BANNED
         assert pool.submit(store.lookup, "not-a-token").result() is None
+
+
+def test_a_token_that_cannot_be_delivered_is_rolled_back(store: AccountStore) -> None:
+    """``deliver`` runs before the commit: when it fails, the account (or the new token, or the
+    new admin token) is as it was, so no token exists that nobody received."""
+
+    def closed(token: str) -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    with pytest.raises(BrokenPipeError):
+        store.add("lowcard", deliver=closed)
+    assert store.accounts() == []
+    old = store.add("lowcard")
+    with pytest.raises(BrokenPipeError):
+        store.add("lowcard", new_token_for_existing=True, deliver=closed)
+    identity = store.lookup(old)
+    assert identity is not None and identity.name == "lowcard"
+    admin = store.new_admin_token()
+    with pytest.raises(BrokenPipeError):
+        store.new_admin_token(deliver=closed)
+    assert store.check_admin(admin)
+    shown: list[str] = []
+    token = store.add("random", deliver=shown.append)
+    assert shown == [token] and store.lookup(token) is not None
