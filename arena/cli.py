@@ -287,7 +287,8 @@ Players = Annotated[
     int | None, typer.Option("--players", help="Seats per table, 3 to 6 (default: 4).")
 ]
 RulesPreset = Annotated[
-    str | None, typer.Option("--rules", help="Rules preset (standard, omnibus, spot, ...).")
+    str | None,
+    typer.Option("--rules", help="Rules preset (standard, omnibus, spot, ...; default: standard)."),
 ]
 RuleOptions = Annotated[
     list[str] | None,
@@ -343,7 +344,13 @@ MaxFaults = Annotated[
 ]
 Strict = Annotated[
     bool | None,
-    typer.Option("--strict/--no-strict", help="Forfeit a seat at its first fault."),
+    typer.Option(
+        "--strict/--no-strict",
+        help=(
+            "Forfeit a seat at its first fault (default: off; either flag overrides a config "
+            "file's strict)."
+        ),
+    ),
 ]
 Grace = Annotated[
     str | None,
