@@ -50,6 +50,16 @@ def listed(db: Path, cwd: Path) -> list[str]:
     return [a["name"] for a in json.loads(done.stdout)]
 
 
+def owner(db: Path, token: str) -> str | None:
+    """The bot whose token ``token`` is in the database ``db``, if any."""
+    store = AccountStore(db)
+    try:
+        identity = store.lookup(token)
+    finally:
+        store.close()
+    return None if identity is None else identity.name
+
+
 def one_error_line(stderr: str, says: str) -> None:
     assert stderr.count("\n") == 1 and stderr.startswith("arena: error: "), stderr
     assert says in stderr and "Traceback" not in stderr, stderr
@@ -78,12 +88,7 @@ def test_a_token_that_cannot_be_written_adds_no_bot(tmp_path: Path) -> None:
     token = added.stdout.strip()
     assert added.stdout == token + "\n" and token not in added.stderr
     assert "give its author the token above" in added.stderr
-    store = AccountStore(db)
-    try:
-        identity = store.lookup(token)
-    finally:
-        store.close()
-    assert identity is not None and identity.name == "alpha"
+    assert owner(db, token) == "alpha"
 
 
 def test_a_new_token_that_cannot_be_written_leaves_the_old_one_working(tmp_path: Path) -> None:
@@ -100,12 +105,7 @@ def test_a_new_token_that_cannot_be_written_leaves_the_old_one_working(tmp_path:
         "bot 'alpha': its new token could not be written to standard output (Broken pipe), "
         "so the old token still works",
     )
-    store = AccountStore(db)
-    try:
-        identity = store.lookup(old)
-    finally:
-        store.close()
-    assert identity is not None and identity.name == "alpha"
+    assert owner(db, old) == "alpha"
 
 
 def test_an_admin_token_that_cannot_be_written_changes_nothing(tmp_path: Path) -> None:

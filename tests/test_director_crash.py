@@ -32,21 +32,22 @@ def command(path: Path) -> str:
 
 
 @pytest.mark.parametrize(
-    ("bot", "how", "said"),
+    ("by_signal", "how", "said"),
     [
-        ("crashbot.py", "code 3", "exit code 3"),
-        ("killbot.py", "signal SIGKILL", "signal SIGKILL"),
+        ("0", "code 3", "exit code 3"),
+        ("1", "signal SIGKILL", "signal SIGKILL"),
     ],
 )
 def test_a_crash_forfeits_the_seat_at_once_and_the_restart_plays_the_next_games(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bot: str, how: str, said: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, by_signal: str, how: str, said: str
 ) -> None:
     monkeypatch.setenv("ARENA_TEST_CRASH_MARKER", str(tmp_path / "crashed-once"))
     monkeypatch.setenv("ARENA_TEST_CRASH_AT", "3")
+    monkeypatch.setenv("ARENA_TEST_CRASH_SIGNAL", by_signal)
     config = build_config(
         bots=[
             f"low={command(ROOT / 'sample_bots' / 'lowcard.py')}",
-            f"crash={command(ROOT / 'tests' / 'arena_bots' / bot)}",
+            f"crash={command(ROOT / 'tests' / 'arena_bots' / 'crashbot.py')}",
             f"heur={command(ROOT / 'sample_bots' / 'heuristic.py')}",
             f"hash={command(ROOT / 'tests' / 'arena_bots' / 'hashbot.py')}",
         ],

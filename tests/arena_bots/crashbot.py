@@ -1,11 +1,13 @@
 """A bot that dies once in the middle of a hand, then (restarted) plays its lowest card.
 
 The first process to reach its ``ARENA_TEST_CRASH_AT``-th play (default 5) creates the file named
-by ``ARENA_TEST_CRASH_MARKER`` and exits with code 3 without a word to the referee; every later
-process sees the file and plays on. Without the variable it never crashes.
+by ``ARENA_TEST_CRASH_MARKER`` and exits with code 3 without a word to the referee, or with
+``ARENA_TEST_CRASH_SIGNAL=1`` kills itself with SIGKILL (an end by a signal, not a code); every
+later process sees the file and plays on. Without the marker variable it never crashes.
 """
 
 import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -36,6 +38,8 @@ class CrashOnceBot(Bot):
             else:
                 os.close(fd)
                 print("crashbot: crashing on purpose", file=sys.stderr, flush=True)
+                if os.environ.get("ARENA_TEST_CRASH_SIGNAL") == "1":
+                    os.kill(os.getpid(), signal.SIGKILL)
                 os._exit(CRASH_EXIT_CODE)
         return lowest(view.legal)
 
