@@ -208,6 +208,26 @@ def test_a_short_pass_fails_each_pass_direction(tmp_path: Path) -> None:
     assert got["hold"][0] is Verdict.PASS  # no pass on a hold hand: nothing to get wrong
 
 
+@pytest.mark.parametrize("mode", ["good", "no-resume"])
+def test_the_reconnect_says_whether_the_bot_named_its_broken_session(
+    mode: str, tmp_path: Path
+) -> None:
+    report = run_check(broken(mode), only=["reconnect"], log=tmp_path / "log")
+    verdict, detail = details(report)["reconnect"]
+    assert verdict is Verdict.PASS, detail  # the field is optional in hearts.v1
+    if mode == "good":
+        assert "(naming the broken session in Hello.resume_session_id)" in detail
+    else:
+        assert "without Hello.resume_session_id: set it to the last Welcome.session_id" in detail
+
+
+def test_a_reconnect_naming_another_session_fails_the_reconnect(tmp_path: Path) -> None:
+    report = run_check(broken("wrong-resume"), only=["reconnect"], log=tmp_path / "log")
+    verdict, detail = details(report)["reconnect"]
+    assert verdict is Verdict.FAIL
+    assert "the reconnect's Hello.resume_session_id is 'never-was', not the session_id" in detail
+
+
 def test_a_bot_that_does_not_reconnect_fails_the_reconnect(tmp_path: Path) -> None:
     only = ["reconnect", "whole hand"]
     report = run_check(broken("no-reconnect"), only=only, log=tmp_path / "log")

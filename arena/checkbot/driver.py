@@ -115,6 +115,8 @@ class Checker:
         self.hello: bot_pb.Hello | None = None
         self.starts = 0
         """How many times the bot's process was started."""
+        self.session_id = ""
+        """The session_id of the last Welcome sent (a reconnect names it in resume_session_id)."""
         self._next_id = 0
         self._closed_ids: set[int] = set()
         self._loop = asyncio.get_running_loop()
@@ -190,9 +192,10 @@ class Checker:
     ) -> None:
         """Send the Welcome (with the replayed events and the open request, on a resume)."""
         assert self.hello is not None
+        self.session_id = f"check-{self.starts}-{secrets.token_hex(4)}"
         response = bot_pb.PlayResponse(
             welcome=bot_pb.Welcome(
-                session_id=f"check-{self.starts}-{secrets.token_hex(4)}",
+                session_id=self.session_id,
                 protocol_version=PROTOCOL_VERSION,
                 server_version=SERVER_VERSION,
                 message="arena check-bot: a compliance check, not a real game",

@@ -10,7 +10,11 @@ these mistakes) and is correct in everything but its mode's flaw:
 * ``ignores-suit``: plays the lowest-ranked card of its whole hand, legal or not;
 * ``short-pass``: passes one card too few;
 * ``no-reconnect``: exits with code 1 when its stream breaks, instead of reconnecting;
-* ``retries-refusal``: keeps reconnecting after UNAUTHENTICATED.
+* ``retries-refusal``: keeps reconnecting after UNAUTHENTICATED;
+* ``no-resume``: reconnects without Hello.resume_session_id (optional: not a failure);
+* ``wrong-resume``: reconnects naming a session that never was.
+
+Every other mode names its broken session in Hello.resume_session_id on a reconnect.
 """
 
 from __future__ import annotations
@@ -26,7 +30,16 @@ import grpc
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import bot_service_pb2_grpc as bot_grpc
 
-MODES = ("good", "asks-forced", "ignores-suit", "short-pass", "no-reconnect", "retries-refusal")
+MODES = (
+    "good",
+    "asks-forced",
+    "ignores-suit",
+    "short-pass",
+    "no-reconnect",
+    "retries-refusal",
+    "no-resume",
+    "wrong-resume",
+)
 RANKS = "23456789TJQKA"
 RETRY_S = 0.1
 EXIT_REFUSED = 2
@@ -50,8 +63,16 @@ def answer(mode: str, request: bot_pb.DecisionRequest) -> bot_pb.PlayRequest:
     return bot_pb.PlayRequest(decision=decision)
 
 
-def session(mode: str) -> int | None:
-    """One stream: the exit code to end with, or None to reconnect."""
+def resume_id(mode: str, last: str) -> str:
+    """Hello.resume_session_id for a stream after one whose Welcome said ``last``."""
+    if not last or mode == "no-resume":
+        return ""
+    return "never-was" if mode == "wrong-resume" else last
+
+
+def session(mode: str, welcomed: list[str]) -> int | None:
+    """One stream: the exit code to end with, or None to reconnect (``welcomed``: the session
+    ids of the Welcomes so far)."""
     outbox: queue.Queue[bot_pb.PlayRequest | None] = queue.Queue()
     outbox.put(
         bot_pb.PlayRequest(
@@ -61,6 +82,7 @@ def session(mode: str) -> int | None:
                 protocol_version=1,
                 bot_version=mode,
                 decide_forced_moves=mode == "asks-forced",
+                resume_session_id=resume_id(mode, welcomed[-1] if welcomed else ""),
             )
         )
     )
@@ -73,6 +95,8 @@ def session(mode: str) -> int | None:
         stub = bot_grpc.BotServiceStub(channel)
         try:
             for response in stub.Play(requests()):
+                if response.HasField("welcome"):
+                    welcomed.append(response.welcome.session_id)
                 if response.HasField("request"):
                     outbox.put(answer(mode, response.request))
                 if response.HasField("shutdown"):
@@ -100,7 +124,8 @@ def main() -> int:
     if mode not in MODES:
         print(f"broken_bot: unknown mode {mode!r}; modes: {', '.join(MODES)}", file=sys.stderr)
         return EXIT_REFUSED
-    while (code := session(mode)) is None:
+    welcomed: list[str] = []
+    while (code := session(mode, welcomed)) is None:
         time.sleep(RETRY_S)  # a bot's own reconnect backoff
     return code
 
