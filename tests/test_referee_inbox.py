@@ -61,3 +61,16 @@ def test_a_waiter_cancelled_after_its_wake_up_passes_the_entry_on() -> None:
         assert (await asyncio.wait_for(second, 5))[0] == 5.0
 
     on_referee_loop(body)
+
+
+def test_an_entry_put_back_is_read_first_again() -> None:
+    async def body() -> None:
+        inbox = Inbox()
+        for at in (1.0, 2.0, 3.0):
+            inbox.put_nowait(_entry(at))
+        first = inbox.get_nowait()
+        inbox.put_back(first)  # the table's step back from a message it is not to judge
+        assert [inbox.get_nowait()[0] for _ in range(3)] == [1.0, 2.0, 3.0]
+        assert inbox.empty()
+
+    on_referee_loop(body)

@@ -703,11 +703,7 @@ class TableRun:
                 # open: left where they are, for what reads the seat's inbox next (_drain
                 # before its next request, _after_forfeit, _collect_stragglers), which notes a
                 # late answer and counts anything else, after this request's timeout.
-                rest = [item]
-                while not inbox.empty():
-                    rest.append(inbox.get_nowait())
-                for kept in rest:
-                    inbox.put_nowait(kept)
+                inbox.put_back(item)
                 break
             verdict = self._judge(seat, item, request_id, hand, kind, legal)
             if verdict is not None and verdict is not _Outcome.TIMEOUT:
@@ -867,11 +863,9 @@ class TableRun:
         """Record a late reply; ``since``: when the request ended, if the seat does not
         remember it (a forfeited seat's answer to a request that had not timed out)."""
         ended = seat.expired.get(decision.request_id, at if since is None else since)
-        # Once play has stopped, the game's hand number may be that of a hand never dealt.
-        number = self.hands[-1].number if self._stopped_play and self.hands else None
         self.late.append(
             LateReply(
-                hand=self.game.hand_number if number is None else number,
+                hand=self._hand_number(),
                 seat=seat.index,
                 bot=seat.bot,
                 request_id=decision.request_id,
@@ -886,14 +880,13 @@ class TableRun:
         at, message = item
         if isinstance(message, Closed | Wake | Expired):
             return None
-        if isinstance(message, wire.Play):
-            message = message.full()
-        if isinstance(message, bot_pb.PlayRequest) and message.HasField("decision"):
-            if message.decision.request_id in seat.expired:
-                self._note_late(seat, message.decision, at)
-                return None
-            return _describe(message.decision)
-        return "a message"
+        decision = _decision_in(message)
+        if decision is None:
+            return "a message"
+        if decision.request_id in seat.expired:
+            self._note_late(seat, decision, at)
+            return None
+        return _describe(decision)
 
     def _after_forfeit(self, seat: Seat, session: Session) -> None:
         """Read what a forfeited seat's bot sent: no request of this game is open for it any
@@ -902,10 +895,9 @@ class TableRun:
         inbox = session.inbox
         while not inbox.empty():
             at, message = inbox.get_nowait()
-            if isinstance(message, wire.Play):
-                message = message.full()
-            if isinstance(message, bot_pb.PlayRequest) and message.HasField("decision"):
-                self._note_late(seat, message.decision, at, seat.forfeit_at)
+            decision = _decision_in(message)
+            if decision is not None:
+                self._note_late(seat, decision, at, seat.forfeit_at)
 
     def _collect_stragglers(self) -> None:
         """At the end of the game, read what the seats' bots sent that no request read: each
@@ -924,11 +916,14 @@ class TableRun:
         if seat.forfeit is not None:
             self._after_forfeit(seat, session)
             return
-        hand = self.game.hand
-        number = self.game.hand_number
+        self._drain(seat, session, self._hand_number(), self.game.hand)
+
+    def _hand_number(self) -> int:
+        """The hand a record made now belongs to: once play has stopped, the game's hand
+        number may be that of a next hand never dealt, so the last one played."""
         if self._stopped_play and self.hands:
-            number = self.hands[-1].number  # not the number of a next hand never dealt
-        self._drain(seat, session, number, hand)
+            return self.hands[-1].number
+        return self.game.hand_number
 
     def _settle(self, seat: Seat, session: Session) -> None:
         """Empty the inbox of a session sitting down at this table (or back at it): nothing was
@@ -944,19 +939,19 @@ class TableRun:
             if isinstance(message, Closed):
                 closed.append(item)
                 continue
-            if isinstance(message, wire.Play):
-                message = message.full()
-            if isinstance(message, bot_pb.PlayRequest) and message.HasField("decision"):
-                if message.decision.request_id in seat.expired:
-                    self._note_late(seat, message.decision, at)
-                    continue
-                log.info(
-                    "table %s seat %d (%s): dropped an answer sent before it sat down: %s",
-                    self.spec.table_id,
-                    seat.index,
-                    seat.bot,
-                    _describe(message.decision),
-                )
+            decision = _decision_in(message)
+            if decision is None:
+                continue
+            if decision.request_id in seat.expired:
+                self._note_late(seat, decision, at)
+                continue
+            log.info(
+                "table %s seat %d (%s): dropped an answer sent before it sat down: %s",
+                self.spec.table_id,
+                seat.index,
+                seat.bot,
+                _describe(decision),
+            )
         for item in closed:
             inbox.put_nowait(item)
 
@@ -1476,6 +1471,15 @@ class TableRun:
             finished_at=time.time(),
             late=tuple(self.late),
         )
+
+
+def _decision_in(message: object) -> bot_pb.Decision | None:
+    """The Decision a bot's message carries, if it is one (a fast-read play in full)."""
+    if isinstance(message, wire.Play):
+        message = message.full()
+    if isinstance(message, bot_pb.PlayRequest) and message.HasField("decision"):
+        return message.decision
+    return None
 
 
 _IN_HAND: Final[dict[int, bytes]] = {}

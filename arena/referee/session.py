@@ -129,6 +129,11 @@ class Inbox:
                 raise
         return self._items.popleft()
 
+    def put_back(self, item: Inbound) -> None:
+        """Return an entry just taken to the front, to be read first again (its reader's own
+        step back: no waiter is woken)."""
+        self._items.appendleft(item)
+
     def get_nowait(self) -> Inbound:
         """The oldest entry; ``asyncio.QueueEmpty`` if there is none."""
         if not self._items:
