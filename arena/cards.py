@@ -57,10 +57,11 @@ class Suit(IntEnum):
     @classmethod
     def parse(cls, text: str) -> Suit:
         """Parse a one-letter suit code (case-insensitive)."""
-        try:
-            return cls(_SUIT_LETTERS.index(text.upper()))
-        except ValueError:
-            raise CardParseError(f"unknown suit {text!r}: expected one of C, D, H, S") from None
+        # One letter, looked up whole: str.index would find "" and "CD" at 0, as clubs.
+        found = _SUIT_LETTERS.find(text.upper()) if isinstance(text, str) and len(text) == 1 else -1
+        if found < 0:
+            raise CardParseError(f"unknown suit {text!r}: expected one of C, D, H, S")
+        return cls(found)
 
 
 _SUIT_LETTERS = "CDHS"
@@ -96,6 +97,8 @@ class Rank(IntEnum):
     @classmethod
     def parse(cls, text: str) -> Rank:
         """Parse a one-character rank code (case-insensitive; "10" is accepted for ten)."""
+        if not isinstance(text, str):
+            raise CardParseError(f"unknown rank {text!r}: expected one of 2-9, T, J, Q, K, A")
         t = text.upper()
         if t == "10":
             return cls.TEN

@@ -92,3 +92,18 @@ def test_card_lists_and_masks_round_trip() -> None:
     assert cards_from_mask(mask) == sorted(cards)
     assert cards_from_mask(0) == []
     assert cards_from_mask(mask_of(CARDS)) == list(CARDS)
+
+
+@pytest.mark.parametrize("text", ["", "CD", "HS", "SPADES", "♠", "1"])
+def test_a_suit_is_one_letter_and_nothing_else(text: str) -> None:
+    # str.index used to find "" and "CD" at position 0 of "CDHS": clubs, for text that names none.
+    with pytest.raises(CardParseError, match=f"unknown suit {text!r}: expected one of C, D, H, S"):
+        Suit.parse(text)
+
+
+@pytest.mark.parametrize("value", [None, 12, 2.0])
+def test_suit_and_rank_parse_refuse_what_is_not_text_by_name(value: object) -> None:
+    with pytest.raises(CardParseError, match=f"unknown suit {value!r}"):
+        Suit.parse(value)  # type: ignore[arg-type]
+    with pytest.raises(CardParseError, match=f"unknown rank {value!r}"):
+        Rank.parse(value)  # type: ignore[arg-type]
