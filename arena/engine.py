@@ -33,6 +33,7 @@ Seats are numbered 0..players-1 clockwise: seat ``s + 1`` sits to the left of se
 
 from __future__ import annotations
 
+import operator
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -212,7 +213,23 @@ def deal_order(rules: Rules, seed: int, hand_number: int = 0) -> list[Card]:
     Seat 0 gets the first :attr:`Rules.hand_size <arena.rules.Rules.hand_size>` cards, seat 1
     the next, and so on; what is left is the kitty.
     """
+    seed, hand_number = _whole("seed", seed), _whole("hand_number", hand_number)
     return [CARDS[i] for i in _shuffled(_deck_indexes(rules), seed, hand_number)]
+
+
+def _whole(name: str, value: int) -> int:
+    """``value`` as a plain ``int``, or a TypeError naming ``name``.
+
+    A deal hashes the seed's digits: an int subclass (``True``) or an integer type of another
+    library (numpy's) must give the digits of its ``int``, in the compiled kernel (which takes
+    only an ``int``) and in the Python source (which would format whatever it was given) alike.
+    """
+    if type(value) is int:
+        return value
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be a whole number, got {value!r}") from None
 
 
 def _shuffled(deck: tuple[int, ...], seed: int, hand_number: int) -> list[int]:
@@ -369,6 +386,9 @@ class Hand:
     ) -> Hand:
         """Deal hand ``hand_number`` of a game from a seed (pass direction from the cycle)."""
         n = rules.players
+        seed, hand_number = _whole("seed", seed), _whole("hand_number", hand_number)
+        if dealer is not None:
+            dealer = _whole("dealer", dealer)
         if hand_number < 0:
             raise RulesError("hand_number", f"hands count from 0, got {hand_number}")
         if dealer is not None and not 0 <= dealer < n:
@@ -1172,6 +1192,7 @@ class Game:
         """Start a game; hand ``k`` is ``Hand.deal(rules, seed, hand_number=k, dealer=...)``."""
         self.rules = rules if rules is not None else Rules()
         """The rules in force."""
+        seed, first_dealer = _whole("seed", seed), _whole("first_dealer", first_dealer)
         if not 0 <= first_dealer < self.rules.players:
             raise RulesError(
                 "players", f"first dealer {first_dealer} is not a seat of {self.rules.players}"

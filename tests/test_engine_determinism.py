@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from arena.cards import parse_cards
-from arena.engine import Hand, deal_order
+from arena.engine import Game, Hand, deal_order
 from arena.rules import PassDirection, Rules
 
 
@@ -43,3 +45,27 @@ def test_a_seeded_random_playout_is_pinned() -> None:
     hand.playout(random.Random(1))
     assert hand.result().points == (13, 4, 2, 7)
     assert hand.tricks[0].cards == tuple(parse_cards("2C 4C JC TC"))
+
+
+class _Seed:
+    """An integer type that is not an int (as numpy's are): it has only ``__index__``."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def __index__(self) -> int:
+        return self.value
+
+
+def test_a_seed_deals_as_its_int_whatever_its_integer_type() -> None:
+    # The compiled kernel refused an integer type other than int, and the Python source hashed
+    # str(True) for True: the deal of a seed must not depend on its type or on the build.
+    rules = Rules()
+    deal = Hand.deal(rules, 7, hand_number=2).dealt(0)
+    assert Hand.deal(rules, _Seed(7), hand_number=_Seed(2)).dealt(0) == deal  # type: ignore[arg-type]
+    assert Game(rules, _Seed(7)).seed == 7  # type: ignore[arg-type]
+    assert deal_order(rules, _Seed(1)) == deal_order(rules, 1)  # type: ignore[arg-type]
+    assert Hand.deal(rules, True).dealt(0) == Hand.deal(rules, 1).dealt(0)
+    for bad in ("7", 7.0, None):
+        with pytest.raises(TypeError, match=f"seed must be a whole number, got {bad!r}"):
+            Hand.deal(rules, bad)  # type: ignore[arg-type]
