@@ -10,7 +10,7 @@ that names the field. :meth:`Rules.with_options` applies ``NAME=VALUE`` strings,
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
@@ -62,7 +62,9 @@ HEARTS_MASK = ((1 << RANKS_PER_SUIT) - 1) << (RANKS_PER_SUIT * Suit.HEARTS)
 
 
 class PassDirection(Enum):
-    """Where the cards go in a hand's pass; the value is the seat offset in units of "left"."""
+    """Where the cards go in a hand's pass; the value is its name in the rules ("left", "across").
+
+    :meth:`offset` gives the receiving seat for a table size."""
 
     HOLD = "hold"
     LEFT = "left"
@@ -236,7 +238,12 @@ class Rules:
             given: Any = self.pass_cycle
             if isinstance(given, str):
                 given = given.replace(",", " ").split()
-            cycle = tuple(_enum_field(PassDirection, d, "pass_cycle") for d in given)
+            try:
+                cycle = tuple(_enum_field(PassDirection, d, "pass_cycle") for d in given)
+            except TypeError:  # not a sequence at all
+                raise RulesError(
+                    "pass_cycle", f"expected a list of directions, got {self.pass_cycle!r}"
+                ) from None
             object.__setattr__(self, "pass_cycle", cycle)
         if self.removed_cards is not None:
             listed: Any = self.removed_cards
@@ -480,21 +487,25 @@ class Rules:
         """A copy with some fields changed (validated like any other)."""
         return dataclasses.replace(self, **changes)
 
-    def with_options(self, options: Mapping[str, Any] | list[str]) -> Rules:
+    def with_options(self, options: Mapping[str, Any] | Sequence[str] | str) -> Rules:
         """A copy with options applied.
 
-        ``options`` are ``NAME=VALUE`` strings (the CLI's ``--rule``), or a mapping of names to
-        strings or plain TOML values (true, 3, ["left", "hold"]).
+        ``options`` are ``NAME=VALUE`` strings (the CLI's ``--rule``; one such string alone is
+        one option), or a mapping of names to strings or plain TOML values (true, 3,
+        ["left", "hold"]).
         """
         items: list[tuple[str, str]]
         if isinstance(options, Mapping):
             items = [(str(k).replace("-", "_"), _option_text(v)) for k, v in options.items()]
         else:
             items = []
-            for opt in options:
+            # A lone string is one option, not a sequence of one-letter ones.
+            for opt in [options] if isinstance(options, str) else options:
+                if not isinstance(opt, str):
+                    raise RulesError("?", f"expected NAME=VALUE text, got {opt!r}")
                 name, sep, value = opt.partition("=")
-                if not sep:
-                    raise RulesError(name or "?", f"expected NAME=VALUE, got {opt!r}")
+                if not sep or not name.strip():
+                    raise RulesError(name.strip() or "?", f"expected NAME=VALUE, got {opt!r}")
                 items.append((name.strip().replace("-", "_"), value.strip()))
         changes = {name: _parse_option(name, value) for name, value in items}
         return self.replace(**changes)

@@ -297,3 +297,17 @@ def test_a_value_other_than_the_default_is_kept() -> None:
         Rules(players=3, removed_cards=(Card.parse("2D"),)).removed_cards is None
     )  # 3 players' default
     assert Rules(players=3, removed_cards=(Card.parse("2C"),)).removed_cards == (Card.parse("2C"),)
+
+
+def test_option_text_given_alone_or_malformed_is_read_or_refused_by_what_is_wrong() -> None:
+    # A lone string used to be read letter by letter: "rules.m: expected NAME=VALUE, got 'm'".
+    assert Rules().with_options("moon=best") == Rules(moon=MoonRule.BEST)
+    with pytest.raises(RulesError, match=r"^rules\.\?: expected NAME=VALUE, got '=3'"):
+        Rules().with_options(["=3"])
+    with pytest.raises(RulesError, match=r"^rules\.\?: expected NAME=VALUE text, got 3"):
+        Rules().with_options([3])  # type: ignore[list-item]
+
+
+def test_a_pass_cycle_that_is_not_a_list_is_refused_naming_the_field() -> None:
+    with pytest.raises(RulesError, match=r"^rules\.pass_cycle: expected a list of directions"):
+        Rules(pass_cycle=5)  # type: ignore[arg-type]
