@@ -1111,7 +1111,12 @@ def _check_deal(rules: Rules, masks: Sequence[int], kitty: int, dealer: int) -> 
             raise RulesError("removed_cards", f"{_show(seen & m)} dealt twice")
         seen |= m
     if kitty.bit_count() != rules.kitty_size or seen & kitty:
-        raise RulesError("kitty", f"the kitty must hold {rules.kitty_size} cards not in any hand")
+        size = rules.kitty_size
+        raise RulesError(
+            "kitty",
+            f"the kitty must hold {size} card{'' if size == 1 else 's'} not in any hand, "
+            f"got {_show(kitty)}",
+        )
     deck = rules.deck_mask
     if (seen | kitty) != deck:
         raise RulesError(

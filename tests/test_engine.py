@@ -386,9 +386,13 @@ def test_explicit_hands_refuse_duplicates_missing_cards_and_bad_directions() -> 
         Hand.from_hands(rules, good, dealer=4)
     with_kitty = Rules(players=3, kitty=True)
     deck = list(with_kitty.cards_in_deck)
-    with pytest.raises(RulesError, match="kitty must hold 1 cards") as err:
+    with pytest.raises(RulesError, match="kitty must hold 1 card not in any hand, got nothing"):
         Hand.from_hands(with_kitty, [deck[0:17], deck[17:34], deck[34:51]])
+    with pytest.raises(RulesError, match="kitty must hold 1 card not in any hand, got 2C") as err:
+        Hand.from_hands(with_kitty, [deck[0:17], deck[17:34], deck[34:51]], kitty=[deck[0]])
     assert err.value.field == "kitty"
+    with pytest.raises(RulesError, match="kitty must hold 0 cards not in any hand, got AS"):
+        Hand.from_hands(rules, good, kitty="AS")
 
 
 # ---- passing -----------------------------------------------------------------------------------
