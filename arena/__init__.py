@@ -16,8 +16,9 @@ from arena.errors import (
     RulesError,
     SeatError,
     StateError,
+    Violation,
 )
-from arena.rules import MoonRule, PassDirection, Rules, preset
+from arena.rules import FirstLead, GameEnd, MoonRule, PassDirection, Rules, Settling, preset
 
 try:
     __version__ = version("hearts-arena")
@@ -28,7 +29,9 @@ __all__ = [
     "ArenaError",
     "Card",
     "CardParseError",
+    "FirstLead",
     "Game",
+    "GameEnd",
     "Hand",
     "HandResult",
     "IllegalMoveError",
@@ -40,9 +43,11 @@ __all__ = [
     "RulesError",
     "SeatError",
     "SeatView",
+    "Settling",
     "StateError",
     "Suit",
     "Trick",
+    "Violation",
     "__version__",
     "parse_cards",
     "preset",

@@ -311,3 +311,25 @@ def test_option_text_given_alone_or_malformed_is_read_or_refused_by_what_is_wron
 def test_a_pass_cycle_that_is_not_a_list_is_refused_naming_the_field() -> None:
     with pytest.raises(RulesError, match=r"^rules\.pass_cycle: expected a list of directions"):
         Rules(pass_cycle=5)  # type: ignore[arg-type]
+
+
+def test_every_option_type_and_the_violation_are_importable_from_arena() -> None:
+    # The fields are typed as enums: code checked by mypy must name FirstLead.ANY_CLUB, not
+    # "any-club", so each enum a field takes is exported beside Rules (as err.violation's is).
+    import dataclasses
+    import enum
+    import typing
+
+    import arena
+    from arena.errors import Violation
+
+    hints = typing.get_type_hints(Rules)
+    wanted: set[type[enum.Enum]] = {Violation}
+    for f in dataclasses.fields(Rules):
+        for t in (hints[f.name], *typing.get_args(hints[f.name])):
+            for inner in (t, *typing.get_args(t)):
+                if isinstance(inner, type) and issubclass(inner, enum.Enum):
+                    wanted.add(inner)
+    assert {FirstLead, GameEnd, MoonRule, PassDirection, Settling} <= wanted
+    for kind in wanted:
+        assert getattr(arena, kind.__name__) is kind and kind.__name__ in arena.__all__
