@@ -142,9 +142,7 @@ def test_kill_9_loses_nothing_finished_and_the_running_game_is_interrupted(
 
 def test_admin_pauses_and_bans_and_a_banned_token_is_refused(server: ServerProcess) -> None:
     tokens = {name: server.add_bot(name) for name in ("a", "b", "c", "d")}
-    done = server.cli("admin", "token", "--db", str(server.db))
-    assert done.returncode == 0
-    admin = done.stdout.strip()
+    admin = server.admin_token()
     server.start()
     procs = {name: server.bot(name, tokens[name], "low") for name in tokens}
     server.wait_for(lambda: games(server) >= 4)
@@ -257,7 +255,7 @@ def test_tls_for_bots_and_the_page(server: ServerProcess, tmp_path: Path) -> Non
         check = health_pb2_grpc.HealthStub(channel).Check
         with pytest.raises(grpc.RpcError):
             check(health_pb2.HealthCheckRequest(), timeout=10)
-    admin = server.cli("admin", "token", "--db", str(server.db)).stdout.strip()
+    admin = server.admin_token()
     paused = server.cli("admin", "pause", "--url", server.url, "--token", admin, "--ca", str(cert))
     assert paused.returncode == 0, paused.stderr
     plain = server.url.replace("https://", "http://")
@@ -598,7 +596,7 @@ def test_an_admin_ban_without_a_reason_keeps_the_earlier_one(server: ServerProce
     # As `arena bots ban` does: a second ban, or one made twice by two organisers, said
     # "banned by the organiser" over the reason the first gave.
     server.add_bot("a")
-    admin = server.cli("admin", "token", "--db", str(server.db)).stdout.strip()
+    admin = server.admin_token()
     server.start()
     base = ["--url", server.url, "--token", admin]
 
