@@ -97,16 +97,9 @@ def test_interrupted_and_killed_runs_resume_to_the_results_of_an_unbroken_run(
     reference_db = tmp_path / "ref" / "arena.db"
     db = tmp_path / "broken" / "arena.db"
     out = tmp_path / "broken" / "arena-out"
-    reference = subprocess.run(
-        command(reference_db, 1),
-        cwd=reference_db.parent,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=240,
-    )
-    assert reference.returncode == 0, reference.stderr
-
+    # The unbroken run plays beside the broken ones (its own folder, database and ports): the
+    # two only meet in the comparison at the end.
+    reference = start(reference_db, 1)
     try:
         # 1. Ctrl-C: the director stops handing out tables, lets the referee finish or interrupt
         #    the games in play, stops the bots, and says how to resume.
@@ -146,13 +139,16 @@ def test_interrupted_and_killed_runs_resume_to_the_results_of_an_unbroken_run(
         _, rest = third.communicate(timeout=240)
         assert third.returncode == 0, rest
         assert f"{TOTAL - after_kill} games to play of {TOTAL}, {after_kill} already stored" in rest
+        _, said = reference.communicate(timeout=240)
+        assert reference.returncode == 0, said
     finally:
-        for proc in ("first", "second", "third"):
+        for proc in ("reference", "first", "second", "third"):
             running = locals().get(proc)
             if isinstance(running, subprocess.Popen) and running.poll() is None:
                 running.kill()
                 running.wait()
         kill_orphans(out)
+        kill_orphans(reference_db.parent / "arena-out")
 
     assert load_results(db) == load_results(reference_db)
     with Store.open(reference_db, create=False) as a, Store.open(db, create=False) as b:
