@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,34 @@ def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         timeout=CLI_TIMEOUT_S,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
+
+
+def arenas(cwd: Path, commands: Sequence[Sequence[str]]) -> list[subprocess.CompletedProcess[str]]:
+    """:func:`arena` for each of ``commands``, all started at once (for commands refused before
+    they write anything, whose time is mostly the start); their outcomes in order."""
+    procs: list[subprocess.Popen[str]] = []
+    try:
+        for args in commands:
+            procs.append(
+                subprocess.Popen(
+                    [*BASE, *args],
+                    cwd=cwd,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    env={**os.environ, "PYTHONPATH": str(ROOT)},
+                )
+            )
+        done = []
+        for proc in procs:
+            out, err = proc.communicate(timeout=CLI_TIMEOUT_S)
+            done.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
+        return done
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
 
 
 def start_run(cwd: Path, *args: str) -> subprocess.Popen[str]:
@@ -170,12 +199,12 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path: Path, case: 
 
 
 def test_every_command_with_a_seed_refuses_one_out_of_range(tmp_path: Path) -> None:
-    for command in (
+    commands = (
         ["demo", "--seed", "-1"],
         ["sprt", "--bot", f"a={LOW}", "--bot", f"b={HEUR}", "--seed", "-1"],
         ["run", "--seed=-5"],
-    ):
-        done = arena(*command, cwd=tmp_path)
+    )
+    for done in arenas(tmp_path, commands):
         assert done.returncode == 2, done.stderr
         assert re.fullmatch(
             r"arena: error: --seed -\d: a seed is a whole number from 0 to 9223372036854775807 "
@@ -382,18 +411,49 @@ def test_a_closed_output_stops_quietly_with_141_and_the_run_resumes(tmp_path: Pa
     with Store.open(tmp_path / "arena.db", create=False) as store:
         assert sorted(game for game, _ in store.records(run.run_id)) == list(range(12))
     # Commands writing to a stdout whose reader has gone: 141, not a word, not a traceback.
-    assert arena("bots", "add", "alpha", "--db", "comp.db", cwd=tmp_path).returncode == 0
-    for command in (
+    added = invoke("bots", "add", "alpha", "--db", str(tmp_path / "comp.db"))  # set-up only
+    assert added.exit_code == 0, added.output
+    commands = (
         ["ratings"],
         ["replay", "1"],
         ["replay", "1", "--json"],
         ["bots", "list", "--db", "comp.db"],
-    ):
-        closed = closed_pipe_run(tmp_path, *command)
+    )
+    for command, closed in zip(commands, closed_pipe_runs(tmp_path, commands), strict=True):
         assert (closed.returncode, closed.stderr) == (141, ""), command
     # The run's summary goes to the closed stdout once every game is played.
     closed = closed_pipe_run(tmp_path, *args)
     assert closed.returncode == 141 and "Traceback" not in closed.stderr, closed.stderr
+
+
+def closed_pipe_runs(
+    cwd: Path, commands: Sequence[Sequence[str]]
+) -> list[subprocess.CompletedProcess[str]]:
+    """:func:`closed_pipe_run` for commands that only read: all started at once, each with a
+    closed pipe of its own; their outcomes in order."""
+    procs: list[subprocess.Popen[str]] = []
+    try:
+        for args in commands:
+            read_end, write_end = os.pipe()
+            os.close(read_end)
+            try:
+                procs.append(
+                    subprocess.Popen(
+                        [*BASE, *args], cwd=cwd, stdout=write_end, stderr=subprocess.PIPE, text=True
+                    )
+                )
+            finally:
+                os.close(write_end)
+        done = []
+        for proc in procs:
+            _, err = proc.communicate(timeout=CLI_TIMEOUT_S)
+            done.append(subprocess.CompletedProcess(proc.args, proc.returncode, None, err))
+        return done
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
 
 
 def stored_db(tmp_path: Path, boards: int = 2) -> Path:
@@ -507,7 +567,8 @@ def test_a_run_or_a_database_with_no_game_says_what_there_is(tmp_path: Path) -> 
     )
     # A competition database with accounts and no game yet is not "not a Hearts Arena database".
     comp = tmp_path / "comp.db"
-    assert arena("bots", "add", "alice", "--db", str(comp), cwd=tmp_path).returncode == 0
+    added = invoke("bots", "add", "alice", "--db", str(comp))  # set-up only
+    assert added.exit_code == 0, added.output
     for args in (("ratings",), ("replay", "1")):
         empty = arena(*args, "--db", str(comp), cwd=tmp_path)
         assert empty.returncode == 2 and empty.stdout == "", empty.stderr
@@ -553,13 +614,15 @@ def test_sprt_refuses_an_elo_that_is_not_finite(tmp_path: Path) -> None:
         assert done.stderr.startswith(f"arena: error: {flag} {float(value)}: give a finite Elo")
     # The test's other parameters are named as flags too (it said "alpha (0.0) and beta ...",
     # and only once the bots' commands were found).
-    for flags, says in (
+    named = (
         (("--elo0", "30", "--elo1", "20"), "--elo0 30 --elo1 20: give --elo0 below --elo1"),
         (("--alpha", "0"), "--alpha 0: a chance of error, above 0 and below 1, e.g. --alpha 0.05"),
         (("--beta", "nan"), "--beta nan: a chance of error, above 0 and below 1"),
         (("--alpha", "0.6", "--beta", "0.5"), "--alpha 0.6 --beta 0.5: their sum must be below 1"),
-    ):
-        ran = arena("sprt", "--bot", "a=/no/such", "--bot", "b=/no/such", *flags, cwd=tmp_path)
+    )
+    sprt = ["sprt", "--bot", "a=/no/such", "--bot", "b=/no/such"]
+    runs = arenas(tmp_path, [[*sprt, *flags] for flags, _ in named])
+    for ran, (_, says) in zip(runs, named, strict=True):
         assert ran.returncode == 2 and ran.stdout == "", ran.stderr
         assert ran.stderr.startswith(f"arena: error: {says}") and ran.stderr.count("\n") == 1
 
@@ -598,7 +661,7 @@ def test_a_single_valued_flag_given_twice_is_refused() -> None:
 
 def test_an_empty_path_or_name_is_one_line_saying_so(tmp_path: Path) -> None:
     # typer reads --db "" as ".", which was refused as "a folder, not a database file".
-    for args, says in (
+    refusals = (
         (("ratings", "--db", ""), "--db '': an empty path was given; give a file name, or leave "
          "--db out for the default (arena.db)"),
         (("replay", "1", "--db="), "--db '': an empty path was given"),
@@ -612,8 +675,9 @@ def test_an_empty_path_or_name_is_one_line_saying_so(tmp_path: Path) -> None:
         (("ratings", "--run", ""), "--run '': give a run id"),
         (("ratings", "--anchor", ""), "--anchor '': give a bot's name"),
         (("check-bot", "--name", "", "--", "true"), "--name '': give the bot a name"),
-    ):  # fmt: skip
-        done = arena(*args, cwd=tmp_path)
+    )  # fmt: skip
+    runs = arenas(tmp_path, [args for args, _ in refusals])
+    for done, (args, says) in zip(runs, refusals, strict=True):
         assert done.returncode == 2 and done.stdout == "", (args, done.stderr)
         assert done.stderr.startswith("arena: error: --") and says in done.stderr, done.stderr
         assert done.stderr.count("\n") == 1, done.stderr
@@ -652,18 +716,19 @@ def test_sprt_plays_boards_until_a_decision_or_the_cap_and_resumes(tmp_path: Pat
 
 
 def test_usage_errors_are_one_line(tmp_path: Path) -> None:
-    for args, says in (
+    usage = (
         (("run", "--players", "abc"), "Invalid value for '--players'"),
         (("run", "--bogus"), "No such option: --bogus"),
         (("ratings", "--db"), "Option '--db' requires an argument."),
-    ):
-        done = arena(*args, cwd=tmp_path)
+    )
+    groups: tuple[tuple[str, ...], ...] = ((), ("bots",), ("admin",))
+    *refused, top, bots, admin = arenas(tmp_path, [*(args for args, _ in usage), *groups])
+    for done, (_, says) in zip(refused, usage, strict=True):
         assert done.returncode == 2 and done.stdout == ""
         assert done.stderr.count("\n") == 1 and done.stderr.startswith("arena: error: ")
         assert says in done.stderr and "--help)" in done.stderr
     # A command group with nothing after it prints its help and exits 0, as `arena` does.
-    for group in ((), ("bots",), ("admin",)):
-        helped = arena(*group, cwd=tmp_path)
+    for group, helped in zip(groups, (top, bots, admin), strict=True):
         assert helped.returncode == 0, helped.stderr
         assert " ".join(("Usage: arena", *group)) in helped.stdout and helped.stderr == ""
     twice = invoke("sprt", "--bot", f"old={LOW}", "--bot", f"new={HEUR}", "--filler", f"old={LOW}")

@@ -560,35 +560,52 @@ def test_an_overwhelming_bot_is_covered_with_and_without_a_loss() -> None:
 
 def test_the_simulation_command_refuses_bad_input_in_one_line() -> None:
     # The README's coverage command: these were tracebacks from deep inside the simulation.
-    command = [sys.executable, "-m", "arena.ratings.simulate"]
-    for args, says in (
+    refusals = (
         (["--elo", "1", "2", "3"], "--elo gives 3 bot(s) for 4-seat tables: give at least 4"),
         (["--boards", "0"], "--boards 0: give 1 or more"),
         (["--seats", "7"], "--seats 7: a table has 3 to 6 seats"),
         (["--deal-luck", "1"], "--deal-luck 1: give a correlation from 0 to below 1"),
         (["--method", "bootstrap", "--samples", "1"], "--samples 1: give 2 or more"),
-    ):
-        done = subprocess.run([*command, *args], capture_output=True, text=True, timeout=120)
+    )
+    small = ["--elo", "0", "0", "0", "--seats", "3", "--boards", "3", "--reps", "2"]
+    runs = [
+        *(args for args, _ in refusals),
+        ["--elo", "0", "0", "0", "--seats", "3", "--boards", "2", "--reps", "2"],
+        # The README's coverage of the bootstrap is measured by the same command.
+        [*small, "--method", "bootstrap", "--samples", "20"],
+    ]
+    # Each command on its own: they are started together, and most of their time is the start.
+    *refused, fine, booted = simulate_commands(runs)
+    for done, (_, says) in zip(refused, refusals, strict=True):
         assert done.returncode == 2 and done.stdout == "", done.stderr
         assert done.stderr.startswith(f"python -m arena.ratings.simulate: error: {says}")
         assert done.stderr.count("\n") == 1, done.stderr
-    fine = subprocess.run(
-        [*command, "--elo", "0", "0", "0", "--seats", "3", "--boards", "2", "--reps", "2"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
     assert fine.returncode == 0 and fine.stdout.startswith(
         "2 tournaments of 2 boards, 3 bots at 3-seat tables: coverage "
     ), fine.stderr
-    # The README's coverage of the bootstrap is measured by the same command.
-    small = ["--elo", "0", "0", "0", "--seats", "3", "--boards", "3", "--reps", "2"]
-    booted = subprocess.run(
-        [*command, *small, "--method", "bootstrap", "--samples", "20"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
     assert booted.returncode == 0 and booted.stdout.startswith(
         "2 tournaments of 3 boards, 3 bots at 3-seat tables, bootstrap of 20 samples: coverage "
     ), booted.stderr
+
+
+def simulate_commands(runs: list[list[str]]) -> list[subprocess.CompletedProcess[str]]:
+    """Run ``python -m arena.ratings.simulate ARGS`` for each ARGS at once; each one's outcome."""
+    command = [sys.executable, "-m", "arena.ratings.simulate"]
+    procs: list[subprocess.Popen[str]] = []
+    try:
+        for args in runs:
+            procs.append(
+                subprocess.Popen(
+                    [*command, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+                )
+            )
+        done = []
+        for proc in procs:
+            out, err = proc.communicate(timeout=120)
+            done.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
+        return done
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
