@@ -10,7 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from arena.cli import app
 from arena.server.accounts import AccountStore
 
 ARENA = Path(sys.executable).with_name("arena")
@@ -44,10 +46,19 @@ def arena_into_closed_pipe(*args: str, cwd: Path) -> subprocess.CompletedProcess
         os.close(write)
 
 
-def listed(db: Path, cwd: Path) -> list[str]:
-    done = arena("bots", "list", "--db", str(db), "--json", cwd=cwd)
-    assert done.returncode == 0, done.stderr
-    return [a["name"] for a in json.loads(done.stdout)]
+def here(*args: str) -> str:
+    """Run an `arena` command that must succeed in this process; its standard output.
+
+    For what a test sets up or looks at afterwards: the commands whose output is at stake run
+    as processes, each of which spends seconds importing the rating maths on a loaded machine.
+    """
+    done = CliRunner().invoke(app, list(args))
+    assert done.exit_code == 0 and done.exception is None, (done.stderr, done.exception)
+    return done.stdout
+
+
+def listed(db: Path) -> list[str]:
+    return [a["name"] for a in json.loads(here("bots", "list", "--db", str(db), "--json"))]
 
 
 def owner(db: Path, token: str) -> str | None:
@@ -82,7 +93,7 @@ def test_a_token_that_cannot_be_written_adds_no_bot(tmp_path: Path) -> None:
     again = arena_into_closed_pipe("bots", "add", "alpha", "--db", str(db), cwd=tmp_path)
     assert again.returncode == 1
     one_error_line(again.stderr, "so the bot was not added")
-    assert listed(db, tmp_path) == ["beta"]
+    assert listed(db) == ["beta"]
     added = arena("bots", "add", "alpha", "--db", str(db), cwd=tmp_path)
     assert added.returncode == 0, added.stderr
     token = added.stdout.strip()
@@ -130,7 +141,7 @@ def test_an_admin_token_that_cannot_be_written_changes_nothing(tmp_path: Path) -
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
 def test_a_full_output_is_refused_as_a_closed_one(tmp_path: Path) -> None:
     db = tmp_path / "comp.db"
-    assert arena("bots", "add", "beta", "--db", str(db), cwd=tmp_path).returncode == 0
+    here("bots", "add", "beta", "--db", str(db))
     with open("/dev/full", "w") as full:
         done = subprocess.run(
             [*BASE, "bots", "add", "alpha", "--db", str(db)],
@@ -143,12 +154,12 @@ def test_a_full_output_is_refused_as_a_closed_one(tmp_path: Path) -> None:
         )
     assert done.returncode == 1
     one_error_line(done.stderr, "(No space left on device), so the bot was not added")
-    assert listed(db, tmp_path) == ["beta"]
+    assert listed(db) == ["beta"]
 
 
 def test_a_closed_standard_output_adds_no_bot(tmp_path: Path) -> None:
     db = tmp_path / "comp.db"
-    assert arena("bots", "add", "beta", "--db", str(db), cwd=tmp_path).returncode == 0
+    here("bots", "add", "beta", "--db", str(db))
     # `arena bots add alpha >&-`: no standard output at all.
     done = subprocess.run(
         ["sh", "-c", 'exec "$@" >&-', "sh", *BASE, "bots", "add", "alpha", "--db", str(db)],
@@ -160,4 +171,4 @@ def test_a_closed_standard_output_adds_no_bot(tmp_path: Path) -> None:
     )
     assert done.returncode == 1
     one_error_line(done.stderr, "so the bot was not added")
-    assert listed(db, tmp_path) == ["beta"]
+    assert listed(db) == ["beta"]
