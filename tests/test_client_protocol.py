@@ -398,6 +398,55 @@ def test_a_version_refusal_exits_2_with_one_line(bot_env: dict[str, str]) -> Non
     assert "FAILED_PRECONDITION" in lines[0] and "use 2" in lines[0]
 
 
+LEFT_AT_EXIT = """
+import atexit, gc, runpy, sys
+import grpc
+
+def left():
+    # What the interpreter's finalization would have to free, alive or cyclic garbage.
+    calls = {type(o).__name__ for o in gc.get_objects() if isinstance(o, (grpc.Channel, grpc.Call))}
+    print("left at exit:", sorted(calls), flush=True)
+
+atexit.register(left)
+runpy.run_path(sys.argv[1], run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize(
+    ("status", "exit_code"),
+    [(grpc.StatusCode.UNAUTHENTICATED, 2), (grpc.StatusCode.UNAVAILABLE, 1)],
+    ids=["refused", "gave-up"],
+)
+def test_a_bot_ending_on_a_failed_call_leaves_no_grpc_object_to_the_interpreter(
+    bot_env: dict[str, str], status: grpc.StatusCode, exit_code: int
+) -> None:
+    # gRPC's daemon threads stop wherever they are when finalization begins, holding what
+    # they hold; a call freed after that may wait forever for its lock (a refused bot once
+    # printed its line and never exited). So the SDK lets go of every call and channel first.
+    async def script(n: int, stream: Stream) -> None:
+        await peer.read(stream)
+        await stream.abort(status, "no")
+
+    with ScriptedPeer(script) as peer:
+        bot_env.update(
+            ARENA_ADDRESS=f"127.0.0.1:{peer.port}",
+            ARENA_TOKEN="t",
+            ARENA_BOT_NAME="l",
+            ARENA_GIVE_UP_S="0",
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", LEFT_AT_EXIT, str(ROOT / "sample_bots" / "lowcard.py")],
+            env=bot_env,
+            capture_output=True,
+            text=True,
+            timeout=PROCESS_TIMEOUT_S,
+            check=False,
+        )
+    assert done.returncode == exit_code, done.stderr
+    assert done.stdout.splitlines() == ["left at exit: []"], done.stderr
+    assert done.stderr.splitlines()[-1].startswith("arena.client: "), done.stderr
+
+
 @pytest.mark.parametrize(
     ("sig", "code", "confirm"),
     [
@@ -426,22 +475,23 @@ def test_a_stop_signal_says_goodbye_then_exits(
     with ScriptedPeer(script) as peer:
         bot_env.update(ARENA_ADDRESS=f"127.0.0.1:{peer.port}", ARENA_TOKEN="t", ARENA_BOT_NAME="h")
         proc = subprocess.Popen(
-            [sys.executable, str(ROOT / "sample_bots" / "heuristic.py")],
+            [sys.executable, "-c", LEFT_AT_EXIT, str(ROOT / "sample_bots" / "heuristic.py")],
             env=bot_env,
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
         try:
             assert connected.wait(PROCESS_TIMEOUT_S), "the bot never connected"
             proc.send_signal(sig)
-            _, stderr = proc.communicate(timeout=PROCESS_TIMEOUT_S)
+            stdout, stderr = proc.communicate(timeout=PROCESS_TIMEOUT_S)
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.communicate()
     assert proc.returncode == code, stderr
+    assert stdout.splitlines() == ["left at exit: []"], stderr
     assert [m.WhichOneof("kind") for m in peer.received] == ["hello", "goodbye"]
     assert peer.received[-1].goodbye.reason == f"received {sig.name}"
     assert "Traceback" not in stderr

@@ -428,13 +428,15 @@ def _serve(runner: _Runner, give_up_after: float) -> SessionEnd:
         pause: float | None = None  # the referee's own suggestion, when it gives one
         invited = ""  # why the referee ended a session it lets the bot back into
         end: SessionEnd | None = None
-        try:
-            end = runner.session()
-        except grpc.RpcError as e:
-            code = e.code() if isinstance(e, grpc.Call) else grpc.StatusCode.UNKNOWN
-            detail = " ".join(((e.details() if isinstance(e, grpc.Call) else None) or "").split())
+        outcome = runner.session()
+        if isinstance(outcome, _Broken):
+            code, detail = outcome.code, outcome.detail
+            # Raised here, outside any handler of gRPC's error: nothing of the call travels
+            # with it (see _Broken).
             if code in REFUSALS and runner.stop_signal is None:
-                raise Refused(settings.address, settings.name, code, detail) from None
+                raise Refused(settings.address, settings.name, code, detail)
+        else:
+            end = outcome
         if runner.stop_signal is not None:
             return end or SessionEnd("GOODBYE", "the referee did not confirm it")
         if end is not None:
@@ -513,6 +515,30 @@ def _tls_hint(settings: ClientSettings, detail: str) -> str:
             "that signed it (the organiser gives it)"
         )
     return ""
+
+
+@dataclass(frozen=True)
+class _Broken:
+    """The status that ended a stream, read off gRPC's error, which is then let go."""
+
+    code: grpc.StatusCode
+    """The call's status code (UNKNOWN for an error that is not a call's)."""
+    detail: str
+    """The status details, on one line."""
+
+    @classmethod
+    def of(cls, error: grpc.RpcError) -> _Broken:
+        """The status of ``error``; its traceback is dropped (see :meth:`_Runner.session`)."""
+        call = error if isinstance(error, grpc.Call) else None
+        broken = cls(
+            call.code() if call is not None else grpc.StatusCode.UNKNOWN,
+            " ".join(((call.details() if call is not None else None) or "").split()),
+        )
+        # A failed call raises itself: its traceback holds the frames that refer to the call,
+        # a cycle only the garbage collector would free, perhaps not before the interpreter's
+        # finalization. Without the traceback, the call goes with the session's last reference.
+        error.__traceback__ = None
+        return broken
 
 
 class _Runner:
@@ -611,41 +637,62 @@ class _Runner:
             )
         )
 
-    def session(self) -> SessionEnd:
-        """One stream, from Hello to its end; a broken stream raises grpc.RpcError."""
+    def session(self) -> SessionEnd | _Broken:
+        """One stream, from Hello to its end, or to the status that broke it.
+
+        Every gRPC object of the session is done with when this returns: the call cancelled,
+        the channel closed, gRPC's thread that sent the outbox finished, and the call let go.
+        Why so thorough: gRPC's objects hold locks that its threads take, and those are daemon
+        threads, which the interpreter stops wherever they are when it begins to finalize,
+        holding what they hold. A call still alive then (a failed call is: it raised itself,
+        and its traceback refers back to it, so only the garbage collector frees it) is freed
+        during finalization, and its ``__del__`` waits forever for the lock of a thread that
+        will never run again: the process prints its last line and never exits. Forced with a
+        refused token, that is exactly the stall seen once in a while under load.
+        """
         outbox = _Outbox()
         outbox.put(self._hello())
-        end = SessionEnd("CLOSED", "")
+        end: SessionEnd | _Broken = SessionEnd("CLOSED", "")
         self.may_reconnect = False
-        with self._channel() as channel:
-            responses = bot_grpc.BotServiceStub(channel).Play(iter(outbox))
-            outbox.cancel = responses.cancel
-            self.outbox = outbox
-            if self.stop_signal is not None:  # it came before there was an outbox to tell
-                outbox.goodbye(f"received {self.stop_signal.name}")
-            try:
-                for response in responses:
-                    received_at = time.monotonic()
-                    if response.HasField("welcome"):
-                        self._welcome(response.welcome)
-                    # Once stopping, the bot is asked nothing more and its hooks are not called.
-                    if self.stop_signal is None:
-                        for event in response.events:
-                            self._event(event)
-                    if response.HasField("request") and self.stop_signal is None:
-                        answer = self._decide(response.request, received_at)
-                        if answer is not None:
-                            outbox.put(answer)
-                    if response.HasField("shutdown"):
-                        end = self._shutdown(response.shutdown)
-                        outbox.close()
-            except KeyboardInterrupt:
-                # Only without run()'s handler (serve() called directly): a best effort.
-                outbox.goodbye("interrupted")
-                raise
-            finally:
-                self.outbox = None
-                outbox.close()
+        try:
+            with self._channel() as channel:
+                responses = bot_grpc.BotServiceStub(channel).Play(iter(outbox))
+                cancel: Callable[[], object] = responses.cancel
+                outbox.cancel = cancel
+                self.outbox = outbox
+                if self.stop_signal is not None:  # it came before there was an outbox to tell
+                    outbox.goodbye(f"received {self.stop_signal.name}")
+                try:
+                    for response in responses:
+                        received_at = time.monotonic()
+                        if response.HasField("welcome"):
+                            self._welcome(response.welcome)
+                        # Once stopping, the bot is asked nothing more and its hooks are not called.
+                        if self.stop_signal is None:
+                            for event in response.events:
+                                self._event(event)
+                        if response.HasField("request") and self.stop_signal is None:
+                            answer = self._decide(response.request, received_at)
+                            if answer is not None:
+                                outbox.put(answer)
+                        if response.HasField("shutdown"):
+                            end = self._shutdown(response.shutdown)
+                            outbox.close()
+                except grpc.RpcError as e:
+                    end = _Broken.of(e)
+                except KeyboardInterrupt:
+                    # Only without run()'s handler (serve() called directly): a best effort.
+                    outbox.goodbye("interrupted")
+                    raise
+                finally:
+                    self.outbox = None
+                    outbox.close()  # gRPC's sending thread leaves its wait for the next message
+                    cancel()  # nothing if the call is over already
+                # Leaving the block closes the channel: it waits for gRPC to finish with its calls.
+        finally:
+            # The sending thread's last step takes the call's lock; it has nothing left to
+            # wait for once the call is over, so this returns at once.
+            outbox.join_sender()
         return end
 
     def _welcome(self, welcome: bot_pb.Welcome) -> None:
@@ -833,6 +880,13 @@ class _Outbox:
         self._queue: queue.SimpleQueue[bot_pb.PlayRequest | None] = queue.SimpleQueue()
         self.cancel: Callable[[], object] | None = None
         """Cancels the stream's call, when a Goodbye goes unanswered."""
+        self._sender: threading.Thread | None = None
+        """gRPC's thread that drains this outbox (known once it asks for the first message)."""
+
+    def join_sender(self) -> None:
+        """Wait for gRPC's sending thread to end (call it once the call is over and closed)."""
+        if self._sender is not None and self._sender is not threading.current_thread():
+            self._sender.join()
 
     def put(self, message: bot_pb.PlayRequest) -> None:
         """Send ``message`` (safe from a signal handler)."""
@@ -847,6 +901,7 @@ class _Outbox:
         self._queue.put(None)
 
     def __iter__(self) -> Iterator[bot_pb.PlayRequest]:
+        self._sender = threading.current_thread()
         leaving = False
         while True:
             try:
