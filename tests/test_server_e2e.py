@@ -404,10 +404,10 @@ def test_a_database_keeps_its_competition_and_bad_settings_are_one_line(
 
 def test_a_missing_database_is_refused_or_started_aloud(tmp_path: Path) -> None:
     typo = tmp_path / "typo.db"
-    for command in (("bots", "list"), ("bots", "ban", "x"), ("bots", "revoke", "x")):
-        refused = ServerProcess.cli(*command, "--db", str(typo))
+    commands = (("bots", "list"), ("bots", "ban", "x"), ("bots", "revoke", "x"))
+    for refused in ServerProcess.clis(*((*command, "--db", str(typo)) for command in commands)):
         assert refused.returncode == 2 and "no such database" in refused.stderr
-        assert not typo.exists()
+    assert not typo.exists()
     added = ServerProcess.cli("bots", "add", "x", "--db", str(typo))
     assert added.returncode == 0 and "starting a new one there" in added.stderr
     assert "x" in ServerProcess.cli("bots", "list", "--db", str(typo), "--json").stdout
@@ -434,7 +434,7 @@ def test_a_missing_database_is_refused_or_started_aloud(tmp_path: Path) -> None:
 def test_a_malformed_admin_url_is_one_line_and_nothing_is_sent() -> None:
     with socket.create_server(("127.0.0.1", 0)) as listener:
         port = listener.getsockname()[1]
-        for url, says in (
+        urls = (
             ("notaurl", "not a URL"),
             (
                 f"127.0.0.1:{port}",
@@ -444,8 +444,11 @@ def test_a_malformed_admin_url_is_one_line_and_nothing_is_sent() -> None:
             (f"ftp://127.0.0.1:{port}", "ftp:// is not http:// or https://"),
             # The admin path is added to the address: a path of its own would be sent doubled.
             (f"http://127.0.0.1:{port}/api", "the address takes no path (/api)"),
-        ):
-            done = ServerProcess.cli("admin", "pause", "--url", url, "--token", "t")
+        )
+        runs = ServerProcess.clis(
+            *(("admin", "pause", "--url", url, "--token", "t") for url, _ in urls)
+        )
+        for done, (url, says) in zip(runs, urls, strict=True):
             assert done.returncode == 2, done.stderr
             assert done.stderr.strip().count("\n") == 0 and "Traceback" not in done.stderr
             assert done.stderr.startswith(f"arena: error: --url {url}: {says}; ")
@@ -494,10 +497,14 @@ def test_a_bad_host_a_batch_database_or_a_bad_event_is_one_line(tmp_path: Path) 
 def test_admin_with_a_bad_ca_file_is_one_line(tmp_path: Path) -> None:
     junk = tmp_path / "junk.pem"
     junk.write_text("not a certificate")
-    for ca, says in ((tmp_path / "none.pem", "no such file"), (junk, "not a PEM certificate")):
-        done = ServerProcess.cli(
-            "admin", "resume", "--url", "https://127.0.0.1:9", "--ca", str(ca), "--token", "t"
+    cas = ((tmp_path / "none.pem", "no such file"), (junk, "not a PEM certificate"))
+    runs = ServerProcess.clis(
+        *(
+            ("admin", "resume", "--url", "https://127.0.0.1:9", "--ca", str(ca), "--token", "t")
+            for ca, _ in cas
         )
+    )
+    for done, (_, says) in zip(runs, cas, strict=True):
         assert done.returncode == 2 and says in done.stderr, done.stderr
         assert done.stderr.strip().count("\n") == 0
 
@@ -515,7 +522,7 @@ def test_a_bad_certificate_is_one_line_and_makes_no_database(tmp_path: Path) -> 
 def test_a_busy_port_or_database_is_one_line(server: ServerProcess) -> None:
     server.start()
     try:
-        for flags, says in (
+        refusals = (
             (
                 ("--port", str(server.bots_port), "--web-port", "0"),
                 "already in use); pick another port",
@@ -528,8 +535,10 @@ def test_a_busy_port_or_database_is_one_line(server: ServerProcess) -> None:
             (("--web-port", "70000"), "--web-port 70000: a port is 0"),
             (("--port", "0", "--web-port", "0"), "another arena serve (pid"),
             (("--log", "/no/such/folder/log.jsonl"), "--log /no/such/folder/log.jsonl: No such"),
-        ):
-            refused = server.cli("serve", "--db", str(server.db), *flags)
+        )
+        # All at once: the running server holds its ports and database throughout.
+        runs = server.clis(*(("serve", "--db", str(server.db), *flags) for flags, _ in refusals))
+        for refused, (_, says) in zip(runs, refusals, strict=True):
             assert refused.returncode == 2, refused.stderr
             assert says in refused.stderr and refused.stderr.strip().count("\n") == 0
     finally:

@@ -200,6 +200,35 @@ class ServerProcess:
         )
 
     @staticmethod
+    def clis(
+        *commands: tuple[str, ...], timeout: float = 60
+    ) -> list[subprocess.CompletedProcess[str]]:
+        """:meth:`cli` for each of ``commands``, all started at once (for commands that are
+        refused, or only read, whose time is mostly the start); their outcomes in order."""
+        procs: list[subprocess.Popen[str]] = []
+        try:
+            for args in commands:
+                procs.append(
+                    subprocess.Popen(
+                        [sys.executable, "-m", "arena.server.cli", *args],
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        text=True,
+                        cwd=REPO,
+                    )
+                )
+            done = []
+            for proc in procs:
+                out, err = proc.communicate(timeout=timeout)
+                done.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
+            return done
+        finally:
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.communicate()
+
+    @staticmethod
     def cli_here(*args: str) -> str:
         """Run a server command that must succeed (``bots add ...``) in this process; its
         standard output.
