@@ -268,7 +268,13 @@ def _cards(cards: Iterable[Card | str] | str) -> tuple[Card, ...]:
 
 
 class Hand:
-    """One deal of Hearts, from the pass to the last trick."""
+    """One deal of Hearts, from the pass to the last trick.
+
+    Attributes: ``rules`` (the :class:`~arena.rules.Rules` in force), ``dealer`` (the dealer's
+    seat), ``pass_direction`` (this hand's :class:`~arena.rules.PassDirection`) and ``phase``
+    (the :class:`Phase`: what the hand waits for). Start one with :meth:`deal` (from a seed) or
+    :meth:`from_hands` (from explicit hands).
+    """
 
     __slots__ = (
         "_best",
@@ -1191,7 +1197,14 @@ def settle_hand(
 
 
 class Game:
-    """A game of hands: deals from one seed, rotates the dealer left, runs to the target."""
+    """A game of hands: deals from one seed, rotates the dealer left, runs to the target.
+
+    Attributes: ``hand`` (the :class:`Hand` being played; the last once over), ``hand_number``
+    (its number, from 0), ``totals`` (points per seat), ``results`` (each finished hand's
+    :class:`HandResult`), ``balances`` (counters won or paid per seat under a settling rule) and
+    ``pool`` (counters carried in the sweepstakes pool); ``rules``, ``seed`` and
+    ``first_dealer`` as given.
+    """
 
     def __init__(self, rules: Rules | None = None, seed: int = 0, *, first_dealer: int = 0) -> None:
         """Start a game; hand ``k`` is ``Hand.deal(rules, seed, hand_number=k, dealer=...)``."""

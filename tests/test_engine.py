@@ -724,3 +724,23 @@ def test_a_pass_mask_beyond_the_deck_is_an_illegal_move() -> None:
     with pytest.raises(IllegalMoveError) as refused:
         hand.pass_mask(0, 1 << 60)
     assert refused.value.violation is Violation.CARD_NOT_HELD
+
+
+def test_help_names_every_public_attribute_of_a_hand_and_a_game() -> None:
+    # Their attributes are set in code (a Game's in __init__, a Hand's in slots): help() shows
+    # only what the class docstring says of them.
+    import pydoc
+
+    game = Game(Rules(), seed=1)
+    shown = {
+        Hand: pydoc.render_doc(Hand, renderer=pydoc.plaintext),
+        Game: pydoc.render_doc(Game, renderer=pydoc.plaintext),
+    }
+    attributes = {
+        Hand: [a for a in Hand.__annotations__ if not a.startswith("_")],
+        Game: [a for a in vars(game) if not a.startswith("_")],
+    }
+    assert attributes[Hand] == ["rules", "dealer", "pass_direction", "phase"]
+    for kind, names in attributes.items():
+        for name in names:
+            assert f"``{name}``" in shown[kind], (kind.__name__, name)
