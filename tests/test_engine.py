@@ -733,8 +733,8 @@ def test_help_names_every_public_attribute_of_a_hand_and_a_game() -> None:
 
     game = Game(Rules(), seed=1)
     shown = {
-        Hand: pydoc.render_doc(Hand, renderer=pydoc.plaintext),
-        Game: pydoc.render_doc(Game, renderer=pydoc.plaintext),
+        Hand: pydoc.plain(pydoc.render_doc(Hand)),
+        Game: pydoc.plain(pydoc.render_doc(Game)),
     }
     attributes = {
         Hand: [a for a in Hand.__annotations__ if not a.startswith("_")],
