@@ -28,10 +28,12 @@ from arena.table import GameRecord, TableSpec, Termination
 ROOT = Path(__file__).resolve().parent.parent
 JS_DIR = ROOT / "sample_bots" / "js"
 JS_BOT = JS_DIR / "bot.js"
+JS_PACKAGE = JS_DIR / "package.json"
 LOBBY_WAIT_MS = 30_000
 SEED = 7
 EXIT_WAIT_S = 10.0
 RUN_TIMEOUT_S = 120.0
+GIVE_UP_WAIT_S = 30.0  # a bot that should exit at once but retries is stopped after this
 PYTHON_BOTS = {
     "lowcard": ROOT / "sample_bots" / "lowcard.py",
     "heuristic": ROOT / "sample_bots" / "heuristic.py",
@@ -226,3 +228,63 @@ def test_js_bot_gives_no_tls_hint_when_nothing_listens(tmp_path: Path) -> None:
         port = s.getsockname()[1]
     line = first_retry_line(node, f"127.0.0.1:{port}", {})
     assert "ECONNREFUSED" in line and "TLS" not in line, line
+
+
+def closed_port() -> int:
+    """A port that was free a moment ago: connecting to it is refused."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def run_js_bot(node: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The JS bot run to its end with ``env`` over a clean environment (a bot that would retry
+    for minutes instead is stopped, and the test fails saying so)."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    try:
+        return subprocess.run(
+            [node, str(JS_BOT)],
+            env={**environment, "ARENA_TOKEN": "t", "ARENA_BOT_NAME": "js", **env},
+            capture_output=True,
+            text=True,
+            timeout=GIVE_UP_WAIT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as e:
+        raise AssertionError(f"the JS bot kept retrying: {e.stderr!r}") from None
+
+
+def test_js_bot_gives_up_after_arena_give_up_s() -> None:
+    # `arena run` sets ARENA_GIVE_UP_S=15 so that a bot whose director was killed does not
+    # linger; the JS bot retried for its own ten minutes whatever the variable said.
+    node = require_node()
+    done = run_js_bot(node, {"ARENA_ADDRESS": f"127.0.0.1:{closed_port()}", "ARENA_GIVE_UP_S": "0"})
+    assert done.returncode == 1, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("js: giving up: no session with the referee") and "0 s" in last, last
+
+
+@pytest.mark.parametrize(
+    ("env", "says"),
+    [
+        (
+            {"ARENA_TLS_CA": "/no/such/ca.pem"},
+            "cannot read the TLS CA certificate '/no/such/ca.pem'",
+        ),
+        ({"ARENA_TLS_CA": str(JS_PACKAGE)}, f"certificate '{JS_PACKAGE}' is not a PEM file"),
+        ({"ARENA_ADDRESS": "http://127.0.0.1:9"}, "HOST:PORT without http://, e.g. 127.0.0.1:9"),
+        (
+            {"ARENA_ADDRESS": "referee.example"},
+            "'referee.example': expected the referee's HOST:PORT",
+        ),
+        ({"ARENA_GIVE_UP_S": "soon"}, "ARENA_GIVE_UP_S must be a number of seconds"),
+    ],
+    ids=["missing-ca", "ca-not-pem", "url", "no-port", "give-up-not-a-number"],
+)
+def test_js_bot_refuses_a_bad_setting_in_one_line(env: dict[str, str], says: str) -> None:
+    # As the Python SDK does: one line and exit code 2, not a stack trace (an unreadable CA file)
+    # nor ten minutes of retries (an address no referee can be at).
+    node = require_node()
+    done = run_js_bot(node, {"ARENA_ADDRESS": f"127.0.0.1:{closed_port()}", **env})
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and says in done.stderr, done.stderr

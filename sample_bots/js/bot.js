@@ -5,7 +5,9 @@
 // Run it against a referee with
 //   ARENA_ADDRESS=host:port ARENA_TOKEN=secret ARENA_BOT_NAME=js node sample_bots/js/bot.js
 // (after `npm ci` in this folder). Optional: ARENA_TLS=1 to use TLS with the system roots, or
-// ARENA_TLS_CA=path/to/ca.pem to trust a private CA.
+// ARENA_TLS_CA=path/to/ca.pem to trust a private CA; ARENA_GIVE_UP_S, the seconds to keep
+// retrying an unreachable referee (600 by default, `inf` for ever; `arena run` sets 15, so that
+// a bot its director no longer runs does not linger).
 //
 // It plays like a careful beginner: passes the queen of spades, her guards and high hearts;
 // ducks under the card winning the trick; when void, sheds the queen, then high spades, then
@@ -14,7 +16,8 @@
 //
 // Exit codes: 0 when the referee says there are no more games (or on SIGTERM/SIGINT); 1 when
 // the referee stays unreachable or removes the bot; 2 when the referee refuses the bot
-// (bad token, protocol version, ...): retrying would get the same answer.
+// (bad token, protocol version, ...) or a setting is bad (an ARENA_ADDRESS that is not
+// HOST:PORT, an ARENA_TLS_CA it cannot read): retrying would get the same answer.
 
 "use strict";
 
@@ -33,7 +36,7 @@ const DEFAULT_NAME = "js-bot";
 const BACKOFF_FIRST_MS = 100;
 const BACKOFF_MAX_MS = 5000;
 const BACKOFF_JITTER = 0.2; // spread the waits so that many bots do not reconnect in lockstep
-const GIVE_UP_AFTER_MS = 600000;
+const GIVE_UP_AFTER_S = 600; // unless ARENA_GIVE_UP_S says otherwise
 // How long to wait for the referee to confirm a Goodbye before exiting anyway.
 const GOODBYE_WAIT_MS = 500;
 
@@ -202,13 +205,71 @@ function loadService() {
   return grpc.loadPackageDefinition(definition).hearts.v1.BotService;
 }
 
+// ---- settings ---------------------------------------------------------------------------
+
+// A setting the bot cannot work with: one line and exit code 2, as the Python SDK does (retried,
+// a typo would look like an unreachable referee for ten minutes).
+class SettingError extends Error {}
+
+// gRPC target names (`dns:host:port`, `unix:path`, ...) go to grpc-js as they are.
+const TARGET_SCHEMES = ["dns:", "unix:", "unix-abstract:", "ipv4:", "ipv6:", "vsock:"];
+
+function checkedAddress(address) {
+  if (TARGET_SCHEMES.some((scheme) => address.startsWith(scheme))) return address;
+  const slashes = address.indexOf("://");
+  if (slashes >= 0) {
+    const rest = address.slice(slashes + 3).replace(/\/+$/, "") || "127.0.0.1:50051";
+    throw new SettingError(
+      `ARENA_ADDRESS '${address}': give the referee's HOST:PORT without ` +
+        `${address.slice(0, slashes)}://, e.g. ${rest}`,
+    );
+  }
+  const colon = address.lastIndexOf(":");
+  const host = address.slice(0, Math.max(colon, 0));
+  const port = address.slice(colon + 1);
+  if (colon < 0 || !host || !/^[0-9]+$/.test(port) || !(+port > 0 && +port <= 65535)) {
+    throw new SettingError(
+      `ARENA_ADDRESS '${address}': expected the referee's HOST:PORT, e.g. 127.0.0.1:50051`,
+    );
+  }
+  return address;
+}
+
+function giveUpAfterMs() {
+  const text = (process.env.ARENA_GIVE_UP_S || "").trim();
+  if (!text) return GIVE_UP_AFTER_S * 1000;
+  const seconds = /^\+?inf(inity)?$/i.test(text) ? Infinity : Number(text);
+  if (!(seconds >= 0)) {
+    throw new SettingError(
+      `ARENA_GIVE_UP_S must be a number of seconds, 0 or more (or inf), got '${text}'`,
+    );
+  }
+  return seconds * 1000;
+}
+
+function readCa(file) {
+  let data;
+  try {
+    data = fs.readFileSync(file);
+  } catch (e) {
+    const why = { ENOENT: "no such file", EACCES: "permission denied", EISDIR: "a folder" };
+    throw new SettingError(
+      `cannot read the TLS CA certificate '${file}': ${why[e.code] || e.message}`,
+    );
+  }
+  if (!data.includes("-----BEGIN ")) {
+    throw new SettingError(`the TLS CA certificate '${file}' is not a PEM file (-----BEGIN ...)`);
+  }
+  return data;
+}
+
 function usesTls() {
   return Boolean(process.env.ARENA_TLS_CA) || process.env.ARENA_TLS === "1";
 }
 
 function credentials() {
   const ca = process.env.ARENA_TLS_CA;
-  if (ca) return grpc.credentials.createSsl(fs.readFileSync(ca));
+  if (ca) return grpc.credentials.createSsl(readCa(ca));
   if (usesTls()) return grpc.credentials.createSsl();
   return grpc.credentials.createInsecure();
 }
@@ -249,8 +310,9 @@ function tlsHint(details) {
 
 class Session {
   constructor() {
-    this.address = process.env.ARENA_ADDRESS || DEFAULT_ADDRESS;
+    this.address = checkedAddress(process.env.ARENA_ADDRESS || DEFAULT_ADDRESS);
     this.token = process.env.ARENA_TOKEN || "";
+    this.giveUpAfterMs = giveUpAfterMs();
     const BotService = loadService();
     this.client = new BotService(this.address, credentials());
     this.call = null;
@@ -363,10 +425,10 @@ class Session {
   retryAfter(delayMs, why, hint = "") {
     const now = Date.now();
     if (this.unreachableSince === null) this.unreachableSince = now;
-    if (now - this.unreachableSince > GIVE_UP_AFTER_MS) {
+    if (now - this.unreachableSince > this.giveUpAfterMs) {
       process.stderr.write(
         `${botName()}: giving up: no session with the referee at ${this.address} for ` +
-          `${GIVE_UP_AFTER_MS / 1000} s (last: ${why})${hint}\n`,
+          `${this.giveUpAfterMs / 1000} s (ARENA_GIVE_UP_S; last: ${why})${hint}\n`,
       );
       process.exit(EXIT_GAVE_UP);
     }
@@ -407,7 +469,14 @@ function main() {
     process.stderr.write(`${botName()}: set ARENA_TOKEN to the token the organiser gave you\n`);
     process.exit(EXIT_REFUSED);
   }
-  const session = new Session();
+  let session;
+  try {
+    session = new Session();
+  } catch (e) {
+    if (!(e instanceof SettingError)) throw e;
+    process.stderr.write(`${botName()}: ${e.message}\n`);
+    process.exit(EXIT_REFUSED);
+  }
   process.on("SIGTERM", () => session.stop("SIGTERM"));
   process.on("SIGINT", () => session.stop("SIGINT"));
   session.connect();
