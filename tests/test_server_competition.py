@@ -284,6 +284,15 @@ EVENT = {"entrants": ["a", "b", "c", "d"]}
             r"^server config: \[event\] of 1938000 tables \(4845 groups of 4 x 100 boards x 4 ",
         ),
         ({"event": {"entrants": ["a", "b", "c"]}}, r"^server config: \[event\]: a 4-player round"),
+        (
+            {"event": {**EVENT, "format": "gauntlet"}},
+            r'^server config: event.format = "gauntlet" needs candidate = NAME, one of the '
+            r"entrants \(a, b, c, d\)$",
+        ),
+        (
+            {"event": {**EVENT, "format": "gauntlet", "candidate": "z"}},
+            r"^server config: event.candidate = 'z' is not one of the entrants \(a, b, c, d\);",
+        ),
     ],
 )
 def test_a_bad_clock_or_target_in_the_server_config_is_one_line(

@@ -370,6 +370,16 @@ def _event(data: Any, players: int) -> EventConfig:
             f"server config: event.candidate = {candidate!r} only makes sense with "
             f'format = "{EventFormat.GAUNTLET.value}"; remove it or make the event a gauntlet'
         )
+    if fmt is EventFormat.GAUNTLET and candidate not in entrants:
+        # Said in the file's words (the schedule said "got None" of a candidate left out).
+        names = ", ".join(entrants)
+        raise ConfigError(
+            f'server config: event.format = "gauntlet" needs candidate = NAME, one of the '
+            f"entrants ({names})"
+            if candidate is None
+            else f"server config: event.candidate = {candidate!r} is not one of the entrants "
+            f"({names}); add it to them or name one of them"
+        )
     event = EventConfig(
         entrants=tuple(entrants),
         format=fmt,
