@@ -315,13 +315,14 @@ class Hand:
     def __init__(
         self,
         rules: Rules,
-        hands: Sequence[Iterable[Card | str]],
+        hands: Sequence[Iterable[Card | str] | str],
         *,
         dealer: int = 0,
         pass_direction: PassDirection | str = PassDirection.HOLD,
-        kitty: Iterable[Card | str] = (),
+        kitty: Iterable[Card | str] | str = (),
     ) -> None:
-        """Start a hand from explicit hands (one list of cards per seat, seat 0 first)."""
+        """Start a hand from explicit hands (one list of cards per seat, seat 0 first; a hand may
+        be one string of codes, "2C 3C QS", as in :meth:`from_hands`)."""
         masks = [_to_mask(h) for h in hands]
         kitty_mask = _to_mask(kitty)
         _check_deal(rules, masks, kitty_mask, dealer)
@@ -1132,7 +1133,9 @@ def _check_deal(rules: Rules, masks: Sequence[int], kitty: int, dealer: int) -> 
         )
 
 
-def _to_mask(cards: Iterable[Card | str]) -> int:
+def _to_mask(cards: Iterable[Card | str] | str) -> int:
+    if isinstance(cards, str):  # one string of codes, not a sequence of one-letter ones
+        cards = cards.replace(",", " ").split()
     m = 0
     for c in cards:
         card = c if isinstance(c, Card) else Card.parse(c)

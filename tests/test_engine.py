@@ -744,3 +744,15 @@ def test_help_names_every_public_attribute_of_a_hand_and_a_game() -> None:
     for kind, names in attributes.items():
         for name in names:
             assert f"``{name}``" in shown[kind], (kind.__name__, name)
+
+
+def test_the_constructor_takes_a_hand_as_one_string_of_codes_like_from_hands() -> None:
+    # A string is an iterable of strings, so the type allowed it; it was read one letter at a
+    # time ("cannot parse card '2'").
+    hands = [" ".join(str(c) for c in CARDS[i * 13 : i * 13 + 13]) for i in range(4)]
+    made = Hand(Rules(), hands, pass_direction="left")
+    assert [made.hand(s) for s in range(4)] == [parse_cards(h) for h in hands]
+    three = Rules(players=3, kitty=True)
+    deck = [str(c) for c in three.cards_in_deck]
+    with_kitty = Hand(three, [" ".join(deck[i * 17 : i * 17 + 17]) for i in range(3)], kitty="AS")
+    assert with_kitty.kitty == [Card.parse("AS")]
