@@ -25,7 +25,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -233,6 +233,7 @@ class BotPool:
         out: Path,
         connect_timeout_s: float,
         on_exit: Callable[[BotExit], None] | None = None,
+        before_stop: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self._bots = bots
         self._per_bot = per_bot
@@ -241,6 +242,9 @@ class BotPool:
         self._out = out
         self._connect_timeout_s = connect_timeout_s
         self._on_exit = on_exit
+        # Awaited before the processes are stopped, however the pool ends: a pool that gives up
+        # (a crash loop) must not take the other bots from tables the referee still plays.
+        self._before_stop = before_stop
         self._logs: dict[str, int] = {}
         self._token = trio.lowlevel.current_trio_token()
         self.exits: list[BotExit] = []
@@ -280,6 +284,8 @@ class BotPool:
             finally:
                 self._stopping = True
                 with trio.CancelScope(shield=True):
+                    if self._before_stop is not None:
+                        await self._before_stop()
                     await self._stop_all(slots)
         finally:
             for fd in self._logs.values():
@@ -366,9 +372,11 @@ class BotPool:
                 f"bot {name!r}: {label!r} exited at once with {_exit_text(code)}{said}"
             )
         if scope.cancelled_caught:
+            # Its words, not its log's path: a failed start removes the --out folder it made.
+            said = last_words(_tail(log, ERROR_SCAN_LINES))
             raise BotStartError(
                 f"bot {name!r}: {label!r} did not connect within {self._connect_timeout_s:g} s "
-                f"(its output is in {log})"
+                f"({said})"
             )
 
     def game_finished(self, bot: str) -> None:

@@ -331,6 +331,9 @@ class _Director:
         self.interrupted = False
         self.output_closed = False
         self._output_gone: trio.Event | None = None
+        # Set to stop handing out tables (Ctrl-C, a closed output, a decided test, a pool that
+        # gives up); made in the trio run.
+        self._halt: trio.Event | None = None
         self.exits: list[BotExit] = []
         self._referee_stopped = False
         # Everything the database gets goes through one writer task, in order: the games and the
@@ -383,10 +386,12 @@ class _Director:
             self.config.out,
             STARTUP_TIMEOUT_S,
             on_exit=self._bot_exited,
+            before_stop=self._stop_referee_first,
         )
         self._pool = pool
         self._referee = referee
         self._output_gone = trio.Event()
+        self._halt = trio.Event()
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
@@ -394,7 +399,7 @@ class _Director:
                 await trio.to_thread.run_sync(self._claim)
                 self.reporter.start(self.total or 0, done, self.standings())
                 self.check_output()
-                stop = trio.Event()
+                stop = self._halt
                 nursery.start_soon(self._watch_signals, stop, referee, pool)
                 nursery.start_soon(self._watch_output, stop, referee, pool)
                 async with trio.open_nursery() as writing:
@@ -421,6 +426,16 @@ class _Director:
         if not self._referee_stopped:
             self._referee_stopped = True
             await trio.to_thread.run_sync(functools.partial(referee.stop, finished=finished))
+
+    async def _stop_referee_first(self) -> None:
+        # However the pool ends (a crash loop raises in it), the referee stops before the bots:
+        # the games in play get its shutdown grace, or are interrupted and played again on
+        # resume, as on Ctrl-C. Bots stopped under a running table would each leave it (Goodbye
+        # on SIGTERM), and that game would be stored with their seats forfeited, as their fault.
+        if self._halt is not None:
+            self._halt.set()  # no worker hands the stopped referee another table
+        if self._referee is not None and self._pool is not None:
+            await self._stop_referee(self._referee, self._pool)
 
     def standings(self) -> Standings:
         """The standings of the games already stored."""
