@@ -661,6 +661,20 @@ def ratings(
         if not db.exists():
             raise ConfigError(f"--db {db}: no such database")
         results = load_results(db, run_id)
+        if not results:
+            with Store.open(db, create=False) as store:
+                stored = sum(
+                    len(store.finished(r.run_id))
+                    for r in store.runs()
+                    if run_id in (None, r.run_id)
+                )
+            if stored:
+                # Kept, but not results (see load_results): "no game stored" would be untrue.
+                where = f"--run {run_id}" if run_id is not None else f"--db {db}"
+                raise ConfigError(
+                    f"{where}: none of its {stored} stored game(s) can be rated: each was "
+                    "interrupted (or its referee failed), so its scores say nothing about the bots"
+                )
         if not results and run_id is not None:
             with Store.open(db, create=False) as store:
                 known = [r.run_id for r in store.runs() if r.run_id != run_id]

@@ -142,12 +142,15 @@ def sample_bot(name: str) -> BotSpec:
     return BotSpec(name, (sys.executable, str(path)), f"sample_bots/{file}")
 
 
-def parse_bot(text: str) -> BotSpec:
-    """A bot from ``NAME=COMMAND`` (the ``--bot`` flag); the command is split like a shell does."""
+def parse_bot(text: str, flag: str = "--bot") -> BotSpec:
+    """A bot from ``NAME=COMMAND`` (the ``--bot`` flag, or ``flag``, which the error names); the
+    command is split like a shell does."""
     name, sep, command = text.partition("=")
     name = name.strip()
     if not sep or not name:
-        raise ConfigError(f"--bot {text!r}: expected NAME=COMMAND, e.g. --bot mine='python bot.py'")
+        raise ConfigError(
+            f"{flag} {text!r}: expected NAME=COMMAND, e.g. {flag} mine='python bot.py'"
+        )
     return _bot(name, command.strip())
 
 

@@ -69,7 +69,11 @@ def sprt_bots(a: str, b: str, fillers: Sequence[str], players: int) -> tuple[str
     """The bots of the test's table: A, B, the fillers given (flags), then sample bots as needed."""
     from arena.config import parse_bot
 
-    names = [parse_bot(a).name, parse_bot(b).name, *(parse_bot(f).name for f in fillers)]
+    names = [
+        parse_bot(a).name,
+        parse_bot(b).name,
+        *(parse_bot(f, "--filler").name for f in fillers),
+    ]
     for k, name in enumerate(names):
         if name in names[:k]:
             # Said here in the sprt's own terms: the run's check would call every one a --bot.
