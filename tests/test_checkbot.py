@@ -384,9 +384,21 @@ def _bot_running(marker: str) -> bool:
     return any(marker in line and "check-bot" not in line for line in ps.stdout.splitlines())
 
 
-@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
-def test_a_stopped_check_stops_its_bot_and_says_so(tmp_path: Path, stop: signal.Signals) -> None:
-    marker = f"checkbot-stop-{stop.name}-{os.getpid()}"
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize(
+    ("stop", "sigint_ignored"),
+    [(signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGTERM, True)],
+    # A command a shell script starts in the background inherits SIGINT ignored: a SIGTERM
+    # turned into a SIGINT was ignored with it, and the check ran on with its bot.
+    ids=["SIGINT", "SIGTERM", "SIGTERM-with-SIGINT-ignored"],
+)
+def test_a_stopped_check_stops_its_bot_and_says_so(
+    tmp_path: Path, stop: signal.Signals, sigint_ignored: bool
+) -> None:
+    marker = f"checkbot-stop-{stop.name}-{sigint_ignored}-{os.getpid()}"
     bot = [sys.executable, "-c", f"import time; time.sleep(120)  # {marker}"]
     arena = Path(sys.executable).with_name("arena")
     check = subprocess.Popen(
@@ -394,6 +406,7 @@ def test_a_stopped_check_stops_its_bot_and_says_so(tmp_path: Path, stop: signal.
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_ignore_sigint if sigint_ignored else None,
     )
     try:
         deadline = time.monotonic() + 60

@@ -19,6 +19,7 @@ by Ctrl-C or SIGTERM (the bot is stopped too).
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Annotated
 
@@ -44,6 +45,23 @@ def _unwritable(log: Path) -> str:
     except OSError as e:
         return f"--log {log}: cannot write it ({e.strerror})"
     return ""
+
+
+def _stop_on_sigterm() -> None:
+    """From here on a SIGTERM stops the check as Ctrl-C does: the bot is stopped too, exit 130.
+
+    As a SIGINT when SIGINT is handled (asyncio then cancels the check, which stops the bot);
+    else as a KeyboardInterrupt raised at once. A command started in the background by a shell
+    script inherits SIGINT ignored: a SIGTERM turned into a SIGINT was ignored with it, and the
+    check ran on to its end with its bot.
+    """
+
+    def on_sigterm(signum: int, frame: object) -> None:
+        if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL, None):
+            raise KeyboardInterrupt
+        signal.raise_signal(signal.SIGINT)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
 
 
 def register(app: typer.Typer) -> None:
@@ -133,9 +151,7 @@ def register(app: typer.Typer) -> None:
 
         # A SIGTERM stops the check as Ctrl-C does, so the bot's process is stopped too (the
         # default action killed the checker alone and left the bot running).
-        from arena.cli import sigterm_as_ctrl_c  # loaded already: it runs this command
-
-        sigterm_as_ctrl_c()
+        _stop_on_sigterm()
         try:
             report = run_check(command, options, only=only or (), log=log, on_result=show)
         except ConfigError as e:
