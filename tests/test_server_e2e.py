@@ -705,3 +705,20 @@ def test_accounts_are_not_added_to_a_batch_database(tmp_path: Path) -> None:
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
     db.close()
     assert not any(name.startswith("server_") for name in tables)
+
+
+def test_a_second_ctrl_c_while_the_server_closes_still_exits_0(server: ServerProcess) -> None:
+    # An operator presses Ctrl-C twice. With no table to hurry, the second came while the
+    # server was closing its workers, after it had given up its signal handlers: the process
+    # died with KeyboardInterrupt (exit 130) and its fit worker's traceback from a spawn it broke.
+    server.start()
+    assert server.proc is not None
+    server.proc.send_signal(signal.SIGINT)
+    server.wait_for(lambda: "referee stopped" in server.log.read_text())
+    if server.proc.poll() is None:  # still closing, as it is for some time after the referee
+        server.proc.send_signal(signal.SIGINT)
+    code = server.proc.wait(timeout=STOP_TIMEOUT_S)
+    errors = server.proc.communicate()[1]
+    assert code == 0, errors + server.log.read_text()
+    assert "Traceback" not in errors + server.log.read_text()
+    assert '"msg":"stopped"' in server.log.read_text()

@@ -217,8 +217,14 @@ async def serve(
         nonlocal signals
         signals += 1
         log.warning("signal", extra={"signal": signal.Signals(number).name, "count": signals})
+        if signals > 2:
+            # A third: the operator wants out whatever is left to do (a shutdown that hangs).
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+            signal.raise_signal(number)
+            return
         stop.set()
-        if signals > 1 and referee is not None:
+        if signals > 1 and referee is not None and not referee.stopping:
             # A second signal: interrupt the tables now instead of waiting out the drain.
             hurry = loop.create_task(referee.stop(0))
             background.add(hurry)
@@ -281,9 +287,9 @@ async def serve(
         await competition.wait_recorded()
         return 0
     finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(Exception):
-                loop.remove_signal_handler(sig)
+        # The handlers stay to the end (the loop's close removes them): a second Ctrl-C that
+        # came once the tables were done, as the fit worker was being stopped, killed the server
+        # mid-way (exit 130, and the worker's traceback from its half-made start).
         if watcher is not None:
             watcher.cancel()
         if referee is not None and not referee.stopping:

@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import re
+import signal
 import socket
 import ssl
 import sys
@@ -222,6 +223,11 @@ def serve_command(
         )
     except (ArenaError, OSError) as e:
         raise _fail(str(e)) from None
+    finally:
+        # The server has stopped: only the exit is left. A Ctrl-C or SIGTERM pressed twice to
+        # stop it, the second landing now, must not turn a clean stop into a death by signal.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)
     raise typer.Exit(code)
 
 
