@@ -173,3 +173,18 @@ def test_a_token_that_cannot_be_delivered_is_rolled_back(store: AccountStore) ->
     shown: list[str] = []
     token = store.add("random", deliver=shown.append)
     assert shown == [token] and store.lookup(token) is not None
+
+
+def test_the_help_of_every_account_and_admin_command_is_plain_text() -> None:
+    # A docstring's reST markup (``arena admin ban``) showed as it is in `arena bots --help`.
+    from arena.server.cli import admin_app, bots_app
+
+    runner = CliRunner()
+    for group, commands in (("bots", bots_app), ("admin", admin_app)):
+        shown = [runner.invoke(app, [group, "--help"])]
+        shown += [
+            runner.invoke(app, [group, str(c.name), "--help"]) for c in commands.registered_commands
+        ]
+        for result in shown:
+            assert result.exit_code == 0, result.output
+            assert "``" not in result.output, result.output

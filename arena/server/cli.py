@@ -364,7 +364,7 @@ def bots_ban(
         ),
     ] = None,
 ) -> None:
-    """Refuse a bot from its next connection on (``arena admin ban`` also ends live sessions)."""
+    """Refuse a bot from its next connection on (`arena admin ban` also ends live sessions)."""
     _account_change(db, lambda a: a.ban(name, reason), f"bot {name!r}: banned")
 
 
