@@ -284,6 +284,9 @@ EVENT = {"entrants": ["a", "b", "c", "d"]}
             r"^server config: \[event\] of 1938000 tables \(4845 groups of 4 x 100 boards x 4 ",
         ),
         ({"event": {"entrants": ["a", "b", "c"]}}, r"^server config: \[event\]: a 4-player round"),
+        # In the file's words, not the Rules fields' (they said rules.preset, rules.moon).
+        ({"rules": "nope"}, r"^server config: rules = 'nope': unknown preset 'nope': choose one"),
+        ({"rule": {"moon": "sideways"}}, r"^server config: \[rule\] moon: unknown value 'sid"),
         (
             {"event": {**EVENT, "format": "gauntlet"}},
             r'^server config: event.format = "gauntlet" needs candidate = NAME, one of the '

@@ -299,6 +299,7 @@ def _ms(data: Mapping[str, Any], key: str, default: int, at_least: int = 0) -> i
 
 
 def _rules(preset_name: Any, options: Any, players: int) -> Rules:
+    named: dict[str, Any] = {}
     try:
         base = preset(str(preset_name)) if preset_name is not None else Rules()
         base = base.replace(players=players)
@@ -318,6 +319,12 @@ def _rules(preset_name: Any, options: Any, players: int) -> Rules:
         check_rule_values(named, "server config: [rule]")
         return base.with_options(named)
     except RulesError as e:
+        # Named as the file names it: `rules = ...` or `[rule] NAME`, not the Rules field.
+        detail = str(e).removeprefix(f"rules.{e.field}: ")
+        if e.field == "preset":
+            raise ConfigError(f"server config: rules = {preset_name!r}: {detail}") from None
+        if e.field in named:
+            raise ConfigError(f"server config: [rule] {e.field}: {detail}") from None
         raise ConfigError(f"server config: {e}") from None
 
 
