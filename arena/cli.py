@@ -826,15 +826,24 @@ def sprt(
     test = _guard(lambda: Sprt(elo0=elo0, elo1=elo1, alpha=alpha, beta=beta))
     if max_boards < 1:
         _fail(f"--max-boards {max_boards}: play at least 1 board")
-    reporter = make_reporter(sys.stderr, label="arena sprt")
     a, b = settings.bot_names[:2]
     console = _console()
-    console.print(
-        f"SPRT {b} (B) against {a} (A) at {', '.join(settings.bot_names)}: "
-        f"H0 elo {elo0:g}, H1 elo {elo1:g}, alpha {alpha:g}, beta {beta:g}",
-        markup=False,
-        highlight=False,
-    )
+    headed = False
+
+    def header() -> None:
+        # Once the test is under way (its bots up, or its stored boards read): a refusal before
+        # that (another run in the database, a bot that cannot start) is its one line alone.
+        nonlocal headed
+        if not headed:
+            headed = True
+            console.print(
+                f"SPRT {b} (B) against {a} (A) at {', '.join(settings.bot_names)}: "
+                f"H0 elo {elo0:g}, H1 elo {elo1:g}, alpha {alpha:g}, beta {beta:g}",
+                markup=False,
+                highlight=False,
+            )
+
+    reporter = _StartsWith(header, make_reporter(sys.stderr, label="arena sprt"))
     sigterm_as_ctrl_c()
     outcome = _guard(
         lambda: run_sprt(
@@ -848,6 +857,7 @@ def sprt(
     )
     if outcome.run is not None and outcome.run.output_closed:
         output_closed()
+    header()  # a test decided before this call plays nothing, so nothing started
     console.print(outcome.status, markup=False, highlight=False)
     if outcome.run is not None and outcome.run.interrupted:
         _fail(
@@ -859,6 +869,36 @@ def sprt(
     else:
         verdict = test.verdict(a, b)
     console.print(verdict, markup=False, highlight=False)
+
+
+class _StartsWith:
+    """A run's reporter that calls ``first`` when the games start, then reports as ``inner``."""
+
+    def __init__(self, first: Callable[[], None], inner: Any) -> None:
+        self._first = first
+        self._inner = inner
+
+    def start(self, total: int, done: int, standings: Any) -> None:
+        """The games start: ``first``, then the inner reporter's start."""
+        self._first()
+        self._inner.start(total, done, standings)
+
+    def game(self, record: Any) -> None:
+        """A game has been committed."""
+        self._inner.game(record)
+
+    def note(self, text: str) -> None:
+        """A line worth showing."""
+        self._inner.note(text)
+
+    def stop(self) -> None:
+        """The run has ended."""
+        self._inner.stop()
+
+    @property
+    def closed(self) -> bool:
+        """Whether the inner reporter's reader has gone."""
+        return bool(self._inner.closed)
 
 
 def _register_other_commands() -> None:

@@ -4,6 +4,8 @@ flag at fault and says what is true of the database, exit code 2."""
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
 from pathlib import Path
 
 from test_store import play_record
@@ -14,6 +16,8 @@ from arena.config import build_config
 from arena.director.schedule import schedule
 from arena.store import Store
 from arena.table import Termination
+
+ARENA = str(Path(sys.executable).with_name("arena"))
 
 
 def invoke(*args: str) -> Result:
@@ -63,3 +67,23 @@ def test_a_database_of_unrated_games_says_so_rather_than_that_none_is_stored(
     by_run = invoke("ratings", "--db", str(config.db), "--run", config.run_id)
     assert by_run.exit_code == 2
     assert by_run.stderr.startswith(f"arena: error: --run {config.run_id}: none of its 3 ")
+
+
+def test_an_sprt_refused_at_its_database_prints_its_error_line_and_nothing_else(
+    tmp_path: Path,
+) -> None:
+    # A database that holds a batch: the test's header used to go to stdout before the refusal.
+    config = build_config(bots=["a=true", "b=true", "c=true", "d=true"], db=tmp_path / "b.db")
+    with Store.open(config.db) as store:
+        store.claim(config.run_id, "batch", config.identity(), 1)
+    done = subprocess.run(
+        [ARENA, "sprt", "--bot", "old=true", "--bot", "new=true", "--db", str(config.db)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"arena: error: {config.db} holds another run (")
