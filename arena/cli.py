@@ -831,8 +831,9 @@ def sprt(
     headed = False
 
     def header() -> None:
-        # Once the test is under way (its bots up, or its stored boards read): a refusal before
-        # that (another run in the database, a bot that cannot start) is its one line alone.
+        # Once the games start (its bots are up), or at the end for a test decided before this
+        # call: a refusal before that (another run in the database, a bot that cannot start)
+        # is its one line alone.
         nonlocal headed
         if not headed:
             headed = True
