@@ -172,3 +172,25 @@ def test_a_closed_standard_output_adds_no_bot(tmp_path: Path) -> None:
     assert done.returncode == 1
     one_error_line(done.stderr, "so the bot was not added")
     assert listed(db) == ["beta"]
+
+
+def test_account_commands_do_not_load_the_rating_maths(tmp_path: Path) -> None:
+    """`arena bots add/list` start in a fraction of a second: they never import scipy (about
+    1.2 s), which only the server's rating fit and `arena ratings` need."""
+    db = tmp_path / "comp.db"
+    script = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from arena.cli import app\n"
+        f"db = {str(db)!r}\n"
+        "for args in (['bots', 'add', 'alice', '--db', db], ['bots', 'list', '--db', db]):\n"
+        "    result = CliRunner().invoke(app, args)\n"
+        "    assert result.exit_code == 0, result.output\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('scipy', 'numpy')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+    assert listed(db) == ["alice"]

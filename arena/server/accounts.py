@@ -9,6 +9,7 @@ own (``server_bots``, ``server_admin``), so that ``arena bots add`` can run whil
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import re
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from arena.errors import ArenaError
+from arena.errors import ArenaError, ConfigError
 from arena.store import StoreError, check_ours, check_regular, unreadable
 
 __all__ = [
@@ -329,3 +330,34 @@ class _transaction:
 
     def __exit__(self, kind: object, value: object, tb: object) -> None:
         self._conn.execute("COMMIT" if kind is None else "ROLLBACK")
+
+
+_OTHER_KINDS = {"batch": "a batch run (arena run)", "sprt": "a sequential test (arena sprt)"}
+"""What a database of each kind of the other commands holds, in words."""
+
+
+def check_not_a_batch(db: Path) -> None:
+    """Refuse, in one short line, a database that ``arena run`` or ``arena sprt`` made: the
+    ledger would otherwise list every setting of that run as differing from the competition's."""
+    if not db.is_file():
+        return
+    # Read-only and raw: a database of accounts alone has no runs yet, and anything else that
+    # is wrong with the file the ledger reports as it opens it.
+    sides = [Path(f"{db}{suffix}") for suffix in ("-wal", "-shm")]
+    ours = [side for side in sides if not side.exists()]
+    try:
+        with contextlib.closing(sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)) as c:
+            kinds = [row[0] for row in c.execute("SELECT kind FROM runs")]
+    except sqlite3.Error:
+        return
+    finally:
+        # Reading a WAL database makes its side files; the ones this look made are removed (files
+        # that were there belong to whoever has the database open).
+        for side in ours:
+            side.unlink(missing_ok=True)
+    for kind in kinds:
+        if kind in _OTHER_KINDS:
+            raise ConfigError(
+                f"--db {db}: holds {_OTHER_KINDS[kind]}, not a competition; give the "
+                "competition's database, or a new file to start one"
+            )

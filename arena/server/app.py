@@ -12,10 +12,8 @@ recorded INTERRUPTED all the same).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import signal
-import sqlite3
 import ssl
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -23,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arena.referee import Referee, RefereeConfig, TlsConfig
-from arena.server.accounts import AccountStore
+from arena.server.accounts import AccountStore, check_not_a_batch
 from arena.server.competition import Competition, EventAccounts, SessionInfo
 from arena.server.config import ServerConfig
 from arena.server.http import HttpServer
@@ -133,39 +131,6 @@ def _warn_about_event(config: ServerConfig, accounts: AccountStore) -> None:
         log.warning(
             "the event's end is already past: no table will start", extra={"end": event.end}
         )
-
-
-_OTHER_KINDS = {"batch": "a batch run (arena run)", "sprt": "a sequential test (arena sprt)"}
-"""What a database of each kind of the other commands holds, in words."""
-
-
-def check_not_a_batch(db: Path) -> None:
-    """Refuse, in one short line, a database that ``arena run`` or ``arena sprt`` made: the
-    ledger would otherwise list every setting of that run as differing from the competition's."""
-    from arena.errors import ConfigError
-
-    if not db.is_file():
-        return
-    # Read-only and raw: a database of accounts alone has no runs yet, and anything else that
-    # is wrong with the file the ledger reports as it opens it.
-    sides = [Path(f"{db}{suffix}") for suffix in ("-wal", "-shm")]
-    ours = [side for side in sides if not side.exists()]
-    try:
-        with contextlib.closing(sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)) as c:
-            kinds = [row[0] for row in c.execute("SELECT kind FROM runs")]
-    except sqlite3.Error:
-        return
-    finally:
-        # Reading a WAL database makes its side files; the ones this look made are removed (files
-        # that were there belong to whoever has the database open).
-        for side in ours:
-            side.unlink(missing_ok=True)
-    for kind in kinds:
-        if kind in _OTHER_KINDS:
-            raise ConfigError(
-                f"--db {db}: holds {_OTHER_KINDS[kind]}, not a competition; give the "
-                "competition's database, or a new file to start one"
-            )
 
 
 async def serve(

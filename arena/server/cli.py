@@ -31,7 +31,7 @@ from rich.table import Table
 from arena.config import check_port
 from arena.errors import ArenaError
 from arena.referee.loop import run as run_loop
-from arena.server.accounts import AccountStore
+from arena.server.accounts import AccountStore, check_not_a_batch
 from arena.server.config import load_server_config
 from arena.store import StoreError
 
@@ -82,8 +82,6 @@ def _accounts(db: Path, *, create: bool = False, announce: bool = True) -> Accou
     """The account store in ``db``; a missing file is an error unless ``create`` (adding);
     ``announce``: say so when it is made (else the caller does, once it is kept)."""
     new = _check_db(db, create=create)
-    from arena.server.app import check_not_a_batch
-
     try:
         # An account in a batch run's database (arena.db for comp.db, say) could never be used:
         # arena serve refuses that database.
