@@ -1200,7 +1200,8 @@ def settle_hand(
 
 
 class Game:
-    """A game of hands: deals from one seed, rotates the dealer left, runs to the target.
+    """A game of hands: deals from one seed, rotates the dealer left, runs to the target (or to
+    :attr:`Rules.max_hands` hands, if no total reaches it first).
 
     Attributes: ``hand`` (the :class:`Hand` being played; the last once over), ``hand_number``
     (its number, from 0), ``totals`` (points per seat), ``results`` (each finished hand's
@@ -1245,8 +1246,17 @@ class Game:
 
     @property
     def is_over(self) -> bool:
-        """Whether the game has ended (the last hand is scored and a total met the target)."""
-        return len(self.results) > self.hand_number and _reached(self.rules, self.totals)
+        """Whether the game has ended: the last hand is scored and a total met the target, or
+        the game has played :attr:`Rules.max_hands` hands."""
+        return len(self.results) > self.hand_number and self._ended()
+
+    @property
+    def at_hand_limit(self) -> bool:
+        """Whether the game ended at :attr:`Rules.max_hands` hands with no total at the target."""
+        return self.is_over and not _reached(self.rules, self.totals)
+
+    def _ended(self) -> bool:
+        return _reached(self.rules, self.totals) or len(self.results) >= self.rules.max_hands
 
     def finish_hand(self) -> HandResult:
         """Score the finished hand into the totals; deal the next one unless the game is over."""
@@ -1265,7 +1275,7 @@ class Game:
             won, self.pool = settle_hand(self.rules, result, self.pool)
             for s, w in enumerate(won):
                 self.balances[s] += w
-        if not _reached(self.rules, self.totals):
+        if not self._ended():
             self.hand_number += 1
             self.hand = self._deal(self.hand_number)
         return result

@@ -33,6 +33,7 @@ __all__ = [
     "DEFAULT_PASS_CYCLES",
     "DEFAULT_REMOVED_CARDS",
     "MAX_PLAYERS",
+    "MIN_HAND_LIMIT",
     "MIN_PLAYERS",
     "PRESETS",
     "STANDARD_PLAYERS",
@@ -57,6 +58,8 @@ SPOT_QUEEN_PENALTY = 25
 """Points for the queen of spades under spot hearts, where she counts."""
 STANDARD_TARGET = 100
 SPOT_TARGET = 500
+MIN_HAND_LIMIT = 100
+"""The fewest hands :attr:`Rules.max_hands` allows a game to the target (for small targets)."""
 HEARTS_MASK = ((1 << RANKS_PER_SUIT) - 1) << (RANKS_PER_SUIT * Suit.HEARTS)
 """Every heart, as a card mask."""
 
@@ -435,6 +438,18 @@ class Rules:
     def kitty_size(self) -> int:
         """Cards in the kitty (0 without ``kitty``)."""
         return (self.deck_size - len(self.removed)) % self.players if self.kitty else 0
+
+    @property
+    def max_hands(self) -> int:
+        """The most hands a game to the target plays: ``max(100, target)``.
+
+        A game that has played this many hands ends even if no total has reached the target:
+        under some rules the totals do not rise (six players with a negative no-tricks bonus and
+        the jack of diamonds, no queen), and such a game would otherwise never end. Under rules
+        whose leader gains a point a hand or more, as every usual rule set's does, the limit is
+        never reached.
+        """
+        return max(MIN_HAND_LIMIT, self.target)
 
     @property
     def tricks_per_hand(self) -> int:

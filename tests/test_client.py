@@ -130,6 +130,15 @@ def test_local_play_is_deterministic_and_follows_the_deal_of_the_seed() -> None:
     assert first.rules.players == 3
 
 
+def test_a_local_game_whose_totals_fall_stops_at_the_rules_hand_limit() -> None:
+    # Six seats, no queen, the jack of diamonds and a negative no-tricks bonus: the totals fall,
+    # and a game to the target would never end without the limit.
+    rules = Rules(players=6, queen_penalty=0, jack_of_diamonds=-10, no_tricks_bonus=-5)
+    result = play_local([RandomLegal(s) for s in range(6)], rules=rules, seed=2)
+    assert len(result.hands) == rules.max_hands == 100
+    assert max(result.totals) < rules.target
+
+
 def test_hands_limits_the_game_and_validates() -> None:
     assert len(play_local([Bot()] * 4, seed=1, hands=2).hands) == 2
     with pytest.raises(ConfigError, match="hands must be"):
@@ -354,8 +363,9 @@ def test_the_hand_limit_is_told_at_the_start_and_in_every_view(hands: int | None
     bot = Recorder()
     result = play_local([bot, Bot(), Bot(), Bot()], seed=4, hands=hands)
     started = [e for e in bot.events if isinstance(e, GameStarted)]
-    assert [e.max_hands for e in started] == [hands]
-    assert {v.max_hands for v in bot.views} == {hands}
+    told = hands or Rules().max_hands  # a game to the target: the rules' limit, 100 hands
+    assert [e.max_hands for e in started] == [told]
+    assert {v.max_hands for v in bot.views} == {told}
     last = [v.hand_number for v in bot.views if v.last_hand]
     assert last == ([len(result.hands) - 1] * len(last) if hands else [])
     assert last or hands is None

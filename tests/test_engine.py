@@ -679,6 +679,34 @@ def test_the_game_ends_on_reaching_or_on_passing_the_target(end: GameEnd) -> Non
     assert below.is_over
 
 
+FALLING = Rules(players=6, queen_penalty=0, jack_of_diamonds=-10, no_tricks_bonus=-5)
+"""Rules under which the totals fall hand after hand: a game to the target would never end."""
+
+
+def test_a_game_whose_totals_fall_stops_at_the_rules_hand_limit() -> None:
+    assert (Rules().max_hands, Rules(target=26).max_hands, preset("spot").max_hands) == (
+        100,
+        100,
+        500,
+    )
+    game = Game(FALLING, seed=2)
+    rng = random.Random(2)
+    for _ in range(1000):  # bounded: without the limit this game would run for ever
+        if game.is_over:
+            break
+        game.hand.playout(rng)
+        game.finish_hand()
+    assert len(game.results) == game.hand_number + 1 == FALLING.max_hands == 100
+    assert max(game.totals) < FALLING.target and game.at_hand_limit
+    with pytest.raises(StateError, match="the game is over after 100 hands"):
+        game.finish_hand()
+    low = min(game.totals)
+    assert game.winners == tuple(s for s in range(6) if game.totals[s] == low)
+    # A game that reaches its target is not at the limit.
+    reached = _random_game(Rules(), seed=2, play_seed=2)
+    assert reached.is_over and not reached.at_hand_limit
+
+
 def test_placings_share_places_on_equal_scores() -> None:
     game = _random_game(Rules(target=30), seed=4, play_seed=4)
     order = sorted(game.totals)

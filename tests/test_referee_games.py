@@ -104,6 +104,28 @@ def test_a_full_game_of_four_bots_completes_and_replays(
         )
 
 
+def test_a_game_to_the_target_whose_totals_fall_ends_at_the_rules_hand_limit(
+    referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
+) -> None:
+    # Six seats, no queen, the jack of diamonds and a negative no-tricks bonus: the totals fall,
+    # and the game would run for ever without the hand limit of a game to the target.
+    rules = Rules(players=6, queen_penalty=0, jack_of_diamonds=-10, no_tricks_bonus=-5)
+    names = ("n1", "n2", "n3", "n4", "n5", "n6")
+    for n in names:
+        bots.start(n)
+    bots.ready(*names)
+    table = TableSpec("falling", rules, 5, names, "5", hands=None, clocks=CALM)
+    record = play(referee[0], table)
+    assert record.termination is Termination.NORMAL and record.faults == ()
+    assert len(record.hands) == rules.max_hands == 100
+    assert all(h.complete for h in record.hands)
+    assert max(record.totals) < rules.target
+    assert record.reason == "100 hands played, no total at 100: the most hands a game to 100 plays"
+    # Placed by the totals, the lowest first, as any game.
+    totals = record.totals
+    assert record.placings == tuple(1 + sum(o < t for o in totals) for t in totals)
+
+
 def test_one_session_plays_table_after_table(
     referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
 ) -> None:
@@ -397,15 +419,16 @@ def test_a_spectator_that_falls_behind_is_dropped_with_resource_exhausted(
 def test_a_table_that_fails_as_it_starts_gives_its_bots_back_to_the_lobby(
     referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
 ) -> None:
-    """A table the referee cannot even set up (here: a hand limit past the protocol's 32 bits)
-    fails alone: its sessions go back to the lobby and the next table seats them at once (they
-    were held by no one, and the next table waited for them until its forfeits)."""
+    """A table the referee cannot even set up (here: a table id that is not valid Unicode, which
+    its game id cannot carry) fails alone: its sessions go back to the lobby and the next table
+    seats them at once (they were held by no one, and the next table waited for them until its
+    forfeits)."""
     names = ("a", "b", "c", "d")
     for n in names:
         bots.start(n)
     bots.ready(*names)
     with pytest.raises(ValueError):
-        play(referee[0], spec("broken", names, hands=2**40))
+        play(referee[0], spec("broken\ud800", names, hands=2))
     quick = Clocks(move_ms=5000, bank_ms=10_000, handshake_ms=20_000)
     record = play(referee[0], spec("after", names, hands=1, clocks=quick))
     assert record.termination is Termination.NORMAL

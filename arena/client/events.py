@@ -51,8 +51,9 @@ class GameStarted:
     """Each seat's time bank for the game (None: no clock)."""
     max_hands: int | None = None
     """The most hands the game plays: it ends after that many even if no total has reached
-    ``rules.target`` (``arena run`` and the ladder play one-hand games by default). None: no
-    limit, the game ends at the target."""
+    ``rules.target`` (``arena run`` and the ladder play one-hand games by default; a game to
+    the target plays at most ``rules.max_hands``). None only from an older referee that sent no
+    limit."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -111,16 +111,18 @@ def play_local(
         raise ConfigError(f"{len(seat_names)} names for {len(bots)} bots")
     for bot in bots:
         warn_slips(type(bot))
-    table = _LocalTable(bots, rules, seat_names, move_ms, bank_ms, decide_forced_moves, hands)
+    # As at the referee: a game to the target stops at the rules' hand limit too.
+    limit = rules.max_hands if hands is None else min(hands, rules.max_hands)
+    table = _LocalTable(bots, rules, seat_names, move_ms, bank_ms, decide_forced_moves, limit)
     game = Game(rules, seed, first_dealer=first_dealer)
     for seat in range(rules.players):
         table.tell(
             seat,
-            GameStarted(LOCAL_GAME_ID, seat, seat_names, rules, move_ms, bank_ms, hands),
+            GameStarted(LOCAL_GAME_ID, seat, seat_names, rules, move_ms, bank_ms, limit),
         )
     while True:
         table.play_hand(game)
-        if game.is_over or (hands is not None and len(game.results) >= hands):
+        if game.is_over or len(game.results) >= limit:
             break
     placings = game.placings
     ended = GameEnded(

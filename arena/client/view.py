@@ -91,8 +91,9 @@ class DecisionView:
     """The game's identifier (GameStarted.game_id; ``"local"`` in local play)."""
     max_hands: int | None
     """The most hands the game plays: it ends after that many even if no total has reached
-    ``rules.target`` (``arena run`` and the ladder play one-hand games by default). None: no
-    limit, the game ends at the target. See :attr:`last_hand`."""
+    ``rules.target`` (``arena run`` and the ladder play one-hand games by default; a game to
+    the target plays at most ``rules.max_hands``). None only from an older referee that sent no
+    limit. See :attr:`last_hand`."""
     move_ms: int | None
     """This move's own time in milliseconds, before the time bank is drawn on (None: no clock).
     Over the network it is what was left when the referee sent the request, so a little less

@@ -310,7 +310,11 @@ class TableRun:
         self._rules_msg = wire.rules_message(spec.rules)
         self._card_points = [spec.rules.card_points(c) for c in _CARDS]
         """What each card scores for the seat that takes it, by index."""
-        self._state_constant = wire.constant_state(self._rules_msg, spec.seats, spec.hands)
+        # The most hands this game plays: the spec's count, within the rules' limit of a game to
+        # the target (which a game to the target also stops at).
+        limit = spec.rules.max_hands
+        self._max_hands = limit if spec.hands is None else min(spec.hands, limit)
+        self._state_constant = wire.constant_state(self._rules_msg, spec.seats, self._max_hands)
         # The parts of a request, each encoded once and kept for as long as it holds: see
         # _request and _state.
         self._tricks = b""
@@ -439,7 +443,7 @@ class TableRun:
             seat_names=list(self.spec.seats),
             rules=self._rules_msg,
             clock=settings,
-            max_hands=self.spec.hands or 0,
+            max_hands=self._max_hands,
         )
         for seat in self.seats:
             seat.pending.append(wire.event_entry(self._game_started(seat.index)))
@@ -453,7 +457,7 @@ class TableRun:
                 your_seat=seat,
                 rules=self._rules_msg,
                 clock=wire.clock_settings(self.spec.clocks),
-                max_hands=self.spec.hands or 0,
+                max_hands=self._max_hands,
             )
         )
 
@@ -1449,7 +1453,11 @@ class TableRun:
         played = sum(1 for h in self.hands if h.complete)
         words = f"{played} hand{'s' if played != 1 else ''} played"
         if termination is Termination.NORMAL:
-            reason = words + (f" to {self.rules.target}" if self.spec.hands is None else "")
+            target = self.rules.target
+            if self.spec.hands is None and self.game.at_hand_limit:
+                reason = f"{words}, no total at {target}: the most hands a game to {target} plays"
+            else:
+                reason = words + (f" to {target}" if self.spec.hands is None else "")
         elif termination is Termination.INTERRUPTED:
             reason = f"interrupted ({self._interrupt_reason}) after {words}"
         else:

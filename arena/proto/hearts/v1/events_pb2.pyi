@@ -269,7 +269,8 @@ class GameStarted(_message.Message):
     max_hands: _builtins.int
     """The most hands this game plays: it ends after that many even if no total has reached
     rules.target (arena run and the ladder play one-hand games by default, where a moon or a
-    lead in the totals counts only in that hand). 0: no limit, the game ends at the target.
+    lead in the totals counts only in that hand). A game to the target plays at most
+    max(100, rules.target) hands. 0 (from an older referee): no limit.
     """
     @_builtins.property
     def seat_names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:

@@ -420,7 +420,8 @@ class PublicState(_message.Message):
     """The seat that passed this seat its received cards (this seat on a hold hand)."""
     max_hands: _builtins.int
     """The most hands this game plays (GameStarted.max_hands): it ends after that many even if no
-    total has reached rules.target. 0: no limit, the game ends at the target.
+    total has reached rules.target. A game to the target plays at most max(100, rules.target)
+    hands. 0 (from an older referee): no limit.
     """
     @_builtins.property
     def seat_names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
