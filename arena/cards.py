@@ -162,16 +162,24 @@ class Card:
     def __repr__(self) -> str:
         return f"Card.parse({str(self)!r})"
 
-    def __lt__(self, other: Card) -> bool:
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Card):
+            return NotImplemented  # a plain TypeError, not a comparison with str.index
         return self.index < other.index
 
-    def __le__(self, other: Card) -> bool:
+    def __le__(self, other: object) -> bool:
+        if not isinstance(other, Card):
+            return NotImplemented  # a plain TypeError, not a comparison with str.index
         return self.index <= other.index
 
-    def __gt__(self, other: Card) -> bool:
+    def __gt__(self, other: object) -> bool:
+        if not isinstance(other, Card):
+            return NotImplemented  # a plain TypeError, not a comparison with str.index
         return self.index > other.index
 
-    def __ge__(self, other: Card) -> bool:
+    def __ge__(self, other: object) -> bool:
+        if not isinstance(other, Card):
+            return NotImplemented  # a plain TypeError, not a comparison with str.index
         return self.index >= other.index
 
 

@@ -819,7 +819,11 @@ class Hand:
         s = self._turn if seat is None else seat
         why = self.check_play(s, c)
         if why is not None:
-            raise IllegalMoveError(s, (c,), why)
+            detail = ""
+            if why is Violation.WRONG_PHASE:  # still passing: say who holds up the play
+                waiting = " ".join(str(w) for w in self.seats_to_pass)
+                detail = f"the cards are being passed; seats still to pass: {waiting}"
+            raise IllegalMoveError(s, (c,), why, detail=detail)
         if self.play_index(c.index):
             return self._trick_value(len(self._history) - 1)
         return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import operator
 import pickle
 
 import pytest
@@ -56,6 +57,11 @@ def test_index_and_bit_follow_suit_then_rank() -> None:
     assert sorted(CARDS, reverse=True)[0] is Card.parse("AS")
     assert Card.parse("2D") > Card.parse("AC")
     assert Card.parse("3H") >= Card.parse("3H") and Card.parse("3H") <= Card.parse("4H")
+    # A card is ordered against cards only: a code string is a plain TypeError, not a
+    # comparison with str.index.
+    for compare in (operator.lt, operator.le, operator.gt, operator.ge):
+        with pytest.raises(TypeError, match="not supported between instances of 'Card' and 'str'"):
+            compare(Card.parse("2C"), "QS")
 
 
 @pytest.mark.parametrize("index", [-1, 52, 99])

@@ -272,6 +272,7 @@ def test_refusals_name_the_seat_the_card_and_the_rule() -> None:
     with pytest.raises(IllegalMoveError) as err:
         hand.play(held[0])
     assert err.value.violation is Violation.WRONG_PHASE
+    assert "the cards are being passed; seats still to pass: 0 1 2 3" in str(err.value)
     not_held = next(c for c in CARDS if c not in held)
     assert hand.check_pass(0, [held[0], held[1], not_held]) is Violation.CARD_NOT_HELD
     assert hand.check_pass(0, held[:2]) is Violation.WRONG_PASS_COUNT
