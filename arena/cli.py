@@ -268,6 +268,11 @@ def sigterm_as_ctrl_c() -> None:
     """From here on a SIGTERM stops the command as Ctrl-C does (stored games kept, bots stopped,
     exit 130), also before a run's own signal watcher is up, where it would kill the process
     outright and leave the bots running."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        # Inherited ignored (a script's `arena run ... &`): a SIGTERM turned into a SIGINT would
+        # be ignored with it, and the bots would inherit the ignoring. A running batch heeds
+        # Ctrl-C anyway (its signal watcher), so it is heeded from the start.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))
 
 

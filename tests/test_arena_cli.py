@@ -75,10 +75,16 @@ def arenas(cwd: Path, commands: Sequence[Sequence[str]]) -> list[subprocess.Comp
                 proc.communicate()
 
 
-def start_run(cwd: Path, *args: str) -> subprocess.Popen[str]:
-    """Start `arena run ARGS` in ``cwd``, its progress and errors readable on stderr."""
+def start_run(cwd: Path, *args: str, background: bool = False) -> subprocess.Popen[str]:
+    """Start `arena run ARGS` in ``cwd``, its progress and errors readable on stderr;
+    ``background``: with SIGINT ignored, as a shell script starts a command with ``&``."""
     return subprocess.Popen(
-        [*BASE, "run", *args], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        [*BASE, "run", *args],
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if background else None,
     )
 
 
@@ -299,13 +305,19 @@ def test_an_empty_file_as_db_stays_empty_when_a_bot_fails_then_takes_the_run(
         assert len(list(store.records(run.run_id))) == 3
 
 
-@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize(
+    ("stop", "background"),
+    [(signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGTERM, True)],
+    ids=["SIGINT", "SIGTERM", "SIGTERM-with-SIGINT-ignored"],
+)
 def test_ctrl_c_while_the_bots_start_is_one_line_and_exit_130(
-    tmp_path: Path, stop: signal.Signals
+    tmp_path: Path, stop: signal.Signals, background: bool
 ) -> None:
+    # With SIGINT ignored (a script's `arena run ... &`), a SIGTERM turned into a SIGINT was
+    # ignored with it: the run went on, and a kill -9 after it left its bots running.
     slow = f"sh -c 'sleep 37; exec {LOW}'"  # still starting when the Ctrl-C comes
     args = ["--bot", f"a={LOW}", "--bot", f"b={LOW}", "--bot", f"c={slow}", "--players", "3"]
-    run = start_run(tmp_path, *args, "--boards", "1")
+    run = start_run(tmp_path, *args, "--boards", "1", background=background)
     try:
         log = tmp_path / "arena-out" / "logs" / "c.log"
         deadline = time.monotonic() + CLI_TIMEOUT_S
