@@ -28,6 +28,7 @@ import pytest
 from arena.cards import Card
 from arena.client import Bot, DecisionView, FaultNotice, GameStarted, HandStarted, serve
 from arena.client.remote import (
+    BACKOFF_JITTER,
     DEFAULT_GIVE_UP_S,
     ENV_ADDRESS,
     ENV_BOT_NAME,
@@ -37,6 +38,7 @@ from arena.client.remote import (
     ClientSettings,
     GaveUp,
     Refused,
+    _reconnect_wait,
 )
 from arena.client.wire import PROTOCOL_VERSION
 from arena.errors import ConfigError
@@ -328,6 +330,40 @@ def test_transient_failures_are_retried_then_the_session_plays() -> None:
         "hello",
         "decision",
     ]
+
+
+def test_a_reconnect_the_referee_asks_for_comes_no_sooner_than_it_said() -> None:
+    # Shutdown.reconnect_after_ms is how long to wait: the SDK's spread only lengthens it (a
+    # backoff of its own is spread both ways, so that many bots do not retry in lockstep).
+    for draw in (0.0, 0.5, 0.999):
+        assert 2.0 <= _reconnect_wait(2.0, 0.1, draw) < 2.0 * (1 + BACKOFF_JITTER)
+    assert _reconnect_wait(None, 1.0, 0.0) == pytest.approx(1 - BACKOFF_JITTER)
+    assert _reconnect_wait(None, 1.0, 0.999) == pytest.approx(1 + BACKOFF_JITTER, abs=1e-3)
+    asked_ms = 400
+    times: list[float] = []
+
+    async def script(n: int, stream: Stream) -> None:
+        await peer.read(stream)
+        times.append(time.monotonic())
+        if n == 0:
+            await stream.write(
+                bot_pb.PlayResponse(
+                    welcome=bot_pb.Welcome(session_id="s"),
+                    shutdown=bot_pb.Shutdown(
+                        reason=bot_pb.SHUTDOWN_REASON_SERVER_SHUTDOWN,
+                        may_reconnect=True,
+                        reconnect_after_ms=asked_ms,
+                    ),
+                )
+            )
+        else:
+            await stream.write(_shutdown(bot_pb.SHUTDOWN_REASON_NO_MORE_GAMES))
+        await peer.drain(stream)
+
+    with ScriptedPeer(script) as peer:
+        end = serve(Bot(), peer.settings, give_up_after=30)
+    assert end.reason == "NO_MORE_GAMES" and peer.streams == 2
+    assert times[1] - times[0] >= asked_ms / 1000
 
 
 def test_a_session_replaced_by_another_ends_without_reconnecting() -> None:

@@ -417,6 +417,15 @@ def serve(bot: Bot, settings: ClientSettings, *, give_up_after: float | None = N
     return _serve(_Runner(bot, settings), limit)
 
 
+def _reconnect_wait(pause: float | None, delay: float, draw: float) -> float:
+    """Seconds to wait before the next attempt: the referee's ``pause`` (when it asked for one,
+    never less) or the backoff ``delay``, spread by :data:`BACKOFF_JITTER`; ``draw`` in [0, 1)."""
+    if pause is not None:
+        # Shutdown.reconnect_after_ms is how long to wait: the spread only lengthens it.
+        return pause * (1 + BACKOFF_JITTER * draw)
+    return delay * (1 + BACKOFF_JITTER * (2 * draw - 1))
+
+
 def _serve(runner: _Runner, give_up_after: float) -> SessionEnd:
     """:func:`serve` with a runner that a signal handler may ask to stop."""
     settings = runner.settings
@@ -468,11 +477,7 @@ def _serve(runner: _Runner, give_up_after: float) -> SessionEnd:
                 f"{now - failing_since:.0f} s ({code.name}: {detail or 'no details'}){hint}"
             )
         # Never sleep past the give-up time: the last attempt is made as it runs out.
-        wait = min(
-            left,
-            (pause if pause is not None else delay)
-            * (1 + BACKOFF_JITTER * (2 * jitter.random() - 1)),
-        )
+        wait = min(left, _reconnect_wait(pause, delay, jitter.random()))
         if invited:
             # Not a broken connection: the referee asked for this and said when to come back.
             log.info("%s (%s); reconnecting in %.1f s", invited, detail or "no reason given", wait)

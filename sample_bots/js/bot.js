@@ -401,7 +401,7 @@ class Session {
       const again = ["SHUTDOWN_REASON_SERVER_SHUTDOWN", "SHUTDOWN_REASON_KICKED"];
       if (again.includes(s.reason) && s.may_reconnect) {
         const why = s.reason === "SHUTDOWN_REASON_KICKED" ? "kicked" : "the referee restarts";
-        this.retryAfter(Math.max(s.reconnect_after_ms, BACKOFF_FIRST_MS), why);
+        this.retryAfter(Math.max(s.reconnect_after_ms, BACKOFF_FIRST_MS), why, "", true);
         return;
       }
       process.exit(s.reason === "SHUTDOWN_REASON_KICKED" ? EXIT_GAVE_UP : EXIT_OK);
@@ -422,7 +422,9 @@ class Session {
     this.backoffMs = Math.min(this.backoffMs * 2, BACKOFF_MAX_MS);
   }
 
-  retryAfter(delayMs, why, hint = "") {
+  // asked: the referee said how long to wait (Shutdown.reconnect_after_ms); the spread only
+  // lengthens that wait, never shortens it.
+  retryAfter(delayMs, why, hint = "", asked = false) {
     const now = Date.now();
     if (this.unreachableSince === null) this.unreachableSince = now;
     if (now - this.unreachableSince > this.giveUpAfterMs) {
@@ -432,7 +434,8 @@ class Session {
       );
       process.exit(EXIT_GAVE_UP);
     }
-    const wait = Math.round(delayMs * (1 + BACKOFF_JITTER * (2 * Math.random() - 1)));
+    const spread = asked ? Math.random() : 2 * Math.random() - 1;
+    const wait = Math.round(delayMs * (1 + BACKOFF_JITTER * spread));
     const what = this.welcomed ? "connection lost" : `cannot connect to ${this.address}`;
     log(`${what} (${why})${hint}; reconnecting in ${wait} ms`);
     setTimeout(() => this.connect(), wait);
