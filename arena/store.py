@@ -623,13 +623,66 @@ Describe = Callable[[str, Any, Any], str | None]
 leave it out."""
 
 
+SPRT_FORMAT = "sprt"
+"""The format an `arena sprt` test stores in its identity (:mod:`arena.director.sprt`)."""
+_FLAGS = {
+    "boards": "--boards",
+    "game_to": "--game-to",
+    "seed": "--seed",
+    "format": "--format",
+    "candidate": "--candidate",
+    "rules.players": "--players",
+    "faults.max_faults": "--max-faults",
+    "faults.strict": "--strict",
+}
+"""The flag of each value of a batch's identity that one flag sets as it is stored."""
+_MS_FLAGS = {
+    "clocks.move_ms": "--move-time",
+    "clocks.bank_ms": "--time-bank",
+    "faults.grace_ms": "--grace",
+}
+"""The flags of the durations, stored in milliseconds."""
+
+
+def _word(value: Any) -> str:
+    """A stored value as a flag takes it (true, none, 1,2 ...)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "none"
+    if isinstance(value, list):
+        return ",".join(_word(v) for v in value)
+    return str(value)
+
+
 def _say(key: str, stored: Any, wanted: Any) -> str | None:
+    """A differing value of a batch's identity in the terms of the flags that set it."""
+    if key in _MS_FLAGS:
+        return f"{_MS_FLAGS[key]} {_word(stored)}ms, not {_word(wanted)}ms"
+    if key == "game_to" and None in (stored, wanted):
+        return f"{'single hands' if stored is None else f'--game-to {stored}'}, not " + (
+            "single hands" if wanted is None else f"--game-to {wanted}"
+        )
+    if key in _FLAGS:
+        return f"{_FLAGS[key]} {_word(stored)}, not {_word(wanted)}"
+    if key.startswith("rules."):
+        name = key.removeprefix("rules.")
+        return f"--rule {name}={_word(stored)}, not {name}={_word(wanted)}"
     return f"{key} {stored!r}, not {wanted!r}"
 
 
 def _differences(stored: Mapping[str, Any], wanted: Mapping[str, Any]) -> str:
     """What the stored run's configuration has that the wanted one has not, value by value."""
-    return "; ".join(config_differences(stored, wanted)) or "another configuration"
+    kinds = [c.get("format") == SPRT_FORMAT for c in (stored, wanted)]
+    if kinds[0] != kinds[1]:
+        # The two commands share few settings (an sprt test plays boards until it decides).
+        return (
+            "an arena sprt test, not an arena run" if kinds[0] else "an arena run, not an sprt test"
+        )
+    parts = config_differences(stored, wanted)
+    if stored.get("game_to") != wanted.get("game_to"):  # --game-to sets the target: said once
+        parts = [p for p in parts if not p.startswith("--rule target=")]
+    return "; ".join(parts) or "another configuration"
 
 
 def config_differences(

@@ -162,7 +162,7 @@ def test_another_configuration_on_the_same_database_is_refused(tmp_path: Path) -
     first = build_config(bots=DETERMINISTIC, boards=1, concurrency=2, db=db)
     assert run(first)[:3] == (4, 4, 4)
     other = build_config(bots=DETERMINISTIC, boards=2, concurrency=2, db=db)
-    with pytest.raises(ConfigError, match=r"holds another run \(boards 1, not 2\)"):
+    with pytest.raises(ConfigError, match=r"holds another run \(--boards 1, not 2\)"):
         run_batch(other, PlainReporter(io.StringIO()))
     assert len(load_results(db)) == 4
 

@@ -221,22 +221,30 @@ def test_another_configuration_is_refused_with_what_differs(tmp_path: Path) -> N
     with Store.open(db) as store:
         assert store.claim(first.run_id, "batch", first.identity(), 8)
         assert not store.claim(same_but_faster.run_id, "batch", same_but_faster.identity(), 8)
-        with pytest.raises(ConfigError, match=r"holds another run \(boards 2, not 3\)"):
+        with pytest.raises(ConfigError, match=r"holds another run \(--boards 2, not 3\)"):
             store.claim(second.run_id, "batch", second.identity(), 12)
         for other, said in (
             (build_config(bots=BOTS[:4], boards=2, db=db, move_time="2s"),
-             "clocks.move_ms 1000, not 2000"),
+             "--move-time 1000ms, not 2000ms"),
             (build_config(bots=BOTS[:4], boards=2, db=db, rule=["moon=best"]),
-             "rules.moon 'add', not 'best'"),
+             "--rule moon=add, not moon=best"),
             (build_config(bots=[*BOTS[:3], "d=false"], boards=2, db=db),
              "bot d 'true', not 'false'"),
             (build_config(bots=[BOTS[1], BOTS[0], *BOTS[2:4]], boards=2, db=db),
              "bots in the order a, b, c, d, not b, a, c, d"),
             (build_config(bots=BOTS[:3], boards=2, db=db, players=3),
              "bots a, b, c, d, not a, b, c"),
+            (build_config(bots=BOTS[:4], boards=2, db=db, game_to=50),
+             "single hands, not --game-to 50)"),  # its target is not said again
+            (build_config(bots=BOTS[:4], boards=2, db=db, strict=True, grace="2s"),
+             "--grace 5000ms, not 2000ms; --strict false, not true"),
         ):  # fmt: skip
             with pytest.raises(ConfigError, match=re.escape(f"holds another run ({said}")):
                 store.claim(other.run_id, "batch", other.identity(), 8)
+        # An sprt test shares few settings with a run: which of the two is said, no more.
+        sprt = {**first.identity(), "format": "sprt", "boards": 10}
+        with pytest.raises(ConfigError, match=re.escape("another run (an arena run, not an sprt")):
+            store.claim("sprt-id", "batch", sprt, None)
         assert [r.run_id for r in store.runs()] == [first.run_id]
 
 

@@ -26,7 +26,7 @@ from arena.director.schedule import sprt_tables
 from arena.errors import ConfigError
 from arena.ratings.sprt import Sprt, SprtDecision
 from arena.ratings.sprt import board_score as ratings_board_score
-from arena.store import check_writable, database_locked, result_of
+from arena.store import SPRT_FORMAT, check_writable, database_locked, result_of
 from arena.table import GameRecord
 
 __all__ = [
@@ -38,7 +38,7 @@ __all__ = [
     "sprt_bots",
 ]
 
-SPRT = "sprt"
+SPRT = SPRT_FORMAT
 """The kind of run `arena sprt` stores."""
 DEFAULT_MAX_BOARDS = 2000
 
