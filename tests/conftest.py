@@ -12,7 +12,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -34,6 +34,28 @@ EXIT_WAIT_S = 30.0
 settings.register_profile("ci", derandomize=True, database=None)
 if os.environ.get("CI") == "true":
     settings.load_profile("ci")
+
+
+def run_at_once(
+    starters: Iterable[Callable[[], subprocess.Popen[str]]], timeout: float
+) -> list[subprocess.CompletedProcess[str]]:
+    """Start a process with each of ``starters``, all before waiting for any (for commands that
+    are refused or only read, whose time is mostly the start); their outcomes in order. Every
+    process started is killed if a start or a wait fails."""
+    procs: list[subprocess.Popen[str]] = []
+    try:
+        for start in starters:
+            procs.append(start())
+        done = []
+        for proc in procs:
+            out, err = proc.communicate(timeout=timeout)
+            done.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
+        return done
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
 
 
 def on_referee_loop(body: Callable[[], Awaitable[None]]) -> None:

@@ -12,10 +12,11 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
+from conftest import run_at_once
 from test_store import play_record
 from typer.testing import CliRunner, Result
 
@@ -50,29 +51,18 @@ def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def arenas(cwd: Path, commands: Sequence[Sequence[str]]) -> list[subprocess.CompletedProcess[str]]:
     """:func:`arena` for each of ``commands``, all started at once (for commands refused before
     they write anything, whose time is mostly the start); their outcomes in order."""
-    procs: list[subprocess.Popen[str]] = []
-    try:
-        for args in commands:
-            procs.append(
-                subprocess.Popen(
-                    [*BASE, *args],
-                    cwd=cwd,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    text=True,
-                    env={**os.environ, "PYTHONPATH": str(ROOT)},
-                )
-            )
-        done = []
-        for proc in procs:
-            out, err = proc.communicate(timeout=CLI_TIMEOUT_S)
-            done.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
-        return done
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate()
+
+    def starter(args: Sequence[str]) -> Callable[[], subprocess.Popen[str]]:
+        return lambda: subprocess.Popen(
+            [*BASE, *args],
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+
+    return run_at_once([starter(args) for args in commands], CLI_TIMEOUT_S)
 
 
 def start_run(cwd: Path, *args: str, background: bool = False) -> subprocess.Popen[str]:
@@ -443,29 +433,21 @@ def closed_pipe_runs(
 ) -> list[subprocess.CompletedProcess[str]]:
     """:func:`closed_pipe_run` for commands that only read: all started at once, each with a
     closed pipe of its own; their outcomes in order."""
-    procs: list[subprocess.Popen[str]] = []
-    try:
-        for args in commands:
+
+    def starter(args: Sequence[str]) -> Callable[[], subprocess.Popen[str]]:
+        def start() -> subprocess.Popen[str]:
             read_end, write_end = os.pipe()
             os.close(read_end)
             try:
-                procs.append(
-                    subprocess.Popen(
-                        [*BASE, *args], cwd=cwd, stdout=write_end, stderr=subprocess.PIPE, text=True
-                    )
+                return subprocess.Popen(
+                    [*BASE, *args], cwd=cwd, stdout=write_end, stderr=subprocess.PIPE, text=True
                 )
             finally:
                 os.close(write_end)
-        done = []
-        for proc in procs:
-            _, err = proc.communicate(timeout=CLI_TIMEOUT_S)
-            done.append(subprocess.CompletedProcess(proc.args, proc.returncode, None, err))
-        return done
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate()
+
+        return start
+
+    return run_at_once([starter(args) for args in commands], CLI_TIMEOUT_S)
 
 
 def stored_db(tmp_path: Path, boards: int = 2) -> Path:

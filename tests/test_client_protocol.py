@@ -218,6 +218,18 @@ class Listener(Bot):
         self.faults.append(event)
 
 
+def _restarting(after_ms: int) -> bot_pb.PlayResponse:
+    """A session welcomed and ended at once: the referee restarts, come back after ``after_ms``."""
+    return bot_pb.PlayResponse(
+        welcome=bot_pb.Welcome(session_id="s"),
+        shutdown=bot_pb.Shutdown(
+            reason=bot_pb.SHUTDOWN_REASON_SERVER_SHUTDOWN,
+            may_reconnect=True,
+            reconnect_after_ms=after_ms,
+        ),
+    )
+
+
 def _shutdown(reason: int, may_reconnect: bool = False) -> bot_pb.PlayResponse:
     return bot_pb.PlayResponse(
         shutdown=bot_pb.Shutdown(
@@ -303,16 +315,7 @@ def test_transient_failures_are_retried_then_the_session_plays() -> None:
         if n == 1:
             await stream.abort(grpc.StatusCode.INTERNAL, "oops")
         if n == 2:
-            await stream.write(
-                bot_pb.PlayResponse(
-                    welcome=bot_pb.Welcome(session_id="s"),
-                    shutdown=bot_pb.Shutdown(
-                        reason=bot_pb.SHUTDOWN_REASON_SERVER_SHUTDOWN,
-                        may_reconnect=True,
-                        reconnect_after_ms=50,
-                    ),
-                )
-            )
+            await stream.write(_restarting(50))
         if n == 3:
             await stream.write(bot_pb.PlayResponse(request=_play_request(7)))
             await peer.read(stream)
@@ -346,16 +349,7 @@ def test_a_reconnect_the_referee_asks_for_comes_no_sooner_than_it_said() -> None
         await peer.read(stream)
         times.append(time.monotonic())
         if n == 0:
-            await stream.write(
-                bot_pb.PlayResponse(
-                    welcome=bot_pb.Welcome(session_id="s"),
-                    shutdown=bot_pb.Shutdown(
-                        reason=bot_pb.SHUTDOWN_REASON_SERVER_SHUTDOWN,
-                        may_reconnect=True,
-                        reconnect_after_ms=asked_ms,
-                    ),
-                )
-            )
+            await stream.write(_restarting(asked_ms))
         else:
             await stream.write(_shutdown(bot_pb.SHUTDOWN_REASON_NO_MORE_GAMES))
         await peer.drain(stream)

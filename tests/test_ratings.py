@@ -6,10 +6,11 @@ import math
 import subprocess
 import sys
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pytest
+from conftest import run_at_once
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -591,21 +592,10 @@ def test_the_simulation_command_refuses_bad_input_in_one_line() -> None:
 def simulate_commands(runs: list[list[str]]) -> list[subprocess.CompletedProcess[str]]:
     """Run ``python -m arena.ratings.simulate ARGS`` for each ARGS at once; each one's outcome."""
     command = [sys.executable, "-m", "arena.ratings.simulate"]
-    procs: list[subprocess.Popen[str]] = []
-    try:
-        for args in runs:
-            procs.append(
-                subprocess.Popen(
-                    [*command, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-                )
-            )
-        done = []
-        for proc in procs:
-            out, err = proc.communicate(timeout=120)
-            done.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
-        return done
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate()
+
+    def starter(args: list[str]) -> Callable[[], subprocess.Popen[str]]:
+        return lambda: subprocess.Popen(
+            [*command, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+
+    return run_at_once([starter(args) for args in runs], 120)

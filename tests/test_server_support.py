@@ -17,6 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from conftest import run_at_once
+
 from arena.engine import Hand
 from arena.rules import Rules
 from arena.server.competition import SessionInfo
@@ -205,28 +207,17 @@ class ServerProcess:
     ) -> list[subprocess.CompletedProcess[str]]:
         """:meth:`cli` for each of ``commands``, all started at once (for commands that are
         refused, or only read, whose time is mostly the start); their outcomes in order."""
-        procs: list[subprocess.Popen[str]] = []
-        try:
-            for args in commands:
-                procs.append(
-                    subprocess.Popen(
-                        [sys.executable, "-m", "arena.server.cli", *args],
-                        stdout=subprocess.PIPE,
-                        stderr=subprocess.PIPE,
-                        text=True,
-                        cwd=REPO,
-                    )
-                )
-            done = []
-            for proc in procs:
-                out, err = proc.communicate(timeout=timeout)
-                done.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
-            return done
-        finally:
-            for proc in procs:
-                if proc.poll() is None:
-                    proc.kill()
-                    proc.communicate()
+
+        def starter(args: tuple[str, ...]) -> Callable[[], subprocess.Popen[str]]:
+            return lambda: subprocess.Popen(
+                [sys.executable, "-m", "arena.server.cli", *args],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                cwd=REPO,
+            )
+
+        return run_at_once([starter(args) for args in commands], timeout)
 
     @staticmethod
     def cli_here(*args: str) -> str:
