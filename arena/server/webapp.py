@@ -304,6 +304,21 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
             return json_response(
                 {"error": f"unknown argument {unknown[0]!r}: {fix}"}, HTTPStatus.BAD_REQUEST
             )
+        # Each argument is text: str() of another type would ban "None" for a null reason (over
+        # the reason the earlier ban gave) or look for a bot named "['x']".
+        for key in takes:
+            if key in args and not isinstance(args[key], str):
+                given = json.dumps(args[key])
+                return json_response(
+                    {"error": f"{key} must be a string, not {given[:40]}: give {key} as text"},
+                    HTTPStatus.BAD_REQUEST,
+                )
+        needed = takes[:1]
+        if needed and needed[0] not in args:
+            return json_response(
+                {"error": f"{action} needs {needed[0]!r} in the JSON body"},
+                HTTPStatus.BAD_REQUEST,
+            )
         try:
             return json_response(await site.admin(action, args))
         except AdminError as e:

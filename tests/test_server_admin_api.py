@@ -1,0 +1,77 @@
+"""The admin HTTP API of a real ``arena serve`` process: each argument is text, as documented."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_server_support import ServerProcess
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ServerProcess]:
+    process = ServerProcess(tmp_path / "comp.db", 'fit_interval = "100ms"\n')
+    yield process
+    process.close()
+
+
+def post(server: ServerProcess, action: str, body: bytes, token: str) -> tuple[int, Any]:
+    """(status, parsed JSON answer) of ``POST /api/admin/ACTION`` with ``body`` as it is."""
+    request = urllib.request.Request(
+        f"{server.url}/api/admin/{action}",
+        data=body,
+        method="POST",
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def note(server: ServerProcess) -> str:
+    listed = server.cli("bots", "list", "--db", str(server.db), "--json")
+    (account,) = json.loads(listed.stdout)
+    return str(account["note"])
+
+
+def test_an_argument_that_is_not_text_is_refused_not_read_as_its_python_spelling(
+    server: ServerProcess,
+) -> None:
+    # A null reason banned with the reason "None", over the one the earlier ban gave (which a
+    # ban without a reason keeps); {"bot": null} looked for a bot named 'None'; {"session": 3}
+    # for a session '3'; and a missing session said "no session ''".
+    server.add_bot("a")
+    admin = server.admin_token()
+    server.start()
+    assert post(server, "ban", b'{"bot": "a", "reason": "plays too slowly"}', admin)[0] == 200
+
+    status, answer = post(server, "ban", b'{"bot": "a", "reason": null}', admin)
+    assert status == 400
+    assert answer == {"error": "reason must be a string, not null: give reason as text"}
+    status, answer = post(server, "ban", b'{"bot": "a", "reason": true}', admin)
+    assert status == 400 and answer["error"].startswith("reason must be a string, not true")
+    assert note(server) == "plays too slowly"
+
+    status, answer = post(server, "unban", b'{"bot": null}', admin)
+    assert status == 400 and answer["error"].startswith("bot must be a string, not null")
+    status, answer = post(server, "unban", b'{"bot": ["a"]}', admin)
+    assert status == 400 and answer["error"].startswith('bot must be a string, not ["a"]')
+    status, answer = post(server, "kick", b'{"session": 3}', admin)
+    assert status == 400 and answer["error"].startswith("session must be a string, not 3")
+    status, answer = post(server, "kick", b"{}", admin)
+    assert status == 400 and answer == {"error": "kick needs 'session' in the JSON body"}
+    status, answer = post(server, "unban", b"{}", admin)
+    assert status == 400 and answer == {"error": "unban needs 'bot' in the JSON body"}
+
+    # Text, and a reason left out, work as before.
+    assert post(server, "unban", b'{"bot": "a"}', admin) == (200, {"unbanned": "a"})
+    assert post(server, "ban", b'{"bot": "a", "reason": "again"}', admin)[0] == 200
+    assert note(server) == "again"
+    assert server.terminate() == 0
