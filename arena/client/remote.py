@@ -239,7 +239,14 @@ class ClientSettings:
         cert_path, key_path = env.get(ENV_TLS_CERT) or None, env.get(ENV_TLS_KEY) or None
         if (cert_path is None) != (key_path is None):
             raise ConfigError(f"set both {ENV_TLS_CERT} and {ENV_TLS_KEY}, or neither")
-        tls = bool(ca_path or cert_path or env.get(ENV_TLS, "") not in ("", "0"))
+        tls_flag = env.get(ENV_TLS, "").strip()
+        if tls_flag not in ("", "0", "1"):
+            # Read as "on" whatever it said, ARENA_TLS=false or =no turned TLS on (and the
+            # Node.js bot, reading only "1", left it off): say so instead.
+            raise ConfigError(
+                f"{ENV_TLS} must be 1 (connect with TLS) or 0 (plain text), got {tls_flag!r}"
+            )
+        tls = bool(ca_path or cert_path or tls_flag == "1")
         if give_up_after is None:
             text = env.get(ENV_GIVE_UP, "").strip()
             give_up_after = _seconds(text, ENV_GIVE_UP) if text else DEFAULT_GIVE_UP_S

@@ -264,7 +264,20 @@ function readCa(file) {
 }
 
 function usesTls() {
-  return Boolean(process.env.ARENA_TLS_CA) || process.env.ARENA_TLS === "1";
+  const flag = tlsFlag();
+  return Boolean(process.env.ARENA_TLS_CA) || flag === "1";
+}
+
+// ARENA_TLS is 1 or 0 (or unset): any other value ("true", "yes") is refused, as by the Python
+// SDK, rather than read as one or the other.
+function tlsFlag() {
+  const text = (process.env.ARENA_TLS || "").trim();
+  if (!["", "0", "1"].includes(text)) {
+    throw new SettingError(
+      `ARENA_TLS must be 1 (connect with TLS) or 0 (plain text), got '${text}'`,
+    );
+  }
+  return text;
 }
 
 function credentials() {
