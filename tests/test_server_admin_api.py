@@ -1,4 +1,5 @@
-"""The admin HTTP API of a real ``arena serve`` process: each argument is text, as documented."""
+"""The JSON API of a real ``arena serve`` process: the admin actions' arguments are text, and
+/api/games refuses a parameter left empty, as documented."""
 
 from __future__ import annotations
 
@@ -74,4 +75,31 @@ def test_an_argument_that_is_not_text_is_refused_not_read_as_its_python_spelling
     assert post(server, "unban", b'{"bot": "a"}', admin) == (200, {"unbanned": "a"})
     assert post(server, "ban", b'{"bot": "a", "reason": "again"}', admin)[0] == 200
     assert note(server) == "again"
+    assert server.terminate() == 0
+
+
+@pytest.mark.parametrize(
+    ("query", "says"),
+    [
+        ("limit=", "limit is empty: give 1 to 500, or leave limit out for 30"),
+        ("limit", "limit is empty: give 1 to 500, or leave limit out for 30"),
+        ("before=", "before is empty: give 0 to 9223372036854775807, or leave before out for"),
+        ("bot=alpha&limit=", "limit is empty: give 1 to 500"),
+    ],
+)
+def test_games_refuses_an_empty_limit_or_before_as_it_does_an_empty_bot(
+    server: ServerProcess, query: str, says: str
+) -> None:
+    # An empty bot= was a 400, but limit= and before= were read as left out: a page or script
+    # that built the query with a value missing was shown the 30 newest games without a word.
+    server.add_bot("alpha")
+    server.start()
+    try:
+        urllib.request.urlopen(f"{server.url}/api/games?{query}", timeout=30)
+    except urllib.error.HTTPError as e:
+        assert e.code == 400
+        assert json.loads(e.read())["error"].startswith(says)
+    else:
+        raise AssertionError(f"/api/games?{query} was served")
+    assert server.get("/api/games?limit=1") == {"games": []}
     assert server.terminate() == 0

@@ -190,8 +190,13 @@ def _int_arg(
     query: Mapping[str, str], name: str, default: int | None, low: int, high: int
 ) -> int | None:
     text = query.get(name)
-    if text is None or text == "":
+    if text is None:
         return default
+    if text == "":
+        # As an empty bot= is: read as the default, `limit=` hid a query built with a value
+        # left out.
+        unset = f"{default}" if default is not None else "the newest games"
+        raise AdminError(f"{name} is empty: give {low} to {high}, or leave {name} out for {unset}")
     if not _INTEGER.fullmatch(text):  # int() would take "+5", "1_0" and other scripts' digits
         raise AdminError(f"{name}={text!r} is not a whole number")
     value = int(text)
