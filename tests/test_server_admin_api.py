@@ -1,9 +1,10 @@
 """The JSON API of a real ``arena serve`` process: the admin actions' arguments are text, and
-/api/games refuses a parameter left empty, as documented."""
+/api/games refuses a parameter left empty, and a malformed Content-Length is a 400 saying so."""
 
 from __future__ import annotations
 
 import json
+import socket
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -102,4 +103,26 @@ def test_games_refuses_an_empty_limit_or_before_as_it_does_an_empty_bot(
     else:
         raise AssertionError(f"/api/games?{query} was served")
     assert server.get("/api/games?limit=1") == {"games": []}
+    assert server.terminate() == 0
+
+
+def test_a_content_length_that_is_not_digits_is_a_400_saying_so(server: ServerProcess) -> None:
+    # int() read "-1" as a number: the answer was 413 "body of -1 bytes; the limit is 65536".
+    admin = server.admin_token()
+    server.start()
+    for length in ("-1", "+2", "1_0", "abc"):
+        with socket.create_connection(("127.0.0.1", server.web_port), timeout=30) as s:
+            s.sendall(
+                f"POST /api/admin/pause HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {admin}\r\n"
+                f"Content-Length: {length}\r\nConnection: close\r\n\r\n{{}}".encode()
+            )
+            answer = b""
+            while chunk := s.recv(65536):
+                answer += chunk
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 400 "), answer
+        assert json.loads(body) == {
+            "error": f"Content-Length {length!r} is not a number of bytes"
+        }, answer
+    assert server.get("/api/health")["ladder"] == "running"
     assert server.terminate() == 0

@@ -247,11 +247,14 @@ class HttpServer:
             headers[name.strip().lower()] = value.strip()
         if "transfer-encoding" in headers:
             raise _BadRequest(HTTPStatus.LENGTH_REQUIRED, "send a Content-Length, not chunks")
-        try:
-            length = int(headers.get("content-length", "0"))
-        except ValueError:
-            raise _BadRequest(HTTPStatus.BAD_REQUEST, "Content-Length is not a number") from None
-        if length < 0 or length > self._max_body:
+        text = headers.get("content-length", "0")
+        # Digits only: int() takes "-1" (refused as a body too large), "+5" and "1_0".
+        if not (text.isascii() and text.isdigit()):
+            raise _BadRequest(
+                HTTPStatus.BAD_REQUEST, f"Content-Length {text[:40]!r} is not a number of bytes"
+            )
+        length = int(text)
+        if length > self._max_body:
             raise _BadRequest(
                 HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
                 f"body of {length} bytes; the limit is {self._max_body}",
