@@ -665,6 +665,17 @@ def refused_config(tmp_path: Path, config: str) -> str:
             '[event]\nentrants = ["a", "b", "c", "d"]\nboards = "2"\n',
             "event.boards = '2'; expected a whole number, not a string",
         ),
+        # Said as the file spells the value, not as Python does ("True", "datetime.time(18, 0)").
+        ("players = true\n", "players = true; expected a whole number"),
+        ("name = false\n", 'name = false; give the competition a name in quotes (name = "'),
+        (
+            '[event]\nentrants = ["a", "b", "c", "d"]\nstart = 18:00:00\n',
+            "event.start = 18:00:00; write a date-time like",
+        ),
+        (
+            '[event]\nentrants = ["a", "b", "c", "d"]\nformat = true\n',
+            "event.format = true; choose round-robin or gauntlet",
+        ),
     ],
 )
 def test_a_setting_of_another_toml_type_or_a_bad_seed_is_one_line(
