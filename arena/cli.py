@@ -523,6 +523,16 @@ def demo(
     port: Port = None,
 ) -> None:
     """A quick round robin of the four sample bots, then their ratings (an `arena run`)."""
+    from arena.config import SAMPLE_BOTS
+    from arena.rules import MAX_PLAYERS
+
+    if players is not None and len(SAMPLE_BOTS) < players <= MAX_PLAYERS:
+        # build_config's advice, more --bot flags, is no flag of the demo's.
+        _fail(
+            f"--players {players}: the demo's {len(SAMPLE_BOTS)} sample bots fill 3 or "
+            f"{len(SAMPLE_BOTS)} seats; for {players}, give `arena run` {players} or more "
+            "--bot NAME=COMMAND (a sample bot may come twice under two names)"
+        )
     _do_run(
         bots=[],
         players=players,

@@ -765,6 +765,18 @@ def test_demo_plays_the_sample_bots_and_rates_them(tmp_path: Path) -> None:
     assert "Ratings, 4-seat tables" in done.stdout and "Faults per bot" in done.stdout
 
 
+def test_demo_for_more_seats_than_sample_bots_says_what_to_run_instead(tmp_path: Path) -> None:
+    """The demo has four sample bots and no --bot flag: --players 5 was told to give more --bot
+    flags, which the demo refuses as no such option."""
+    for players in ("5", "6"):
+        done = arena("demo", "--players", players, cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.count("\n") == 1, done.stderr
+        assert done.stderr.startswith(f"arena: error: --players {players}: the demo's 4 sample")
+        assert f"give `arena run` {players} or more --bot NAME=COMMAND" in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_bots_are_told_the_grace_of_the_run(tmp_path: Path) -> None:
     """Welcome.reconnect_grace_ms is the run's --grace (the tables hold seats that long), which
     the SDK logs on connecting: it said the referee's default, 5000 ms, whatever --grace."""
