@@ -1,10 +1,14 @@
 """The JSON API of a real ``arena serve`` process: the admin actions' arguments are text, and
-/api/games refuses a parameter left empty, and a malformed Content-Length is a 400 saying so."""
+/api/games refuses a parameter left empty, a malformed Content-Length is a 400 saying so, and the
+server commands tell an output they cannot write from a server they cannot reach."""
 
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -12,7 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_server_support import ServerProcess
+from test_server_support import REPO, ServerProcess
+
+ARENA = (
+    [str(Path(sys.executable).with_name("arena"))]
+    if Path(sys.executable).with_name("arena").exists()
+    else [sys.executable, "-m", "arena.cli"]
+)
+"""The `arena` command, as installed (closed output is handled by its command classes)."""
 
 
 @pytest.fixture
@@ -125,4 +136,63 @@ def test_a_content_length_that_is_not_digits_is_a_400_saying_so(server: ServerPr
             "error": f"Content-Length {length!r} is not a number of bytes"
         }, answer
     assert server.get("/api/health")["ladder"] == "running"
+    assert server.terminate() == 0
+
+
+def run_cli(*args: str, stdout: int) -> subprocess.CompletedProcess[str]:
+    """An ``arena`` server command with its standard output on ``stdout`` (a file descriptor)."""
+    return subprocess.run(
+        [*ARENA, *args],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_an_output_that_cannot_be_written_is_not_taken_for_an_unreachable_server(
+    server: ServerProcess,
+) -> None:
+    # The admin commands printed the server's answer inside the try that reports the network:
+    # `arena admin pause | head -0` said "cannot reach the server ... Broken pipe" (exit 2) of a
+    # pause the server had made, where a closed output stops every command quietly (141); and
+    # `arena bots list > /dev/full` ended in a traceback.
+    server.add_bot("a")
+    admin = server.admin_token()
+    server.start()
+    base = ["--url", server.url, "--token", admin]
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        closed = run_cli("admin", "pause", *base, stdout=write)
+    finally:
+        os.close(write)
+    assert (closed.returncode, closed.stderr) == (141, "")
+    assert server.get("/api/health")["ladder"] == "paused"
+
+    full = os.open("/dev/full", os.O_WRONLY)
+    try:
+        resumed = run_cli("admin", "resume", *base, stdout=full)
+        listed = run_cli("bots", "list", "--db", str(server.db), stdout=full)
+        banned = run_cli("bots", "ban", "a", "--db", str(server.db), stdout=full)
+    finally:
+        os.close(full)
+    assert resumed.returncode == 1
+    assert resumed.stderr == (
+        "arena: error: could not write to standard output (No space left on device); "
+        "the server did resume\n"
+    )
+    assert server.get("/api/health")["ladder"] == "running"
+    assert listed.returncode == 1
+    assert (
+        listed.stderr
+        == "arena: error: could not write to standard output (No space left on device)\n"
+    )
+    assert banned.returncode == 1 and banned.stderr.endswith("; the change is made\n")
+    assert (
+        note(server) == "" and "banned" in server.cli("bots", "list", "--db", str(server.db)).stdout
+    )
     assert server.terminate() == 0

@@ -55,6 +55,30 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(EXIT_BAD_INPUT)
 
 
+def _say(text: Any, done: str = "") -> None:
+    """Print ``text`` (a string or a rich renderable) on standard output. A closed pipe stops
+    the command quietly, exit 141, as every command's does; another failure to write (a full
+    disk, ``> /dev/full``) is one line, exit 1, saying whether the change was made (``done``)
+    rather than a traceback."""
+    from arena.cli import PipeConsole  # not at the top: arena.cli imports this module
+
+    try:
+        if isinstance(text, str):
+            typer.echo(text)
+            sys.stdout.flush()
+        else:
+            PipeConsole().print(text)
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        made = f"; {done}" if done else ""
+        typer.echo(
+            f"arena: error: could not write to standard output ({e.strerror or e}){made}",
+            err=True,
+        )
+        raise typer.Exit(EXIT_FAILED) from None
+
+
 def _check_db(db: Path, *, create: bool) -> bool:
     """Whether ``db`` is still to be made; one line and exit 2 if it cannot be used (a missing
     file is such an error unless ``create``)."""
@@ -315,7 +339,7 @@ def bots_list(
     finally:
         accounts.close()
     if as_json:
-        typer.echo(
+        _say(
             json.dumps(
                 [
                     {
@@ -332,9 +356,7 @@ def bots_list(
     table = Table("bot", "status", "note", title=f"bots in {db}")
     for a in rows:
         table.add_row(a.name, a.status.value, a.note)
-    from arena.cli import PipeConsole  # not at the top: arena.cli imports this module
-
-    PipeConsole().print(table)  # a closed pipe stops quietly, exit 141, as every command's
+    _say(table)
 
 
 @bots_app.command("revoke")
@@ -380,7 +402,7 @@ def _account_change(db: Path, change: Any, done: str) -> None:
         raise _fail(str(e)) from None
     finally:
         accounts.close()
-    typer.echo(done)
+    _say(done, "the change is made")
 
 
 admin_app = typer.Typer(
@@ -506,7 +528,7 @@ def _post(url: str, token: str | None, action: str, body: dict[str, Any], ca: Pa
     context = _trusting(ca) if ca is not None else None
     try:
         with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_S, context=context) as r:
-            typer.echo(r.read().decode())
+            answer = r.read().decode()
     except urllib.error.HTTPError as e:
         detail = e.read().decode(errors="replace")
         with contextlib.suppress(ValueError, KeyError, TypeError):
@@ -518,6 +540,9 @@ def _post(url: str, token: str | None, action: str, body: dict[str, Any], ca: Pa
         raise _fail(_unreachable(url, e.reason)) from None
     except OSError as e:  # raised while reading the answer, not wrapped by urllib
         raise _fail(_unreachable(url, e)) from None
+    # Printed outside the try: a closed or full output said "cannot reach the server" (exit 2)
+    # of an action the server had done.
+    _say(answer, f"the server did {action}")
 
 
 @admin_app.command("pause")
