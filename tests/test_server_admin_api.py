@@ -1,6 +1,6 @@
 """The JSON API of a real ``arena serve`` process: the admin actions' arguments are text, and
 /api/games refuses a parameter left empty, a malformed Content-Length is a 400 saying so, and the
-server commands tell an output they cannot write from a server they cannot reach."""
+server commands (serve too) tell an output they cannot write from other errors."""
 
 from __future__ import annotations
 
@@ -196,3 +196,28 @@ def test_an_output_that_cannot_be_written_is_not_taken_for_an_unreachable_server
         note(server) == "" and "banned" in server.cli("bots", "list", "--db", str(server.db)).stdout
     )
     assert server.terminate() == 0
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_serve_with_an_output_it_cannot_write_stops_as_documented(tmp_path: Path) -> None:
+    # The banner's write error went to the catch-all for bad input: `arena serve | head -0`
+    # said "arena: error: [Errno 32] Broken pipe" (exit 2), not the quiet 141 of every command
+    # whose output is closed; a full output, "[Errno 28] No space left on device" (exit 2).
+    flags = ["serve", "--port", "0", "--web-port", "0", "--log", str(tmp_path / "log")]
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        closed = run_cli(*flags, "--db", str(tmp_path / "a.db"), stdout=write)
+    finally:
+        os.close(write)
+    assert closed.returncode == 141 and "error" not in closed.stderr, closed.stderr
+    full = os.open("/dev/full", os.O_WRONLY)
+    try:
+        done = run_cli(*flags, "--db", str(tmp_path / "b.db"), stdout=full)
+    finally:
+        os.close(full)
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == (
+        "arena: error: could not write to standard output (No space left on device): "
+        "the server stopped"
+    )

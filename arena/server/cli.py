@@ -55,6 +55,10 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(EXIT_BAD_INPUT)
 
 
+class _OutputError(ArenaError):
+    """Standard output cannot be written (a full disk): not bad input."""
+
+
 def _say(text: Any, done: str = "") -> None:
     """Print ``text`` (a string or a rich renderable) on standard output. A closed pipe stops
     the command quietly, exit 141, as every command's does; another failure to write (a full
@@ -216,6 +220,7 @@ def serve_command(
             f"--log {log_file}: {e.strerror or e}; give a file in a folder that exists"
         ) from None
     new_db = _check_db(db, create=True)
+    banner_closed: list[bool] = []  # the banner's reader had gone: stop as on a closed pipe
 
     def ready(ports: Ports) -> None:
         # Said once the database is made, so that a refusal (a bad certificate) is not preceded
@@ -224,11 +229,19 @@ def serve_command(
             _say_new_db(db)
         scheme = "https" if tls_cert else "http"
         shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-        typer.echo(
-            f"serving {settings.name!r}: bots connect to {host_port(shown, ports.bots)}; "
-            f"leaderboard at {scheme}://{host_port(shown, ports.web)}/",
-        )
-        sys.stdout.flush()
+        try:
+            typer.echo(
+                f"serving {settings.name!r}: bots connect to {host_port(shown, ports.bots)}; "
+                f"leaderboard at {scheme}://{host_port(shown, ports.web)}/",
+            )
+            sys.stdout.flush()
+        except BrokenPipeError:
+            banner_closed.append(True)
+            raise
+        except OSError as e:
+            raise _OutputError(
+                f"could not write to standard output ({e.strerror or e}): the server stopped"
+            ) from None
 
     try:
         code = run_loop(
@@ -243,7 +256,14 @@ def serve_command(
                 ready=ready,
             )
         )
+    except _OutputError as e:
+        typer.echo(f"arena: error: {e}", err=True)
+        raise typer.Exit(EXIT_FAILED) from None
     except (ArenaError, OSError) as e:
+        if banner_closed:
+            # `arena serve | head -0`: quietly, exit 141, as every command on a closed output
+            # (it said "arena: error: [Errno 32] Broken pipe", exit 2).
+            raise BrokenPipeError(errno.EPIPE, "the output's reader has gone") from None
         raise _fail(str(e)) from None
     finally:
         # The server has stopped: only the exit is left. A Ctrl-C or SIGTERM pressed twice to
