@@ -66,7 +66,10 @@ T = TypeVar("T")
 
 def _version_callback(value: bool) -> None:
     if value:
-        typer.echo(f"arena {__version__}")
+        try:
+            typer.echo(f"arena {__version__}")
+        except BrokenPipeError:  # typer's own handler would exit 1
+            output_closed()
         raise typer.Exit()
 
 
@@ -938,6 +941,7 @@ def run_typer(application: typer.Typer, prog_name: str) -> NoReturn:
     types, so they are recognised by what they offer (a message and an exit code).
     """
     command = typer.main.get_command(application)
+    _help_stops_on_a_closed_pipe()
     try:
         code = command.main(prog_name=prog_name, standalone_mode=False)
     except (typer.Abort, KeyboardInterrupt):
@@ -954,6 +958,24 @@ def run_typer(application: typer.Typer, prog_name: str) -> NoReturn:
         print(f"arena: error: {message()} (see {where} --help)", file=sys.stderr)
         raise SystemExit(exit_code) from None
     raise SystemExit(code if isinstance(code, int) else 0)
+
+
+def _help_stops_on_a_closed_pipe() -> None:
+    """Have typer's help (``arena run --help | head -1``) stop with 141 as every command does:
+    its rich console exits 1 on a closed pipe."""
+    from typer import rich_utils
+
+    made = rich_utils._get_rich_console
+    if getattr(made, "stops_on_a_closed_pipe", False):
+        return
+
+    def console(stderr: bool = False) -> Console:
+        made_console = made(stderr)
+        made_console.on_broken_pipe = output_closed  # type: ignore[method-assign]
+        return made_console
+
+    console.stops_on_a_closed_pipe = True  # type: ignore[attr-defined]
+    rich_utils._get_rich_console = console
 
 
 def entry() -> NoReturn:

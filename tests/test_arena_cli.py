@@ -428,6 +428,16 @@ def test_a_closed_output_stops_quietly_with_141_and_the_run_resumes(tmp_path: Pa
     assert closed.returncode == 141 and "Traceback" not in closed.stderr, closed.stderr
 
 
+def test_help_and_version_on_a_closed_output_stop_quietly_with_141(tmp_path: Path) -> None:
+    """`arena run --help | head -1` exited 1 (typer's console and echo exit so on a closed
+    pipe), where every arena command exits 141 as a Unix tool killed by SIGPIPE would."""
+    commands = (["--help"], ["run", "--help"], ["ratings", "--help"], ["bots"], ["--version"])
+    for command, closed in zip(commands, closed_pipe_runs(tmp_path, commands), strict=True):
+        assert (closed.returncode, closed.stderr) == (141, ""), command
+    shown = arena("run", "--help", cwd=tmp_path)  # an open pipe: the help, exit 0
+    assert shown.returncode == 0 and "--boards" in shown.stdout, shown.stderr
+
+
 def closed_pipe_runs(
     cwd: Path, commands: Sequence[Sequence[str]]
 ) -> list[subprocess.CompletedProcess[str]]:
