@@ -221,3 +221,30 @@ def test_serve_with_an_output_it_cannot_write_stops_as_documented(tmp_path: Path
         "arena: error: could not write to standard output (No space left on device): "
         "the server stopped"
     )
+
+
+def test_unbanning_a_bot_whose_token_was_revoked_leaves_it_revoked(server: ServerProcess) -> None:
+    # Unbanned as "active", a bot with no token was listed (and shown on the page) as one that
+    # may play, though no token could; and `bots add` then called it active, not revoked.
+    server.add_bot("a")
+    server.add_bot("b")
+    admin = server.admin_token()
+    db = ["--db", str(server.db)]
+    for bot in ("a", "b"):
+        assert server.cli("bots", "revoke", bot, *db).returncode == 0
+        assert server.cli("bots", "ban", bot, "--reason", "leaked", *db).returncode == 0
+    unbanned = server.cli("bots", "unban", "a", *db)
+    assert unbanned.returncode == 0
+    assert unbanned.stdout == (
+        f"bot 'a': unbanned, but its token was revoked: give it a new one with "
+        f"`arena bots add a --new-token --db {server.db}`\n"
+    )
+    server.start()
+    assert post(server, "unban", b'{"bot": "b"}', admin) == (200, {"unbanned": "b"})
+    listed = json.loads(server.cli("bots", "list", *db, "--json").stdout)
+    assert [(row["name"], row["status"]) for row in listed] == [("a", "revoked"), ("b", "revoked")]
+    assert {row["name"]: row["status"] for row in server.get("/api/standings")["bots"]} == {
+        "a": "revoked",
+        "b": "revoked",
+    }
+    assert server.terminate() == 0

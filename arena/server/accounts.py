@@ -235,12 +235,19 @@ class AccountStore:
         account has, so that a second ban without a reason does not wipe the first's)."""
         self._set(name, AccountStatus.BANNED, note)
 
-    def unban(self, name: str) -> None:
-        """Let a banned bot play again."""
+    def unban(self, name: str) -> AccountStatus:
+        """Let a banned bot play again; its status now: ACTIVE, or REVOKED for a bot whose token
+        was revoked before the ban (it has none to play with until it is given a new one)."""
         account = self.get(name)
         if account.status is not AccountStatus.BANNED:
             raise AccountError(f"bot {name!r} is not banned (it is {account.status.value})")
-        self._set(name, AccountStatus.ACTIVE, "")
+        conn = self._connection()
+        row = conn.execute("SELECT token_hash FROM server_bots WHERE name = ?", (name,)).fetchone()
+        # Unbanned as "active", a revoked bot was listed as one that may play, with no token
+        # that could (and `bots add` then called it active, not revoked).
+        status = AccountStatus.ACTIVE if row is not None and row[0] else AccountStatus.REVOKED
+        self._set(name, status, "")
+        return status
 
     def _set(
         self, name: str, status: AccountStatus, note: str | None, forget_token: bool = False

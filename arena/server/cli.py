@@ -31,7 +31,7 @@ from rich.table import Table
 from arena.config import check_port
 from arena.errors import ArenaError
 from arena.referee.loop import run as run_loop
-from arena.server.accounts import AccountStore, check_not_a_batch
+from arena.server.accounts import AccountStatus, AccountStore, check_not_a_batch
 from arena.server.config import load_server_config
 from arena.store import StoreError
 
@@ -411,18 +411,29 @@ def bots_ban(
 @bots_app.command("unban")
 def bots_unban(name: str = typer.Argument(..., help="The bot."), db: Path = _DB) -> None:
     """Let a banned bot play again."""
-    _account_change(db, lambda a: a.unban(name), f"bot {name!r}: may play again")
+    _account_change(db, lambda a: _unbanned(name, db, a.unban(name)), "")
 
 
-def _account_change(db: Path, change: Any, done: str) -> None:
+def _unbanned(name: str, db: Path, status: AccountStatus) -> str:
+    """What an unban did: a bot whose token was revoked before the ban still has none."""
+    if status is AccountStatus.REVOKED:
+        return (
+            f"bot {name!r}: unbanned, but its token was revoked: give it a new one with "
+            f"`arena bots add {name} --new-token --db {db}`"
+        )
+    return f"bot {name!r}: may play again"
+
+
+def _account_change(db: Path, change: Callable[[AccountStore], str | None], done: str) -> None:
+    """Make ``change``; say ``done``, or what ``change`` returned instead."""
     accounts = _accounts(db)
     try:
-        change(accounts)
+        said = change(accounts)
     except ArenaError as e:
         raise _fail(str(e)) from None
     finally:
         accounts.close()
-    _say(done, "the change is made")
+    _say(said or done, "the change is made")
 
 
 admin_app = typer.Typer(
