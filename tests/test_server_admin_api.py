@@ -248,3 +248,22 @@ def test_unbanning_a_bot_whose_token_was_revoked_leaves_it_revoked(server: Serve
         "b": "revoked",
     }
     assert server.terminate() == 0
+
+
+def test_revoking_a_banned_bot_keeps_the_ban_through_a_new_token(server: ServerProcess) -> None:
+    # Revoked, a banned bot lost its ban: the new token `bots add --new-token` gives a revoked
+    # bot then made it active, with no unban, and the ban's reason was wiped; its author could
+    # play again.
+    server.add_bot("a")
+    db = ["--db", str(server.db)]
+    assert server.cli("bots", "ban", "a", "--reason", "cheats", *db).returncode == 0
+    revoked = server.cli("bots", "revoke", "a", *db)
+    assert (revoked.returncode, revoked.stdout) == (0, "bot 'a': token revoked (it stays banned)\n")
+    token = server.cli("bots", "add", "a", "--new-token", *db).stdout.strip()
+    (row,) = json.loads(server.cli("bots", "list", *db, "--json").stdout)
+    assert (row["status"], row["note"]) == ("banned", "cheats")
+    server.start()
+    bot = server.bot("a", token, sample="lowcard")
+    assert bot.wait(60) == 2
+    assert bot.stderr is not None and b"(PERMISSION_DENIED)" in bot.stderr.read()
+    assert server.terminate() == 0

@@ -225,10 +225,15 @@ class AccountStore:
                 deliver(token)
         return token
 
-    def revoke(self, name: str, note: str | None = None) -> None:
+    def revoke(self, name: str, note: str | None = None) -> AccountStatus:
         """Forget a bot's token: it identifies nobody from now on (``note``: why; None keeps
-        the note the account has)."""
-        self._set(name, AccountStatus.REVOKED, note, forget_token=True)
+        the note the account has). A banned bot stays banned; its status now."""
+        # Made revoked, a banned bot lost its ban: the new token `bots add --new-token` gives a
+        # revoked bot made it active, with no unban.
+        banned = self.get(name).status is AccountStatus.BANNED
+        status = AccountStatus.BANNED if banned else AccountStatus.REVOKED
+        self._set(name, status, note, forget_token=True)
+        return status
 
     def ban(self, name: str, note: str | None = None) -> None:
         """Refuse a bot's token (its results stay; ``note``: why; None keeps the note the

@@ -389,7 +389,12 @@ def bots_revoke(
     ] = None,
 ) -> None:
     """Forget a bot's token: it no longer identifies anyone (its results stay)."""
-    _account_change(db, lambda a: a.revoke(name, reason), f"bot {name!r}: token revoked")
+
+    def revoke(accounts: AccountStore) -> str:
+        banned = accounts.revoke(name, reason) is AccountStatus.BANNED
+        return f"bot {name!r}: token revoked" + (" (it stays banned)" if banned else "")
+
+    _account_change(db, revoke, "")
 
 
 @bots_app.command("ban")
