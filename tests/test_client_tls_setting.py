@@ -1,9 +1,10 @@
-"""ARENA_TLS is 1 or 0: another value is refused in one line by the Python SDK and the Node.js
-sample bot alike, against a real referee on loopback."""
+"""The Node.js sample bot and the Python SDK alike: ARENA_TLS is 1 or 0 (another value is refused
+in one line), and Ctrl-C exits 130, SIGTERM 0; against a real referee on loopback."""
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 
@@ -49,3 +50,27 @@ def test_arena_tls_other_than_1_or_0_is_refused_in_one_line(language: str, value
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
     assert f"ARENA_TLS must be 1 (connect with TLS) or 0 (plain text), got '{value}'" in lines[0]
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 0), (signal.SIGINT, 130)])
+def test_the_js_bot_exits_as_the_python_sdk_on_sigterm_and_ctrl_c(
+    sig: signal.Signals, code: int
+) -> None:
+    # The Node.js bot exited 0 on Ctrl-C, the Python SDK 130 (as the README says of run()).
+    accounts, tokens = TokenAccounts.issue_for(["b"])
+    with RefereeThread(RefereeConfig(), accounts) as referee:
+        port = referee.start("127.0.0.1:0")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+        env |= {"ARENA_ADDRESS": f"127.0.0.1:{port}", "ARENA_TOKEN": tokens["b"]}
+        env["ARENA_BOT_NAME"] = "b"
+        bot = subprocess.Popen(
+            [require_node(), str(JS_BOT)], env=env, stderr=subprocess.PIPE, text=True
+        )
+        try:
+            assert referee.wait_for_bots(["b"], 30_000), "the bot did not connect"
+            bot.send_signal(sig)
+            assert bot.wait(EXIT_WAIT_S) == code
+        finally:
+            bot.kill()
+            _, err = bot.communicate()
+    assert f"goodbye (received {sig.name})" in err, err

@@ -43,6 +43,7 @@ const GOODBYE_WAIT_MS = 500;
 const EXIT_OK = 0;
 const EXIT_GAVE_UP = 1;
 const EXIT_REFUSED = 2;
+const EXIT_INTERRUPTED = 130; // Ctrl-C, as the Python SDK and shells report it (128 + SIGINT)
 
 // Statuses that mean "this bot, as it is, will never be let in": retrying cannot help.
 const REFUSALS = new Set([
@@ -334,6 +335,7 @@ class Session {
     this.unreachableSince = null;
     this.shutdown = null;
     this.stopping = false;
+    this.stopCode = EXIT_OK; // the exit code once stopping: 0 for SIGTERM, 130 for Ctrl-C
     // The last Welcome's session_id while that session may still be live at the referee (its
     // stream broke under us): a reconnect names it in Hello.resume_session_id, so that a referee
     // that has not noticed the break yet (a half-open connection) ends it at once and gives the
@@ -407,7 +409,7 @@ class Session {
 
   onStatus(status) {
     this.call = null;
-    if (this.stopping) process.exit(EXIT_OK);
+    if (this.stopping) process.exit(this.stopCode);
     if (this.shutdown) {
       const s = this.shutdown;
       this.shutdown = null;
@@ -456,14 +458,16 @@ class Session {
 
   stop(signal) {
     this.stopping = true;
-    if (this.call === null) process.exit(EXIT_OK);
+    // SIGTERM is a stop that was asked for (exit 0); Ctrl-C exits 130, as the Python SDK does.
+    this.stopCode = signal === "SIGINT" ? EXIT_INTERRUPTED : EXIT_OK;
+    if (this.call === null) process.exit(this.stopCode);
     try {
       this.call.write({ goodbye: { reason: `received ${signal}` } });
       this.call.end();
     } catch (e) {
-      process.exit(EXIT_OK);
+      process.exit(this.stopCode);
     }
-    setTimeout(() => process.exit(EXIT_OK), GOODBYE_WAIT_MS).unref();
+    setTimeout(() => process.exit(this.stopCode), GOODBYE_WAIT_MS).unref();
   }
 }
 
