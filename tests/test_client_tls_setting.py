@@ -1,8 +1,11 @@
 """The Node.js sample bot and the Python SDK alike: ARENA_TLS is 1 or 0 (another value is refused
-in one line), and Ctrl-C exits 130, SIGTERM 0; against a real referee on loopback."""
+in one line), and Ctrl-C exits 130, SIGTERM 0; serve() checks its give-up time as resolve() does;
+against a real referee on loopback."""
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import os
 import signal
 import subprocess
@@ -11,6 +14,8 @@ import sys
 import pytest
 from test_js_bot import JS_BOT, require_node
 
+from arena.client import Bot, ClientSettings, serve
+from arena.errors import ConfigError
 from arena.referee import RefereeConfig, RefereeThread, TokenAccounts
 
 LOWCARD = JS_BOT.parent.parent / "lowcard.py"
@@ -74,3 +79,20 @@ def test_the_js_bot_exits_as_the_python_sdk_on_sigterm_and_ctrl_c(
             bot.kill()
             _, err = bot.communicate()
     assert f"goodbye (received {sig.name})" in err, err
+
+
+@pytest.mark.parametrize("given", [math.nan, -1.0])
+@pytest.mark.parametrize("where", ["argument", "settings"])
+def test_serve_refuses_a_give_up_time_that_is_not_0_or_more(where: str, given: float) -> None:
+    # ClientSettings.resolve refused these, serve() took them as given: with the referee away,
+    # NaN was slept on ("retrying in nan s", then "ValueError: Invalid value NaN"), and a
+    # negative time gave up at the first failure.
+    accounts, tokens = TokenAccounts.issue_for(["b"])
+    with RefereeThread(RefereeConfig(), accounts) as referee:
+        port = referee.start("127.0.0.1:0")
+    settings = ClientSettings.resolve(f"127.0.0.1:{port}", tokens["b"], "b")  # a referee gone
+    if where == "settings":
+        settings = dataclasses.replace(settings, give_up_after=given)
+    extra = {"give_up_after": given} if where == "argument" else {}
+    with pytest.raises(ConfigError, match=r"give_up_after must be 0 or more seconds, got"):
+        serve(Bot(), settings, **extra)

@@ -421,6 +421,8 @@ def serve(bot: Bot, settings: ClientSettings, *, give_up_after: float | None = N
     kick that lets it back is followed by a reconnection instead).
     """
     limit = settings.give_up_after if give_up_after is None else give_up_after
+    if not limit >= 0:  # NaN too: it was slept on ("retrying in nan s", then a ValueError)
+        raise ConfigError(f"give_up_after must be 0 or more seconds, got {limit!r}")
     return _serve(_Runner(bot, settings), limit)
 
 
