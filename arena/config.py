@@ -33,6 +33,7 @@ the port do not change it, so a run may be resumed with other values of those.
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import hashlib
 import json
@@ -275,8 +276,14 @@ def identity_hash(identity: Mapping[str, Any]) -> str:
 def load_toml(path: Path) -> dict[str, Any]:
     """The settings in a TOML file, keys normalised to underscores."""
     try:
-        with path.open("rb") as f:
-            data = tomllib.load(f)
+        text = path.read_bytes()
+        if text.startswith(codecs.BOM_UTF8):
+            # Invisible in an editor, and tomllib's error points at nothing to see.
+            raise ConfigError(
+                f"--config {path}: starts with a byte-order mark (as some editors save "
+                "UTF-8), which TOML does not allow: save it as UTF-8 without one"
+            )
+        data = tomllib.loads(text.decode())
     except FileNotFoundError:
         raise ConfigError(f"--config {path}: no such file") from None
     except OSError as e:

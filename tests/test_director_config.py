@@ -246,6 +246,12 @@ def test_bad_files_are_one_line_errors(tmp_path: Path) -> None:
     latin.write_bytes(b"players = 4\n# caf\xe9\n")
     with pytest.raises(ConfigError, match=r"latin.toml: not UTF-8 text \(byte 17\)"):
         load_toml(latin)
+    # A byte-order mark (Notepad's "UTF-8 with BOM") was "Invalid statement (at line 1,
+    # column 1)", pointing at nothing an editor shows.
+    marked = tmp_path / "marked.toml"
+    marked.write_bytes(b"\xef\xbb\xbfplayers = 4\n")
+    with pytest.raises(ConfigError, match=r"marked.toml: starts with a byte-order mark .*: save"):
+        load_toml(marked)
 
 
 def test_round_robin_plays_every_board_in_every_rotation_of_every_group() -> None:
