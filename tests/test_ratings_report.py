@@ -56,6 +56,12 @@ def test_ratings_table_lists_bots_best_first(tournament: list[TableResult]) -> N
     assert "240 results on 60 boards; mean = 0" in text.replace("\n", " ")
 
 
+def test_the_caption_says_1_board_not_1_boards() -> None:
+    one = fit(simulate_tables([-100.0, 0.0, 50.0, 150.0], 1, seed=12).to_results())
+    text = text_of(ratings_table(one)).replace("\n", " ")
+    assert "4 results on 1 board; mean = 0" in text
+
+
 def test_points_are_per_hand_or_per_game_as_the_results_are() -> None:
     seats = ("A", "B", "C", "D")
     hands = [TableResult(f"h{i}", seats, (0.0, 5.0, 8.0, 13.0)) for i in range(4)]

@@ -159,6 +159,11 @@ def interval_text(row: BotRating, anchor: str | None, digits: int = 1) -> tuple[
     return minus, plus, f"{left}{low}, {high}{right}"
 
 
+def _count(n: int, noun: str) -> str:
+    """``n`` of ``noun``, grouped by thousands: "1 board", "1,200 boards"."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def error_text(minus: str, plus: str) -> str:
     """An error for a label: "± 5" when both sides read alike, "−4/+6" when not (one side
     alone would hide the other)."""
@@ -181,7 +186,8 @@ def ratings_table(fit: RatingFit) -> Table:
     table = Table(
         title=f"Ratings, {_size_label(fit)}",
         caption=(
-            f"{fit.results} results on {fit.boards} boards; {_anchor_text(fit)}; "
+            f"{_count(fit.results, 'result')} on {_count(fit.boards, 'board')}; "
+            f"{_anchor_text(fit)}; "
             f"{pct}% intervals clustered by board ({_method_caption(fit)}); "
             "−/+: from the Elo down and up to the interval's ends; "
             "LOS = likelihood of superiority over the next bot; "
@@ -376,7 +382,7 @@ def plot_ratings(fit: RatingFit, path: str | Path) -> Path:
     ax.set_xlabel(f"Elo ({_anchor_text(fit)}), {pct}% interval clustered by board")
     ax.set_title(
         f"Ratings, {_size_label(fit)}\n"
-        f"{fit.results:,} results on {fit.boards:,} boards; {_method_text(fit)}",
+        f"{_count(fit.results, 'result')} on {_count(fit.boards, 'board')}; {_method_text(fit)}",
         fontsize=11,
     )
     _tidy(ax)
