@@ -117,11 +117,18 @@ class OnceCommand(TyperCommand):
         return result
 
     def invoke(self, ctx: Any) -> Any:
-        """Run the command; a closed output (``arena ratings | head -1``) stops it quietly."""
+        """Run the command; a closed output (``arena ratings | head -1``) stops it quietly, a
+        full one (``> /dev/full``) with one line."""
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            sys.stdout.flush()  # here, not at exit: a failure is then this command's to say
+            return result
         except BrokenPipeError:
             output_closed()
+        except OSError as e:
+            if not is_output_failure(e):
+                raise
+            output_failed(e)
 
 
 def _empty_path(command: TyperCommand, args: list[str], interspersed: bool) -> str:
@@ -239,6 +246,29 @@ def output_closed() -> NoReturn:
             os.dup2(devnull, stream.fileno())
     os.close(devnull)
     raise typer.Exit(EXIT_OUTPUT_CLOSED)
+
+
+OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG})
+"""Errors of a write to a full or failing output (``arena ratings > /dev/full``)."""
+
+
+def is_output_failure(error: OSError) -> bool:
+    """Whether ``error`` is our standard output failing (no file named: not a file we opened)."""
+    return error.filename is None and error.errno in OUTPUT_ERRNOS
+
+
+def output_failed(error: OSError) -> NoReturn:
+    """Stop with one line and exit code 1: our output cannot be written (a full disk).
+
+    What is still buffered for it goes to /dev/null, or flushing it at exit would fail again.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    with contextlib.suppress(OSError):
+        print(f"arena: error: cannot write the output: {error.strerror or error}", file=sys.stderr)
+    raise SystemExit(EXIT_FAILED)
 
 
 def _fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
@@ -715,9 +745,9 @@ def ratings(
                 seed=0 if seed is None else seed,
                 console=_console(),
             )
-        except BrokenPipeError:
-            raise  # the table's reader has gone, not the plot's file: stopped quietly
         except OSError as e:  # a file named per table size (NAME-4p.png) that was not checked
+            if e.filename is None:  # the output, not the plot's file: see OnceCommand.invoke
+                raise
             raise ConfigError(
                 f"--plot {plot}: cannot write {e.filename} ({e.strerror}); give another file"
             ) from None
@@ -944,9 +974,14 @@ def run_typer(application: typer.Typer, prog_name: str) -> NoReturn:
     _help_stops_on_a_closed_pipe()
     try:
         code = command.main(prog_name=prog_name, standalone_mode=False)
+        sys.stdout.flush()  # the help's or version's output: a failure is said here
     except (typer.Abort, KeyboardInterrupt):
         print(f"{prog_name}: interrupted", file=sys.stderr)
         raise SystemExit(130) from None
+    except OSError as e:
+        if not is_output_failure(e):
+            raise
+        output_failed(e)
     except Exception as e:
         message, exit_code = getattr(e, "format_message", None), getattr(e, "exit_code", None)
         if message is None or not isinstance(exit_code, int):

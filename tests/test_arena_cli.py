@@ -423,6 +423,12 @@ def test_a_closed_output_stops_quietly_with_141_and_the_run_resumes(tmp_path: Pa
     )
     for command, closed in zip(commands, closed_pipe_runs(tmp_path, commands), strict=True):
         assert (closed.returncode, closed.stderr) == (141, ""), command
+    # A full output: one line and exit 1 ('--plot None: cannot write None' and tracebacks were).
+    if Path("/dev/full").exists():
+        filled = (*commands[:3], ["ratings", "--format", "json"], ["--help"], ["--version"])
+        for command, full in zip(filled, full_output_runs(tmp_path, filled), strict=True):
+            said = "arena: error: cannot write the output: No space left on device\n"
+            assert (full.returncode, full.stderr) == (1, said), command
     # The run's summary goes to the closed stdout once every game is played.
     closed = closed_pipe_run(tmp_path, *args)
     assert closed.returncode == 141 and "Traceback" not in closed.stderr, closed.stderr
@@ -436,6 +442,24 @@ def test_help_and_version_on_a_closed_output_stop_quietly_with_141(tmp_path: Pat
         assert (closed.returncode, closed.stderr) == (141, ""), command
     shown = arena("run", "--help", cwd=tmp_path)  # an open pipe: the help, exit 0
     assert shown.returncode == 0 and "--boards" in shown.stdout, shown.stderr
+
+
+def full_output_runs(
+    cwd: Path, commands: Sequence[Sequence[str]]
+) -> list[subprocess.CompletedProcess[str]]:
+    """Each of ``commands`` with its output on /dev/full (every write fails: no space left), all
+    started at once; their outcomes in order."""
+
+    def starter(args: Sequence[str]) -> Callable[[], subprocess.Popen[str]]:
+        def start() -> subprocess.Popen[str]:
+            with open("/dev/full", "w") as full:
+                return subprocess.Popen(
+                    [*BASE, *args], cwd=cwd, stdout=full, stderr=subprocess.PIPE, text=True
+                )
+
+        return start
+
+    return run_at_once([starter(args) for args in commands], CLI_TIMEOUT_S)
 
 
 def closed_pipe_runs(
