@@ -179,7 +179,8 @@ def parse_duration_ms(text: str | int | float, flag: str) -> int:
     """Milliseconds from ``"1000"``, ``1000``, ``"500ms"``, ``"1.5s"`` or ``"2m"``; a bare number
     is milliseconds."""
     if isinstance(text, bool) or not isinstance(text, str | int | float):
-        raise ConfigError(f"{flag} {text!r}: expected a duration such as 1000 (ms), 500ms or 1.5s")
+        shown = str(text).lower() if isinstance(text, bool) else repr(text)  # as TOML writes it
+        raise ConfigError(f"{flag} {shown}: expected a duration such as 1000 (ms), 500ms or 1.5s")
     if isinstance(text, int | float):
         if not math.isfinite(text):
             raise ConfigError(f"{flag} {text!r}: give a finite duration such as 1000 (ms) or 1.5s")

@@ -232,6 +232,7 @@ def test_bad_files_are_one_line_errors(tmp_path: Path) -> None:
         ({"move_time": float("inf")}, r"^config file: move_time = inf: give a finite duration"),
         ({"move_time": float("nan")}, r"^config file: move_time = nan: give a finite duration"),
         ({"move_time": [1]}, r"^config file: move_time = \[1\]: expected a duration"),
+        ({"move_time": True}, r"^config file: move_time = true: expected a duration"),
         ({"db": 5}, r"^config file: db = 5: expected a path"),
         ({"db": ""}, r"^config file: db = '': give a database file"),
         ({"format": ""}, r"^config file: format = '': choose one of round-robin, gauntlet"),
