@@ -121,7 +121,7 @@ class OnceCommand(TyperCommand):
         full one (``> /dev/full``) with one line."""
         try:
             result = super().invoke(ctx)
-            sys.stdout.flush()  # here, not at exit: a failure is then this command's to say
+            _flush_output()
             return result
         except BrokenPipeError:
             output_closed()
@@ -228,6 +228,8 @@ class PipeConsole(Console):
 
 
 def _console() -> Console:
+    if sys.stdout is None:  # started with no standard output at all (`>&-`): a closed one
+        output_closed()
     # Piped output is not cut to 80 columns: the rating table has many.
     return PipeConsole() if sys.stdout.isatty() else PipeConsole(width=PIPE_WIDTH)
 
@@ -241,8 +243,8 @@ def output_closed() -> NoReturn:
     """
     devnull = os.open(os.devnull, os.O_WRONLY)
     for stream in (sys.stdout, sys.stderr):
-        # Not a file (a test's capture): nothing to redirect.
-        with contextlib.suppress(OSError, ValueError):
+        # Not a file (a test's capture), or no stream at all (`>&-`): nothing to redirect.
+        with contextlib.suppress(OSError, ValueError, AttributeError):
             os.dup2(devnull, stream.fileno())
     os.close(devnull)
     raise typer.Exit(EXIT_OUTPUT_CLOSED)
@@ -255,6 +257,13 @@ OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG})
 def is_output_failure(error: OSError) -> bool:
     """Whether ``error`` is our standard output failing (no file named: not a file we opened)."""
     return error.filename is None and error.errno in OUTPUT_ERRNOS
+
+
+def _flush_output() -> None:
+    # Here, not at exit, so that a failure is the command's to say (sys.stdout is None when the
+    # process was started with no standard output at all: `arena ... >&-`).
+    if sys.stdout is not None:
+        sys.stdout.flush()
 
 
 def output_failed(error: OSError) -> NoReturn:
@@ -974,7 +983,7 @@ def run_typer(application: typer.Typer, prog_name: str) -> NoReturn:
     _help_stops_on_a_closed_pipe()
     try:
         code = command.main(prog_name=prog_name, standalone_mode=False)
-        sys.stdout.flush()  # the help's or version's output: a failure is said here
+        _flush_output()  # the help's or version's
     except (typer.Abort, KeyboardInterrupt):
         print(f"{prog_name}: interrupted", file=sys.stderr)
         raise SystemExit(130) from None
