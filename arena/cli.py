@@ -266,17 +266,24 @@ def _flush_output() -> None:
         sys.stdout.flush()
 
 
-def output_failed(error: OSError) -> NoReturn:
-    """Stop with one line and exit code 1: our output cannot be written (a full disk).
+def output_failure_text(error: OSError, done: str = "") -> str:
+    """The one line for an output that cannot be written; ``done``: what was done all the same
+    (a change made, the server stopped)."""
+    return f"cannot write the output: {error.strerror or error}" + (f"; {done}" if done else "")
+
+
+def output_failed(error: OSError, done: str = "") -> NoReturn:
+    """Stop with one line (:func:`output_failure_text`) and exit code 1: our output cannot be
+    written (a full disk).
 
     What is still buffered for it goes to /dev/null, or flushing it at exit would fail again.
     """
     devnull = os.open(os.devnull, os.O_WRONLY)
-    with contextlib.suppress(OSError, ValueError):
+    with contextlib.suppress(OSError, ValueError, AttributeError):
         os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)
     with contextlib.suppress(OSError):
-        print(f"arena: error: cannot write the output: {error.strerror or error}", file=sys.stderr)
+        print(f"arena: error: {output_failure_text(error, done)}", file=sys.stderr)
     raise SystemExit(EXIT_FAILED)
 
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import codecs
 import dataclasses
+import datetime as dt
 import hashlib
 import json
 import math
@@ -175,12 +176,27 @@ def _bot(name: str, command: str | Sequence[str]) -> BotSpec:
     return BotSpec(name, argv, label)
 
 
+def toml_spelling(value: Any) -> str:
+    """A TOML value as the file spells it (``true``, ``18:00:00``), not as Python does
+    (``True``, ``datetime.time(18, 0)``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dt.date | dt.time):  # datetime is a date
+        return value.isoformat()
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_spelling(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{k} = {toml_spelling(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
 def parse_duration_ms(text: str | int | float, flag: str) -> int:
     """Milliseconds from ``"1000"``, ``1000``, ``"500ms"``, ``"1.5s"`` or ``"2m"``; a bare number
     is milliseconds."""
     if isinstance(text, bool) or not isinstance(text, str | int | float):
-        shown = str(text).lower() if isinstance(text, bool) else repr(text)  # as TOML writes it
-        raise ConfigError(f"{flag} {shown}: expected a duration such as 1000 (ms), 500ms or 1.5s")
+        raise ConfigError(
+            f"{flag} {toml_spelling(text)}: expected a duration such as 1000 (ms), 500ms or 1.5s"
+        )
     if isinstance(text, int | float):
         if not math.isfinite(text):
             raise ConfigError(f"{flag} {text!r}: give a finite duration such as 1000 (ms) or 1.5s")

@@ -679,10 +679,17 @@ def _differences(stored: Mapping[str, Any], wanted: Mapping[str, Any]) -> str:
         return (
             "an arena sprt test, not an arena run" if kinds[0] else "an arena run, not an sprt test"
         )
-    parts = config_differences(stored, wanted)
-    if stored.get("game_to") != wanted.get("game_to"):  # --game-to sets the target: said once
-        parts = [p for p in parts if not p.startswith("--rule target=")]
-    return "; ".join(parts) or "another configuration"
+    if stored.get("game_to") != wanted.get("game_to"):
+        # --game-to sets the rules' target: said once, as the flag.
+        stored, wanted = _without_target(stored), _without_target(wanted)
+    return "; ".join(config_differences(stored, wanted)) or "another configuration"
+
+
+def _without_target(identity: Mapping[str, Any]) -> dict[str, Any]:
+    rules = identity.get("rules")
+    if not isinstance(rules, dict):
+        return dict(identity)
+    return {**identity, "rules": {k: v for k, v in rules.items() if k != "target"}}
 
 
 def config_differences(

@@ -182,15 +182,11 @@ def test_an_output_that_cannot_be_written_is_not_taken_for_an_unreachable_server
         os.close(full)
     assert resumed.returncode == 1
     assert resumed.stderr == (
-        "arena: error: could not write to standard output (No space left on device); "
-        "the server did resume\n"
+        "arena: error: cannot write the output: No space left on device; the server did resume\n"
     )
     assert server.get("/api/health")["ladder"] == "running"
     assert listed.returncode == 1
-    assert (
-        listed.stderr
-        == "arena: error: could not write to standard output (No space left on device)\n"
-    )
+    assert listed.stderr == "arena: error: cannot write the output: No space left on device\n"
     assert banned.returncode == 1 and banned.stderr.endswith("; the change is made\n")
     assert (
         note(server) == "" and "banned" in server.cli("bots", "list", "--db", str(server.db)).stdout
@@ -218,8 +214,7 @@ def test_serve_with_an_output_it_cannot_write_stops_as_documented(tmp_path: Path
         os.close(full)
     assert done.returncode == 1
     assert done.stderr.splitlines()[-1] == (
-        "arena: error: could not write to standard output (No space left on device): "
-        "the server stopped"
+        "arena: error: cannot write the output: No space left on device; the server stopped"
     )
 
 

@@ -64,7 +64,8 @@ def _say(text: Any, done: str = "") -> None:
     the command quietly, exit 141, as every command's does; another failure to write (a full
     disk, ``> /dev/full``) is one line, exit 1, saying whether the change was made (``done``)
     rather than a traceback."""
-    from arena.cli import PipeConsole  # not at the top: arena.cli imports this module
+    # Not at the top: arena.cli imports this module.
+    from arena.cli import PipeConsole, is_output_failure, output_failed
 
     try:
         if isinstance(text, str):
@@ -75,12 +76,9 @@ def _say(text: Any, done: str = "") -> None:
     except BrokenPipeError:
         raise
     except OSError as e:
-        made = f"; {done}" if done else ""
-        typer.echo(
-            f"arena: error: could not write to standard output ({e.strerror or e}){made}",
-            err=True,
-        )
-        raise typer.Exit(EXIT_FAILED) from None
+        if not is_output_failure(e):
+            raise
+        output_failed(e, done)
 
 
 def _check_db(db: Path, *, create: bool) -> bool:
@@ -239,9 +237,9 @@ def serve_command(
             banner_closed.append(True)
             raise
         except OSError as e:
-            raise _OutputError(
-                f"could not write to standard output ({e.strerror or e}): the server stopped"
-            ) from None
+            from arena.cli import output_failure_text
+
+            raise _OutputError(output_failure_text(e, "the server stopped")) from None
 
     try:
         code = run_loop(

@@ -54,6 +54,7 @@ from arena.config import (
     load_toml,
     parse_duration_ms,
     rule_names,
+    toml_spelling,
 )
 from arena.errors import ArenaError, ConfigError, RulesError
 from arena.rules import MAX_PLAYERS, MIN_PLAYERS, STANDARD_PLAYERS, Rules, preset
@@ -227,7 +228,7 @@ def server_config_from_dict(data: Mapping[str, Any]) -> ServerConfig:
     )
     strict = data.get("strict", False)
     if not isinstance(strict, bool):
-        raise ConfigError(f"server config: strict = {_spelled(strict)}; write true or false")
+        raise ConfigError(f"server config: strict = {toml_spelling(strict)}; write true or false")
     max_faults = _int(data, "max_faults", FaultPolicy.max_faults)
     if max_faults < 0:
         raise ConfigError(
@@ -258,13 +259,15 @@ def server_config_from_dict(data: Mapping[str, Any]) -> ServerConfig:
         )
     duplicate = data.get("duplicate", True)
     if not isinstance(duplicate, bool):
-        raise ConfigError(f"server config: duplicate = {_spelled(duplicate)}; write true or false")
+        raise ConfigError(
+            f"server config: duplicate = {toml_spelling(duplicate)}; write true or false"
+        )
     event = _event(data["event"], players) if "event" in data else None
     name = data.get("name", DEFAULT_NAME if event is None else DEFAULT_EVENT_NAME)
     if not isinstance(name, str) or not name.strip():
         quoted = "" if isinstance(name, str) else ' in quotes (name = "Spring Ladder")'
         raise ConfigError(
-            f"server config: name = {_spelled(name)}; give the competition a name{quoted}"
+            f"server config: name = {toml_spelling(name)}; give the competition a name{quoted}"
         )
     return ServerConfig(
         name=name.strip(),
@@ -283,26 +286,12 @@ def server_config_from_dict(data: Mapping[str, Any]) -> ServerConfig:
     )
 
 
-def _spelled(value: Any) -> str:
-    """A TOML value as the file spells it (``true``, ``18:00:00``), not as Python does
-    (``True``, ``datetime.time(18, 0)``)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dt.date | dt.time):  # datetime is a date
-        return value.isoformat()
-    if isinstance(value, list):
-        return "[" + ", ".join(_spelled(v) for v in value) + "]"
-    if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{k} = {_spelled(v)}" for k, v in value.items()) + "}"
-    return repr(value)
-
-
 def _int(data: Mapping[str, Any], key: str, default: int, table: str = "") -> int:
     value = data.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int):
         hint = ", not a string: write it without quotes" if isinstance(value, str) else ""
         raise ConfigError(
-            f"server config: {table}{key} = {_spelled(value)}; expected a whole number{hint}"
+            f"server config: {table}{key} = {toml_spelling(value)}; expected a whole number{hint}"
         )
     return value
 
@@ -314,7 +303,7 @@ def _ms(data: Mapping[str, Any], key: str, default: int, at_least: int = 0) -> i
     if ms < at_least:
         # As `arena run --move-time 0`: a clock of 0 ms would fault every answer.
         raise ConfigError(
-            f"server config: {key} = {_spelled(data[key])}; give at least {at_least} ms"
+            f"server config: {key} = {toml_spelling(data[key])}; give at least {at_least} ms"
         )
     return ms
 
@@ -361,7 +350,7 @@ def _when(value: Any, key: str) -> float | None:
         except ValueError:
             pass
     raise ConfigError(
-        f"server config: event.{key} = {_spelled(value)}; "
+        f"server config: event.{key} = {toml_spelling(value)}; "
         "write a date-time like 2025-06-01T18:00:00Z"
     )
 
@@ -383,7 +372,7 @@ def _event(data: Any, players: int) -> EventConfig:
         fmt = EventFormat(data.get("format", EventFormat.ROUND_ROBIN.value))
     except ValueError:
         raise ConfigError(
-            f"server config: event.format = {_spelled(data.get('format'))}; "
+            f"server config: event.format = {toml_spelling(data.get('format'))}; "
             f"choose {' or '.join(f.value for f in EventFormat)}"
         ) from None
     for name in entrants:
@@ -394,7 +383,7 @@ def _event(data: Any, players: int) -> EventConfig:
     candidate = data.get("candidate")
     if candidate is not None and not isinstance(candidate, str):
         raise ConfigError(
-            f"server config: event.candidate = {_spelled(candidate)}; give a bot name"
+            f"server config: event.candidate = {toml_spelling(candidate)}; give a bot name"
         )
     if candidate is not None and fmt is not EventFormat.GAUNTLET:
         raise ConfigError(
