@@ -177,8 +177,11 @@ def _self_signed(directory: Path) -> tuple[Path, Path]:
     return cert, key
 
 
-def first_retry_line(node: str, address: str, env: dict[str, str]) -> str:
-    """The JS bot's first line about a failed connection (it retries; it is then stopped)."""
+def first_retry_line(
+    node: str, address: str, env: dict[str, str], marker: str = "reconnecting in"
+) -> str:
+    """The JS bot's first line holding ``marker`` (by default, about a failed connection: it
+    retries); the bot is then stopped."""
     environment = {**os.environ, "ARENA_ADDRESS": address, "ARENA_TOKEN": "t", **env}
     for name in ("ARENA_TLS", "ARENA_TLS_CA"):
         if name not in env:
@@ -189,9 +192,9 @@ def first_retry_line(node: str, address: str, env: dict[str, str]) -> str:
     try:
         assert proc.stderr is not None
         for line in proc.stderr:
-            if "reconnecting in" in line:
+            if marker in line:
                 return line.strip()
-        raise AssertionError("the JS bot exited without a line about its connection")
+        raise AssertionError(f"the JS bot exited without a line holding {marker!r}")
     finally:
         stopper.cancel()
         proc.kill()
@@ -228,6 +231,21 @@ def test_js_bot_gives_no_tls_hint_when_nothing_listens(tmp_path: Path) -> None:
         port = s.getsockname()[1]
     line = first_retry_line(node, f"127.0.0.1:{port}", {})
     assert "ECONNREFUSED" in line and "TLS" not in line, line
+
+
+def test_js_bot_is_told_which_name_its_token_has() -> None:
+    # As the Python SDK does: the token decides the name in standings, so a different
+    # ARENA_BOT_NAME is worth a warning.
+    node = require_node()
+    with RefereeThread(RefereeConfig(), TokenAccounts({"t": "lowcard"})) as referee:
+        referee.start("127.0.0.1:0")
+        line = first_retry_line(
+            node, f"127.0.0.1:{referee.port}", {"ARENA_BOT_NAME": "zed"}, "warning:"
+        )
+    assert line == (
+        "zed: warning: the referee knows this token as bot 'lowcard', not 'zed' "
+        "(ARENA_BOT_NAME): standings and records show 'lowcard'"
+    ), line
 
 
 def closed_port() -> int:

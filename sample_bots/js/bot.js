@@ -380,6 +380,13 @@ class Session {
         `${w.resumed ? "reconnected; seat taken back" : "connected"} to ${this.address} ` +
           `(session ${w.session_id}, ${w.server_version})${w.message ? ": " + w.message : ""}`,
       );
+      // The token decides who plays: a different ARENA_BOT_NAME only misleads the author.
+      if (w.bot_name && w.bot_name !== botName()) {
+        log(
+          `warning: the referee knows this token as bot '${w.bot_name}', not '${botName()}' ` +
+            `(ARENA_BOT_NAME): standings and records show '${w.bot_name}'`,
+        );
+      }
     }
     for (const event of response.events) {
       const line = describeEvent(event);
