@@ -705,13 +705,26 @@ def bot_path() -> str:
     return os.pathsep.join([str(Path(sys.executable).parent), path])
 
 
-def _check_command(bot: BotSpec) -> None:
-    program = bot.argv[0]
+def command_problem(program: str) -> str | None:
+    """Why a bot command's program cannot be started ("command 'x' does not exist"), or None."""
     if os.sep in program or (os.altsep and os.altsep in program):
         path = Path(program)
         if not path.exists():
-            raise ConfigError(f"bot {bot.name!r}: command {program!r} does not exist")
-        if not os.access(path, os.X_OK) or path.is_dir():
-            raise ConfigError(f"bot {bot.name!r}: command {program!r} is not executable")
-    elif shutil.which(program, path=bot_path()) is None:
-        raise ConfigError(f"bot {bot.name!r}: command {program!r} is not found on PATH")
+            return f"command {program!r} does not exist"
+        if path.is_dir():
+            return f"command {program!r} is a folder: give the program inside it"
+        if not os.access(path, os.X_OK):
+            return (
+                f"command {program!r} is not executable: chmod +x it, or start it with its "
+                "interpreter (python FILE)"
+            )
+        return None
+    if shutil.which(program, path=bot_path()) is None:
+        return f"command {program!r} is not found on PATH"
+    return None
+
+
+def _check_command(bot: BotSpec) -> None:
+    problem = command_problem(bot.argv[0])
+    if problem is not None:
+        raise ConfigError(f"bot {bot.name!r}: {problem}")

@@ -28,6 +28,7 @@ from arena.store import Store
 ROOT = Path(__file__).resolve().parent.parent
 PY = shlex.quote(sys.executable)
 LOW = f"{PY} {shlex.quote(str(ROOT / 'sample_bots' / 'lowcard.py'))}"
+BOTS = ROOT / "sample_bots"
 HEUR = f"{PY} {shlex.quote(str(ROOT / 'sample_bots' / 'heuristic.py'))}"
 HASH = f"{PY} {shlex.quote(str(ROOT / 'tests' / 'arena_bots' / 'hashbot.py'))}"
 CLI_TIMEOUT_S = 240
@@ -103,6 +104,23 @@ BAD_INPUT = {
         ["--bot", "a=/no/such/bot", "--bot", f"b={LOW}", "--bot", f"c={LOW}", "--players", "3"],
         "bot 'a': command '/no/such/bot' does not exist",
     ),
+    "command is a folder": (
+        ["--bot", f"a={BOTS}", "--bot", f"b={LOW}", "--bot", f"c={LOW}", "--players", "3"],
+        f"bot 'a': command '{BOTS}' is a folder: give the program inside it",
+    ),
+    "command is not executable": (
+        [
+            "--bot",
+            f"a={ROOT / 'README.md'}",
+            "--bot",
+            f"b={LOW}",
+            "--bot",
+            f"c={LOW}",
+            "--players",
+            "3",
+        ],
+        "is not executable: chmod +x it, or start it with its interpreter (python FILE)",
+    ),
     "exits at once": (
         [
             "--bot",
@@ -116,7 +134,7 @@ BAD_INPUT = {
             "--concurrency",
             "1",
         ],
-        "exited at once with code 3: no cards today",
+        "exited before it connected, with code 3: no cards today",
     ),
     "exits at once, --out in a new folder": (
         [
@@ -131,7 +149,7 @@ BAD_INPUT = {
             "--out",
             "od/sub",
         ],
-        "exited at once with code 3",
+        "exited before it connected, with code 3",
     ),
     "out is the database": (
         [
@@ -263,7 +281,10 @@ def test_an_existing_database_is_left_as_it_was_when_a_bot_fails(tmp_path: Path)
     finally:
         del os.environ["BREAK_BOT"]
     assert broken.returncode == 2, broken.stderr
-    assert broken.stderr.startswith("arena: error: bot 'c': ") and "exited at once" in broken.stderr
+    assert (
+        broken.stderr.startswith("arena: error: bot 'c': ")
+        and "exited before it connected" in broken.stderr
+    )
     assert (tmp_path / "arena.db").read_bytes() == before
     assert not (tmp_path / "arena.db-wal").exists()
     # Another configuration (c's command changed) is refused before any bot starts.
@@ -285,7 +306,7 @@ def test_an_empty_file_as_db_stays_empty_when_a_bot_fails_then_takes_the_run(
     quitter = f"quitter={PY} -c {shlex.quote(QUITTER)}"
     args = ["--bot", f"b={LOW}", "--bot", f"c={LOW}", "--players", "3", "--db", "mine.db"]
     broken = arena("run", "--bot", quitter, *args, cwd=tmp_path)
-    assert broken.returncode == 2 and "exited at once with code 3" in broken.stderr
+    assert broken.returncode == 2 and "exited before it connected, with code 3" in broken.stderr
     assert db.read_bytes() == b""
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.db"]
     done = arena("run", "--bot", f"a={LOW}", *args, "--boards", "1", cwd=tmp_path)

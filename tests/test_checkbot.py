@@ -303,7 +303,18 @@ def test_cli_exit_codes_and_lines(tmp_path: Path) -> None:
     app = _app()
     missing = runner.invoke(app, ["check-bot", "--", "no-such-bot-command-xyz"])
     assert missing.exit_code == 2
-    assert "bot command not found on PATH: no-such-bot-command-xyz" in missing.output
+    assert "bot command 'no-such-bot-command-xyz' is not found on PATH" in missing.output
+    # As `arena run` says it: which of the three it is, and what to do.
+    script = tmp_path / "bot.py"
+    script.write_text("print('hi')\n")
+    for program, says in (
+        (str(tmp_path), "is a folder: give the program inside it"),
+        (str(script), "is not executable: chmod +x it, or start it with its interpreter"),
+        (str(tmp_path / "nothing"), "does not exist"),
+    ):
+        refused = runner.invoke(app, ["check-bot", "--", program])
+        assert refused.exit_code == 2, refused.output
+        assert f"bot command '{program}' {says}" in refused.output, refused.output
 
     unknown = runner.invoke(app, ["check-bot", "--only", "nonsense", "--", sys.executable])
     assert unknown.exit_code == 2

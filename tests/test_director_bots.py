@@ -173,7 +173,7 @@ def test_a_bot_that_exits_at_once_is_one_line_with_its_last_words(tmp_path: Path
     [error] = _leaves(errors)
     assert isinstance(error, ConfigError)
     assert str(error) == (
-        "bot 'grumpy': 'python -c BOT exit-now' exited at once with code 4: no luck"
+        "bot 'grumpy': 'python -c BOT exit-now' exited before it connected, with code 4: no luck"
     )
 
 

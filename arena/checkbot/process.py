@@ -16,7 +16,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from arena.config import bot_path
+from arena.config import bot_path, command_problem
 from arena.errors import ConfigError
 
 __all__ = ["BotCommandError", "BotProcess", "BotStartError"]
@@ -40,13 +40,13 @@ def resolve(command: Sequence[str]) -> list[str]:
     if not command:
         raise BotCommandError("no bot command given: arena check-bot -- COMMAND [ARGS...]")
     program = command[0]
-    if os.sep in program:
-        if not os.path.isfile(program) or not os.access(program, os.X_OK):
-            raise BotCommandError(f"bot command not found or not executable: {program}")
+    problem = command_problem(program)
+    if problem is not None:
+        raise BotCommandError(f"bot {problem}")
+    if os.sep in program or (os.altsep and os.altsep in program):
         return list(command)
     found = shutil.which(program, path=bot_path())
-    if found is None:
-        raise BotCommandError(f"bot command not found on PATH: {program}")
+    assert found is not None  # command_problem looked it up
     return [found, *command[1:]]
 
 

@@ -369,7 +369,7 @@ class BotPool:
             tail = _tail(log, STDERR_TAIL_LINES)
             said = f": {tail.splitlines()[-1]}" if tail else ""
             raise BotStartError(
-                f"bot {name!r}: {label!r} exited at once with {_exit_text(code)}{said}"
+                f"bot {name!r}: {label!r} exited before it connected, with {_exit_text(code)}{said}"
             )
         if scope.cancelled_caught:
             # Its words, not its log's path: a failed start removes the --out folder it made.
