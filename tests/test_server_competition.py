@@ -271,7 +271,9 @@ EVENT = {"entrants": ["a", "b", "c", "d"]}
         ({"move_time": float("inf")}, r"^server config: move_time = inf: give a finite duration"),
         ({"move_time": [1]}, r"^server config: move_time = \[1\]: expected a duration"),
         ({"time_bank": 99999999999999}, r"^server config: time_bank = 99999999999999: at most a"),
-        ({"game_to": 2**31}, r"^server config: rules.target: must be within"),
+        # The key the file wrote, not the rules field it sets (it said "rules.target: ...").
+        ({"game_to": 2**31}, r"^server config: game_to = 2147483648; the target must be 1 to 1"),
+        ({"game_to": 0}, r"^server config: game_to = 0; the target must be 1 to 1000000 points$"),
         # Named as the file names them (they said "faults.max_faults ..." and "event boards ...").
         ({"max_faults": -1}, r"^server config: max_faults = -1; give 0 or more"),
         # Past the protocol's 32 bits every table failed as it started.

@@ -57,7 +57,7 @@ from arena.config import (
     toml_spelling,
 )
 from arena.errors import ArenaError, ConfigError, RulesError
-from arena.rules import MAX_PLAYERS, MIN_PLAYERS, STANDARD_PLAYERS, Rules, preset
+from arena.rules import MAX_PLAYERS, MAX_POINTS, MIN_PLAYERS, STANDARD_PLAYERS, Rules, preset
 from arena.server.accounts import check_name
 from arena.server.matchmaking import EventFormat, event_schedule
 from arena.table import Clocks, FaultPolicy
@@ -212,10 +212,13 @@ def server_config_from_dict(data: Mapping[str, Any]) -> ServerConfig:
         raise ConfigError("server config: give hands = N or game_to = POINTS, not both")
     hands: int | None = _int(data, "hands", 1)
     if "game_to" in data:
-        try:
-            rules = rules.replace(target=_int(data, "game_to", rules.target))
-        except RulesError as e:
-            raise ConfigError(f"server config: {e}") from None
+        game_to = _int(data, "game_to", rules.target)
+        if not 0 < game_to <= MAX_POINTS:
+            # As `arena run --game-to` says it, in the key the file wrote (not rules.target).
+            raise ConfigError(
+                f"server config: game_to = {game_to}; the target must be 1 to {MAX_POINTS} points"
+            )
+        rules = rules.replace(target=game_to)
         hands = None
     if hands is not None and not 1 <= hands <= MAX_HANDS:
         # Above what the protocol can tell a bot (GameStarted.max_hands, 32 bits), every table
