@@ -7,9 +7,12 @@ script from the repository's root, with real sample bot processes on loopback.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+from arena.table import Termination
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -49,3 +52,19 @@ def test_the_readme_example_plays_a_hand_and_prints_its_record() -> None:
     seat, kind = lines[2].split()[:2]
     assert kind == "pass" and seat in "0123"
     assert lines[3].startswith("(") and lines[3].count("'") == 26  # 13 quoted cards
+
+
+def test_the_readme_names_the_game_and_seat_endings_the_record_can_hold() -> None:
+    # A forfeit never ends the game (the fallback plays the seat on): the game's termination is
+    # normal, interrupted or crash, and the forfeit kinds are the seats' statuses.
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index(SECTION) :]
+    item = section[section.index("- The `GameRecord`:") :]
+    item = item[: item.index("\n- ")]
+    game, _, rest = item.partition("`seat_status`")
+    game_words = set(re.findall(r"`([a-z]+)`", game[game.index("`termination`") :]))
+    seat_words = set(re.findall(r"`([a-z]+)`", rest[: rest.index(")")]))
+    assert game_words - {"termination", "reason", "totals", "placings"} == {
+        t.value for t in Termination if not t.is_forfeit
+    }
+    assert seat_words == {t.value for t in Termination if t.is_forfeit} | {"normal"}
