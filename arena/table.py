@@ -160,7 +160,19 @@ class TableSpec:
             raise ConfigError(
                 f"table {self.table_id!r}: board must be a string, got {self.board!r}"
             )
-        object.__setattr__(self, "seats", tuple(self.seats))
+        # A string is a sequence of names too, of one letter each: "alice" would seat a, l, i...
+        if isinstance(self.seats, str):
+            raise ConfigError(
+                f"table {self.table_id!r}: seats must be a list of bot names, one per seat, "
+                f"got the string {self.seats!r}"
+            )
+        try:
+            object.__setattr__(self, "seats", tuple(self.seats))
+        except TypeError:
+            raise ConfigError(
+                f"table {self.table_id!r}: seats must be a list of bot names, one per seat, "
+                f"got {self.seats!r}"
+            ) from None
         if len(self.seats) != self.rules.players:
             raise ConfigError(
                 f"table {self.table_id!r}: {len(self.seats)} seats {list(self.seats)} "
@@ -174,6 +186,17 @@ class TableSpec:
             raise ConfigError(
                 f"table {self.table_id!r}: hands must be a whole number >= 1 or None "
                 f"(a full game), got {self.hands!r}"
+            )
+        # Checked here, not where the referee first reads them (an AttributeError in its thread).
+        if not isinstance(self.clocks, Clocks):
+            raise ConfigError(
+                f"table {self.table_id!r}: clocks must be a Clocks, e.g. Clocks(move_ms=1000) "
+                f"from arena.table, got {self.clocks!r}"
+            )
+        if not isinstance(self.faults, FaultPolicy):
+            raise ConfigError(
+                f"table {self.table_id!r}: faults must be a FaultPolicy, e.g. "
+                f"FaultPolicy(max_faults=3) from arena.table, got {self.faults!r}"
             )
         if not isinstance(self.watchable, bool):
             raise ConfigError(

@@ -104,6 +104,16 @@ def test_bad_values_are_refused_with_the_field_named() -> None:
         TableSpec("t", Rules(), 1, seats, 1)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="a table needs a table_id"):
         TableSpec("", Rules(), 1, seats, "1")
+    # One string is not four one-letter bots, and the clocks and policy are checked here rather
+    # than failing later on the referee's thread.
+    with pytest.raises(ConfigError, match=r"seats must be a list of bot names.*'abcd'"):
+        TableSpec("t", Rules(), 1, "abcd", "1")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"seats must be a list of bot names.*None"):
+        TableSpec("t", Rules(), 1, None, "1")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"clocks must be a Clocks.*\{'move_ms': 500\}"):
+        TableSpec("t", Rules(), 1, seats, "1", clocks={"move_ms": 500})  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"faults must be a FaultPolicy.*got None"):
+        TableSpec("t", Rules(), 1, seats, "1", faults=None)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
