@@ -221,6 +221,15 @@ class TableSpec:
     def from_dict(cls, data: Mapping[str, Any]) -> TableSpec:
         """The spec from :meth:`to_dict` output (a record written before ``watchable`` existed
         reads as watchable, as its table was)."""
+        try:
+            return cls._from_dict(data)
+        except KeyError as e:
+            raise ConfigError(
+                f"not a whole table spec (TableSpec.to_dict() output): no field {e.args[0]!r}"
+            ) from None
+
+    @classmethod
+    def _from_dict(cls, data: Mapping[str, Any]) -> TableSpec:
         names = (
             "table_id",
             "rules",
@@ -237,7 +246,7 @@ class TableSpec:
             table_id=str(data["table_id"]),
             rules=Rules.from_dict(data["rules"]),
             seed=int(data["seed"]),
-            seats=tuple(data["seats"]),
+            seats=data["seats"],  # a string is refused, not split into one-letter names
             board=str(data["board"]),
             hands=data.get("hands", 1),
             clocks=Clocks.from_dict(data.get("clocks", {})),
@@ -609,7 +618,8 @@ class GameRecord:
     @classmethod
     def _from_dict(cls, data: Mapping[str, Any]) -> GameRecord:
         return cls(
-            spec=TableSpec.from_dict(data["spec"]),
+            # The spec's missing field is this record's: GameRecord.from_dict says so.
+            spec=TableSpec._from_dict(data["spec"]),
             hands=tuple(HandRecord.from_dict(h) for h in data["hands"]),
             decisions=tuple(Decision.from_dict(d) for d in data["decisions"]),
             faults=tuple(Fault.from_dict(f) for f in data["faults"]),

@@ -127,6 +127,19 @@ def test_a_partial_game_record_is_refused_with_the_missing_field(
         GameRecord.from_dict(data)
 
 
+@pytest.mark.parametrize(("data", "missing"), [({}, "table_id"), ({"table_id": "t"}, "rules")])
+def test_a_partial_table_spec_is_refused_with_the_missing_field(
+    data: dict[str, object], missing: str
+) -> None:
+    with pytest.raises(ConfigError, match=f"not a whole table spec .*: no field '{missing}'"):
+        TableSpec.from_dict(data)
+
+
+def test_a_spec_read_back_refuses_seats_given_as_one_string() -> None:
+    with pytest.raises(ConfigError, match="seats must be a list of bot names"):
+        TableSpec.from_dict({**_spec().to_dict(), "seats": "abcd"})
+
+
 def test_strict_policy_allows_no_fault() -> None:
     assert FaultPolicy(max_faults=5, strict=True).faults_allowed == 0
     assert FaultPolicy(max_faults=5).faults_allowed == 5
