@@ -15,7 +15,7 @@ from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import events_pb2 as ev_pb
 from arena.proto.hearts.v1 import game_pb2 as game_pb
 from arena.referee import TokenAccounts, fallback_pass, fallback_play, wire
-from arena.referee.accounts import Standing
+from arena.referee.accounts import BotIdentity, Standing
 from arena.rules import PRESETS, PassDirection, Rules, preset
 
 
@@ -336,6 +336,17 @@ def test_token_accounts_know_only_their_tokens() -> None:
     assert accounts.names == frozenset({"alice", "bob"})
     with pytest.raises(ValueError, match="empty token"):
         accounts.add("", "carol")
+
+
+def test_a_banned_bot_stays_banned_with_a_token_added_after_the_ban() -> None:
+    accounts, _ = TokenAccounts.issue_for(["bob"])
+    accounts.ban("bob", "cheating")
+    for token in (accounts.issue("bob"), "bobs-own-token"):
+        accounts.add(token, "bob")
+        bob = accounts.lookup(token)
+        assert bob == BotIdentity("bob", Standing.BANNED, "cheating")
+    carol = accounts.issue("carol")
+    assert accounts.lookup(carol) == BotIdentity("carol")
 
 
 @settings(max_examples=500)

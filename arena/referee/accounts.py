@@ -101,6 +101,8 @@ class TokenAccounts:
     def __init__(self, tokens: Mapping[str, str] | None = None) -> None:
         """Start from a mapping of token to bot name."""
         self._entries: list[tuple[bytes, BotIdentity]] = []
+        self._banned: dict[str, str] = {}
+        """Banned bot names, with the note: a token added for one later is refused too."""
         for token, name in (tokens or {}).items():
             self.add(token, name)
 
@@ -110,7 +112,9 @@ class TokenAccounts:
             raise ValueError(f"an empty token cannot identify bot {name!r}")
         key = token_key(token)
         self._entries = [e for e in self._entries if e[0] != key]
-        self._entries.append((key, BotIdentity(name)))
+        note = self._banned.get(name)
+        identity = BotIdentity(name) if note is None else BotIdentity(name, Standing.BANNED, note)
+        self._entries.append((key, identity))
 
     def issue(self, name: str) -> str:
         """A fresh random token for bot ``name``, added to the table and returned (shown once)."""
@@ -120,6 +124,7 @@ class TokenAccounts:
 
     def ban(self, name: str, note: str) -> None:
         """Refuse every token of bot ``name`` from now on (PERMISSION_DENIED, with ``note``)."""
+        self._banned[name] = note
         self._entries = [
             (k, BotIdentity(i.name, Standing.BANNED, note) if i.name == name else i)
             for k, i in self._entries
