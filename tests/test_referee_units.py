@@ -11,10 +11,19 @@ from hypothesis import strategies as st
 
 from arena.cards import CARDS, Card, cards_from_mask, parse_cards
 from arena.engine import Hand, Phase
+from arena.errors import ConfigError
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import events_pb2 as ev_pb
 from arena.proto.hearts.v1 import game_pb2 as game_pb
-from arena.referee import TokenAccounts, fallback_pass, fallback_play, wire
+from arena.referee import (
+    Referee,
+    RefereeConfig,
+    RefereeThread,
+    TokenAccounts,
+    fallback_pass,
+    fallback_play,
+    wire,
+)
 from arena.referee.accounts import BotIdentity, Standing
 from arena.rules import PRESETS, PassDirection, Rules, preset
 
@@ -445,3 +454,14 @@ def test_a_seat_state_part_is_the_built_one(
             built.received_cards.extend(str(c) for c in hand.received(s) or ())
         part = wire.seat_state(hand, hand_number, s, totals[:players])
         assert part == built.SerializeToString()
+
+
+@pytest.mark.parametrize("accounts", [["alice", "bob"], "a-token"])
+def test_accounts_without_a_lookup_are_refused_when_the_referee_is_made(accounts: object) -> None:
+    # Taken as they were, every bot was refused at its handshake as an INTERNAL error.
+    with pytest.raises(ConfigError, match=r"accounts must be a mapping .* lookup\(token\) method"):
+        Referee(RefereeConfig(), accounts)  # type: ignore[arg-type]
+    thread = RefereeThread(RefereeConfig(), accounts)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="accounts must be"):
+        thread.start("127.0.0.1:0")
+    thread.stop(0)

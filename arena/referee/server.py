@@ -103,6 +103,12 @@ class SessionInfo:
 def _as_accounts(accounts: Accounts | Mapping[str, str]) -> Accounts:
     if isinstance(accounts, Mapping):
         return TokenAccounts(accounts)
+    # Said now: found at the first handshake, every bot would be refused as an INTERNAL error.
+    if not callable(getattr(accounts, "lookup", None)):
+        raise ConfigError(
+            "referee: accounts must be a mapping of token to bot name, a TokenAccounts, or an "
+            f"object with a lookup(token) method, got {accounts!r}"
+        )
     return accounts
 
 
