@@ -383,6 +383,46 @@ def test_a_kitty_is_in_the_record_and_the_points_add_up_from_it(
     ]
 
 
+def test_tables_are_listed_while_hosted_however_many_open_and_only_finished_ones_expire() -> None:
+    # keep_finished bounds the finished tables remembered; a table still waiting for its bots
+    # (or playing) was dropped from ListTables and Watch once that many tables had opened after
+    # it, and a table playing then was never forgotten at all.
+    referee = RefereeThread(RefereeConfig(keep_finished=1), TokenAccounts())
+    referee.start("127.0.0.1:0")
+    try:
+        absent = Clocks(move_ms=10, bank_ms=0, handshake_ms=30_000)
+        ids = ["w0", "w1", "w2"]
+        futures = [
+            referee.submit(
+                spec(
+                    i,
+                    (f"{i}a", f"{i}b", f"{i}c", f"{i}d"),
+                    clocks=absent,
+                    faults=FaultPolicy(grace_ms=0),
+                ),
+                wait_ms=2000,
+            )
+            for i in ids
+        ]
+        with grpc.insecure_channel(f"127.0.0.1:{referee.port}") as channel:
+            stub = spec_grpc.SpectatorServiceStub(channel)
+            referee.call(lambda r: None)  # on the loop after the three tables opened
+            listed = stub.ListTables(spec_pb.ListTablesRequest()).tables
+            assert [(t.table_id, t.status) for t in listed] == [
+                (i, spec_pb.TABLE_STATUS_WAITING) for i in ids
+            ]
+            with pytest.raises(grpc.RpcError) as err:  # watched, not NOT_FOUND: nothing yet
+                list(stub.Watch(spec_pb.WatchRequest(table_id="w0"), timeout=0.2))
+            assert err.value.code() is grpc.StatusCode.DEADLINE_EXCEEDED
+            for future in futures:
+                future.result(RESULT_S)
+            finished = stub.ListTables(spec_pb.ListTablesRequest(include_finished=True)).tables
+            assert len(finished) == 1 and finished[0].status == spec_pb.TABLE_STATUS_FINISHED
+        assert referee.call(lambda r: len(r._feeds)) == 1
+    finally:
+        referee.stop(0)
+
+
 def test_a_spectator_that_falls_behind_is_dropped_with_resource_exhausted(
     tmp_path: Path,
 ) -> None:

@@ -147,7 +147,8 @@ class Referee:
         self._game_ids = itertools.count(1)
         self._running: dict[str, TableRun] = {}
         self._feeds: dict[str, TableFeed] = {}
-        self._finished: deque[str] = deque()
+        self._finished: deque[TableFeed] = deque()
+        """The feeds of finished tables still shown, oldest first."""
         self._spectators = 0
         self._stopping = False
         self._stopped = asyncio.Event()
@@ -331,7 +332,15 @@ class Referee:
         if spec.watchable:
             # An unwatchable table's feed is still written (it costs the table nothing new, and
             # the per-card path stays as it is) but never reachable from the spectator service.
-            self._remember(feed)
+            self._open(feed)
+        try:
+            return await self._host(spec, feed, wait)
+        finally:
+            if spec.watchable:
+                self._retire(feed)
+
+    async def _host(self, spec: TableSpec, feed: TableFeed, wait: int) -> GameRecord:
+        """:meth:`play_table`'s work, once the table's feed is open."""
         sessions = await self._lobby.take(spec.seats, wait / MS)
         if self._stopping:
             for s in sessions:
@@ -369,13 +378,21 @@ class Referee:
                 if session.owner is None or session.owner is run:
                     self._lobby.add(session)
 
-    def _remember(self, feed: TableFeed) -> None:
+    def _open(self, feed: TableFeed) -> None:
+        """Show a table to spectators for as long as it is hosted (waiting or playing), however
+        many tables are opened meanwhile: only finished ones are forgotten (:meth:`_retire`)."""
+        self._feeds.pop(feed.table_id, None)  # an id used again lists in its new table's place
         self._feeds[feed.table_id] = feed
-        self._finished.append(feed.table_id)
+
+    def _retire(self, feed: TableFeed) -> None:
+        """A table's game is over (or never started): its feed ends and is kept among the last
+        ``config.keep_finished`` finished ones."""
+        feed.close()  # idempotent: a game that ran has closed it already
+        self._finished.append(feed)
         while len(self._finished) > self.config.keep_finished:
             old = self._finished.popleft()
-            if old not in self._running and self._feeds.get(old) is not feed:
-                self._feeds.pop(old, None)
+            if self._feeds.get(old.table_id) is old:
+                del self._feeds[old.table_id]
 
     def _feed(self, table_id: str) -> TableFeed | None:
         return self._feeds.get(table_id)
