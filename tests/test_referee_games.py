@@ -33,6 +33,7 @@ from arena.table import (
 RESULT_S = 120.0
 CALM = Clocks(move_ms=5000, bank_ms=10_000, handshake_ms=30_000)
 """Clocks no well-behaved bot can miss, for the tables whose result must be exact."""
+PROTO_DIR = Path(__file__).resolve().parent.parent / "proto" / "hearts" / "v1"
 
 
 def spec(table_id: str, seats: tuple[str, ...], *, seed: int = 7, **kw: object) -> TableSpec:
@@ -44,6 +45,17 @@ def spec(table_id: str, seats: tuple[str, ...], *, seed: int = 7, **kw: object) 
 def play(referee: RefereeThread, table: TableSpec) -> GameRecord:
     """Play one table and return its record."""
     return referee.submit(table).result(RESULT_S)
+
+
+def proto_comment(value: str, file: str = "events.proto") -> str:
+    """The comment above an enum value (or a field) in a hearts.v1 .proto file, as one line."""
+    lines = (PROTO_DIR / file).read_text(encoding="utf-8").splitlines()
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith(f"{value} ="))
+    comment: list[str] = []
+    while lines[at - 1].strip().startswith("//"):
+        at -= 1
+        comment.insert(0, lines[at].strip().removeprefix("//").strip())
+    return " ".join(comment)
 
 
 def replay_totals(record: GameRecord) -> tuple[int, ...]:
@@ -257,6 +269,9 @@ def test_a_missing_bot_is_forfeited_and_the_table_still_ends(
     record = play(referee[0], table)
     assert record.termination is Termination.NORMAL
     assert record.seat_status[3] is Termination.DISCONNECT
+    # What events.proto tells bot authors of such a seat (it named TIMEOUT for it).
+    assert "never came to the table" in proto_comment("TERMINATION_DISCONNECT")
+    assert "never came" not in proto_comment("TERMINATION_TIMEOUT")
     assert record.placings[3] == 4  # a forfeit places last
     assert {f.kind.value for f in record.faults_of(3)} == {"disconnect"}
     assert all(d.fallback or d.forced for d in record.decisions if d.seat == 3)

@@ -42,15 +42,15 @@ class _TerminationEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Terminati
     TERMINATION_NORMAL: _Termination.ValueType  # 1
     """Played to the end as asked."""
     TERMINATION_TIMEOUT: _Termination.ValueType  # 2
-    """Seat: forfeited for running out of time too often (or its bot never came to the table).
-    A seat forfeited for faults of one kind gets that kind's termination (TIMEOUT, ILLEGAL or
-    DISCONNECT), in strict mode too, where its first fault forfeits it.
+    """Seat: forfeited for running out of time too often. A seat forfeited for faults of one kind
+    gets that kind's termination (TIMEOUT, ILLEGAL or DISCONNECT), in strict mode too, where its
+    first fault forfeits it.
     """
     TERMINATION_ILLEGAL: _Termination.ValueType  # 3
     """Seat: forfeited for illegal, unreadable or mismatched answers too often."""
     TERMINATION_DISCONNECT: _Termination.ValueType  # 4
     """Seat: forfeited because its bot went away and did not come back within the grace period
-    (or said Goodbye in the middle of the game).
+    (or never came to the table within it, or said Goodbye in the middle of the game).
     """
     TERMINATION_FORFEIT: _Termination.ValueType  # 5
     """Seat: forfeited for faults of several kinds."""
@@ -71,15 +71,15 @@ TERMINATION_UNSPECIFIED: Termination.ValueType  # 0
 TERMINATION_NORMAL: Termination.ValueType  # 1
 """Played to the end as asked."""
 TERMINATION_TIMEOUT: Termination.ValueType  # 2
-"""Seat: forfeited for running out of time too often (or its bot never came to the table).
-A seat forfeited for faults of one kind gets that kind's termination (TIMEOUT, ILLEGAL or
-DISCONNECT), in strict mode too, where its first fault forfeits it.
+"""Seat: forfeited for running out of time too often. A seat forfeited for faults of one kind
+gets that kind's termination (TIMEOUT, ILLEGAL or DISCONNECT), in strict mode too, where its
+first fault forfeits it.
 """
 TERMINATION_ILLEGAL: Termination.ValueType  # 3
 """Seat: forfeited for illegal, unreadable or mismatched answers too often."""
 TERMINATION_DISCONNECT: Termination.ValueType  # 4
 """Seat: forfeited because its bot went away and did not come back within the grace period
-(or said Goodbye in the middle of the game).
+(or never came to the table within it, or said Goodbye in the middle of the game).
 """
 TERMINATION_FORFEIT: Termination.ValueType  # 5
 """Seat: forfeited for faults of several kinds."""
