@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 import sqlite3
 from collections import Counter
 from pathlib import Path
@@ -201,6 +202,10 @@ def test_fixed_event_plays_its_schedule_once_and_is_over(tmp_path: Path) -> None
     assert len(host.played) == 20
     assert all("f" not in spec.seats for spec in host.played)
     assert len({(s.board, s.seats) for s in host.played}) == 20
+    # The table id ends every GameStarted.game_id; events.proto spells an event's for bot authors.
+    assert all(re.fullmatch(r"g\d+-e\d+", s.table_id) for s in host.played)
+    proto = Path(__file__).resolve().parent.parent / "proto" / "hearts" / "v1" / "events.proto"
+    assert 'fixed event "g<N>-e<slot>"' in proto.read_text(encoding="utf-8")
 
 
 def test_fixed_event_waits_for_its_start_and_stops_at_its_end(tmp_path: Path) -> None:

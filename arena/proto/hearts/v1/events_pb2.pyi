@@ -261,8 +261,9 @@ class GameStarted(_message.Message):
     MAX_HANDS_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     """The game's identifier, unique on this referee; DecisionRequest.game_id repeats it. It is
-    "g<referee's count>-<table id>": on the competition server the table id is "g<N>", the game's
-    number on the leaderboard (/api/games/N); in a batch it names the board and rotation.
+    "g<referee's count>-<table id>": on the competition server the table id is "g<N>" (in a
+    fixed event "g<N>-e<slot>", slot being the table's place in the event's schedule), N the
+    game's number on the leaderboard (/api/games/N); in a batch it names the board and rotation.
     """
     your_seat: _builtins.int
     """The seat this bot plays; set only on a bot's stream, absent for spectators."""
