@@ -375,6 +375,7 @@ def test_strict_mode_forfeits_at_the_first_fault(arena: Arena) -> None:
     record, _ = play_beside(arena, "strict", "strict", FaultPolicy(strict=True, max_faults=5))
     assert len(record.faults_of(BAD_SEAT)) == 1
     assert record.seat_status[BAD_SEAT] is Termination.ILLEGAL
+    assert "forfeited: 1 fault (illegal-card x1) with 0 allowed (strict mode)" in record.reason
     later = [d for d in record.decisions if d.seat == BAD_SEAT and not d.forced]
     assert all(d.fallback for d in later[later.index(next(d for d in later if d.fault)) :])
 

@@ -1182,8 +1182,8 @@ class TableRun:
             self._forfeit(
                 seat,
                 kind.termination if len(kinds) == 1 else Termination.FORFEIT,
-                f"{len(seat.faults)} faults ({why}) with {allowed} allowed"
-                + (" (strict mode)" if policy.strict else ""),
+                f"{len(seat.faults)} fault{'' if len(seat.faults) == 1 else 's'} ({why}) "
+                f"with {allowed} allowed" + (" (strict mode)" if policy.strict else ""),
             )
         if substitute:
             detail = f"{detail}; played instead: {' '.join(codes)}"
