@@ -105,6 +105,8 @@ def test_a_second_hello_notice_names_the_request_still_open(
         assert notice.kind == ev_pb.FAULT_KIND_PROTOCOL
         assert open_id != 0 and notice.request_id == open_id
         assert notice.substitute_cards == []  # the request stayed open
+        # What the bot sent, described: your_answer is empty only for a timeout or a disconnect.
+        assert notice.your_answer == "a second Hello"
 
 
 Answers = Callable[[bot_pb.DecisionRequest], list[bot_pb.PlayRequest]]

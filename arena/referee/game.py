@@ -753,7 +753,12 @@ class TableRun:
         if which != "decision":
             what = "a second Hello" if which == "hello" else "an empty PlayRequest"
             return self._stray(
-                seat, hand, request_id, f"{what} arrived while request {request_id} was open"
+                seat,
+                hand,
+                request_id,
+                f"{what} arrived while request {request_id} was open",
+                FaultKind.PROTOCOL,
+                what,  # FaultNotice.your_answer: empty only for a timeout or a disconnect
             )
         if decision.request_id != request_id:
             if decision.request_id in seat.expired:
