@@ -465,3 +465,11 @@ def test_accounts_without_a_lookup_are_refused_when_the_referee_is_made(accounts
     with pytest.raises(ConfigError, match="accounts must be"):
         thread.start("127.0.0.1:0")
     thread.stop(0)
+
+
+def test_a_port_past_65535_is_refused_not_wrapped() -> None:
+    # gRPC took 127.0.0.1:99999 as port 34463 (99999 - 65536) and listened there.
+    thread = RefereeThread(RefereeConfig(), TokenAccounts())
+    with pytest.raises(ConfigError, match=r"cannot listen on '127.0.0.1:99999': a port is 0"):
+        thread.start("127.0.0.1:99999")
+    thread.stop(0)

@@ -86,6 +86,19 @@ HANDLER_FINISH_S = FINAL_WRITE_S + CLOSE_LINGER_S + 1.0
 side, and close the stream with its status, before gRPC's own stop cancels what is left."""
 
 
+MAX_PORT = 65535
+
+
+def _check_port(address: str) -> None:
+    """Refuse a HOST:PORT whose port is past 65535: gRPC would wrap it and listen elsewhere
+    (127.0.0.1:99999 listened on 34463)."""
+    _, colon, port = address.rpartition(":")
+    if colon and port.isdigit() and int(port) > MAX_PORT:
+        raise ConfigError(
+            f"referee: cannot listen on {address!r}: a port is 0 (any free one) to {MAX_PORT}"
+        )
+
+
 @dataclass(frozen=True)
 class SessionInfo:
     """One session as listed for operators (never with its token)."""
@@ -170,6 +183,7 @@ class Referee:
         """Listen on ``address`` (default: ``config.address``; port 0: any free port); the port."""
         cfg = self.config
         address = cfg.address if address is None else address
+        _check_port(address)
         options: list[tuple[str, Any]] = [
             # gRPC's own limit is set above ours, so that a message over ours reaches the
             # referee, which can say what to do (gRPC's refusal only quotes two numbers).
