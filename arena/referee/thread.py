@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import TypeVar
@@ -122,9 +123,13 @@ class RefereeThread:
             return
         if not self._thread.is_alive():
             return
+        if self._start_error is not None:  # the loop is ending by itself (or has closed)
+            self._thread.join(timeout_s)
+            return
         self._stop_grace_ms = grace_ms
         self._stop_finished = finished
-        self._loop.call_soon_threadsafe(self._stop_request.set)
+        with contextlib.suppress(RuntimeError):  # closed meanwhile: it stopped by itself
+            self._loop.call_soon_threadsafe(self._stop_request.set)
         self._thread.join(timeout_s)
 
     def _running_loop(self) -> asyncio.AbstractEventLoop:
