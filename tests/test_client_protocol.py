@@ -543,6 +543,22 @@ class Thinker(Bot):
 run(Thinker())
 """
 
+STUBBORN_THINKER = """
+import sys, time
+from arena.client import Bot, run
+
+class Thinker(Bot):
+    def choose_play(self, view):
+        print("thinking", file=sys.stderr, flush=True)
+        while True:
+            try:
+                time.sleep(600)
+            except:  # a bare except, as bots have: it must not swallow a second Ctrl-C
+                pass
+
+run(Thinker())
+"""
+
 
 def _wait_for_line(path: Path, proc: subprocess.Popen[bytes], text: str) -> str:
     """The process's output in ``path`` once a line of it ends with ``text`` (or it exits)."""
@@ -555,8 +571,9 @@ def _wait_for_line(path: Path, proc: subprocess.Popen[bytes], text: str) -> str:
         time.sleep(POLL_S)
 
 
+@pytest.mark.parametrize("thinker", [THINKER, STUBBORN_THINKER], ids=["plain", "bare-except"])
 def test_ctrl_c_during_a_decision_says_at_once_that_the_bot_stops_after_it(
-    bot_env: dict[str, str], tmp_path: Path
+    bot_env: dict[str, str], tmp_path: Path, thinker: str
 ) -> None:
     async def script(n: int, stream: Stream) -> None:
         await peer.read(stream)
@@ -565,7 +582,7 @@ def test_ctrl_c_during_a_decision_says_at_once_that_the_bot_stops_after_it(
         await peer.drain(stream)
 
     bot = tmp_path / "thinker.py"
-    bot.write_text(THINKER)
+    bot.write_text(thinker)
     err = tmp_path / "stderr"
     with ScriptedPeer(script) as peer, err.open("wb") as out:
         bot_env.update(ARENA_ADDRESS=f"127.0.0.1:{peer.port}", ARENA_TOKEN="t", ARENA_BOT_NAME="h")
@@ -581,7 +598,14 @@ def test_ctrl_c_during_a_decision_says_at_once_that_the_bot_stops_after_it(
             )
             assert proc.poll() is None  # still thinking
             proc.send_signal(signal.SIGINT)
-            assert proc.wait(PROCESS_TIMEOUT_S) == EXIT_INTERRUPTED
+            try:
+                code = proc.wait(PROCESS_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                raise AssertionError(
+                    f"a second Ctrl-C did not stop it: {err.read_text()}"
+                ) from None
+            assert code == EXIT_INTERRUPTED, err.read_text()
+            assert err.read_text().splitlines()[-1] == "arena.client: interrupted"
         finally:
             if proc.poll() is None:
                 proc.kill()

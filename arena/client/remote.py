@@ -50,6 +50,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
+from typing import NoReturn
 
 import grpc
 
@@ -378,7 +379,25 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 class _Interrupted(BaseException):
-    """A stop signal cut a wait short (a backoff sleep), or a second one came: stop now."""
+    """A stop signal cut a wait short (a backoff sleep): stop now."""
+
+
+def _exit_now(first: signal.Signals) -> NoReturn:
+    """A second stop signal: the user insists, so exit at once, as run() would have after the
+    first (code and line), without unwinding through the bot's code.
+
+    Raising in the handler instead unwound through whatever the bot was running: a bare
+    ``except:`` in it swallowed the second Ctrl-C, and the unwinding waited on gRPC's teardown.
+    The Goodbye was queued at the first signal. Raw writes: the handler may have interrupted a
+    write to the same stream.
+    """
+    if first == signal.SIGTERM:
+        line, code = "stopped by SIGTERM", EXIT_TERMINATED
+    else:
+        line, code = "interrupted", EXIT_INTERRUPTED
+    with contextlib.suppress(OSError):
+        os.write(sys.stderr.fileno(), f"arena.client: {line}\n".encode())
+    os._exit(code)
 
 
 @contextmanager
@@ -591,12 +610,11 @@ class _Runner:
         """The SIGTERM/SIGINT handler: say Goodbye, stop asking the bot; a second signal: go now.
 
         It runs on the main thread between two bytecodes of whatever runs there. So it raises
-        only where that is safe (in a backoff sleep; or at a second signal, when the user
-        insists), and otherwise only queues the Goodbye: a SimpleQueue's put may be called from
-        a signal handler, and gRPC's thread sends it.
+        only where that is safe (in a backoff sleep), and otherwise only queues the Goodbye: a
+        SimpleQueue's put may be called from a signal handler, and gRPC's thread sends it.
         """
         if self.stop_signal is not None:
-            raise _Interrupted
+            _exit_now(self.stop_signal)
         self.stop_signal = signal.Signals(signum)
         if self.deciding:
             # The stop comes only once the bot answers, which may be long: say so at once. A raw
