@@ -13,10 +13,10 @@ into :attr:`Fault.detail` and :attr:`GameRecord.reason`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, TypeVar
 
 from arena.errors import ConfigError
 from arena.rules import Rules
@@ -40,6 +40,7 @@ DEFAULT_BANK_MS = 10_000
 DEFAULT_HANDSHAKE_MS = 5000
 DEFAULT_MAX_FAULTS = 3
 DEFAULT_GRACE_MS = 5000
+_T = TypeVar("_T")
 
 
 def _non_negative(owner: str, name: str, value: object) -> None:
@@ -53,6 +54,14 @@ def _known(owner: str, data: Mapping[str, Any], names: Sequence[str]) -> None:
         raise ConfigError(
             f"{owner}: unknown field(s) {', '.join(unknown)}; known: {', '.join(names)}"
         )
+
+
+def _whole(what: str, read: Callable[[Mapping[str, Any]], _T], data: Mapping[str, Any]) -> _T:
+    """``read(data)``, with a missing field said in one line naming it (not a bare KeyError)."""
+    try:
+        return read(data)
+    except KeyError as e:
+        raise ConfigError(f"not a whole {what}: no field {e.args[0]!r}") from None
 
 
 @dataclass(frozen=True)
@@ -221,12 +230,7 @@ class TableSpec:
     def from_dict(cls, data: Mapping[str, Any]) -> TableSpec:
         """The spec from :meth:`to_dict` output (a record written before ``watchable`` existed
         reads as watchable, as its table was)."""
-        try:
-            return cls._from_dict(data)
-        except KeyError as e:
-            raise ConfigError(
-                f"not a whole table spec (TableSpec.to_dict() output): no field {e.args[0]!r}"
-            ) from None
+        return _whole("table spec (TableSpec.to_dict() output)", cls._from_dict, data)
 
     @classmethod
     def _from_dict(cls, data: Mapping[str, Any]) -> TableSpec:
@@ -609,12 +613,7 @@ class GameRecord:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GameRecord:
         """The record from :meth:`to_dict` output."""
-        try:
-            return cls._from_dict(data)
-        except KeyError as e:
-            raise ConfigError(
-                f"not a whole game record (GameRecord.to_dict() output): no field {e.args[0]!r}"
-            ) from None
+        return _whole("game record (GameRecord.to_dict() output)", cls._from_dict, data)
 
     @classmethod
     def _from_dict(cls, data: Mapping[str, Any]) -> GameRecord:

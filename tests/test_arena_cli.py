@@ -99,73 +99,35 @@ def one_port_in_use() -> socket.socket:
     return listener
 
 
+def three_bots(first: str, *more: str) -> list[str]:
+    """``arena run`` arguments: the bot ``first`` (NAME=COMMAND) and two lowcard bots at 3-player
+    tables, then ``more``."""
+    return ["--bot", first, "--bot", f"b={LOW}", "--bot", f"c={LOW}", "--players", "3", *more]
+
+
 BAD_INPUT = {
     "missing command": (
-        ["--bot", "a=/no/such/bot", "--bot", f"b={LOW}", "--bot", f"c={LOW}", "--players", "3"],
+        three_bots("a=/no/such/bot"),
         "bot 'a': command '/no/such/bot' does not exist",
     ),
     "command is a folder": (
-        ["--bot", f"a={BOTS}", "--bot", f"b={LOW}", "--bot", f"c={LOW}", "--players", "3"],
+        three_bots(f"a={BOTS}"),
         f"bot 'a': command '{BOTS}' is a folder: give the program inside it",
     ),
     "command is not executable": (
-        [
-            "--bot",
-            f"a={ROOT / 'README.md'}",
-            "--bot",
-            f"b={LOW}",
-            "--bot",
-            f"c={LOW}",
-            "--players",
-            "3",
-        ],
+        three_bots(f"a={ROOT / 'README.md'}"),
         "is not executable: chmod +x it, or start it with its interpreter (python FILE)",
     ),
     "exits at once": (
-        [
-            "--bot",
-            f"quitter={PY} -c {shlex.quote(QUITTER)}",
-            "--bot",
-            f"b={LOW}",
-            "--bot",
-            f"c={LOW}",
-            "--players",
-            "3",
-            "--concurrency",
-            "1",
-        ],
+        three_bots(f"quitter={PY} -c {shlex.quote(QUITTER)}", "--concurrency", "1"),
         "exited before it connected, with code 3: no cards today",
     ),
     "exits at once, --out in a new folder": (
-        [
-            "--bot",
-            f"quitter={PY} -c {shlex.quote(QUITTER)}",
-            "--bot",
-            f"b={LOW}",
-            "--bot",
-            f"c={LOW}",
-            "--players",
-            "3",
-            "--out",
-            "od/sub",
-        ],
+        three_bots(f"quitter={PY} -c {shlex.quote(QUITTER)}", "--out", "od/sub"),
         "exited before it connected, with code 3",
     ),
     "out is the database": (
-        [
-            "--db",
-            "x.db",
-            "--out",
-            "x.db",
-            "--players",
-            "3",
-            "--bot",
-            f"a={LOW}",
-            "--bot",
-            f"b={LOW}",
-            "--bot",
-            f"c={LOW}",
-        ],
+        three_bots(f"a={LOW}", "--db", "x.db", "--out", "x.db"),
         "--out x.db: is the --db path; give the replays and logs a folder of their own",
     ),
     "flag given twice": (["--players", "3", "--players", "5"], "--players is given more than once"),
@@ -176,18 +138,7 @@ BAD_INPUT = {
         "2 bot(s) (a, b) for 4-player tables: give at least 4",
     ),
     "database in a missing folder": (
-        [
-            "--db",
-            "nowhere/x.db",
-            "--bot",
-            f"a={LOW}",
-            "--bot",
-            f"b={LOW}",
-            "--bot",
-            f"c={LOW}",
-            "--players",
-            "3",
-        ],
+        three_bots(f"a={LOW}", "--db", "nowhere/x.db"),
         "--db nowhere/x.db: folder nowhere does not exist",
     ),
     "database is a folder": (["--db", "."], "--db .: is a folder, not a database file"),
