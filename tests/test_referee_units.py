@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
+import threading
+import warnings
 from collections.abc import Callable, Iterable
 
 import pytest
@@ -473,3 +476,39 @@ def test_a_port_past_65535_is_refused_not_wrapped() -> None:
     with pytest.raises(ConfigError, match=r"cannot listen on '127.0.0.1:99999': a port is 0"):
         thread.start("127.0.0.1:99999")
     thread.stop(0)
+
+
+def _call_while_it_stops() -> tuple[RefereeThread, list[object], bool, list[str]]:
+    """A referee asked for its port over and over from another thread while it stops: the
+    referee, the answers, whether the asking thread is still stuck, the warnings raised."""
+    thread = RefereeThread(RefereeConfig(), TokenAccounts())
+    thread.start("127.0.0.1:0")
+    done = threading.Event()
+    answers: list[object] = []
+
+    def ask() -> None:
+        while not done.is_set():
+            try:
+                answers.append(thread.call(lambda referee: referee.port))
+            except ConfigError as e:
+                answers.append(e)
+
+    asker = threading.Thread(target=ask, daemon=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        asker.start()
+        thread.stop(0)
+        done.set()
+        asker.join(10)
+        gc.collect()
+    return thread, answers, asker.is_alive(), [str(w.message) for w in caught]
+
+
+def test_calls_made_as_the_referee_stops_neither_hang_nor_leave_a_coroutine_behind() -> None:
+    # A call handed to the loop as it stopped waited for ever (its coroutine never ran), or
+    # its coroutine warned "never awaited" at exit (arena run printed that after its last line).
+    for _ in range(30):
+        thread, answers, stuck, warned = _call_while_it_stops()
+        assert not stuck, "a call made as the referee stopped never returned"
+        assert not [w for w in warned if "never awaited" in w], warned
+        assert all(a == thread.port or isinstance(a, ConfigError) for a in answers), answers

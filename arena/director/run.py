@@ -535,7 +535,10 @@ class _Director:
             table = next(todo, None)
             if table is None:
                 return
-            record = await _wait_future(referee.submit(table.scheduled.spec))
+            try:
+                record = await _wait_future(referee.submit(table.scheduled.spec))
+            except (ConfigError, CancelledError):
+                return  # the referee stopped before the table started: played on resume
             crashed = self._crashed_seats(record)
             if record.termination is Termination.INTERRUPTED:
                 continue  # played again on resume

@@ -11,9 +11,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import inspect
 import threading
-from collections.abc import Callable, Iterable, Mapping
-from typing import TypeVar
+from collections.abc import Callable, Coroutine, Iterable, Mapping
+from typing import Any, TypeVar
 
 from arena.errors import ConfigError
 from arena.referee.accounts import Accounts
@@ -25,6 +26,7 @@ from arena.table import GameRecord, TableSpec
 __all__ = ["RefereeThread"]
 
 START_TIMEOUT_S = 30.0
+STOPPED = "the referee has stopped (or is stopping): it takes no more tables or calls"
 T = TypeVar("T")
 
 
@@ -47,6 +49,12 @@ class RefereeThread:
         self._stop_request: asyncio.Event | None = None
         self._stop_grace_ms: int | None = None
         self._stop_finished = False
+        self._lock = threading.Lock()
+        self._closing = False
+        """Whether the referee was asked to stop (or its loop ended): nothing more is handed
+        to its loop."""
+        self._pending: dict[concurrent.futures.Future[Any], Coroutine[Any, Any, Any]] = {}
+        """The futures handed out for coroutines on the loop, not resolved yet."""
         self.port = 0
         """The port the referee listens on, once started."""
 
@@ -62,7 +70,7 @@ class RefereeThread:
         if self._thread is not None:
             raise ConfigError("the referee thread was already started")
         self._thread = threading.Thread(
-            target=lambda: run_loop(self._main(address)), name="referee", daemon=True
+            target=lambda: self._run(address), name="referee", daemon=True
         )
         self._thread.start()
         if not self._started.wait(START_TIMEOUT_S):
@@ -70,6 +78,44 @@ class RefereeThread:
         if self._start_error is not None:
             raise self._start_error
         return self.port
+
+    def _run(self, address: str | None) -> None:
+        try:
+            run_loop(self._main(address))
+        finally:
+            # What was handed to the loop and never ran must not leave its caller waiting for
+            # ever (a call() made as the referee stopped), nor warn "never awaited" at exit.
+            with self._lock:
+                self._closing = True
+                pending, self._pending = self._pending, {}
+            for future, coroutine in pending.items():
+                with contextlib.suppress(concurrent.futures.InvalidStateError):
+                    # Not cancel(): asyncio would pass a cancel on to the closed loop.
+                    future.set_exception(ConfigError(STOPPED))
+                if inspect.getcoroutinestate(coroutine) == inspect.CORO_CREATED:
+                    coroutine.close()
+
+    def _schedule(self, coroutine: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        """Run ``coroutine`` on the referee's loop; its future (ConfigError if the referee
+        stops, or has stopped, before it runs)."""
+        with self._lock:
+            # Under the lock that stop() takes to ask the loop to stop: a coroutine handed over
+            # before that request starts before the referee stops, and none is handed over after.
+            if self._closing or self._loop is None:
+                coroutine.close()
+                raise ConfigError(STOPPED)
+            try:
+                future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+            except RuntimeError:  # the loop closed: the referee stopped by itself
+                coroutine.close()
+                raise ConfigError(STOPPED) from None
+            self._pending[future] = coroutine
+        future.add_done_callback(self._forget)
+        return future
+
+    def _forget(self, future: concurrent.futures.Future[Any]) -> None:
+        with self._lock:
+            self._pending.pop(future, None)
 
     async def _main(self, address: str | None) -> None:
         self._loop = asyncio.get_running_loop()
@@ -88,20 +134,18 @@ class RefereeThread:
     def submit(
         self, spec: TableSpec, *, wait_ms: int | None = None
     ) -> concurrent.futures.Future[GameRecord]:
-        """Play a table on the referee's loop; the future resolves to its record."""
-        loop = self._running_loop()
-        return asyncio.run_coroutine_threadsafe(
-            self.referee.play_table(spec, wait_ms=wait_ms), loop
-        )
+        """Play a table on the referee's loop; the future resolves to its record (ConfigError
+        if the referee stops before the table starts)."""
+        return self._schedule(self.referee.play_table(spec, wait_ms=wait_ms))
 
     def call(self, function: Callable[[Referee], T]) -> T:
         """Run ``function(referee)`` on the referee's loop and return its result (a quick look)."""
-        loop = self._running_loop()
+        self._running_loop()  # before making the coroutine: ConfigError if it is not running
 
         async def run() -> T:
             return function(self.referee)
 
-        return asyncio.run_coroutine_threadsafe(run(), loop).result()
+        return _result(self._schedule(run()))
 
     def idle(self) -> dict[str, int]:
         """Sessions waiting in the lobby, per bot name."""
@@ -109,10 +153,8 @@ class RefereeThread:
 
     def wait_for_bots(self, bots: Mapping[str, int] | Iterable[str], timeout_ms: int) -> bool:
         """Block until these bots wait in the lobby (names, or name to count); False on timeout."""
-        loop = self._running_loop()
-        return asyncio.run_coroutine_threadsafe(
-            self.referee.wait_for_bots(bots, timeout_ms), loop
-        ).result()
+        self._running_loop()
+        return _result(self._schedule(self.referee.wait_for_bots(bots, timeout_ms)))
 
     def stop(
         self, grace_ms: int | None = None, timeout_s: float | None = None, *, finished: bool = False
@@ -128,8 +170,10 @@ class RefereeThread:
             return
         self._stop_grace_ms = grace_ms
         self._stop_finished = finished
-        with contextlib.suppress(RuntimeError):  # closed meanwhile: it stopped by itself
-            self._loop.call_soon_threadsafe(self._stop_request.set)
+        with self._lock:
+            self._closing = True
+            with contextlib.suppress(RuntimeError):  # closed meanwhile: it stopped by itself
+                self._loop.call_soon_threadsafe(self._stop_request.set)
         self._thread.join(timeout_s)
 
     def _running_loop(self) -> asyncio.AbstractEventLoop:
@@ -142,3 +186,12 @@ class RefereeThread:
 
     def __exit__(self, *exc: object) -> None:
         self.stop(0)
+
+
+def _result(future: concurrent.futures.Future[T]) -> T:
+    """The result of a coroutine run on the referee's loop; ConfigError if the referee's end
+    cancelled it (asyncio cancels what still runs when its loop finishes)."""
+    try:
+        return future.result()
+    except concurrent.futures.CancelledError:
+        raise ConfigError(STOPPED) from None
