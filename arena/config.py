@@ -705,9 +705,14 @@ def bot_path() -> str:
     return os.pathsep.join([str(Path(sys.executable).parent), path])
 
 
+def is_path(program: str) -> bool:
+    """Whether a command's program is a path (run as it is) rather than a name looked up on PATH."""
+    return os.sep in program or bool(os.altsep and os.altsep in program)
+
+
 def command_problem(program: str) -> str | None:
     """Why a bot command's program cannot be started ("command 'x' does not exist"), or None."""
-    if os.sep in program or (os.altsep and os.altsep in program):
+    if is_path(program):
         path = Path(program)
         if not path.exists():
             return f"command {program!r} does not exist"

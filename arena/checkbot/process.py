@@ -16,7 +16,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from arena.config import bot_path, command_problem
+from arena.config import bot_path, command_problem, is_path
 from arena.errors import ConfigError
 
 __all__ = ["BotCommandError", "BotProcess", "BotStartError"]
@@ -43,7 +43,7 @@ def resolve(command: Sequence[str]) -> list[str]:
     problem = command_problem(program)
     if problem is not None:
         raise BotCommandError(f"bot {problem}")
-    if os.sep in program or (os.altsep and os.altsep in program):
+    if is_path(program):
         return list(command)
     found = shutil.which(program, path=bot_path())
     assert found is not None  # command_problem looked it up

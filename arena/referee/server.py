@@ -29,6 +29,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from arena.config import MAX_PORT
 from arena.errors import ConfigError
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import events_pb2 as ev_pb
@@ -84,9 +85,6 @@ cancelled, before it closes the stream with OK."""
 HANDLER_FINISH_S = FINAL_WRITE_S + CLOSE_LINGER_S + 1.0
 """On stop, how long the Play handlers get to send their Shutdown, wait for the bot to close its
 side, and close the stream with its status, before gRPC's own stop cancels what is left."""
-
-
-MAX_PORT = 65535
 
 
 def _check_port(address: str) -> None:

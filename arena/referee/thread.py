@@ -101,14 +101,17 @@ class RefereeThread:
         with self._lock:
             # Under the lock that stop() takes to ask the loop to stop: a coroutine handed over
             # before that request starts before the referee stops, and none is handed over after.
-            if self._closing or self._loop is None:
-                coroutine.close()
-                raise ConfigError(STOPPED)
             try:
-                future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+                loop = self._running_loop()
+                if self._closing:
+                    raise ConfigError(STOPPED)
+                future = asyncio.run_coroutine_threadsafe(coroutine, loop)
             except RuntimeError:  # the loop closed: the referee stopped by itself
                 coroutine.close()
                 raise ConfigError(STOPPED) from None
+            except BaseException:
+                coroutine.close()  # never handed over: it must not warn "never awaited"
+                raise
             self._pending[future] = coroutine
         future.add_done_callback(self._forget)
         return future
@@ -140,7 +143,6 @@ class RefereeThread:
 
     def call(self, function: Callable[[Referee], T]) -> T:
         """Run ``function(referee)`` on the referee's loop and return its result (a quick look)."""
-        self._running_loop()  # before making the coroutine: ConfigError if it is not running
 
         async def run() -> T:
             return function(self.referee)
@@ -153,7 +155,6 @@ class RefereeThread:
 
     def wait_for_bots(self, bots: Mapping[str, int] | Iterable[str], timeout_ms: int) -> bool:
         """Block until these bots wait in the lobby (names, or name to count); False on timeout."""
-        self._running_loop()
         return _result(self._schedule(self.referee.wait_for_bots(bots, timeout_ms)))
 
     def stop(
