@@ -254,8 +254,12 @@ class Rules:
                 listed = listed.replace(",", " ").split()
             try:
                 removed = tuple(c if isinstance(c, Card) else Card.parse(c) for c in listed)
-            except (CardParseError, TypeError) as e:
+            except CardParseError as e:
                 raise RulesError("removed_cards", str(e)) from None
+            except TypeError:  # not a sequence at all
+                raise RulesError(
+                    "removed_cards", f"expected a list of cards, got {self.removed_cards!r}"
+                ) from None
             object.__setattr__(self, "removed_cards", tuple(sorted(removed)))
         self._validate()
         # A value equal to the table size's default is kept as None, the default, so that rules

@@ -478,6 +478,35 @@ def test_a_port_past_65535_is_refused_not_wrapped() -> None:
     thread.stop(0)
 
 
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"tls": "cert.pem"}, "referee.tls must be a TlsConfig (TlsConfig.from_files(cert, key))"),
+        ({"address": 50051}, "referee.address must be a string, got 50051"),
+        ({"welcome_message": None}, "referee.welcome_message must be a string, got None"),
+        ({"options": "grpc.x=1"}, "referee.options must be (name, value) pairs"),
+        ({"options": (("grpc.x", 1, 2),)}, "referee.options must be (name, value) pairs"),
+    ],
+)
+def test_settings_of_the_wrong_type_are_refused_when_made(
+    changes: dict[str, object], message: str
+) -> None:
+    # A TLS setting given as a path, or an address as a number, failed only once the referee
+    # started, with an AttributeError from deep inside it.
+    with pytest.raises(ConfigError) as err:
+        RefereeConfig(**changes)  # type: ignore[arg-type]
+    assert str(err.value).startswith(message)
+
+
+def test_an_address_that_is_not_a_string_is_refused_in_one_line() -> None:
+    thread = RefereeThread(RefereeConfig(), TokenAccounts())
+    with pytest.raises(
+        ConfigError, match=r"^referee: the address to listen on is HOST:PORT, got 5$"
+    ):
+        thread.start(5)  # type: ignore[arg-type]
+    thread.stop(0)
+
+
 def _call_while_it_stops() -> tuple[RefereeThread, list[object], bool, list[str]]:
     """A referee asked for its port over and over from another thread while it stops: the
     referee, the answers, whether the asking thread is still stuck, the warnings raised."""

@@ -313,6 +313,14 @@ def test_a_pass_cycle_that_is_not_a_list_is_refused_naming_the_field() -> None:
         Rules(pass_cycle=5)  # type: ignore[arg-type]
 
 
+def test_removed_cards_that_are_not_a_list_are_refused_naming_the_field() -> None:
+    # It read "rules.removed_cards: 'int' object is not iterable".
+    with pytest.raises(
+        RulesError, match=r"^rules\.removed_cards: expected a list of cards, got 5$"
+    ):
+        Rules(removed_cards=5)  # type: ignore[arg-type]
+
+
 def test_every_option_type_and_the_violation_are_importable_from_arena() -> None:
     # The fields are typed as enums: code checked by mypy must name FirstLead.ANY_CLUB, not
     # "any-club", so each enum a field takes is exported beside Rules (as err.violation's is).

@@ -134,6 +134,22 @@ class RefereeConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ConfigError(f"referee.{name} must be a whole number >= 0, got {value!r}")
+        for name in ("address", "server_version", "welcome_message"):
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                raise ConfigError(f"referee.{name} must be a string, got {value!r}")
+        if self.tls is not None and not isinstance(self.tls, TlsConfig):
+            raise ConfigError(
+                f"referee.tls must be a TlsConfig (TlsConfig.from_files(cert, key)) or None, "
+                f"got {self.tls!r}"
+            )
+        if not isinstance(self.options, tuple | list) or not all(
+            isinstance(o, tuple) and len(o) == 2 and isinstance(o[0], str) for o in self.options
+        ):
+            raise ConfigError(
+                "referee.options must be (name, value) pairs of gRPC server options, like "
+                f"(('grpc.max_concurrent_streams', 100),), got {self.options!r}"
+            )
         if self.inbox_limit < 1 or self.max_message_bytes < 1024 or self.max_sessions_per_token < 1:
             raise ConfigError(
                 "referee: inbox_limit and max_sessions_per_token must be >= 1 and "

@@ -90,6 +90,8 @@ side, and close the stream with its status, before gRPC's own stop cancels what 
 def _check_port(address: str) -> None:
     """Refuse a HOST:PORT whose port is past 65535: gRPC would wrap it and listen elsewhere
     (127.0.0.1:99999 listened on 34463)."""
+    if not isinstance(address, str):
+        raise ConfigError(f"referee: the address to listen on is HOST:PORT, got {address!r}")
     _, colon, port = address.rpartition(":")
     if colon and port.isdigit() and int(port) > MAX_PORT:
         raise ConfigError(
