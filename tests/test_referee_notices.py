@@ -212,6 +212,31 @@ def test_a_second_answer_between_requests_is_told_with_no_request_open(
             assert f"the open request is {last}" in notice.message
 
 
+def test_a_hello_between_requests_is_named_in_the_notice(
+    referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
+) -> None:
+    for name in GOOD:
+        bots.start(name)
+    hello = bot_pb.PlayRequest(hello=bot_pb.Hello(bot_name="again", token="", protocol_version=1))
+    again = ScriptedBot(
+        bots.address, bots.token("again"), "again", lambda r: [_first_legal(r), hello]
+    )
+    try:
+        bots.ready(*GOOD, "again")
+        record = play_with(referee[0], "again", "again")
+        received = again.game_over()
+    finally:
+        again.close()
+    told = notices(received)
+    assert told and len(told) == len(record.faults_of(0))
+    # Read between requests (the usual case), the Hello was recorded as "a message"; read while
+    # the next request was open, it was already named.
+    for _, notice in told:
+        assert notice.kind == ev_pb.FAULT_KIND_PROTOCOL
+        assert notice.your_answer == "a second Hello"
+        assert "a second Hello" in notice.message
+
+
 def _spellings(code: str) -> list[str]:
     """Every other spelling of a card code that the .proto and the guide list."""
     rank, suit = code[0], code[1]

@@ -751,7 +751,7 @@ class TableRun:
                 return _Accepted((played,), at)
         which = message.WhichOneof("kind")
         if which != "decision":
-            what = "a second Hello" if which == "hello" else "an empty PlayRequest"
+            what = _not_a_decision(message)
             return self._stray(
                 seat,
                 hand,
@@ -891,7 +891,7 @@ class TableRun:
             return None
         decision = _decision_in(message)
         if decision is None:
-            return "a message"
+            return _not_a_decision(message)
         if decision.request_id in seat.expired:
             self._note_late(seat, decision, at)
             return None
@@ -1493,6 +1493,16 @@ def _decision_in(message: object) -> bot_pb.Decision | None:
     if isinstance(message, bot_pb.PlayRequest) and message.HasField("decision"):
         return message.decision
     return None
+
+
+def _not_a_decision(message: object) -> str:
+    """What a bot's message that carries no Decision was, as text for the record (a late Hello
+    said only "a message")."""
+    if isinstance(message, wire.Malformed):
+        return f"{message.size} undecodable bytes"
+    if isinstance(message, bot_pb.PlayRequest) and message.HasField("hello"):
+        return "a second Hello"
+    return "an empty PlayRequest"
 
 
 _IN_HAND: Final[dict[int, bytes]] = {}
