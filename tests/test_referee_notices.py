@@ -179,18 +179,26 @@ def _first_legal(
     return bot_pb.PlayRequest(decision=decision)
 
 
+def _scripted_game(
+    referee: RefereeThread, bots: BotProcesses, name: str, answers: Answers
+) -> tuple[GameRecord, list[bot_pb.PlayResponse]]:
+    """A game of three good bots and a :class:`ScriptedBot` in seat 0: the record and what the
+    scripted bot received."""
+    for good in GOOD:
+        bots.start(good)
+    scripted = ScriptedBot(bots.address, bots.token(name), name, answers)
+    try:
+        bots.ready(*GOOD, name)
+        record = play_with(referee, name, name)
+        return record, scripted.game_over()
+    finally:
+        scripted.close()
+
+
 def test_a_second_answer_between_requests_is_told_with_no_request_open(
     referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
 ) -> None:
-    for name in GOOD:
-        bots.start(name)
-    twice = ScriptedBot(bots.address, bots.token("twice"), "twice", lambda r: [_first_legal(r)] * 2)
-    try:
-        bots.ready(*GOOD, "twice")
-        record = play_with(referee[0], "twice", "twice")
-        received = twice.game_over()
-    finally:
-        twice.close()
+    record, received = _scripted_game(referee[0], bots, "twice", lambda r: [_first_legal(r)] * 2)
     # Forfeited by faults found between requests, the seat is the fallback's (this once broke
     # the compiled table with a TypeError).
     assert record.seat_status[0].is_forfeit
@@ -215,18 +223,8 @@ def test_a_second_answer_between_requests_is_told_with_no_request_open(
 def test_a_hello_between_requests_is_named_in_the_notice(
     referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
 ) -> None:
-    for name in GOOD:
-        bots.start(name)
     hello = bot_pb.PlayRequest(hello=bot_pb.Hello(bot_name="again", token="", protocol_version=1))
-    again = ScriptedBot(
-        bots.address, bots.token("again"), "again", lambda r: [_first_legal(r), hello]
-    )
-    try:
-        bots.ready(*GOOD, "again")
-        record = play_with(referee[0], "again", "again")
-        received = again.game_over()
-    finally:
-        again.close()
+    record, received = _scripted_game(referee[0], bots, "again", lambda r: [_first_legal(r), hello])
     told = notices(received)
     assert told and len(told) == len(record.faults_of(0))
     # Read between requests (the usual case), the Hello was recorded as "a message"; read while
