@@ -109,8 +109,13 @@ def test_a_second_hello_notice_names_the_request_still_open(
         assert notice.your_answer == "a second Hello"
 
 
-Answers = Callable[[bot_pb.DecisionRequest], list[bot_pb.PlayRequest]]
+Answers = Callable[[bot_pb.DecisionRequest], list[bot_pb.PlayRequest | bytes]]
 """A scripted bot's answers to one request (sent in order)."""
+
+
+def _serialize(message: bot_pb.PlayRequest | bytes) -> bytes:
+    """A scripted answer on the wire: a PlayRequest serialised, or raw bytes as they are."""
+    return message if isinstance(message, bytes) else message.SerializeToString()
 
 
 class ScriptedBot:
@@ -119,7 +124,7 @@ class ScriptedBot:
     def __init__(self, address: str, token: str, name: str, answers: Answers) -> None:
         self.received: list[bot_pb.PlayResponse] = []
         self._answers = answers
-        self._outbox: queue.Queue[bot_pb.PlayRequest | None] = queue.Queue()
+        self._outbox: queue.Queue[bot_pb.PlayRequest | bytes | None] = queue.Queue()
         self._outbox.put(
             bot_pb.PlayRequest(hello=bot_pb.Hello(bot_name=name, token=token, protocol_version=1))
         )
@@ -127,14 +132,14 @@ class ScriptedBot:
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
-    def _requests(self) -> Iterator[bot_pb.PlayRequest]:
+    def _requests(self) -> Iterator[bot_pb.PlayRequest | bytes]:
         while (message := self._outbox.get()) is not None:
             yield message
 
     def _run(self) -> None:
         play = self._channel.stream_stream(
             "/hearts.v1.BotService/Play",
-            request_serializer=bot_pb.PlayRequest.SerializeToString,
+            request_serializer=_serialize,
             response_deserializer=bot_pb.PlayResponse.FromString,
         )
         try:
@@ -233,6 +238,32 @@ def test_a_hello_between_requests_is_named_in_the_notice(
         assert notice.kind == ev_pb.FAULT_KIND_PROTOCOL
         assert notice.your_answer == "a second Hello"
         assert "a second Hello" in notice.message
+
+
+GARBAGE = b"\xff\xfe\x00garbage, not a PlayRequest\x07"
+
+
+def test_garbage_between_requests_is_told_as_malformed(
+    referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
+) -> None:
+    record, received = _scripted_game(
+        referee[0], bots, "garbler", lambda r: [_first_legal(r), GARBAGE]
+    )
+    told = notices(received)
+    assert told and len(told) == len(record.faults_of(0))
+    # Read between requests (the usual case), the bytes were a PROTOCOL fault blamed on "a
+    # second answer"; read while the next request is open, they are that request's malformed
+    # answer, and the bot's own answer to it, arriving after, answers no open request.
+    malformed = [n for _, n in told if n.kind == ev_pb.FAULT_KIND_MALFORMED]
+    assert malformed
+    for notice in malformed:
+        assert notice.your_answer == f"{len(GARBAGE)} undecodable bytes"
+        assert "not a PlayRequest" in notice.message
+        assert "a second answer" not in notice.message
+    for _, notice in told:
+        assert notice.kind in (ev_pb.FAULT_KIND_MALFORMED, ev_pb.FAULT_KIND_PROTOCOL)
+        if notice.kind == ev_pb.FAULT_KIND_PROTOCOL:
+            assert "arrived with no request open" in notice.message
 
 
 def _spellings(code: str) -> list[str]:

@@ -972,11 +972,24 @@ class TableRun:
         the caller's earlier test across this call, and the compiled build then fails on the
         Termination it finds (a TypeError that ended the table)."""
         strays: list[str] = []
+        garbled: wire.Malformed | None = None
         while not session.inbox.empty():
-            stray = self._stale(seat, session.inbox.get_nowait(), hand)
+            item = session.inbox.get_nowait()
+            stray = self._stale(seat, item, hand)
             if stray is not None:
                 strays.append(stray)
-        if strays:
+                if garbled is None and isinstance(item[1], wire.Malformed):
+                    garbled = item[1]
+        if garbled is not None:
+            # Bytes that are not a PlayRequest are malformed wherever they come: the fault says
+            # so, as it does while a request is open, rather than blaming a second answer.
+            detail = (
+                f"{len(strays)} message(s) arrived with no request open, among them "
+                f"{garbled.size} bytes that are not a PlayRequest: {garbled.error}"
+            )
+            sent = f"{garbled.size} undecodable bytes"
+            self._fault(hand, number, seat.index, FaultKind.MALFORMED, detail, sent, (), 0)
+        elif strays:
             detail = (
                 f"{len(strays)} message(s) arrived with no request open (the first: "
                 f"{strays[0]}; a second answer to one request, say): send one Decision per request"
