@@ -241,6 +241,8 @@ def test_a_hello_between_requests_is_named_in_the_notice(
 
 
 GARBAGE = b"\xff\xfe\x00garbage, not a PlayRequest\x07"
+"""The raw bot's garbage (tests/bots/raw_bot.py is a script, so its constants are copied, as
+WRONG_ID_OFFSET is)."""
 
 
 def test_garbage_between_requests_is_told_as_malformed(

@@ -739,7 +739,7 @@ class TableRun:
             return _Refused(
                 FaultKind.MALFORMED,
                 f"the message ({message.size} bytes) is not a PlayRequest: {message.error}",
-                f"{message.size} undecodable bytes",
+                _not_a_decision(message),
             )
         decision = message.decision
         if kind == _PLAY and decision.request_id == request_id:
@@ -987,7 +987,7 @@ class TableRun:
                 f"{len(strays)} message(s) arrived with no request open, among them "
                 f"{garbled.size} bytes that are not a PlayRequest: {garbled.error}"
             )
-            sent = f"{garbled.size} undecodable bytes"
+            sent = _not_a_decision(garbled)
             self._fault(hand, number, seat.index, FaultKind.MALFORMED, detail, sent, (), 0)
         elif strays:
             detail = (
@@ -1509,8 +1509,8 @@ def _decision_in(message: object) -> bot_pb.Decision | None:
 
 
 def _not_a_decision(message: object) -> str:
-    """What a bot's message that carries no Decision was, as text for the record (a late Hello
-    said only "a message")."""
+    """What a bot's message that carries no Decision was, as text for the record and for
+    FaultNotice.your_answer."""
     if isinstance(message, wire.Malformed):
         return f"{message.size} undecodable bytes"
     if isinstance(message, bot_pb.PlayRequest) and message.HasField("hello"):
