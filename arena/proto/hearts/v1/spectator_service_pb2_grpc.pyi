@@ -36,12 +36,13 @@ GRPC_VERSION: str
 class SpectatorServiceStub:
     """The service a referee offers to spectators (web pages, TV views, logging tools).
 
-    Errors are gRPC statuses: NOT_FOUND for an unknown table_id (the table may have finished and
-    been dropped; list the tables again), UNAUTHENTICATED or PERMISSION_DENIED if the organiser
-    restricts watching (pass the credentials the organiser gives as call metadata),
-    RESOURCE_EXHAUSTED when the referee has too many spectators (retry later) or, on a Watch under
-    way, when this spectator read too slowly and fell too far behind the table (watch again, with
-    from_start to catch up), UNAVAILABLE while it shuts down (retry with backoff).
+    Errors are gRPC statuses: NOT_FOUND for an unknown table_id (the table may have finished and been
+    dropped; list the tables again), RESOURCE_EXHAUSTED when the referee has too many spectators
+    (retry later) or, on a Watch under way, when this spectator read too slowly and fell too far
+    behind the table (watch again, with from_start to catch up), UNAVAILABLE while it shuts down
+    (retry with backoff). The referee asks spectators for no credentials: anyone who can reach its
+    address may watch, so an organiser who must restrict watching does so in front of it (a firewall,
+    or a proxy that checks credentials).
     """
 
     @_typing.overload
@@ -62,12 +63,13 @@ class SpectatorServiceStub:
 class SpectatorServiceAsyncStub(SpectatorServiceStub):
     """The service a referee offers to spectators (web pages, TV views, logging tools).
 
-    Errors are gRPC statuses: NOT_FOUND for an unknown table_id (the table may have finished and
-    been dropped; list the tables again), UNAUTHENTICATED or PERMISSION_DENIED if the organiser
-    restricts watching (pass the credentials the organiser gives as call metadata),
-    RESOURCE_EXHAUSTED when the referee has too many spectators (retry later) or, on a Watch under
-    way, when this spectator read too slowly and fell too far behind the table (watch again, with
-    from_start to catch up), UNAVAILABLE while it shuts down (retry with backoff).
+    Errors are gRPC statuses: NOT_FOUND for an unknown table_id (the table may have finished and been
+    dropped; list the tables again), RESOURCE_EXHAUSTED when the referee has too many spectators
+    (retry later) or, on a Watch under way, when this spectator read too slowly and fell too far
+    behind the table (watch again, with from_start to catch up), UNAVAILABLE while it shuts down
+    (retry with backoff). The referee asks spectators for no credentials: anyone who can reach its
+    address may watch, so an organiser who must restrict watching does so in front of it (a firewall,
+    or a proxy that checks credentials).
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -84,12 +86,13 @@ class SpectatorServiceAsyncStub(SpectatorServiceStub):
 class SpectatorServiceServicer(metaclass=_abc_1.ABCMeta):
     """The service a referee offers to spectators (web pages, TV views, logging tools).
 
-    Errors are gRPC statuses: NOT_FOUND for an unknown table_id (the table may have finished and
-    been dropped; list the tables again), UNAUTHENTICATED or PERMISSION_DENIED if the organiser
-    restricts watching (pass the credentials the organiser gives as call metadata),
-    RESOURCE_EXHAUSTED when the referee has too many spectators (retry later) or, on a Watch under
-    way, when this spectator read too slowly and fell too far behind the table (watch again, with
-    from_start to catch up), UNAVAILABLE while it shuts down (retry with backoff).
+    Errors are gRPC statuses: NOT_FOUND for an unknown table_id (the table may have finished and been
+    dropped; list the tables again), RESOURCE_EXHAUSTED when the referee has too many spectators
+    (retry later) or, on a Watch under way, when this spectator read too slowly and fell too far
+    behind the table (watch again, with from_start to catch up), UNAVAILABLE while it shuts down
+    (retry with backoff). The referee asks spectators for no credentials: anyone who can reach its
+    address may watch, so an organiser who must restrict watching does so in front of it (a firewall,
+    or a proxy that checks credentials).
     """
 
     @_abc_1.abstractmethod
