@@ -29,7 +29,10 @@ round trips and the forced moves in the run's proportion.
 
 It prints, for each kind, the run with the median rate (decisions per second, the p50/p99
 latency of a decision asked over the wire), and the ratio referee / bare of each pair of runs:
-their median and range. (The machine may be shared and its speed drifts
+their median, its 95% confidence interval and their range. The interval is distribution-free
+(order statistics: no assumption about the shape of the machine's noise), and it narrows as
+``--rounds`` grows: the target is met with confidence when its lower end is 90% or more. (The
+machine may be shared and its speed drifts
 within seconds: a pair of runs side by side sees about the same machine, runs a minute apart may
 not.) Each run's line gives the CPU time per round trip of the serving process and (on Linux)
 of its client processes together: on a machine the runs saturate, the ratio follows from the
@@ -70,6 +73,7 @@ from pathlib import Path
 
 import grpc
 from bench_args import at_least, positive_seconds
+from bench_stats import median_interval
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -470,8 +474,8 @@ async def compare(tables: int, seconds: float, rounds: int, sizes: Sizes, ours: 
     The machine may be shared, and its speed drifts over seconds: every client process stays
     connected for the whole comparison, so that a referee run and the bare runs beside it are
     a second or two apart; the order flips every round (a steady drift favours neither side);
-    the ratio is taken per pair, and the median of the pairs' ratios is the figure (with their
-    range); the median runs give the absolute figures beside it.
+    the ratio is taken per pair, and the median of the pairs' ratios is the figure (with its
+    confidence interval and their range); the median runs give the absolute figures beside it.
     """
     request_size = round(statistics.mean(sizes.answers))
     response_size = round(statistics.mean(sizes.requests))
@@ -542,8 +546,9 @@ def _report(
     forced = ours.decisions - ours.round_trips
     print(
         f"{'':<{LABEL}} referee / bare: decisions {statistics.median(decisions):6.1%}"
-        f" (median of {rounds} pairs, {decisions[0]:.0%} to {decisions[-1]:.0%}; target 90%;"
-        f" {forced / ours.decisions:.0%} of decisions were forced moves, taken with no round trip)"
+        f" (median of {rounds} pairs, {_interval(decisions)}, {decisions[0]:.0%} to"
+        f" {decisions[-1]:.0%}; target 90%; {forced / ours.decisions:.0%} of decisions were forced"
+        " moves, taken with no round trip)"
     )
     print(
         f"{'':<{LABEL}} round trips alone {statistics.median(trips):6.1%}"
@@ -559,6 +564,14 @@ def _report(
         f"the referee's round trips at {statistics.median(own):.1%} of that "
         f"({own[0]:.0%} to {own[-1]:.0%}; the referee's own cost)"
     )
+
+
+def _interval(ratios: Sequence[float]) -> str:
+    """The 95% confidence interval of the pairs' median ratio, in words."""
+    bounds = median_interval(ratios)
+    if bounds is None:
+        return "too few pairs for a 95% interval (give --rounds 6 or more)"
+    return f"95% interval {bounds[0]:.1%} to {bounds[1]:.1%}"
 
 
 async def bench(seconds: float, tables: int, rounds: int) -> None:

@@ -35,6 +35,8 @@ def test_the_protocol_benchmark_prints_both_comparisons() -> None:
     for what in ("1 table of 4 bots", "2 tables at once"):
         assert re.search(rf"referee, {what} +\d+ decisions/s", out), out
     assert len(re.findall(r"referee / bare: decisions +\d+\.\d%", out)) == 2, out
+    # One pair per comparison: too few for the median's confidence interval, and it says so.
+    assert out.count("too few pairs for a 95% interval (give --rounds 6 or more)") == 2, out
     assert len(re.findall(r"bare, trivial bot clients, \d rings? of 4 +\d+ decisions/s", out)) == 2
     # CPU time per round trip: the serving process's, and its clients' where /proc tells.
     clients = r" clients \d+\.\d{3}" if Path("/proc/self/stat").exists() else ""
