@@ -32,13 +32,13 @@ latency of a decision asked over the wire), and the ratio referee / bare of each
 their median, its 95% confidence interval and their range. The interval is distribution-free
 (order statistics: no assumption about the shape of the machine's noise), and it narrows as
 ``--rounds`` grows: the target is met with confidence when its lower end is 90% or more. (The
-machine may be shared and its speed drifts
-within seconds: a pair of runs side by side sees about the same machine, runs a minute apart may
-not.) Each run's line gives the CPU time per round trip of the serving process and (on Linux)
-of its client processes together: on a machine the runs saturate, the ratio follows from the
-two. The last line of each comparison says how busy the machine was meanwhile, and how much
-of its CPU time the host gave to other guests (steal, from /proc/stat on Linux). The first line
-says which referee build runs: the compiled one (``compiled with mypyc``) or the Python source.
+machine may be shared and its speed drifts within seconds: a pair of runs side by side sees
+about the same machine, runs a minute apart may not.) Each run's line gives the CPU time per
+round trip of the serving process and (on Linux) of its client processes together: on a machine
+the runs saturate, the ratio follows from the two. The last line of each comparison says how
+busy the machine was meanwhile, and how much of its CPU time the host gave to other guests
+(steal, from /proc/stat on Linux). The first line says which referee build runs: the compiled
+one (``compiled with mypyc``) or the Python source.
 
 ``--instructions`` measures instead what a shared machine's noise cannot move: the instructions
 the serving process executes per round trip (all its threads: gRPC's, the event loop's and the
@@ -546,9 +546,9 @@ def _report(
     forced = ours.decisions - ours.round_trips
     print(
         f"{'':<{LABEL}} referee / bare: decisions {statistics.median(decisions):6.1%}"
-        f" (median of {rounds} pairs, {_interval(decisions)}, {decisions[0]:.0%} to"
-        f" {decisions[-1]:.0%}; target 90%; {forced / ours.decisions:.0%} of decisions were forced"
-        " moves, taken with no round trip)"
+        f" (median of {rounds} pairs, {_interval(decisions)}; single pairs {decisions[0]:.0%}"
+        f" to {decisions[-1]:.0%}; target 90%; {forced / ours.decisions:.0%} of decisions were"
+        " forced moves, taken with no round trip)"
     )
     print(
         f"{'':<{LABEL}} round trips alone {statistics.median(trips):6.1%}"
@@ -727,7 +727,10 @@ def main() -> None:
         "--tables", type=at_least(1), default=8, help="tables at once in the second run"
     )
     parser.add_argument(
-        "--rounds", type=at_least(1), default=15, help="alternated runs of each kind"
+        "--rounds",
+        type=at_least(1),
+        default=15,
+        help="alternated runs of each kind (more rounds narrow the interval)",
     )
     parser.add_argument(
         "--instructions",
