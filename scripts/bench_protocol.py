@@ -31,7 +31,9 @@ It prints, for each kind, the run with the median rate (decisions per second, th
 latency of a decision asked over the wire), and the ratio referee / bare of each pair of runs:
 their median, its 95% confidence interval and their range. The interval is distribution-free
 (order statistics: no assumption about the shape of the machine's noise), and it narrows as
-``--rounds`` grows: the target is met with confidence when its lower end is 90% or more. (The
+``--rounds`` grows. It covers the noise within one run, not how the machine differs from one run
+to the next (two runs of 135 pairs an hour apart, at 8 tables: 91.2-96.0% and 88.1-91.7%), so
+the target is met with confidence when the lower end is 90% or more in repeated runs. (The
 machine may be shared and its speed drifts within seconds: a pair of runs side by side sees
 about the same machine, runs a minute apart may not.) Each run's line gives the CPU time per
 round trip of the serving process and (on Linux) of its client processes together: on a machine
