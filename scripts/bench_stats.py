@@ -12,10 +12,11 @@ __all__ = ["median_interval"]
 def median_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, float] | None:
     """A distribution-free confidence interval for the median of ``values`` (None: too few).
 
-    The bounds are order statistics: the true median lies below the k-th smallest of n values
-    with the probability that a Binomial(n, 1/2) count is k or more, whatever the values'
-    distribution. So the interval [k-th smallest, k-th largest] covers the median with
-    probability at least ``level`` for the largest such k. It needs no assumption about how the
+    The bounds are order statistics: the k-th smallest of n values lies above the true median
+    when fewer than k values fall below it, which happens with the probability that a
+    Binomial(n, 1/2) count is k - 1 or less, whatever the values' distribution. So the interval
+    [k-th smallest, k-th largest] misses the median with probability 2 P(X <= k - 1), and k is
+    the largest that keeps this under 1 - ``level``. It needs no assumption about how the
     machine's noise is shaped, only that the runs are independent of one another.
     """
     n = len(values)
