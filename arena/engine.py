@@ -217,6 +217,16 @@ def deal_order(rules: Rules, seed: int, hand_number: int = 0) -> list[Card]:
     return [CARDS[i] for i in _shuffled(_deck_indexes(rules), seed, hand_number)]
 
 
+def _check_seat(name: str, seat: int, players: int) -> None:
+    """Refuse an argument ``name`` that is not a seat of ``players``.
+
+    A ValueError naming the argument, not a RulesError: a seat given to a deal or a game is no
+    field of the rules, and ``rules.players: ...`` would send the user to the wrong place.
+    """
+    if not 0 <= seat < players:
+        raise ValueError(f"{name} must be a seat from 0 to {players - 1}, got {seat}")
+
+
 def _whole(name: str, value: int) -> int:
     """``value`` as a plain ``int``, or a TypeError naming ``name``.
 
@@ -397,9 +407,9 @@ class Hand:
         if dealer is not None:
             dealer = _whole("dealer", dealer)
         if hand_number < 0:
-            raise RulesError("hand_number", f"hands count from 0, got {hand_number}")
-        if dealer is not None and not 0 <= dealer < n:
-            raise RulesError("players", f"dealer {dealer} is not a seat of {n}")
+            raise ValueError(f"hand_number counts from 0, got {hand_number}")
+        if dealer is not None:
+            _check_seat("dealer", dealer, n)
         size = rules.hand_size
         masks, kitty = _kernel.deal_masks(_deck_bits(rules), seed, hand_number, n, size)
         hand = cls.__new__(cls)
@@ -1110,8 +1120,7 @@ def _check_deal(rules: Rules, masks: Sequence[int], kitty: int, dealer: int) -> 
     n = rules.players
     if len(masks) != n:
         raise RulesError("players", f"{n} players but {len(masks)} hands were given")
-    if not 0 <= dealer < n:
-        raise RulesError("players", f"dealer {dealer} is not a seat of {n}")
+    _check_seat("dealer", dealer, n)
     seen = 0
     for seat, m in enumerate(masks):
         if m.bit_count() != rules.hand_size:
@@ -1219,10 +1228,7 @@ class Game:
         self.rules = rules if rules is not None else Rules()
         """The rules in force."""
         seed, first_dealer = _whole("seed", seed), _whole("first_dealer", first_dealer)
-        if not 0 <= first_dealer < self.rules.players:
-            raise RulesError(
-                "players", f"first dealer {first_dealer} is not a seat of {self.rules.players}"
-            )
+        _check_seat("first_dealer", first_dealer, self.rules.players)
         self.seed = seed
         """The game's seed; every deal derives from it."""
         self.first_dealer = first_dealer
