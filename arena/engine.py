@@ -218,13 +218,15 @@ def deal_order(rules: Rules, seed: int, hand_number: int = 0) -> list[Card]:
 
 
 def _check_seat(name: str, seat: int, players: int) -> None:
-    """Refuse an argument ``name`` that is not a seat of ``players``.
+    """Refuse an argument ``name`` that is not a seat of ``players`` (a :class:`SeatError`).
 
-    A ValueError naming the argument, not a RulesError: a seat given to a deal or a game is no
-    field of the rules, and ``rules.players: ...`` would send the user to the wrong place.
+    Not a RulesError: a seat given to a deal or a game is no field of the rules, and
+    ``rules.players: ...`` would send the user to the wrong place.
     """
     if not 0 <= seat < players:
-        raise ValueError(f"{name} must be a seat from 0 to {players - 1}, got {seat}")
+        raise SeatError(
+            f"{name} {seat} is not a seat at this table: its seats are 0 to {players - 1}"
+        )
 
 
 def _whole(name: str, value: int) -> int:

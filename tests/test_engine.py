@@ -383,7 +383,9 @@ def test_explicit_hands_refuse_duplicates_missing_cards_and_bad_directions() -> 
         )
     with pytest.raises(RulesError, match="unknown direction 'up'"):
         Hand.from_hands(rules, good, pass_direction="up")
-    with pytest.raises(ValueError, match=r"^dealer must be a seat from 0 to 3, got 4$"):
+    with pytest.raises(
+        SeatError, match=r"^dealer 4 is not a seat at this table: its seats are 0 to 3$"
+    ):
         Hand.from_hands(rules, good, dealer=4)
     with_kitty = Rules(players=3, kitty=True)
     deck = list(with_kitty.cards_in_deck)
@@ -721,14 +723,20 @@ def test_placings_share_places_on_equal_scores() -> None:
 
 
 def test_a_game_refuses_a_first_dealer_that_is_not_a_seat() -> None:
-    with pytest.raises(ValueError, match=r"^first_dealer must be a seat from 0 to 3, got 4$"):
+    with pytest.raises(
+        SeatError, match=r"^first_dealer 4 is not a seat at this table: its seats are 0 to 3$"
+    ):
         Game(Rules(), seed=1, first_dealer=4)
-    with pytest.raises(ValueError, match=r"^first_dealer must be a seat from 0 to 2, got -1$"):
+    with pytest.raises(
+        SeatError, match=r"^first_dealer -1 is not a seat at this table: its seats are 0 to 2$"
+    ):
         Game(Rules(players=3), seed=1, first_dealer=-1)
 
 
 def test_a_deal_refuses_a_dealer_or_hand_number_out_of_range() -> None:
-    with pytest.raises(ValueError, match=r"^dealer must be a seat from 0 to 3, got 7$"):
+    with pytest.raises(
+        SeatError, match=r"^dealer 7 is not a seat at this table: its seats are 0 to 3$"
+    ):
         Hand.deal(Rules(), 1, dealer=7)
     with pytest.raises(ValueError, match=r"^hand_number counts from 0, got -1$"):
         Hand.deal(Rules(), 1, hand_number=-1)
