@@ -46,9 +46,12 @@ one (``compiled with mypyc``) or the Python source.
 the serving process executes per round trip (all its threads: gRPC's, the event loop's and the
 referee's own), counted by valgrind's callgrind, for the referee playing one table of the trivial
 bots and for the bare ping-pong server, each as the difference between a shorter and a longer
-run (so that start-up cancels out), with their ratio. It needs valgrind (Debian/Ubuntu:
-``apt-get install valgrind``) and takes a few minutes; the counts vary by a few thousand
-instructions per round trip between runs (how often the loop wakes depends on timing).
+run (so that start-up cancels out), with their ratio; then the same for one client process per
+message it answers, a trivial bot sent a real decision request and a ping client, and the sum of
+both ends of a round trip, referee and bot beside bare server and ping client (where the runs
+saturate the machine, their ratio is what the round trips' ratio follows). It needs valgrind
+(Debian/Ubuntu: ``apt-get install valgrind``) and takes a few minutes; the counts vary by a few
+thousand instructions per round trip between runs (how often the loop wakes depends on timing).
 
 The issue's target (the referee at 90% or more of the bare ping-pong) counts every decision the
 referee takes: a forced move (a single legal card) is one too, played without a round trip, as
@@ -190,13 +193,21 @@ class Bare:
     """
 
     def __init__(
-        self, rings: int, request_size: int, response: bytes | int, *, bots: bool = False
+        self,
+        rings: int,
+        request_size: int,
+        response: bytes | int,
+        *,
+        bots: bool = False,
+        counted: Sequence[str] = (),
     ) -> None:
         self.rings, self.request_size, self.bots = rings, request_size, bots
         self.ring = Ring(response if isinstance(response, bytes) else os.urandom(response))
         self.ring.expected = rings * SEATS
         self.server = grpc.aio.server()
         self.procs: list[subprocess.Popen[bytes]] = []
+        self.counted = counted
+        """A command (valgrind's) that the first client runs under, with its standard error."""
 
     async def start(self) -> None:
         """Serve on an ephemeral loopback port and wait for every client to connect."""
@@ -209,7 +220,11 @@ class Bare:
         port = self.server.add_insecure_port("127.0.0.1:0")
         await self.server.start()
         role, arg = ("bot", "bench") if self.bots else ("ping", str(self.request_size))
-        self.procs = [_spawn(role, f"127.0.0.1:{port}", arg) for _ in range(self.ring.expected)]
+        address = f"127.0.0.1:{port}"
+        self.procs = [
+            _spawn(role, address, arg, self.counted if n == 0 else ())
+            for n in range(self.ring.expected)
+        ]
         await asyncio.wait_for(self.ring.joined.wait(), READY_MS / MS)
 
     async def run(self, seconds: float) -> Result:
@@ -229,7 +244,7 @@ class Bare:
         """End the streams (the clients exit) and the server."""
         self.ring.finished.set()
         await self.server.stop(0.5)
-        _reap(self.procs)
+        _reap(self.procs, COUNTED_EXIT_S if self.counted else 5.0)
 
 
 # ---- the referee ---------------------------------------------------------------------------------
@@ -416,17 +431,26 @@ class Tables:
 # ---- plumbing ------------------------------------------------------------------------------------
 
 
-def _spawn(role: str, address: str, arg: str) -> subprocess.Popen[bytes]:
+def _spawn(role: str, address: str, arg: str, under: Sequence[str] = ()) -> subprocess.Popen[bytes]:
+    """Start a client process (under ``under``, a command such as valgrind's, if given)."""
     return subprocess.Popen(
-        [sys.executable, __file__, f"--role={role}", f"--address={address}", f"--arg={arg}"],
+        [
+            *under,
+            sys.executable,
+            __file__,
+            f"--role={role}",
+            f"--address={address}",
+            f"--arg={arg}",
+        ],
         stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE if under else None,
     )
 
 
-def _reap(procs: Sequence[subprocess.Popen[bytes]]) -> None:
+def _reap(procs: Sequence[subprocess.Popen[bytes]], wait_s: float = 5.0) -> None:
     for p in procs:
         try:
-            p.wait(5)
+            p.wait(wait_s)
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
@@ -646,6 +670,54 @@ async def count_bare(rounds: int, request_size: int, response_size: int) -> None
     print(f"{count} round trips")
 
 
+COUNT_MESSAGES = (300, 1300)
+"""Messages each client of the two counted client runs answers (one ring of four)."""
+COUNTED_EXIT_S = 120.0
+"""How long a client under callgrind may take to write its counts and exit."""
+
+
+async def count_client(valgrind: str, bots: bool, messages: int, sizes: Sizes, out: str) -> int:
+    """Instructions of one client of a ring of four, run under callgrind, that answers
+    ``messages`` messages: a trivial bot sent a real decision request (``bots``), else a ping
+    client sent as many random bytes; the server is this process, not counted."""
+    request = round(statistics.mean(sizes.answers))
+    response: bytes | int = sizes.typical_play() if bots else round(statistics.mean(sizes.requests))
+    bare = Bare(
+        1,
+        request,
+        response,
+        bots=bots,
+        counted=[valgrind, "--tool=callgrind", f"--callgrind-out-file={out}"],
+    )
+    try:
+        await bare.start()
+        for _ in range(messages):
+            for context in bare.ring.streams:
+                await context.write(bare.ring.payload)
+                await context.read()
+    finally:
+        await bare.stop()
+    counted = bare.procs[0]
+    assert counted.stderr is not None
+    collected = re.search(rb"Collected : (\d+)", counted.stderr.read())
+    if counted.returncode != 0 or collected is None:
+        raise SystemExit(
+            f"bench_protocol: the counted {'bot' if bots else 'ping'} client failed "
+            f"(exit {counted.returncode})"
+        )
+    return int(collected.group(1))
+
+
+def _per_message(valgrind: str, bots: bool, sizes: Sizes) -> float:
+    """Instructions of one client per message it answers: the difference between two runs."""
+    with tempfile.TemporaryDirectory() as folder:
+        out = os.path.join(folder, "callgrind.out")
+        small, large = (
+            run_loop(count_client(valgrind, bots, n, sizes, out)) for n in COUNT_MESSAGES
+        )
+    return (large - small) / (COUNT_MESSAGES[1] - COUNT_MESSAGES[0])
+
+
 def _counted(valgrind: str, spec: str, folder: str) -> tuple[int, int]:
     """Run one counted role under callgrind: (instructions, round trips)."""
     out = os.path.join(folder, "callgrind.out")
@@ -713,6 +785,21 @@ def instructions() -> None:
     print(f"{'bare ping-pong server':<{LABEL}} {bare / 1000:8.1f}{per}")
     print(
         f"{'':<{LABEL}} bare / referee {bare / referee:6.1%} (the rest is the referee's own work)"
+    )
+    bot = _per_message(valgrind, True, sizes)
+    ping = _per_message(valgrind, False, sizes)
+    per = "k instructions per message"
+    print(f"{'trivial bot, one client process':<{LABEL}} {bot / 1000:8.1f}{per}")
+    print(f"{'ping client, one client process':<{LABEL}} {ping / 1000:8.1f}{per}")
+    print(
+        f"{'':<{LABEL}} ping / bot {ping / bot:6.1%} (the rest is the bot's own work: decoding "
+        "the request, answering it)"
+    )
+    ends, bare_ends = (referee + bot) / 1000, (bare + ping) / 1000
+    print(
+        f"{'':<{LABEL}} both ends of a round trip: referee and bot {ends:.1f}k, bare server and "
+        f"ping client {bare_ends:.1f}k: {bare_ends / ends:.1%} (where the runs saturate the "
+        "machine, compare the round trips' ratio)"
     )
 
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from scipy.stats import binom
-
 __all__ = ["median_interval"]
 
 
@@ -19,6 +17,10 @@ def median_interval(values: Sequence[float], level: float = 0.95) -> tuple[float
     the largest that keeps this under 1 - ``level``. It needs no assumption about how the
     machine's noise is shaped, only that the runs are independent of one another.
     """
+    # Imported here, not with the module: the benchmarks' client processes import this module
+    # too, and scipy would give each of them numpy's thread pool and tens of megabytes.
+    from scipy.stats import binom
+
     n = len(values)
     # binom.ppf(q) is the smallest k with P(X <= k) >= q, so P(X <= k - 1) < q: the interval
     # misses the median with probability 2 P(X <= k - 1) < 1 - level, and k + 1 would not.
