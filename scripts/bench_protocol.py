@@ -94,6 +94,8 @@ PING_METHOD = "/bench.Ping/Ring"
 CALM = Clocks(move_ms=10_000, bank_ms=60_000, handshake_ms=60_000)
 SEATS = 4
 READY_MS = 60_000
+EXIT_S = 5.0
+"""How long a client process may take to exit once its stream has ended."""
 SIZING_GAMES = 3
 MS = 1000.0
 LABEL = 38
@@ -244,7 +246,7 @@ class Bare:
         """End the streams (the clients exit) and the server."""
         self.ring.finished.set()
         await self.server.stop(0.5)
-        _reap(self.procs, COUNTED_EXIT_S if self.counted else 5.0)
+        _reap(self.procs, COUNTED_EXIT_S if self.counted else EXIT_S)
 
 
 # ---- the referee ---------------------------------------------------------------------------------
@@ -447,7 +449,7 @@ def _spawn(role: str, address: str, arg: str, under: Sequence[str] = ()) -> subp
     )
 
 
-def _reap(procs: Sequence[subprocess.Popen[bytes]], wait_s: float = 5.0) -> None:
+def _reap(procs: Sequence[subprocess.Popen[bytes]], wait_s: float = EXIT_S) -> None:
     for p in procs:
         try:
             p.wait(wait_s)
@@ -654,20 +656,23 @@ async def count_referee(games: int) -> None:
     print(f"{sum(not d.forced for r in records for d in r.decisions)} round trips")
 
 
+async def _ring_rounds(bare: Bare, rounds: int) -> None:
+    """``rounds`` rounds of a started one-ring bare server: a message to each client in turn."""
+    for _ in range(rounds):
+        for context in bare.ring.streams:
+            await context.write(bare.ring.payload)
+            await context.read()
+
+
 async def count_bare(rounds: int, request_size: int, response_size: int) -> None:
     """The serving side of one counted bare run: one ring of four, ``rounds`` rounds."""
     bare = Bare(1, request_size, response_size)
     try:
         await bare.start()
-        count = 0
-        for _ in range(rounds):
-            for context in bare.ring.streams:
-                await context.write(bare.ring.payload)
-                await context.read()
-                count += 1
+        await _ring_rounds(bare, rounds)
     finally:
         await bare.stop()
-    print(f"{count} round trips")
+    print(f"{rounds * len(bare.ring.streams)} round trips")
 
 
 COUNT_MESSAGES = (300, 1300)
@@ -676,25 +681,24 @@ COUNTED_EXIT_S = 120.0
 """How long a client under callgrind may take to write its counts and exit."""
 
 
-async def count_client(valgrind: str, bots: bool, messages: int, sizes: Sizes, out: str) -> int:
+async def count_client(
+    valgrind: str, request_size: int, response: bytes | int, messages: int, out: str
+) -> int:
     """Instructions of one client of a ring of four, run under callgrind, that answers
-    ``messages`` messages: a trivial bot sent a real decision request (``bots``), else a ping
-    client sent as many random bytes; the server is this process, not counted."""
-    request = round(statistics.mean(sizes.answers))
-    response: bytes | int = sizes.typical_play() if bots else round(statistics.mean(sizes.requests))
+    ``messages`` messages: a trivial bot sent ``response`` if it is a real decision request
+    (bytes), else a ping client sent that many random bytes; the server is this process, not
+    counted."""
+    bots = isinstance(response, bytes)
     bare = Bare(
         1,
-        request,
+        request_size,
         response,
         bots=bots,
         counted=[valgrind, "--tool=callgrind", f"--callgrind-out-file={out}"],
     )
     try:
         await bare.start()
-        for _ in range(messages):
-            for context in bare.ring.streams:
-                await context.write(bare.ring.payload)
-                await context.read()
+        await _ring_rounds(bare, messages)
     finally:
         await bare.stop()
     counted = bare.procs[0]
@@ -708,12 +712,13 @@ async def count_client(valgrind: str, bots: bool, messages: int, sizes: Sizes, o
     return int(collected.group(1))
 
 
-def _per_message(valgrind: str, bots: bool, sizes: Sizes) -> float:
-    """Instructions of one client per message it answers: the difference between two runs."""
+def _per_message(valgrind: str, request_size: int, response: bytes | int) -> float:
+    """Instructions of one client per message it answers (:func:`count_client`'s): the
+    difference between two runs."""
     with tempfile.TemporaryDirectory() as folder:
         out = os.path.join(folder, "callgrind.out")
         small, large = (
-            run_loop(count_client(valgrind, bots, n, sizes, out)) for n in COUNT_MESSAGES
+            run_loop(count_client(valgrind, request_size, response, n, out)) for n in COUNT_MESSAGES
         )
     return (large - small) / (COUNT_MESSAGES[1] - COUNT_MESSAGES[0])
 
@@ -786,8 +791,8 @@ def instructions() -> None:
     print(
         f"{'':<{LABEL}} bare / referee {bare / referee:6.1%} (the rest is the referee's own work)"
     )
-    bot = _per_message(valgrind, True, sizes)
-    ping = _per_message(valgrind, False, sizes)
+    bot = _per_message(valgrind, request, sizes.typical_play())
+    ping = _per_message(valgrind, request, response)
     per = "k instructions per message"
     print(f"{'trivial bot, one client process':<{LABEL}} {bot / 1000:8.1f}{per}")
     print(f"{'ping client, one client process':<{LABEL}} {ping / 1000:8.1f}{per}")
