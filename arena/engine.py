@@ -51,7 +51,15 @@ from arena.cards import (
     Suit,
     cards_from_mask,
 )
-from arena.errors import IllegalMoveError, RulesError, SeatError, StateError, Violation
+from arena.errors import (
+    CardParseError,
+    ConfigError,
+    IllegalMoveError,
+    RulesError,
+    SeatError,
+    StateError,
+    Violation,
+)
 from arena.rules import FirstLead, GameEnd, MoonRule, PassDirection, Rules, Settling
 
 __all__ = [
@@ -213,6 +221,7 @@ def deal_order(rules: Rules, seed: int, hand_number: int = 0) -> list[Card]:
     Seat 0 gets the first :attr:`Rules.hand_size <arena.rules.Rules.hand_size>` cards, seat 1
     the next, and so on; what is left is the kitty.
     """
+    _check_rules(rules)
     seed, hand_number = _whole("seed", seed), _whole("hand_number", hand_number)
     return [CARDS[i] for i in _shuffled(_deck_indexes(rules), seed, hand_number)]
 
@@ -229,8 +238,20 @@ def _check_seat(name: str, seat: int, players: int) -> None:
         )
 
 
+def _seat_number(seat: object) -> int:
+    """``seat`` as an ``int``, or a :class:`SeatError` for what is no seat number at all ("3",
+    1.5): compared with the seats as it is, text would be judged "not your turn" or raise a bare
+    TypeError."""
+    if type(seat) is int:
+        return seat
+    try:
+        return operator.index(seat)  # type: ignore[arg-type]  # checked by the call itself
+    except TypeError:
+        raise SeatError(f"a seat is a whole number (0 for the first seat), got {seat!r}") from None
+
+
 def _whole(name: str, value: int) -> int:
-    """``value`` as a plain ``int``, or a TypeError naming ``name``.
+    """``value`` as a plain ``int``, or a :class:`ConfigError` naming ``name``.
 
     A deal hashes the seed's digits: an int subclass (``True``) or an integer type of another
     library (numpy's) must give the digits of its ``int``, in the compiled kernel (which takes
@@ -241,7 +262,16 @@ def _whole(name: str, value: int) -> int:
     try:
         return operator.index(value)
     except TypeError:
-        raise TypeError(f"{name} must be a whole number, got {value!r}") from None
+        raise ConfigError(f"{name} must be a whole number, got {value!r}") from None
+
+
+def _check_rules(rules: object) -> None:
+    """Refuse rules that are not a :class:`Rules` (a preset's name, a dict) at once, with the fix,
+    rather than with an AttributeError from deep inside the deal."""
+    if not isinstance(rules, Rules):
+        raise ConfigError(
+            f"rules must be a Rules, e.g. Rules() or preset({rules!r}) from arena, got {rules!r}"
+        )
 
 
 def _shuffled(deck: tuple[int, ...], seed: int, hand_number: int) -> list[int]:
@@ -275,8 +305,16 @@ def pick_index(mask: int, draw: float) -> int:
 
 def _cards(cards: Iterable[Card | str] | str) -> tuple[Card, ...]:
     """Cards from cards or codes (one string of codes split on spaces, like parse_cards)."""
+    if isinstance(cards, Card):  # one card where a list belongs: a pass of one card
+        return (cards,)
     items = cards.split() if isinstance(cards, str) else cards
-    return tuple(c if isinstance(c, Card) else Card.parse(c) for c in items)
+    try:
+        return tuple(c if isinstance(c, Card) else Card.parse(c) for c in items)
+    except TypeError:  # not a collection at all (None, a number)
+        raise CardParseError(
+            f"expected cards: a list of cards or codes, or one string like '5C 6C 8C', "
+            f"got {cards!r}"
+        ) from None
 
 
 class Hand:
@@ -335,6 +373,7 @@ class Hand:
     ) -> None:
         """Start a hand from explicit hands (one list of cards per seat, seat 0 first; a hand may
         be one string of codes, "2C 3C QS", as in :meth:`from_hands`)."""
+        _check_rules(rules)
         masks = [_to_mask(h) for h in hands]
         kitty_mask = _to_mask(kitty)
         _check_deal(rules, masks, kitty_mask, dealer)
@@ -404,12 +443,13 @@ class Hand:
         cls, rules: Rules, seed: int, *, hand_number: int = 0, dealer: int | None = None
     ) -> Hand:
         """Deal hand ``hand_number`` of a game from a seed (pass direction from the cycle)."""
+        _check_rules(rules)
         n = rules.players
         seed, hand_number = _whole("seed", seed), _whole("hand_number", hand_number)
         if dealer is not None:
             dealer = _whole("dealer", dealer)
         if hand_number < 0:
-            raise ValueError(f"hand_number counts from 0, got {hand_number}")
+            raise ConfigError(f"hand_number counts from 0, got {hand_number}")
         if dealer is not None:
             _check_seat("dealer", dealer, n)
         size = rules.hand_size
@@ -457,6 +497,7 @@ class Hand:
         Raises :class:`~arena.errors.RulesError` or :class:`~arena.errors.IllegalMoveError`
         if the guess contradicts the view (wrong cards, or a void the replay breaks).
         """
+        _check_rules(rules)
         n = rules.players
         if view.players != n:
             raise RulesError("players", f"the view has {view.players} seats, the rules {n}")
@@ -581,11 +622,12 @@ class Hand:
         """``seat`` itself, if it is at the table (a :class:`SeatError` if not)."""
         # Checked where a caller names a seat: a negative number would index from the end of
         # the per-seat lists and quietly answer for another seat.
-        if not 0 <= seat < self._n:
+        index = _seat_number(seat)
+        if not 0 <= index < self._n:
             raise SeatError(
                 f"there is no seat {seat} at this table: its seats are 0 to {self._n - 1}"
             )
-        return seat
+        return index
 
     def hand(self, seat: int) -> list[Card]:
         """The cards ``seat`` holds now, in index order."""
@@ -593,8 +635,8 @@ class Hand:
 
     def hand_mask(self, seat: int) -> int:
         """The cards ``seat`` holds now, as a bit mask."""
-        if 0 <= seat < self._n:  # _seat's check inline: a referee asks for every request
-            return self._hands[seat]
+        if type(seat) is int and 0 <= seat < self._n:  # _seat's check inline: a referee asks
+            return self._hands[seat]  # for every request
         return self._hands[self._seat(seat)]
 
     def dealt(self, seat: int) -> list[Card]:
@@ -719,8 +761,9 @@ class Hand:
 
     def check_play(self, seat: int, card: Card | str) -> Violation | None:
         """Why ``seat`` may not play ``card`` now, or None if it may."""
-        if isinstance(card, str):
+        if not isinstance(card, Card):
             card = Card.parse(card)
+        seat = _seat_number(seat)
         if self.phase is _OVER:
             return Violation.HAND_OVER
         if self.phase is not _PLAY:
@@ -771,6 +814,7 @@ class Hand:
         return self._check_pass_cards(seat, mask, len(chosen))
 
     def _check_pass_state(self, seat: int) -> Violation | None:
+        seat = _seat_number(seat)
         if self.phase is _OVER:
             return Violation.HAND_OVER
         if self.phase is not _PASS:
@@ -828,7 +872,7 @@ class Hand:
         Returns the completed trick when this card ends one, else None.
         """
         c = card if isinstance(card, Card) else Card.parse(card)
-        s = self._turn if seat is None else seat
+        s = self._turn if seat is None else _seat_number(seat)
         why = self.check_play(s, c)
         if why is not None:
             detail = ""
@@ -1152,9 +1196,15 @@ def _to_mask(cards: Iterable[Card | str] | str) -> int:
     if isinstance(cards, str):  # one string of codes, not a sequence of one-letter ones
         cards = cards.replace(",", " ").split()
     m = 0
-    for c in cards:
-        card = c if isinstance(c, Card) else Card.parse(c)
-        m |= card.bit
+    try:
+        for c in cards:
+            card = c if isinstance(c, Card) else Card.parse(c)
+            m |= card.bit
+    except TypeError:  # not a collection at all (None, a number)
+        raise CardParseError(
+            f"expected cards: a list of cards or codes, or one string like '2C 3C QS', "
+            f"got {cards!r}"
+        ) from None
     return m
 
 
@@ -1227,6 +1277,7 @@ class Game:
 
     def __init__(self, rules: Rules | None = None, seed: int = 0, *, first_dealer: int = 0) -> None:
         """Start a game; hand ``k`` is ``Hand.deal(rules, seed, hand_number=k, dealer=...)``."""
+        _check_rules(Rules() if rules is None else rules)
         self.rules = rules if rules is not None else Rules()
         """The rules in force."""
         seed, first_dealer = _whole("seed", seed), _whole("first_dealer", first_dealer)

@@ -4,12 +4,21 @@ the moon and the sun under each moon rule, and the errors a refused move raises.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import pytest
 
 from arena.cards import CARDS, Card, cards_from_mask, parse_cards
-from arena.engine import Game, Hand, Phase, Trick
-from arena.errors import IllegalMoveError, RulesError, SeatError, StateError, Violation
+from arena.engine import Game, Hand, Phase, Trick, deal_order
+from arena.errors import (
+    CardParseError,
+    ConfigError,
+    IllegalMoveError,
+    RulesError,
+    SeatError,
+    StateError,
+    Violation,
+)
 from arena.rules import FirstLead, GameEnd, MoonRule, PassDirection, Rules, preset
 
 
@@ -341,6 +350,61 @@ def test_a_seat_not_at_the_table_is_refused_by_name(ask: str, seat: int) -> None
         SeatError, match=f"there is no seat {seat} at this table: its seats are 0 to 3"
     ):
         getattr(hand, ask)(seat)
+
+
+@pytest.mark.parametrize("seat", ["1", 1.5, None])
+def test_what_is_no_seat_number_is_refused_everywhere_with_a_seat_error(seat: object) -> None:
+    # Text was judged as a move ("not your turn", even for the seat to move) or failed with a
+    # bare TypeError from a comparison; 1.0 with "list indices must be integers".
+    hand = Hand.deal(Rules(), seed=2)
+    passing = hand.copy()
+    for seat_to_pass in hand.seats_to_pass:
+        hand.pass_cards(seat_to_pass, hand.hand(seat_to_pass)[:3])
+    asks: list[Callable[[], object]] = [
+        lambda: hand.hand(seat),  # type: ignore[arg-type]
+        lambda: hand.hand_mask(seat),  # type: ignore[arg-type]
+        lambda: hand.view(seat),  # type: ignore[arg-type]
+        lambda: hand.check_play(seat, "2C"),  # type: ignore[arg-type]
+        lambda: passing.check_pass(seat, passing.hand(0)[:3]),  # type: ignore[arg-type]
+        lambda: passing.pass_cards(seat, passing.hand(0)[:3]),  # type: ignore[arg-type]
+    ]
+    if seat is not None:  # play(card, seat=None) is the seat to move's play
+        asks.append(lambda: hand.play("2C", seat=seat))  # type: ignore[arg-type]
+    for ask in asks:
+        with pytest.raises(SeatError, match=f"a seat is a whole number .*, got {seat!r}$"):
+            ask()
+    assert hand.check_play(9, "2C") is Violation.NOT_YOUR_TURN  # a number: judged as a move
+    to_move = hand.to_move
+    assert to_move is not None
+    assert hand.play(hand.legal_plays()[0], seat=to_move) is None  # the right seat still plays
+
+
+def test_what_is_no_card_is_refused_as_cards_are() -> None:
+    hand = Hand.deal(Rules(), seed=2)
+    # check_play(seat, None) raised AttributeError ('NoneType' has no 'bit'), pass_cards(0,
+    # None) "not iterable"; one Card for a whole pass, "'Card' object is not iterable".
+    with pytest.raises(CardParseError, match="cannot parse card None"):
+        hand.check_play(0, None)  # type: ignore[arg-type]
+    for bad in (None, 5):
+        with pytest.raises(CardParseError, match=f"expected cards: .*, got {bad!r}$"):
+            hand.check_pass(0, bad)  # type: ignore[arg-type]
+        with pytest.raises(CardParseError, match=f"expected cards: .*, got {bad!r}$"):
+            hand.pass_cards(0, bad)  # type: ignore[arg-type]
+        with pytest.raises(CardParseError, match=f"expected cards: .*, got {bad!r}$"):
+            Hand.from_hands(Rules(), [bad] * 4)  # type: ignore[list-item]
+    one = hand.hand(0)[0]
+    assert hand.check_pass(0, one) is Violation.WRONG_PASS_COUNT  # type: ignore[arg-type]
+    with pytest.raises(IllegalMoveError, match=f"may not pass {one}: .*pass 3 distinct cards"):
+        hand.pass_cards(0, one)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("make", [Game, Hand.deal, deal_order])
+def test_rules_that_are_no_rules_are_refused_with_the_fix(make: Callable[..., object]) -> None:
+    # Game("omnibus", seed=1) failed with "'str' object has no attribute 'players'".
+    with pytest.raises(ConfigError, match=r"rules must be a Rules, e.g. .*preset\('omnibus'\)"):
+        make("omnibus", 1)
+    with pytest.raises(ConfigError, match="hand_number counts from 0, got -1"):
+        Hand.deal(Rules(), 1, hand_number=-1)
 
 
 def test_totals_for_another_number_of_seats_are_refused() -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from arena.cards import parse_cards
 from arena.engine import Game, Hand, deal_order
+from arena.errors import ConfigError
 from arena.rules import PassDirection, Rules
 
 
@@ -67,5 +68,5 @@ def test_a_seed_deals_as_its_int_whatever_its_integer_type() -> None:
     assert deal_order(rules, _Seed(1)) == deal_order(rules, 1)  # type: ignore[arg-type]
     assert Hand.deal(rules, True).dealt(0) == Hand.deal(rules, 1).dealt(0)
     for bad in ("7", 7.0, None):
-        with pytest.raises(TypeError, match=f"seed must be a whole number, got {bad!r}"):
+        with pytest.raises(ConfigError, match=f"seed must be a whole number, got {bad!r}"):
             Hand.deal(rules, bad)  # type: ignore[arg-type]
