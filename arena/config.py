@@ -650,9 +650,10 @@ def _rules(preset_name: Any, file_rule: Any, flag_rules: Sequence[str], players:
         raise ConfigError(
             f"--rules {preset_name!r}: not a preset; choose one of {', '.join(PRESETS)}"
         )
-    base = preset(preset_name) if preset_name is not None else Rules()
+    start = preset(preset_name) if preset_name is not None else Rules()
+    chosen: dict[str, Any] = {"players": players}  # every option set, for one application
     try:
-        base = base.replace(players=players)
+        base = start.replace(players=players)
         if file_rule is not None:
             if not isinstance(file_rule, Mapping):
                 raise ConfigError("config file: [rule] must be a table of NAME = VALUE")
@@ -670,6 +671,7 @@ def _rules(preset_name: Any, file_rule: Any, flag_rules: Sequence[str], players:
                 base = base.with_options(options)
             except RulesError as e:
                 raise ConfigError(f"config file: [rule] {e}") from None
+            chosen.update(options)
         given: dict[str, str] = {}
         for text in flag_rules:
             name, sep, _ = text.partition("=")
@@ -689,9 +691,17 @@ def _rules(preset_name: Any, file_rule: Any, flag_rules: Sequence[str], players:
                     f"--rule {text!r}: {key!r} is not a rule; known rules: "
                     f"{', '.join(rule_names())}"
                 )
-        return base.with_options(list(flag_rules))
+        base.with_options(list(flag_rules))  # checked on their own first, to name the flag
+        chosen.update({key: text.partition("=")[2] for key, text in given.items()})
     except RulesError as e:
         raise ConfigError(f"--rule: {e}") from None
+    # Then every option at once. Applied one source after the other, a value equal to the
+    # default of its moment (moon_points = 26 in the file) was kept as "the default", and moved
+    # with a later option (--rule spot_hearts=true made the moon 117, not the 26 the file set).
+    try:
+        return start.with_options(chosen)
+    except RulesError as e:  # the file's value and a flag's contradict each other
+        raise ConfigError(f"config file: [rule] with --rule: {e}") from None
 
 
 def bot_path() -> str:

@@ -104,6 +104,20 @@ c = "true"
     assert config.db == Path("x.db") and config.out == Path("x-out")
 
 
+def test_a_file_rule_at_its_default_stays_set_beside_a_flag_rule() -> None:
+    # The file's moon_points = 26 equalled the standard default, was kept as "the default",
+    # and --rule spot_hearts=true then made the moon 117. The file's removed_cards, the
+    # 3-player default, vanished the same way, and a kitty beside them passed unremarked.
+    file = {"rule": {"moon_points": 26}}
+    config = build_config(file, bots=FIVE, rule=["spot_hearts=true"])
+    assert config.rules.spot_hearts and config.rules.moon_value == 26
+    assert build_config(bots=FIVE, rule=["spot_hearts=true"]).rules.moon_value == 117
+    with pytest.raises(ConfigError, match=r"^config file: \[rule\] with --rule: rules\."):
+        build_config(
+            {"players": 3, "rule": {"removed_cards": ["2D"]}}, bots=FIVE, rule=["kitty=true"]
+        )
+
+
 def test_identity_ignores_what_does_not_change_the_games() -> None:
     base = build_config(bots=FIVE, boards=3)
     assert base.run_id == build_config(bots=FIVE, boards=3, concurrency=9, db="o.db").run_id
