@@ -544,6 +544,8 @@ class Rules:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Rules:
         """Rules from :meth:`to_dict` output (or any mapping of field names to plain values)."""
+        if not isinstance(data, Mapping):
+            raise RulesError("?", f"expected a mapping of rule names to values, got {data!r:.80}")
         known = {f.name for f in dataclasses.fields(cls)}
         for name in data:
             if name not in known:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, TypeVar
 
-from arena.errors import ConfigError
+from arena.errors import ArenaError, ConfigError
 from arena.rules import Rules
 
 __all__ = [
@@ -57,11 +57,18 @@ def _known(owner: str, data: Mapping[str, Any], names: Sequence[str]) -> None:
 
 
 def _whole(what: str, read: Callable[[Mapping[str, Any]], _T], data: Mapping[str, Any]) -> _T:
-    """``read(data)``, with a missing field said in one line naming it (not a bare KeyError)."""
+    """``read(data)``, with a missing field or a bad value said in one line (not a bare
+    KeyError, or a ValueError from ``int("abc")`` that names no field)."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"not a {what}: expected a mapping of fields, got {data!r:.80}")
     try:
         return read(data)
     except KeyError as e:
         raise ConfigError(f"not a whole {what}: no field {e.args[0]!r}") from None
+    except ArenaError:  # already says what is wrong, and where
+        raise
+    except (ValueError, TypeError, AttributeError) as e:
+        raise ConfigError(f"not a valid {what}: {e}") from None
 
 
 @dataclass(frozen=True)

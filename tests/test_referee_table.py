@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from arena.errors import ConfigError
+from arena.errors import ConfigError, RulesError
 from arena.rules import Rules
 from arena.table import (
     Clocks,
@@ -82,6 +82,25 @@ def test_record_round_trips_through_json() -> None:
     assert again == record
     assert again.forfeits == (1,)
     assert again.faults_of(1) == record.faults
+    # A corrupt value raised a bare ValueError ("'exploded' is not a valid Termination").
+    with pytest.raises(ConfigError, match=r"^not a valid game record .*'exploded'"):
+        GameRecord.from_dict({**record.to_dict(), "termination": "exploded"})
+
+
+@pytest.mark.parametrize("data", [None, "x", ["table_id"]])
+def test_what_is_no_mapping_is_refused_as_no_record(data: object) -> None:
+    with pytest.raises(ConfigError, match=r"^not a table spec .*: expected a mapping"):
+        TableSpec.from_dict(data)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"^not a game record .*: expected a mapping"):
+        GameRecord.from_dict(data)  # type: ignore[arg-type]
+    with pytest.raises(RulesError, match="expected a mapping of rule names to values"):
+        Rules.from_dict(data)  # type: ignore[arg-type]
+
+
+def test_a_bad_value_in_a_spec_is_refused_in_one_line() -> None:
+    # int("abc") raised a bare ValueError out of from_dict.
+    with pytest.raises(ConfigError, match=r"^not a valid table spec .*'abc'$"):
+        TableSpec.from_dict({**_spec().to_dict(), "seed": "abc"})
 
 
 def test_bad_values_are_refused_with_the_field_named() -> None:

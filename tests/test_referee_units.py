@@ -29,6 +29,7 @@ from arena.referee import (
 )
 from arena.referee.accounts import BotIdentity, Standing
 from arena.rules import PRESETS, PassDirection, Rules, preset
+from arena.table import TableSpec
 
 
 @pytest.mark.parametrize("name", sorted(PRESETS))
@@ -505,6 +506,22 @@ def test_an_address_that_is_not_a_string_is_refused_in_one_line() -> None:
     ):
         thread.start(5)  # type: ignore[arg-type]
     thread.stop(0)
+
+
+def test_a_table_or_bot_list_of_the_wrong_kind_is_refused_in_one_line() -> None:
+    # wait_for_bots("b0") waited its whole timeout for bots "b" and "0" and said False;
+    # submit(spec.to_dict()) failed with "'dict' object has no attribute 'table_id'".
+    thread = RefereeThread(RefereeConfig(), TokenAccounts())
+    thread.start("127.0.0.1:0")
+    try:
+        with pytest.raises(ConfigError, match=r"got the string 'b0': give \['b0'\]$"):
+            thread.wait_for_bots("b0", 60_000)
+        assert thread.wait_for_bots([], 10)
+        spec = TableSpec("t", Rules(), 1, ("a", "b", "c", "d"), "1")
+        with pytest.raises(ConfigError, match=r"takes a TableSpec \(TableSpec.from_dict .*dict"):
+            thread.submit(spec.to_dict()).result(30)  # type: ignore[arg-type]
+    finally:
+        thread.stop(0)
 
 
 def _call_while_it_stops() -> tuple[RefereeThread, list[object], bool, list[str]]:

@@ -320,6 +320,11 @@ class Referee:
 
     async def wait_for_bots(self, bots: Mapping[str, int] | Iterable[str], timeout_ms: int) -> bool:
         """Wait until the lobby holds these bots (names, or name to session count)."""
+        if isinstance(bots, str):  # a sequence of names too, of one letter each: never there
+            raise ConfigError(
+                f"bots must be a list of bot names (or a mapping of name to sessions), "
+                f"got the string {bots!r}: give [{bots!r}]"
+            )
         needed = dict(bots) if isinstance(bots, Mapping) else dict(Counter(bots))
         return await self._lobby.wait_for(needed, timeout_ms / MS)
 
@@ -332,6 +337,11 @@ class Referee:
         A table whose spec is not ``watchable`` is never shown to spectators (ListTables omits
         it, Watch answers NOT_FOUND): its deal is played at other tables too.
         """
+        if not isinstance(spec, TableSpec):  # a dict from to_dict(): TableSpec.from_dict(it)
+            raise ConfigError(
+                f"play_table takes a TableSpec (TableSpec.from_dict for its dict form), "
+                f"got {type(spec).__name__} {spec!r:.60}"
+            )
         if spec.table_id in self._running:
             raise ConfigError(f"table {spec.table_id!r} is already being played")
         if self._stopping:
