@@ -156,6 +156,13 @@ def test_hands_limits_the_game_and_validates() -> None:
         play_local([Bot] * 4)  # type: ignore[list-item]
     with pytest.raises(ConfigError, match=r"bots\[3\] is 'lowcard', not a Bot$"):
         play_local([Bot(), Bot(), Bot(), "lowcard"])  # type: ignore[list-item]
+    # hands=2.5 played 3 hands, "2" failed on a comparison, move_ms="x" mid-game in a view.
+    for name, bad in (("hands", 2.5), ("hands", "2"), ("move_ms", "x"), ("bank_ms", -5)):
+        with pytest.raises(ConfigError, match=rf"^{name} must be a whole number .*, got {bad!r}$"):
+            play_local([Bot()] * 4, **{name: bad})  # type: ignore[arg-type]
+    for bots in (None, Bot(), "abcd"):
+        with pytest.raises(ConfigError, match=r"^bots must be a list of Bot instances"):
+            play_local(bots)  # type: ignore[arg-type]
 
 
 class Cheater(Bot):

@@ -89,6 +89,16 @@ def play_local(
     bots (local play enforces no clock). Like the referee, a seat with one legal card plays it
     without being asked unless ``decide_forced_moves``.
     """
+    if isinstance(bots, str | Bot) or not isinstance(bots, Sequence):
+        raise ConfigError(f"bots must be a list of Bot instances, one per seat, got {bots!r}")
+    for name, value in (("hands", hands), ("move_ms", move_ms), ("bank_ms", bank_ms)):
+        # Checked here: a move_ms of "x" failed mid-game, in the first view built; hands=2.5
+        # played 3 hands.
+        if value is not None and (type(value) is not int or value < 0):
+            raise ConfigError(
+                f"{name} must be a whole number{' >= 1' if name == 'hands' else ' >= 0'} "
+                f"or None, got {value!r}"
+            )
     for i, bot in enumerate(bots):
         if not isinstance(bot, Bot):
             # A class where an instance belongs (play_local([LowCard] * 4)) failed deep inside
@@ -105,7 +115,7 @@ def play_local(
     if len(bots) != rules.players:
         raise ConfigError(f"{len(bots)} bots for a {rules.players}-player game")
     if hands is not None and hands < 1:
-        raise ConfigError(f"hands must be 1 or more (or None for a whole game), got {hands}")
+        raise ConfigError(f"hands must be a whole number >= 1 or None, got {hands}")
     seat_names = tuple(names) if names is not None else _default_names(bots)
     if len(seat_names) != len(bots):
         raise ConfigError(f"{len(seat_names)} names for {len(bots)} bots")
