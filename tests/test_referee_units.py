@@ -347,8 +347,16 @@ def test_token_accounts_know_only_their_tokens() -> None:
     bob = accounts.lookup(tokens["bob"])
     assert bob is not None and bob.status is Standing.BANNED and bob.note == "cheating"
     assert accounts.names == frozenset({"alice", "bob"})
-    with pytest.raises(ValueError, match="empty token"):
+    with pytest.raises(ConfigError, match=r"^a token is a non-empty string, got ''"):
         accounts.add("", "carol")
+    # A number for a token failed on its missing .encode; "" named no bot; a string of names
+    # made one bot per letter.
+    with pytest.raises(ConfigError, match=r"^a token is a non-empty string, got 5"):
+        accounts.add(5, "carol")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"^a bot's name is a non-empty string, got ''$"):
+        accounts.add("t0ken", "")
+    with pytest.raises(ConfigError, match=r"got the string 'abc'$"):
+        TokenAccounts.issue_for("abc")
 
 
 def test_a_banned_bot_stays_banned_with_a_token_added_after_the_ban() -> None:

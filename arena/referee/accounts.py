@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
 
+from arena.errors import ConfigError
+
 __all__ = [
     "Accounts",
     "BotIdentity",
@@ -108,8 +110,10 @@ class TokenAccounts:
 
     def add(self, token: str, name: str) -> None:
         """Let ``token`` identify bot ``name`` (replacing what it identified before)."""
-        if not token:
-            raise ValueError(f"an empty token cannot identify bot {name!r}")
+        if not isinstance(token, str) or not token:
+            raise ConfigError(f"a token is a non-empty string, got {token!r} for bot {name!r}")
+        if not isinstance(name, str) or not name:
+            raise ConfigError(f"a bot's name is a non-empty string, got {name!r}")
         key = token_key(token)
         self._entries = [e for e in self._entries if e[0] != key]
         note = self._banned.get(name)
@@ -149,5 +153,7 @@ class TokenAccounts:
     @classmethod
     def issue_for(cls, names: Iterable[str]) -> tuple[TokenAccounts, dict[str, str]]:
         """A table with one fresh token per name, and the tokens by name (to hand to the bots)."""
+        if isinstance(names, str):  # a sequence of one-letter names too: bots "a", "b", "c"
+            raise ConfigError(f"names must be a list of bot names, got the string {names!r}")
         accounts = cls()
         return accounts, {name: accounts.issue(name) for name in names}
