@@ -514,6 +514,8 @@ class Rules:
         ["left", "hold"]).
         """
         items: list[tuple[str, str]]
+        if options is None:  # iterated below, it said only "'NoneType' object is not iterable"
+            raise RulesError("?", "expected options: NAME=VALUE texts or a mapping, got None")
         if isinstance(options, Mapping):
             items = [(str(k).replace("-", "_"), _option_text(v)) for k, v in options.items()]
         else:
@@ -640,7 +642,7 @@ def preset(name: str) -> Rules:
     """The named preset (see :data:`PRESETS`)."""
     try:
         return PRESETS[name]
-    except KeyError:
+    except (KeyError, TypeError):  # TypeError: an unhashable name, a list
         raise RulesError(
             "preset", f"unknown preset {name!r}: choose one of {', '.join(PRESETS)}"
         ) from None

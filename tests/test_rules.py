@@ -241,6 +241,10 @@ def test_the_same_refusals_come_from_option_strings() -> None:
         Rules.from_dict({"colour": "red"})
     with pytest.raises(RulesError, match=r"^rules\.preset: unknown preset 'bridge'"):
         preset("bridge")
+    with pytest.raises(RulesError, match=r"^rules\.preset: unknown preset \['x'\]"):
+        preset(["x"])  # type: ignore[arg-type]  # was a TypeError: unhashable type
+    with pytest.raises(RulesError, match=r"expected options: .*, got None$"):
+        Rules().with_options(None)  # type: ignore[arg-type]
     # Legal once the contradiction is resolved in the same breath.
     assert Rules().with_options(["moon=off", "moon_points=none"]).moon is MoonRule.OFF
 
