@@ -356,6 +356,20 @@ def test_a_bot_that_drops_and_comes_back_takes_its_seat_back(arena: Arena, tmp_p
     assert not any(d.fallback for d in plays)
 
 
+def test_the_moves_missed_while_away_count_as_one_fault_within_the_grace(arena: Arena) -> None:
+    # Away for 1.5 s at 300 ms a move, the seat missed about four moves, each a counted fault:
+    # past max_faults it was forfeited, although its bot came back well within the grace.
+    start_bad(arena, "away1", "reconnect", "--delay-ms=1500")
+    record, _ = play_beside(arena, "away1", "away1", FaultPolicy(max_faults=1, grace_ms=30_000))
+    assert record.seat_status[BAD_SEAT] is Termination.NORMAL, record.reason
+    missed = record.faults_of(BAD_SEAT)
+    assert len(missed) >= 2 and {f.kind for f in missed} == {FaultKind.DISCONNECT}
+    assert "counts as one fault" not in missed[0].detail
+    assert all("this absence counts as one fault" in f.detail for f in missed[1:])
+    plays = [d for d in record.decisions if d.seat == BAD_SEAT and not d.forced]
+    assert not plays[-1].fallback  # it played its own cards again once back
+
+
 def test_a_flood_is_cut_off_without_growing_memory(arena: Arena) -> None:
     before = arena.referee.call(lambda r: r.closed_sessions["RESOURCE_EXHAUSTED"])
     arena.bots.start("flood", "flood")

@@ -274,6 +274,10 @@ class Seat:
         """Whether the seat's bot has been sent anything of this game (GameStarted comes first)."""
         self.said_goodbye = False
         """Whether the seat is away because its bot said Goodbye (no grace period then)."""
+        self.away_counted = False
+        """Whether the seat's present absence already counts as a fault: the moves it misses
+        within the grace period are recorded, but count once, so that a bot that comes back in
+        time keeps its seat (at 300 ms a move, 3 faults allowed, a 2 s grace had forfeited it)."""
 
 
 class TableRun:
@@ -643,8 +647,17 @@ class TableRun:
             self._fault(hand, number, index, FaultKind.DISCONNECT, detail, "", cards, 0)
         else:
             detail = "not connected when the seat had to decide, and not back before the deadline"
+            counted = not seat.away_counted
+            if not counted:
+                detail += (
+                    " (this absence counts as one fault: the seat is held until the grace period "
+                    f"of {self.spec.faults.grace_ms} ms ends)"
+                )
+            seat.away_counted = True
             self._charge(seat, self.spec.clocks.move_ms + seat.bank_ms)
-            self._fault(hand, number, index, FaultKind.DISCONNECT, detail, "", cards, 0)
+            self._fault(
+                hand, number, index, FaultKind.DISCONNECT, detail, "", cards, 0, counted=counted
+            )
         return FaultKind.DISCONNECT
 
     async def _exchange(
@@ -1173,10 +1186,14 @@ class TableRun:
         sent: str,
         substitute: Sequence[Card],
         request_id: int,
+        *,
+        counted: bool = True,
     ) -> None:
-        """Record a fault, tell the seat and the table, and forfeit past the allowance."""
+        """Record a fault, tell the seat and the table, and forfeit past the allowance (a fault
+        not ``counted`` is recorded and told, but not counted towards it)."""
         seat = self.seats[index]
-        seat.faults.append(kind)
+        if counted:
+            seat.faults.append(kind)
         trick = hand.trick_number if hand.phase is _PHASE_PLAY else -1
         codes = tuple(str(c) for c in substitute)
         self.faults.append(
@@ -1273,6 +1290,7 @@ class TableRun:
                 goodbye = session.said_goodbye
                 seat.away_since = now - (self.spec.faults.grace_ms / MS if goodbye else 0.0)
                 seat.said_goodbye = goodbye
+                seat.away_counted = False
                 if not self._over and not seat.alarm.watches(session):
                     # No request is open on it, so nothing would read its inbox again: what it
                     # sent last (a late answer, say) is recorded now. (With a request open, the

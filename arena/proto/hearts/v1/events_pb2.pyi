@@ -676,7 +676,10 @@ class FaultNotice(_message.Message):
     message: _builtins.str
     """A human-readable explanation: which rule, which deadline, what to do."""
     faults: _builtins.int
-    """This seat's faults so far in this game, this one included."""
+    """This seat's faults so far in this game that count towards faults_allowed, this one
+    included. The moves a seat misses during one absence (DISCONNECT, within the grace period)
+    count once: the later ones are told, but not counted again.
+    """
     faults_allowed: _builtins.int
     """The faults a seat may commit in one game; one more forfeits it (0 in strict mode, where
     the first fault forfeits).
@@ -735,7 +738,9 @@ class SeatFaulted(_message.Message):
     hand_number: _builtins.int
     """The hand's number within the game, from 0."""
     faults: _builtins.int
-    """The seat's faults so far in this game, this one included."""
+    """The seat's faults so far in this game that count towards faults_allowed (as in
+    FaultNotice.faults).
+    """
     faults_allowed: _builtins.int
     """The faults a seat may commit in one game; one more forfeits it (0 in strict mode)."""
     forfeited: _builtins.bool
