@@ -30,6 +30,7 @@ from test_server_support import ServerProcess
 from arena.config import build_config
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import bot_service_pb2_grpc as bot_grpc
+from arena.referee import RefereeConfig, RefereeThread, TokenAccounts
 from arena.store import Store
 
 CONFIG = 'fit_interval = "100ms"\nmove_time = "2s"\n'
@@ -456,6 +457,24 @@ def test_a_malformed_admin_url_is_one_line_and_nothing_is_sent() -> None:
         listener.setblocking(False)
         with pytest.raises(BlockingIOError):
             listener.accept()  # no connection was tried
+
+
+def test_an_admin_url_at_the_bots_grpc_port_is_one_line() -> None:
+    # The bots' port (50051) for the page's (8080): http.client.BadStatusLine came out as a
+    # traceback, exit 1.
+    referee = RefereeThread(RefereeConfig(), TokenAccounts())
+    port = referee.start("127.0.0.1:0")
+    try:
+        url = f"http://127.0.0.1:{port}"
+        done = ServerProcess.cli("admin", "pause", "--url", url, "--token", "t")
+    finally:
+        referee.stop(0)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        f"arena: error: the server at {url} did not answer in HTTP: if that is the bots' port "
+        "(--port), give the leaderboard's port (--web-port) instead, as http://HOST:PORT "
+        "(https:// if the server was started with --tls-cert)\n"
+    )
 
 
 def test_a_bad_host_a_batch_database_or_a_bad_event_is_one_line(tmp_path: Path) -> None:

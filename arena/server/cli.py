@@ -574,6 +574,11 @@ def _post(url: str, token: str | None, action: str, body: dict[str, Any], ca: Pa
         raise _fail(_unreachable(url, e.reason)) from None
     except OSError as e:  # raised while reading the answer, not wrapped by urllib
         raise _fail(_unreachable(url, e)) from None
+    except http.client.HTTPException:  # an answer, but not HTTP/1.1: the bots' gRPC port, say
+        raise _fail(
+            f"the server at {url} did not answer in HTTP: if that is the bots' port (--port), "
+            f"give the leaderboard's port (--web-port) instead, as {URL_FORM}"
+        ) from None
     # Printed outside the try: a closed or full output said "cannot reach the server" (exit 2)
     # of an action the server had done.
     _say(answer, f"the server did {action}")
