@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from arena.cli import app
 from arena.server.accounts import (
+    BAN_NOTE,
     AccountError,
     AccountStatus,
     AccountStore,
@@ -110,6 +111,17 @@ def test_a_ban_or_revoke_without_a_reason_keeps_the_earlier_one(
     assert runner.invoke(app, ["bots", "ban", "cheat", "--db", db]).exit_code == 0
     listed = runner.invoke(app, ["bots", "list", "--db", db, "--json"])
     assert json.loads(listed.stdout)[0]["note"] == "bots"
+
+
+def test_a_ban_never_given_a_reason_keeps_the_default_one(store: AccountStore) -> None:
+    # The note stayed empty: a refused bot heard only "(banned)", and the list showed no reason.
+    store.add("quiet")
+    store.ban("quiet")
+    assert store.get("quiet").note == BAN_NOTE == "banned by the organiser"
+    store.unban("quiet")
+    assert store.get("quiet").note == ""  # an unban clears the reason
+    store.ban("quiet", "spamming")
+    assert store.get("quiet").note == "spamming"
 
 
 def test_unknown_names_are_refused(store: AccountStore) -> None:

@@ -189,7 +189,8 @@ def test_an_output_that_cannot_be_written_is_not_taken_for_an_unreachable_server
     assert listed.stderr == "arena: error: cannot write the output: No space left on device\n"
     assert banned.returncode == 1 and banned.stderr.endswith("; the change is made\n")
     assert (
-        note(server) == "" and "banned" in server.cli("bots", "list", "--db", str(server.db)).stdout
+        note(server) == "banned by the organiser"
+        and "banned" in server.cli("bots", "list", "--db", str(server.db)).stdout
     )
     assert server.terminate() == 0
 

@@ -26,6 +26,7 @@ from arena.errors import ArenaError, ConfigError
 from arena.store import StoreError, check_ours, check_regular, unreadable
 
 __all__ = [
+    "BAN_NOTE",
     "MAX_NAME_LENGTH",
     "TOKEN_BYTES",
     "Account",
@@ -40,6 +41,8 @@ TOKEN_BYTES = 32
 """Random bytes in a token (256 bits; 43 URL-safe characters)."""
 MAX_NAME_LENGTH = 64
 """Longest bot name, as the protocol allows in Hello.bot_name."""
+BAN_NOTE = "banned by the organiser"
+"""A ban's reason when none was ever given."""
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 _BUSY_TIMEOUT_S = 10.0
 _ADMIN = "admin"
@@ -237,8 +240,12 @@ class AccountStore:
 
     def ban(self, name: str, note: str | None = None) -> None:
         """Refuse a bot's token (its results stay; ``note``: why; None keeps the note the
-        account has, so that a second ban without a reason does not wipe the first's)."""
-        self._set(name, AccountStatus.BANNED, note)
+        account has, so that a second ban without a reason does not wipe the first's; with no
+        note at all, :data:`BAN_NOTE`)."""
+        if not note and not self.get(name).note:
+            # Else the refused bot heard only "(banned)", and `bots list` showed no reason.
+            note = BAN_NOTE
+        self._set(name, AccountStatus.BANNED, note or None)
 
     def unban(self, name: str) -> AccountStatus:
         """Let a banned bot play again; its status now: ACTIVE, or REVOKED for a bot whose token

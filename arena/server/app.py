@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arena.referee import Referee, RefereeConfig, TlsConfig
-from arena.server.accounts import AccountStore, check_not_a_batch
+from arena.server.accounts import BAN_NOTE, AccountStore, check_not_a_batch
 from arena.server.competition import Competition, EventAccounts, SessionInfo
 from arena.server.config import ServerConfig
 from arena.server.http import HttpServer
@@ -90,7 +90,7 @@ class RefereeHost:
 
     def kick_bot(self, bot: str, reason: str) -> int:
         """End every session of a bot (banned: it may not reconnect)."""
-        return self._referee.kick_bot(bot, reason or "banned by the organiser", may_reconnect=False)
+        return self._referee.kick_bot(bot, reason or BAN_NOTE, may_reconnect=False)
 
     async def watch(self) -> None:
         """Poke the competition whenever the lobby changes (runs until cancelled)."""
