@@ -286,6 +286,11 @@ def _check_address(address: str) -> None:
         raise ConfigError(
             f"{ENV_ADDRESS} {address!r}: expected the referee's HOST:PORT, e.g. 127.0.0.1:50051"
         )
+    if ":" in host and not (host.startswith("[") and host.endswith("]")):
+        # gRPC retried "::1:50051" for minutes as a misformatted domain name.
+        raise ConfigError(
+            f"{ENV_ADDRESS} {address!r}: an IPv6 address goes in brackets, [{host}]:{port}"
+        )
 
 
 def _seconds(text: str, var: str) -> float:
@@ -460,6 +465,7 @@ def _serve(runner: _Runner, give_up_after: float) -> SessionEnd:
     failing_since: float | None = None
     delay = BACKOFF_FIRST_S
     jitter = random.Random()
+    ever_welcomed = False
     while True:
         runner.welcomed = False
         pause: float | None = None  # the referee's own suggestion, when it gives one
@@ -493,12 +499,17 @@ def _serve(runner: _Runner, give_up_after: float) -> SessionEnd:
                 else "the referee is restarting"
             )
         now = time.monotonic()
+        ever_welcomed = ever_welcomed or runner.welcomed
         if runner.welcomed:  # that session got going: this is a fresh failure
             failing_since, delay = now, BACKOFF_FIRST_S
         elif failing_since is None:
             failing_since = now
         left = failing_since + give_up_after - now
         hint = "" if runner.welcomed or invited else _tls_hint(settings, detail)
+        if hint and not ever_welcomed and _tls_mismatch(settings, detail):
+            # These settings have never worked, and the answer is the TLS handshake's own: it
+            # would fail the same way for the ten minutes of retries.
+            raise ConfigError(f"cannot connect to {settings.address} ({code.name}){hint}")
         if left < 0:
             raise GaveUp(
                 f"the referee at {settings.address} has been unreachable for "
@@ -548,6 +559,14 @@ def _tls_hint(settings: ClientSettings, detail: str) -> str:
             "that signed it (the organiser gives it)"
         )
     return ""
+
+
+def _tls_mismatch(settings: ClientSettings, detail: str) -> bool:
+    """Whether a failed connection is certainly a TLS setting's fault (TLS to a plain-text
+    port, an untrusted certificate); a plain-text bot's "Socket closed" may be a restart too."""
+    return settings.tls and (
+        "WRONG_VERSION_NUMBER" in detail or "CERTIFICATE_VERIFY_FAILED" in detail
+    )
 
 
 @dataclass(frozen=True)
