@@ -129,7 +129,9 @@ class BotSpec:
     argv: tuple[str, ...]
     """The command to execute (never through a shell)."""
     label: str
-    """The command as the user wrote it (what the run's identity hashes and reports show)."""
+    """The command as a shell would write its words (what the run's identity hashes and reports
+    show): the same command in other quotes or spacing, or as a config file's list, is the same
+    run."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data (the label stands for the command)."""
@@ -167,13 +169,13 @@ def _bot(name: str, command: str | Sequence[str]) -> BotSpec:
             argv = tuple(shlex.split(command))
         except ValueError as e:
             raise ConfigError(f"bot {name!r}: cannot split command {command!r}: {e}") from None
-        label = command
     else:
         argv = tuple(str(a) for a in command)
-        label = shlex.join(argv)
     if not argv:
         raise ConfigError(f"bot {name!r}: the command is empty; give NAME=COMMAND")
-    return BotSpec(name, argv, label)
+    # Not the text as typed: `--bot sp='python "my bot.py"'` and the file's ["python", "my
+    # bot.py"] were "another run" of each other, and resuming from the other form was refused.
+    return BotSpec(name, argv, shlex.join(argv))
 
 
 def toml_spelling(value: Any) -> str:

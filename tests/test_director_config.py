@@ -118,6 +118,21 @@ def test_a_file_rule_at_its_default_stays_set_beside_a_flag_rule() -> None:
         )
 
 
+def test_a_command_in_other_quotes_or_a_list_is_the_same_run() -> None:
+    # The identity hashed the text as typed: moving a bot from --bot to the config file's list,
+    # or another quoting, made "another run" that could not be resumed.
+    forms = [
+        build_config(bots=[*FIVE[:4], 'sp=python "sp ace/my bot.py"']),
+        build_config(bots=[*FIVE[:4], "sp=python  'sp ace/my bot.py'"]),
+        build_config(
+            {"bots": {**dict(b.split("=") for b in FIVE[:4]), "sp": ["python", "sp ace/my bot.py"]}}
+        ),
+    ]
+    assert len({c.run_id for c in forms}) == 1
+    assert forms[0].bot("sp").label == "python 'sp ace/my bot.py'"
+    assert build_config(bots=[*FIVE[:4], "sp=python other.py"]).run_id != forms[0].run_id
+
+
 def test_identity_ignores_what_does_not_change_the_games() -> None:
     base = build_config(bots=FIVE, boards=3)
     assert base.run_id == build_config(bots=FIVE, boards=3, concurrency=9, db="o.db").run_id
