@@ -294,7 +294,8 @@ def _fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
 
 def _guard(action: Callable[[], T], db: Path | None = None) -> T:
     """Run ``action``; an arena error becomes one line and an exit code, never a traceback
-    (``db``: the database a run writes, to say on Ctrl-C whether it holds anything)."""
+    (``db``: the database a run writes, to say on Ctrl-C whether it holds anything; None for a
+    command that only reads, which says only that it was interrupted)."""
     try:
         return action()
     except ArenaError as e:
@@ -302,7 +303,9 @@ def _guard(action: Callable[[], T], db: Path | None = None) -> T:
     except KeyboardInterrupt:
         from arena.store import not_made
 
-        if db is not None and not_made(db):
+        if db is None:  # a command that reads (ratings, replay): nothing to carry on
+            _fail("interrupted", EXIT_INTERRUPTED)
+        if not_made(db):
             # Stopped while the bots started: a run makes its database only once they are up
             # (in the empty file given, if one was).
             _fail("interrupted before any game was played; nothing was made", EXIT_INTERRUPTED)

@@ -964,3 +964,21 @@ def test_the_rating_tables_show_both_sides_of_an_uneven_interval(
             sides.append((down, up))
     # One virtual draw pulls every rating towards 0: some interval reaches further outwards.
     assert any(down != up for down, up in sides)
+
+
+def test_ctrl_c_in_a_command_that_only_reads_says_only_that(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # `arena ratings` stopped during a long bootstrap said the batch's words: "every game
+    # finished so far is stored: run the same command again to carry on".
+    import typer
+
+    from arena.cli import _guard
+
+    def stopped() -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(typer.Exit) as ended:
+        _guard(stopped)
+    assert ended.value.exit_code == 130
+    assert capsys.readouterr().err == "arena: error: interrupted\n"
