@@ -483,6 +483,23 @@ def invoke(*args: str, env: dict[str, str] | None = None) -> Result:
     return CliRunner().invoke(app, list(args), env=env)
 
 
+def test_replay_names_the_preset_the_rules_differ_least_from() -> None:
+    # black-lady (standard with penalty_on_first_trick) with queen_penalty=10 was named as the
+    # standard game with both options, as if the preset given were not one.
+    from arena.director.replay import _rules_text
+    from arena.rules import MoonRule, Rules, preset
+
+    black = preset("black-lady")
+    assert _rules_text(black.replace(queen_penalty=10)) == (
+        "black-lady with queen_penalty=10, 4 players, target 100"
+    )
+    assert _rules_text(black.replace(pass_cycle=("across",))) == (
+        "black-lady with pass_cycle=across, 4 players, target 100"
+    )
+    best = Rules(moon=MoonRule.BEST)
+    assert _rules_text(best) == "standard with moon=best, 4 players, target 100"
+
+
 def test_replay_prints_the_deal_the_passes_every_trick_and_fault(tmp_path: Path) -> None:
     db = stored_db(tmp_path)
     done = invoke("replay", "b1-g0-r3", "--db", str(db))

@@ -21,27 +21,34 @@ def _cards(codes: tuple[str, ...]) -> str:
 
 
 def _rules_text(rules: Rules) -> str:
-    """The rules as the preset they come from (the standard game if none fits better) and the
-    options, ``--rule`` style, that differ from it. A one-hand table's ``pass_cycle`` is its
-    board's direction, so it is left out when looking for the preset."""
-    base = rules.replace(pass_cycle=None)
-    name, preset_rules = "standard", Rules(players=rules.players)
-    for candidate_name, candidate in PRESETS.items():
+    """The rules as the preset they differ least from (the standard game on a tie) and the
+    options, ``--rule`` style, that differ from it: black-lady with queen_penalty=10 was named
+    as the standard game with two changes. A one-hand table's ``pass_cycle`` is its board's
+    direction, so it is left out when looking for the preset."""
+    chosen = "standard"
+    fewest: int | None = None
+    for name, candidate in (("standard", Rules()), *PRESETS.items()):
         try:
-            same = base.replace(target=candidate.target) == candidate.replace(players=rules.players)
+            sized = candidate.replace(players=rules.players)
         except RulesError:  # a preset that cannot be played at this table size
             continue
-        if same:
-            name, preset_rules = candidate_name, candidate.replace(players=rules.players)
-            break
-    wanted = preset_rules.to_dict()
-    changed = [
+        count = len(_changes(rules.replace(pass_cycle=None), sized))
+        if fewest is None or count < fewest:
+            chosen, fewest = name, count
+    changed = _changes(rules, PRESETS[chosen].replace(players=rules.players))
+    given = f" with {' '.join(changed)}" if changed else ""
+    return f"{chosen}{given}, {rules.players} players, target {rules.target}"
+
+
+def _changes(rules: Rules, base: Rules) -> list[str]:
+    """The options, ``--rule`` style, in which ``rules`` differ from ``base`` (the target is
+    said apart)."""
+    wanted = base.to_dict()
+    return [
         f"{key}={_option_value(value)}"
         for key, value in rules.to_dict().items()
         if value != wanted[key] and key != "target"
     ]
-    given = f" with {' '.join(changed)}" if changed else ""
-    return f"{name}{given}, {rules.players} players, target {rules.target}"
 
 
 def _option_value(value: object) -> str:
