@@ -202,20 +202,26 @@ def parse_duration_ms(text: str | int | float, flag: str) -> int:
     if isinstance(text, int | float):
         if not math.isfinite(text):
             raise ConfigError(f"{flag} {text!r}: give a finite duration such as 1000 (ms) or 1.5s")
-        value = float(text)
+        value, unit = float(text), None
     else:
         match = _DURATION.fullmatch(text.strip().lower())
         if match is None:
             raise ConfigError(
                 f"{flag} {text!r}: expected a duration such as 1000 (ms), 500ms or 1.5s"
             )
-        value = float(match["number"]) * _UNIT_MS[match["unit"]]
+        unit = match["unit"]
+        value = float(match["number"]) * _UNIT_MS[unit]
     if value < 0:
         raise ConfigError(f"{flag} {text!r}: a duration cannot be negative")
     if value > MAX_DURATION_MS:
         # The protocol carries clocks as 32-bit milliseconds; a day is far beyond any game's need.
         raise ConfigError(f"{flag} {text!r}: at most a day ({MAX_DURATION_MS} ms)")
-    return round(value)
+    if value != int(value):
+        # 1.5 was 2 ms, 1.4 was 1, without a word: a bare number is milliseconds, and a user
+        # who wrote 1.5 most likely meant seconds.
+        hint = f"; did you mean {text}s (seconds)?" if unit is None else ""
+        raise ConfigError(f"{flag} {text!r}: a duration is a whole number of milliseconds{hint}")
+    return int(value)
 
 
 @dataclass(frozen=True)

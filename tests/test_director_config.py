@@ -43,6 +43,13 @@ def test_durations_are_milliseconds_unless_a_unit_says_otherwise() -> None:
     for bad in ("fast", "-1", "1h", ""):
         with pytest.raises(ConfigError, match="--move-time"):
             parse_duration_ms(bad, "--move-time")
+    # A fraction of a millisecond was rounded without a word: 1.5 made a 2 ms clock.
+    for fraction in ("1.5", 1.5):
+        with pytest.raises(ConfigError, match=r"whole number of milliseconds; did you mean 1.5s"):
+            parse_duration_ms(fraction, "--move-time")
+    with pytest.raises(ConfigError, match=r"whole number of milliseconds$"):
+        parse_duration_ms("0.5ms", "--move-time")
+    assert parse_duration_ms(2.0, "--move-time") == 2
 
 
 def test_bot_flags_split_like_a_shell() -> None:
@@ -180,7 +187,8 @@ def test_identity_ignores_what_does_not_change_the_games() -> None:
         ({"bots": FIVE, "move_time": "4294967296"}, r"--move-time '4294967296': at most a day"),
         ({"bots": FIVE, "time_bank": "2m"}, None),
         ({"bots": FIVE, "time_bank": "1441m"}, r"--time-bank '1441m': at most a day"),
-        ({"bots": FIVE, "move_time": "0.4"}, r"--move-time 0.4: give each move at least 1 ms"),
+        ({"bots": FIVE, "move_time": "0"}, r"--move-time 0: give each move at least 1 ms"),
+        ({"bots": FIVE, "move_time": "0.4"}, r"--move-time '0.4': a duration is a whole number"),
         (
             {"bots": FIVE, "game_to": 2**31},
             r"--game-to 2147483648: the target must be 1 to 1000000",
