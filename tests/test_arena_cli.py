@@ -999,3 +999,28 @@ def test_ctrl_c_in_a_command_that_only_reads_says_only_that(
         _guard(stopped)
     assert ended.value.exit_code == 130
     assert capsys.readouterr().err == "arena: error: interrupted\n"
+
+
+def test_the_readme_figures_of_a_6_board_demo_are_what_it_gives(tmp_path: Path) -> None:
+    # They had drifted from the program as the rating maths changed (+99.8 [+52.7, +152.6] for
+    # heuristic where the same games now give +74.0 [-14.4, +167.1]).
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    quoted = re.search(
+        r"heuristic's `(\S+)`, `−` `(\S+)`, `\+` `(\S+)` is the interval `\[(\S+), (\S+)\]`", readme
+    )
+    assert quoted is not None
+    played = arena("demo", "--boards", "6", cwd=tmp_path)
+    assert played.returncode == 0, played.stderr
+    done = arena("ratings", "--db", "arena-demo.db", "--format", "json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    rows = {r["name"]: r for r in json.loads(done.stdout)["fits"][0]["ratings"]}
+    h = rows["heuristic"]
+    figures = (h["elo"], h["elo"] - h["low"], h["high"] - h["elo"], h["low"], h["high"])
+    assert [float(q) for q in quoted.groups()] == [round(f, 1) for f in figures]
+    label = f"`{h['elo']:+.0f} −{h['elo'] - h['low']:.0f}/+{h['high'] - h['elo']:.0f}`"
+    assert f"The plot labels each bot {label}" in readme
+    m = rows["montecarlo"]
+    half = m["points_high"] - m["points_mean"]
+    assert f"(`{m['points_mean']:.2f} ± {half:.2f}`; fewer is better)" in readme
+    pull = max(abs((r["elo"] - r["low"]) - (r["high"] - r["elo"])) for r in rows.values())
+    assert f"(by up to {pull:.1f} Elo in the example below;" in readme
