@@ -27,7 +27,7 @@ def _rules_text(rules: Rules) -> str:
     direction, so it is left out when looking for the preset."""
     chosen = "standard"
     fewest: int | None = None
-    for name, candidate in (("standard", Rules()), *PRESETS.items()):
+    for name, candidate in PRESETS.items():  # the standard game first: it wins a tie
         try:
             sized = candidate.replace(players=rules.players)
         except RulesError:  # a preset that cannot be played at this table size
