@@ -221,7 +221,7 @@ def deal_order(rules: Rules, seed: int, hand_number: int = 0) -> list[Card]:
     Seat 0 gets the first :attr:`Rules.hand_size <arena.rules.Rules.hand_size>` cards, seat 1
     the next, and so on; what is left is the kitty.
     """
-    _check_rules(rules)
+    check_rules(rules)
     seed, hand_number = _whole("seed", seed), _whole("hand_number", hand_number)
     return [CARDS[i] for i in _shuffled(_deck_indexes(rules), seed, hand_number)]
 
@@ -265,9 +265,9 @@ def _whole(name: str, value: int) -> int:
         raise ConfigError(f"{name} must be a whole number, got {value!r}") from None
 
 
-def _check_rules(rules: object) -> None:
+def check_rules(rules: object) -> None:
     """Refuse rules that are not a :class:`Rules` (a preset's name, a dict) at once, with the fix,
-    rather than with an AttributeError from deep inside the deal."""
+    rather than with an AttributeError from deep inside the deal (``play_local`` asks too)."""
     if not isinstance(rules, Rules):
         raise ConfigError(
             f"rules must be a Rules, e.g. Rules() or preset({rules!r}) from arena, got {rules!r}"
@@ -311,10 +311,14 @@ def _cards(cards: Iterable[Card | str] | str) -> tuple[Card, ...]:
     try:
         return tuple(c if isinstance(c, Card) else Card.parse(c) for c in items)
     except TypeError:  # not a collection at all (None, a number)
-        raise CardParseError(
-            f"expected cards: a list of cards or codes, or one string like '5C 6C 8C', "
-            f"got {cards!r}"
-        ) from None
+        raise _not_cards(cards) from None
+
+
+def _not_cards(given: object) -> CardParseError:
+    """The error for what is no collection of cards at all (None, a number)."""
+    return CardParseError(
+        f"expected cards: a list of cards or codes, or one string like '2C 3C QS', got {given!r}"
+    )
 
 
 class Hand:
@@ -373,7 +377,7 @@ class Hand:
     ) -> None:
         """Start a hand from explicit hands (one list of cards per seat, seat 0 first; a hand may
         be one string of codes, "2C 3C QS", as in :meth:`from_hands`)."""
-        _check_rules(rules)
+        check_rules(rules)
         masks = [_to_mask(h) for h in hands]
         kitty_mask = _to_mask(kitty)
         _check_deal(rules, masks, kitty_mask, dealer)
@@ -443,7 +447,7 @@ class Hand:
         cls, rules: Rules, seed: int, *, hand_number: int = 0, dealer: int | None = None
     ) -> Hand:
         """Deal hand ``hand_number`` of a game from a seed (pass direction from the cycle)."""
-        _check_rules(rules)
+        check_rules(rules)
         n = rules.players
         seed, hand_number = _whole("seed", seed), _whole("hand_number", hand_number)
         if dealer is not None:
@@ -497,7 +501,7 @@ class Hand:
         Raises :class:`~arena.errors.RulesError` or :class:`~arena.errors.IllegalMoveError`
         if the guess contradicts the view (wrong cards, or a void the replay breaks).
         """
-        _check_rules(rules)
+        check_rules(rules)
         n = rules.players
         if view.players != n:
             raise RulesError("players", f"the view has {view.players} seats, the rules {n}")
@@ -1201,10 +1205,7 @@ def _to_mask(cards: Iterable[Card | str] | str) -> int:
             card = c if isinstance(c, Card) else Card.parse(c)
             m |= card.bit
     except TypeError:  # not a collection at all (None, a number)
-        raise CardParseError(
-            f"expected cards: a list of cards or codes, or one string like '2C 3C QS', "
-            f"got {cards!r}"
-        ) from None
+        raise _not_cards(cards) from None
     return m
 
 
@@ -1277,9 +1278,9 @@ class Game:
 
     def __init__(self, rules: Rules | None = None, seed: int = 0, *, first_dealer: int = 0) -> None:
         """Start a game; hand ``k`` is ``Hand.deal(rules, seed, hand_number=k, dealer=...)``."""
-        _check_rules(Rules() if rules is None else rules)
         self.rules = rules if rules is not None else Rules()
         """The rules in force."""
+        check_rules(self.rules)
         seed, first_dealer = _whole("seed", seed), _whole("first_dealer", first_dealer)
         _check_seat("first_dealer", first_dealer, self.rules.players)
         self.seed = seed

@@ -30,7 +30,7 @@ from arena.client.events import (
     TrickWon,
 )
 from arena.client.view import DecisionKind, DecisionView
-from arena.engine import Game, Hand, HandResult
+from arena.engine import Game, Hand, HandResult, check_rules
 from arena.errors import ArenaError, CardParseError, ConfigError, IllegalMoveError
 from arena.rules import PassDirection, Rules
 from arena.table import Termination
@@ -108,10 +108,7 @@ def play_local(
             raise ConfigError(f"bots[{i}] is {what}, not a Bot{fix}")
     if rules is None:
         rules = Rules(players=len(bots))
-    if not isinstance(rules, Rules):
-        raise ConfigError(
-            f"rules must be a Rules, e.g. Rules() or preset({rules!r}) from arena, got {rules!r}"
-        )
+    check_rules(rules)
     if len(bots) != rules.players:
         raise ConfigError(f"{len(bots)} bots for a {rules.players}-player game")
     if hands is not None and hands < 1:

@@ -36,7 +36,7 @@ from arena.director.schedule import board_rules
 from arena.ratings import RatingsError, fit
 from arena.ratings.results import TableResult
 from arena.rules import Rules
-from arena.server.accounts import BAN_NOTE, AccountError, AccountStatus, AccountStore
+from arena.server.accounts import AccountError, AccountStatus, AccountStore
 from arena.server.config import ServerConfig
 from arena.server.ledger import (
     BotTally,
@@ -927,9 +927,8 @@ class Competition:
                 given = str(args.get("reason", "")) or None
                 # A write may wait for SQLite's lock (the offline CLI, say): off the loop.
                 await asyncio.to_thread(self.accounts.ban, bot, given)
-                account = await asyncio.to_thread(self.accounts.get, bot)
-                reason = account.note or BAN_NOTE
-                kicked = self.host.kick_bot(bot, reason) if self.host is not None else 0
+                account = await asyncio.to_thread(self.accounts.get, bot)  # the reason kept
+                kicked = self.host.kick_bot(bot, account.note) if self.host is not None else 0
                 return {"banned": bot, "sessions_ended": kicked}
             if action == "unban":
                 await asyncio.to_thread(self.accounts.unban, bot)
