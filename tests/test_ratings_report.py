@@ -145,6 +145,20 @@ def test_render_ratings_text_with_crosstable_and_los(tournament: list[TableResul
     assert "Likelihood of superiority, 4-seat tables" in text
 
 
+def test_an_80_column_terminal_gets_every_figure_whole(tournament: list[TableResult]) -> None:
+    # Fitted to 80 columns, rich cut every cell to "+1…" and the names to "mo…": the figures
+    # were lost. The lines may run past the console now, for the terminal to wrap.
+    narrow = Console(width=80, record=True, file=io.StringIO())
+    fits = render_ratings(tournament, with_crosstable=True, with_los=True, console=narrow)
+    text = narrow.export_text()
+    assert "…" not in text
+    wide = Console(width=200, record=True, file=io.StringIO())
+    render_ratings(tournament, with_crosstable=True, with_los=True, console=wide)
+    assert text == wide.export_text()  # the same table as where it fits, line for line
+    for row in fits[4].rows():
+        assert f"{row.elo:+.1f}" in text and f"[{row.low:+.1f}, {row.high:+.1f}]" in text
+
+
 def test_history_path_sits_beside_the_plot() -> None:
     assert history_path("out/elo.png") == Path("out/elo-history.png")
 

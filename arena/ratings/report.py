@@ -20,6 +20,7 @@ from matplotlib import colormaps, ticker
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 
 from arena.ratings.elo import (
@@ -44,6 +45,7 @@ __all__ = [
     "los_table",
     "plot_history",
     "plot_ratings",
+    "print_uncut",
     "ratings_table",
     "render_ratings",
     "to_csv",
@@ -56,6 +58,8 @@ ROW_HEIGHT_INCHES: Final = 0.38
 """Height per bot in the ratings plot, so that labels never collide."""
 MIN_PLOT_HEIGHT_INCHES: Final = 3.0
 HISTORY_HEIGHT_INCHES: Final = 5.0
+UNCUT_WIDTH: Final = 100_000
+"""A width no rating table reaches, to measure a table's natural width against."""
 MAX_HISTORY_BANDS: Final = 8
 """More bots than this and overlapping interval bands turn the history plot to mud."""
 LOS_CERTAIN: Final = 0.999
@@ -484,6 +488,19 @@ def _sized_path(path: Path, size: int, many: bool) -> Path:
     return path.with_name(f"{path.stem}-{size}p{path.suffix or '.png'}") if many else path
 
 
+def print_uncut(console: Console, table: Table) -> None:
+    """Print ``table`` with every cell whole, wider than the console if it must be."""
+    natural = Measurement.get(console, console.options.update_width(UNCUT_WIDTH), table).maximum
+    if natural <= console.width:
+        console.print(table)
+        return
+    # Fitted to a narrower console (an 80-column terminal) rich cuts every cell ("+1…", "mo…"),
+    # and the figures are what the table is for: its lines are left longer than the console,
+    # for the terminal to wrap.
+    table.width = natural
+    console.print(table, crop=False)
+
+
 def render_ratings(
     results: Sequence[TableResult],
     *,
@@ -521,11 +538,11 @@ def render_ratings(
         console.file.write(to_csv(fits))
     else:
         for f in fits.values():
-            console.print(ratings_table(f))
+            print_uncut(console, ratings_table(f))
             if with_crosstable:
-                console.print(crosstable(f))
+                print_uncut(console, crosstable(f))
             if with_los:
-                console.print(los_table(f))
+                print_uncut(console, los_table(f))
     if plot is not None:
         many = len(fits) > 1
         for size, f in fits.items():
