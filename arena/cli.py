@@ -43,6 +43,9 @@ DEMO_DB = "arena-demo.db"
 SPRT_DB = "arena-sprt.db"
 DEFAULT_MAX_BOARDS = 2000
 """The sequential test's cap (kept here so that --help can show it without loading the test)."""
+MAX_SPRT_BOARDS = 100_000
+"""The highest cap ``arena.config.MAX_BOARDS``, kept here for --help as the default is; a test
+holds the two equal."""
 STANDARD_PLAYERS = 4
 PIPE_WIDTH = 160
 BOOTSTRAP_SAMPLES = 400
@@ -836,7 +839,10 @@ def sprt(
         float, typer.Option("--beta", help="Chance of accepting H0 when H1 holds.")
     ] = 0.05,
     max_boards: Annotated[
-        int, typer.Option("--max-boards", help="Stop undecided after this many boards.")
+        int,
+        typer.Option(
+            "--max-boards", help=f"Stop undecided after this many boards, 1 to {MAX_SPRT_BOARDS}."
+        ),
     ] = DEFAULT_MAX_BOARDS,
     players: Players = None,
     rules: RulesPreset = None,
@@ -853,13 +859,13 @@ def sprt(
     """Is B stronger than A? Duplicate boards until a sequential probability ratio test decides."""
     from arena.config import build_config
     from arena.director.progress import make_reporter
-    from arena.director.sprt import run_sprt, sprt_bots
+    from arena.director.sprt import check_max_boards, run_sprt, sprt_bots
     from arena.ratings.sprt import MAX_ELO, Sprt, SprtDecision
 
     for flag, value in (("--elo0", elo0), ("--elo1", elo1)):
         if not -MAX_ELO <= value <= MAX_ELO:  # inf would print "accepted ... by inf Elo"
             _fail(
-                f"{flag} {value}: give a finite Elo difference from {-MAX_ELO:g} to {MAX_ELO:g}, "
+                f"{flag} {value:g}: give a finite Elo difference from {-MAX_ELO:g} to {MAX_ELO:g}, "
                 f"e.g. {flag} {0 if flag == '--elo0' else 20}"
             )
     if not elo0 < elo1:
@@ -869,6 +875,7 @@ def sprt(
             _fail(f"{flag} {p:g}: a chance of error, above 0 and below 1, e.g. {flag} 0.05")
     if not alpha + beta < 1:
         _fail(f"--alpha {alpha:g} --beta {beta:g}: their sum must be below 1, e.g. 0.05 each")
+    _guard(lambda: check_max_boards(max_boards))
     pair = bot or []
     if len(pair) != 2:
         _fail(f"--bot is given {len(pair)} time(s): give it twice, A=COMMAND then B=COMMAND")
@@ -891,8 +898,6 @@ def sprt(
         )
     )
     test = _guard(lambda: Sprt(elo0=elo0, elo1=elo1, alpha=alpha, beta=beta))
-    if max_boards < 1:
-        _fail(f"--max-boards {max_boards}: play at least 1 board")
     a, b = settings.bot_names[:2]
     console = _console()
     headed = False
@@ -933,7 +938,8 @@ def sprt(
             EXIT_INTERRUPTED,
         )
     if outcome.decision is SprtDecision.CONTINUE:
-        verdict = f"no decision: stopped at the cap of {max_boards} boards (--max-boards)"
+        cap = f"{max_boards} board" if max_boards == 1 else f"{max_boards} boards"
+        verdict = f"no decision: stopped at the cap of {cap} (--max-boards)"
     else:
         verdict = test.verdict(a, b)
     console.print(verdict, markup=False, highlight=False)

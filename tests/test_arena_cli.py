@@ -20,8 +20,8 @@ from conftest import run_at_once
 from test_store import play_record
 from typer.testing import CliRunner, Result
 
-from arena.cli import app
-from arena.config import build_config
+from arena.cli import MAX_SPRT_BOARDS, app
+from arena.config import MAX_BOARDS, build_config
 from arena.director.schedule import schedule
 from arena.store import Store
 
@@ -647,6 +647,9 @@ def test_sprt_refuses_an_elo_that_is_not_finite(tmp_path: Path) -> None:
         (("--beta", "nan"), "--beta nan: a chance of error, above 0 and below 1"),
         (("--alpha", "0.6", "--beta", "0.5"), "--alpha 0.6 --beta 0.5: their sum must be below 1"),
     )
+    # As given, not as Python prints a float (it said "--elo1 3000.0").
+    far = invoke("sprt", "--bot", "a=true", "--bot", "b=true", "--elo1", "3000")
+    assert far.exit_code == 2 and far.stderr.startswith("arena: error: --elo1 3000: give a finite")
     sprt = ["sprt", "--bot", "a=/no/such", "--bot", "b=/no/such"]
     runs = arenas(tmp_path, [[*sprt, *flags] for flags, _ in named])
     for ran, (_, says) in zip(runs, named, strict=True):
@@ -742,6 +745,34 @@ def test_sprt_plays_boards_until_a_decision_or_the_cap_and_resumes(tmp_path: Pat
     assert no_boards.stderr.strip() == "arena: error: --max-boards 0: play at least 1 board"
 
 
+def test_sprt_refuses_a_cap_of_boards_past_the_most_a_run_takes(tmp_path: Path) -> None:
+    # It was taken: the bots started, then storing the run failed with a traceback (an
+    # OverflowError from SQLite), exit 1.
+    for value in ("100001", "99999999999999999999"):
+        done = arena("sprt", "--bot", f"a={LOW}", "--bot", f"b={LOW}", "--max-boards", value,
+                     cwd=tmp_path)  # fmt: skip
+        assert done.returncode == 2 and done.stdout == "", done.stderr
+        assert done.stderr == f"arena: error: --max-boards {value}: give 1 to 100000 boards\n"
+    assert list(tmp_path.iterdir()) == []
+    assert MAX_SPRT_BOARDS == MAX_BOARDS  # what --help says is what is refused
+
+
+def test_sprt_short_of_sample_bots_asks_for_a_filler(tmp_path: Path) -> None:
+    # A sample bot whose name A or B took sits out, so 6 seats are one short; it asked for
+    # more --bot flags, which arena sprt takes only twice.
+    done = invoke(
+        "sprt", "--bot", f"random={LOW}", "--bot", f"b={LOW}", "--players", "6",
+        "--db", str(tmp_path / "s.db"),
+    )  # fmt: skip
+    assert done.exit_code == 2 and done.stdout == ""
+    assert done.stderr == (
+        "arena: error: 5 bots (random, b, lowcard, heuristic, montecarlo) for 6-player tables "
+        "(a sample bot sits out when its name is taken): give 1 more with --filler "
+        "NAME=COMMAND, or play --players 5\n"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_usage_errors_are_one_line(tmp_path: Path) -> None:
     usage = (
         (("run", "--players", "abc"), "Invalid value for '--players'"),
@@ -786,7 +817,12 @@ def test_sprt_fills_the_table_with_sample_bots_when_no_filler_is_given(tmp_path:
     done = arena(*args, "--move-time", "200", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("SPRT h (B) against low (A) at low, h, random, lowcard:")
-    assert done.stdout.splitlines()[-1].startswith(("H1 accepted", "H0 accepted", "no decision"))
+    # One board cannot decide at the default elo0 0, elo1 20 (it said "the cap of 1 boards").
+    last = done.stdout.splitlines()[-1]
+    assert last == "no decision: stopped at the cap of 1 board (--max-boards)"
+    # The test is open-ended: no total is stored (it stored this start's --max-boards x seats).
+    with Store.open(tmp_path / "arena-sprt.db", create=False) as store:
+        assert [(r.kind, r.total) for r in store.runs()] == [("sprt", None)]
 
 
 def test_demo_plays_the_sample_bots_and_rates_them(tmp_path: Path) -> None:

@@ -101,7 +101,7 @@ def test_games_in_play_at_the_decision_are_stored_but_not_counted(
     assert "H0 accepted at board 1: no new game starts; the games in play are finished" in progress
     n = outcome.uncounted
     assert (
-        f"the test counted 1 boards ({PLAYERS} games); {n} more stored game{'s' * (n > 1)} of "
+        f"the test counted 1 board ({PLAYERS} games); {n} more stored game{'s' * (n > 1)} of "
         f"later boards ({n} of them finished after the decision) are not counted by it"
     ) in progress
 

@@ -48,7 +48,14 @@ from arena.director.bots import Accounts, BotExit, BotPool, log_path
 from arena.director.progress import Standings
 from arena.director.schedule import ScheduledTable, schedule
 from arena.errors import ArenaError, ConfigError
-from arena.store import Store, check_writable, database_locked, not_made, write_replay
+from arena.store import (
+    SPRT_FORMAT,
+    Store,
+    check_writable,
+    database_locked,
+    not_made,
+    write_replay,
+)
 from arena.table import FaultKind, GameRecord, TableSpec, Termination
 
 __all__ = [
@@ -449,7 +456,10 @@ class _Director:
         if self.store is None:
             self.config.db.parent.mkdir(parents=True, exist_ok=True)
             self.store = Store.open(self.config.db)
-        self.store.claim(self.run_id, self.kind, self.identity, self.total)
+        # A sequential test is open-ended (NULL, as the schema says): its total here is only this
+        # start's --max-boards, which is not part of the run and may differ at the next start.
+        total = None if self.kind == SPRT_FORMAT else self.total
+        self.store.claim(self.run_id, self.kind, self.identity, total)
         self.claimed = True
         self.config.out.mkdir(parents=True, exist_ok=True)
         write_missing_replays(self.store, self.run_id, self.config.out)

@@ -20,12 +20,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from arena.config import SAMPLE_BOTS, BotSpec, RunConfig, identity_hash, sample_bot
+from arena.config import MAX_BOARDS, SAMPLE_BOTS, BotSpec, RunConfig, identity_hash, sample_bot
 from arena.director.run import RunOutcome, Table, open_run_store, play_tables
 from arena.director.schedule import sprt_tables
 from arena.errors import ConfigError
 from arena.ratings.sprt import Sprt, SprtDecision
 from arena.ratings.sprt import board_score as ratings_board_score
+from arena.rules import MAX_PLAYERS
 from arena.store import SPRT_FORMAT, check_writable, database_locked, result_of
 from arena.table import GameRecord
 
@@ -34,6 +35,7 @@ __all__ = [
     "SPRT",
     "SprtOutcome",
     "board_score",
+    "check_max_boards",
     "run_sprt",
     "sprt_bots",
 ]
@@ -94,6 +96,17 @@ def sprt_bots(a: str, b: str, fillers: Sequence[str], players: int) -> tuple[str
             # The spec itself, not a NAME=COMMAND flag: its label (what the run's identity
             # hashes) is relative to the checkout, its command is not.
             flags.append(sample_bot(sample))
+            names.append(sample)
+    if len(flags) < players <= MAX_PLAYERS:  # a number of seats out of range: the run says so
+        # A sample bot whose name A, B or a filler took sits out, so the samples may not fill a
+        # 6-seat table; said here, as the run's check would ask for more --bot flags, which
+        # arena sprt takes exactly twice.
+        missing = players - len(flags)
+        raise ConfigError(
+            f"{len(flags)} bots ({', '.join(names)}) for {players}-player tables (a sample bot "
+            f"sits out when its name is taken): give {missing} more with --filler "
+            f"NAME=COMMAND, or play --players {len(flags)}"
+        )
     return tuple(flags)
 
 
@@ -118,11 +131,20 @@ def run_sprt(
     on_board: Callable[[Sprt], None],
 ) -> SprtOutcome:
     """Play boards of ``config.bots`` (A first, B second) until ``test`` decides or the cap."""
-    if max_boards < 1:
-        raise ConfigError(f"--max-boards {max_boards}: play at least 1 board")
+    check_max_boards(max_boards)
     check_writable(config.db)
     with database_locked(config.db, "arena sprt"):
         return _run_sprt(config, test, max_boards, reporter, on_board)
+
+
+def check_max_boards(max_boards: int) -> None:
+    """Refuse a cap of boards below 1 or above :data:`MAX_BOARDS` (a run's most boards)."""
+    if max_boards < 1:
+        raise ConfigError(f"--max-boards {max_boards}: play at least 1 board")
+    if max_boards > MAX_BOARDS:
+        # Past SQLite's integers the first stored game failed with a traceback; a run of
+        # batches takes no more boards either.
+        raise ConfigError(f"--max-boards {max_boards}: give 1 to {MAX_BOARDS} boards")
 
 
 def _run_sprt(
@@ -230,9 +252,13 @@ def _note_uncounted(reporter: Any, test: Sprt, k: int, uncounted: int, after: in
     games = "game" if uncounted == 1 else "games"
     when = f" ({after} of them finished after the decision)" if after else ""
     reporter.note(
-        f"the test counted {test.boards} boards ({test.boards * k} games); {uncounted} more "
+        f"the test counted {_boards(test.boards)} ({test.boards * k} games); {uncounted} more "
         f"stored {games} of later boards{when} are not counted by it"
     )
+
+
+def _boards(n: int) -> str:
+    return f"{n} board" if n == 1 else f"{n} boards"
 
 
 def _capped(test: Sprt, max_boards: int | None = None) -> bool:
