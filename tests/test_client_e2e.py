@@ -886,10 +886,13 @@ def test_a_tls_mismatch_says_which_setting_to_change(
     bot_env: dict[str, str],
     told: str,
     code: int,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # gRPC's own words ("Socket closed", "WRONG_VERSION_NUMBER") name no setting to change.
     # A TLS bot's failed handshake is certain to fail again: exit 2 at the first try, not
     # retried for ten minutes (a plain bot's "Socket closed" may be a restarting referee).
+    # The bot gets gRPC's default log level, as a bot author's shell gives it.
+    monkeypatch.delenv("GRPC_VERBOSITY", raising=False)
     _, cert, key = certificates
     config = RefereeConfig(tls=TlsConfig.from_files(cert, key) if referee_tls else None)
     ref = RefereeThread(config, {token: name for name, token in TOKENS.items()})
@@ -906,6 +909,33 @@ def test_a_tls_mismatch_says_which_setting_to_change(
             assert "has been unreachable for" in last, last
         else:
             assert last.startswith(f"arena.client: cannot connect to {_address(port)} ("), last
+            # One line: gRPC's core logged the failed handshake at INFO on stderr before it.
+            assert procs.stderr("lowcard").strip().splitlines() == [last]
+    finally:
+        ref.stop(0)
+
+
+def test_a_certificate_for_another_host_exits_2_saying_so(
+    procs: Procs, certificates: tuple[Path, Path, Path]
+) -> None:
+    # The certificate names 127.0.0.1 only; the bot trusts its CA but connects as "localhost".
+    # gRPC's "Hostname Verification Check failed" fails every retry the same way: it was retried
+    # for ten minutes with no word of which setting to change.
+    ca, cert, key = certificates
+    accounts = {token: name for name, token in TOKENS.items()}
+    ref = RefereeThread(RefereeConfig(tls=TlsConfig.from_files(cert, key)), accounts)
+    port = ref.start("127.0.0.1:0")
+    try:
+        env = {"ARENA_TLS_CA": str(ca), "ARENA_GIVE_UP_S": "5"}
+        address = f"localhost:{port}"
+        proc = procs.start(SAMPLES / "lowcard.py", address, TOKENS["lowcard"], "lowcard", env)
+        assert proc.wait(GAME_TIMEOUT_S) == 2
+        lines = procs.stderr("lowcard").strip().splitlines()
+        assert lines == [
+            f"arena.client: cannot connect to {address} (UNAVAILABLE): the referee's certificate "
+            "is not for the host localhost; set ARENA_ADDRESS to a host name the certificate "
+            "holds (the organiser gives it)"
+        ], lines
     finally:
         ref.stop(0)
 

@@ -32,6 +32,7 @@ from arena.client import (
     view_of,
 )
 from arena.engine import Hand
+from arena.errors import ConfigError
 from arena.referee import RefereeConfig, RefereeThread
 from arena.rules import Rules
 from arena.table import TableSpec, Termination
@@ -227,3 +228,25 @@ def test_serve_takes_the_settings_run_would_resolve(monkeypatch: pytest.MonkeyPa
     settings = ClientSettings.resolve()
     assert (settings.address, settings.token, settings.name) == ("127.0.0.1:1", "t", "duck")
     assert list(inspect.signature(serve).parameters)[:2] == ["bot", "settings"]
+
+
+def test_serve_raises_the_config_error_the_readme_names_on_a_tls_mismatch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # run() exits 2 on ARENA_TLS at a plain-text port; serve() raises ConfigError there, which
+    # the README did not name among what serve raises, so a bot catching those got a traceback.
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index(SECTION) : text.index("## The competition server")]
+    assert "raises `Refused`, `GaveUp` or `Removed`, or `arena.errors.ConfigError`" in section
+    referee = RefereeThread(RefereeConfig(), {"t": "duck"})
+    referee.start("127.0.0.1:0")
+    try:
+        monkeypatch.setenv("ARENA_ADDRESS", f"127.0.0.1:{referee.port}")
+        monkeypatch.setenv("ARENA_TOKEN", "t")
+        monkeypatch.setenv("ARENA_BOT_NAME", "duck")
+        monkeypatch.setenv("ARENA_TLS", "1")
+        monkeypatch.delenv("ARENA_TLS_CA", raising=False)
+        with pytest.raises(ConfigError, match="does not speak TLS on this port"):
+            serve(Bot(), ClientSettings.resolve(), give_up_after=60)
+    finally:
+        referee.stop(0)

@@ -159,8 +159,9 @@ def test_js_bot_runs_under_arena_run_beside_python_bots(tmp_path: Path) -> None:
     assert "FAULT" not in js_log
 
 
-def _self_signed(directory: Path) -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1, made with the openssl CLI (or skip)."""
+def _self_signed(directory: Path, names: str = "DNS:localhost,IP:127.0.0.1") -> tuple[Path, Path]:
+    """A self-signed certificate for ``names`` (a subjectAltName), made with the openssl CLI
+    (or skip)."""
     openssl = shutil.which("openssl")
     if openssl is None:
         pytest.skip("the openssl command is needed to make a test certificate")
@@ -169,7 +170,7 @@ def _self_signed(directory: Path) -> tuple[Path, Path]:
         [
             *(openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"),
             *("-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=x"),
-            *("-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"),
+            *("-addext", f"subjectAltName={names}"),
         ],
         check=True,
         capture_output=True,
@@ -201,27 +202,83 @@ def first_retry_line(
         proc.communicate()
 
 
+def test_js_bot_names_the_tls_setting_when_plain_text_meets_a_tls_referee(tmp_path: Path) -> None:
+    # grpc-js says only "Failed to connect": the bot says which of its variables to change, as the
+    # Python SDK does, and retries (a restarting plain-text referee looks the same).
+    node = require_node()
+    cert, key = _self_signed(tmp_path)
+    config = RefereeConfig(tls=TlsConfig.from_files(cert, key))
+    with RefereeThread(config, TokenAccounts()) as referee:
+        referee.start("127.0.0.1:0")
+        line = first_retry_line(node, f"127.0.0.1:{referee.port}", {})
+    hint = "if the referee uses TLS, set ARENA_TLS=1 (or ARENA_TLS_CA to the CA"
+    assert f"cannot connect to 127.0.0.1:{referee.port}" in line and hint in line, line
+
+
 @pytest.mark.parametrize(
-    ("referee_tls", "env", "hint"),
+    ("referee_tls", "hint"),
     [
-        (True, {}, "if the referee uses TLS, set ARENA_TLS=1 (or ARENA_TLS_CA to the CA"),
-        (False, {"ARENA_TLS": "1"}, "the referee does not speak TLS on this port: unset ARENA_TLS"),
-        (True, {"ARENA_TLS": "1"}, "the referee's certificate is not trusted: set ARENA_TLS_CA"),
+        (False, "the referee does not speak TLS on this port: unset ARENA_TLS"),
+        (True, "the referee's certificate is not trusted: set ARENA_TLS_CA"),
     ],
-    ids=["plain-bot-tls-referee", "tls-bot-plain-referee", "untrusted-certificate"],
+    ids=["tls-bot-plain-referee", "untrusted-certificate"],
 )
-def test_js_bot_names_the_tls_setting_on_a_tls_mismatch(
-    tmp_path: Path, referee_tls: bool, env: dict[str, str], hint: str
+def test_js_bot_refuses_a_tls_mismatch_at_the_first_connection(
+    tmp_path: Path, referee_tls: bool, hint: str
 ) -> None:
-    # grpc-js says only "Failed to connect" (or an OpenSSL error): the bot says which of its
-    # variables to change, as the Python SDK does.
+    # As the Python SDK does: ARENA_TLS at a port that does not speak TLS, or a certificate that
+    # is not trusted, fails the same way on every retry, so one line and exit code 2 at once
+    # (it used to retry, with the hint, until ARENA_GIVE_UP_S ran out).
     node = require_node()
     cert, key = _self_signed(tmp_path)
     config = RefereeConfig(tls=TlsConfig.from_files(cert, key) if referee_tls else None)
     with RefereeThread(config, TokenAccounts()) as referee:
         referee.start("127.0.0.1:0")
-        line = first_retry_line(node, f"127.0.0.1:{referee.port}", env)
-    assert f"cannot connect to 127.0.0.1:{referee.port}" in line and hint in line, line
+        address = f"127.0.0.1:{referee.port}"
+        done = run_js_bot(node, {"ARENA_ADDRESS": address, "ARENA_TLS": "1"})
+    assert done.returncode == 2, done.stderr
+    # The bot's own lines only: Node.js itself may warn that grpc-js names an IP address as the
+    # TLS server name (DEP0123).
+    lines = [line for line in done.stderr.splitlines() if line.startswith("js:")]
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"js: cannot connect to {address} (UNAVAILABLE)"), done.stderr
+    assert hint in lines[0], done.stderr
+
+
+def test_js_bot_refuses_a_certificate_for_another_host(tmp_path: Path) -> None:
+    # A trusted certificate that does not name the address's host (ERR_TLS_CERT_ALTNAME_INVALID)
+    # fails every retry the same way: it was retried for ten minutes with no word of what to
+    # change. As the Python SDK does: one line and exit code 2.
+    node = require_node()
+    cert, key = _self_signed(tmp_path, "DNS:referee.example")
+    config = RefereeConfig(tls=TlsConfig.from_files(cert, key))
+    with RefereeThread(config, TokenAccounts()) as referee:
+        referee.start("127.0.0.1:0")
+        address = f"127.0.0.1:{referee.port}"
+        done = run_js_bot(node, {"ARENA_ADDRESS": address, "ARENA_TLS_CA": str(cert)})
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("js:")]
+    assert lines == [
+        f"js: cannot connect to {address} (UNAVAILABLE): the referee's certificate is not for "
+        "the host 127.0.0.1: set ARENA_ADDRESS to a host name the certificate holds (the "
+        "organiser gives it)"
+    ], done.stderr
+
+
+def test_js_bot_refuses_a_ca_file_that_holds_no_certificate(tmp_path: Path) -> None:
+    # A PEM file with no certificate in it (a key, here) was taken as the CA: every connection
+    # then failed as if the referee's certificate were untrusted, telling the author to set the
+    # very variable that was set. The Python SDK refuses it at start.
+    node = require_node()
+    _, key = _self_signed(tmp_path)
+    done = run_js_bot(
+        node, {"ARENA_ADDRESS": f"127.0.0.1:{closed_port()}", "ARENA_TLS_CA": str(key)}
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        f"js: the TLS CA certificate '{key}' holds no usable certificate "
+        "(no -----BEGIN CERTIFICATE----- block that parses)\n"
+    ), done.stderr
 
 
 def test_js_bot_gives_no_tls_hint_when_nothing_listens(tmp_path: Path) -> None:
@@ -295,9 +352,11 @@ def test_js_bot_gives_up_after_arena_give_up_s() -> None:
             {"ARENA_ADDRESS": "referee.example"},
             "'referee.example': expected the referee's HOST:PORT",
         ),
+        # grpc-js read it as host "::1:50051" on port 443, and retried it for minutes.
+        ({"ARENA_ADDRESS": "::1:50051"}, "an IPv6 address goes in brackets, [::1]:50051"),
         ({"ARENA_GIVE_UP_S": "soon"}, "ARENA_GIVE_UP_S must be a number of seconds"),
     ],
-    ids=["missing-ca", "ca-not-pem", "url", "no-port", "give-up-not-a-number"],
+    ids=["missing-ca", "ca-not-pem", "url", "no-port", "ipv6-unbracketed", "give-up-not-a-number"],
 )
 def test_js_bot_refuses_a_bad_setting_in_one_line(env: dict[str, str], says: str) -> None:
     # As the Python SDK does: one line and exit code 2, not a stack trace (an unreadable CA file)

@@ -19,6 +19,13 @@
 the bot's seed and the position, never from what the process did before.
 """
 
+import os
+
+# gRPC's C core reads its log level once, when grpc is first imported (this package's modules
+# import it through arena.table), and by default writes INFO lines on stderr: a failed TLS
+# handshake put one before the SDK's own one-line error. A level the author sets is kept.
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+
 from arena.client.bot import Bot, BotDefinitionWarning, default_pass, default_play
 from arena.client.events import (
     CardPlayed,

@@ -442,7 +442,9 @@ def serve(bot: Bot, settings: ClientSettings, *, give_up_after: float | None = N
     Raises :class:`Refused` when the referee refuses the bot, :class:`GaveUp` when it stays
     unreachable (no welcome) for ``give_up_after`` seconds (None: ``settings.give_up_after``;
     ``math.inf``: keep trying forever), :class:`Removed` when the organiser removes the bot (a
-    kick that lets it back is followed by a reconnection instead).
+    kick that lets it back is followed by a reconnection instead), and
+    :class:`~arena.errors.ConfigError` when the first connection fails on a TLS setting (TLS at
+    a plain-text port, a certificate not trusted or not for the address's host).
     """
     limit = settings.give_up_after if give_up_after is None else give_up_after
     if not limit >= 0:  # NaN too: it was slept on ("retrying in nan s", then a ValueError)
@@ -541,7 +543,8 @@ def _tls_hint(settings: ClientSettings, detail: str) -> str:
 
     gRPC's own words name the symptom only: a plain-text bot at a TLS referee sees "Socket
     closed", a TLS bot at a plain-text one "WRONG_VERSION_NUMBER", an untrusted certificate
-    "CERTIFICATE_VERIFY_FAILED".
+    "CERTIFICATE_VERIFY_FAILED", a certificate for another host name "Hostname Verification
+    Check failed".
     """
     if not settings.tls and "Socket closed" in detail:
         return (
@@ -558,14 +561,27 @@ def _tls_hint(settings: ClientSettings, detail: str) -> str:
             f": the referee's certificate is not trusted; set {ENV_TLS_CA} to the CA certificate "
             "that signed it (the organiser gives it)"
         )
+    if settings.tls and _HOSTNAME_MISMATCH in detail:
+        host = settings.address.rpartition(":")[0]
+        return (
+            f": the referee's certificate is not for the host {host}; set {ENV_ADDRESS} to a "
+            "host name the certificate holds (the organiser gives it)"
+        )
     return ""
+
+
+_HOSTNAME_MISMATCH = "Hostname Verification Check failed"
+"""gRPC's words when the referee's certificate, trusted, names another host than the address."""
 
 
 def _tls_mismatch(settings: ClientSettings, detail: str) -> bool:
     """Whether a failed connection is certainly a TLS setting's fault (TLS to a plain-text
-    port, an untrusted certificate); a plain-text bot's "Socket closed" may be a restart too."""
+    port, an untrusted certificate or one for another host); a plain-text bot's "Socket closed"
+    may be a restart too."""
     return settings.tls and (
-        "WRONG_VERSION_NUMBER" in detail or "CERTIFICATE_VERIFY_FAILED" in detail
+        "WRONG_VERSION_NUMBER" in detail
+        or "CERTIFICATE_VERIFY_FAILED" in detail
+        or _HOSTNAME_MISMATCH in detail
     )
 
 

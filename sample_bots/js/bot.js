@@ -17,12 +17,15 @@
 // Exit codes: 0 when the referee says there are no more games (or on SIGTERM/SIGINT); 1 when
 // the referee stays unreachable or removes the bot; 2 when the referee refuses the bot
 // (bad token, protocol version, ...) or a setting is bad (an ARENA_ADDRESS that is not
-// HOST:PORT, an ARENA_TLS_CA it cannot read): retrying would get the same answer.
+// HOST:PORT or an IPv6 one without its brackets, an ARENA_TLS_CA it cannot read or that holds no
+// certificate; ARENA_TLS at a port that does not speak TLS, or a certificate not trusted or not
+// for the address's host, at the first connection): retrying would get the same answer.
 
 "use strict";
 
 const path = require("path");
 const fs = require("fs");
+const crypto = require("crypto");
 const grpc = require("@grpc/grpc-js");
 const protoLoader = require("@grpc/proto-loader");
 
@@ -233,6 +236,12 @@ function checkedAddress(address) {
       `ARENA_ADDRESS '${address}': expected the referee's HOST:PORT, e.g. 127.0.0.1:50051`,
     );
   }
+  if (host.includes(":") && !(host.startsWith("[") && host.endsWith("]"))) {
+    // grpc-js read "::1:50051" as host "::1:50051" on port 443 and retried it for minutes.
+    throw new SettingError(
+      `ARENA_ADDRESS '${address}': an IPv6 address goes in brackets, [${host}]:${port}`,
+    );
+  }
   return address;
 }
 
@@ -261,7 +270,27 @@ function readCa(file) {
   if (!data.includes("-----BEGIN ")) {
     throw new SettingError(`the TLS CA certificate '${file}' is not a PEM file (-----BEGIN ...)`);
   }
+  // A PEM file with no certificate in it (a key, say) was taken, and every connection then
+  // failed as if the referee's certificate were untrusted, with a hint to set ARENA_TLS_CA.
+  const blocks = data.toString("latin1").match(CERTIFICATE_BLOCK) || [];
+  if (!blocks.some(parsesAsCertificate)) {
+    throw new SettingError(
+      `the TLS CA certificate '${file}' holds no usable certificate ` +
+        "(no -----BEGIN CERTIFICATE----- block that parses)",
+    );
+  }
   return data;
+}
+
+const CERTIFICATE_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
+
+function parsesAsCertificate(pem) {
+  try {
+    new crypto.X509Certificate(pem);
+    return true;
+  } catch (e) {
+    return false;
+  }
 }
 
 function usesTls() {
@@ -292,7 +321,7 @@ function credentials() {
 // grpc-js names only the symptom: a plain-text bot at a TLS referee gets "Failed to connect"
 // (a referee that is not there gets ECONNREFUSED instead), a TLS bot at a plain-text one
 // "wrong version number", an untrusted certificate "self-signed certificate" or "unable to
-// get local issuer certificate".
+// get local issuer certificate", a certificate for another host name ERR_TLS_CERT_ALTNAME_INVALID.
 const UNTRUSTED = [
   "self-signed certificate",
   "self signed certificate",
@@ -300,7 +329,7 @@ const UNTRUSTED = [
   "unable to verify the first certificate",
 ];
 
-function tlsHint(details) {
+function tlsHint(details, address) {
   if (!usesTls() && details.includes("Failed to connect")) {
     return (
       ": if the referee uses TLS, set ARENA_TLS=1 (or ARENA_TLS_CA to the CA certificate " +
@@ -319,7 +348,29 @@ function tlsHint(details) {
       "that signed it (the organiser gives it)"
     );
   }
+  if (usesTls() && details.includes(HOSTNAME_MISMATCH)) {
+    const host = address.slice(0, address.lastIndexOf(":"));
+    return (
+      `: the referee's certificate is not for the host ${host}: set ARENA_ADDRESS to a host ` +
+      "name the certificate holds (the organiser gives it)"
+    );
+  }
   return "";
+}
+
+const HOSTNAME_MISMATCH = "ERR_TLS_CERT_ALTNAME_INVALID";
+
+// Whether a failed connection is certainly a TLS setting's fault (TLS to a plain-text port, an
+// untrusted certificate or one for another host), as the Python SDK decides; a plain-text bot's
+// "Failed to connect" may be a referee restarting too, so that one is retried.
+function tlsMismatch(details) {
+  if (!usesTls()) return false;
+  const lower = details.toLowerCase();
+  return (
+    /wrong version number/i.test(details) ||
+    UNTRUSTED.some((words) => lower.includes(words)) ||
+    details.includes(HOSTNAME_MISMATCH)
+  );
 }
 
 class Session {
@@ -331,6 +382,7 @@ class Session {
     this.client = new BotService(this.address, credentials());
     this.call = null;
     this.welcomed = false; // whether the referee welcomed the current (or last) stream
+    this.everWelcomed = false; // whether these settings ever got a Welcome
     this.backoffMs = BACKOFF_FIRST_MS;
     this.unreachableSince = null;
     this.shutdown = null;
@@ -373,6 +425,7 @@ class Session {
     if (response.welcome) {
       const w = response.welcome;
       this.welcomed = true;
+      this.everWelcomed = true;
       this.resumeId = w.session_id;
       this.backoffMs = BACKOFF_FIRST_MS;
       this.unreachableSince = null;
@@ -440,7 +493,16 @@ class Session {
     // One line: an OpenSSL error in grpc-js's details ends with a line break.
     const details = (status.details || "stream closed").replace(/\s*\n\s*/g, " ").trim();
     const why = `${grpcStatusName(status.code)}: ${details}`;
-    this.retryAfter(this.backoffMs, why, this.welcomed ? "" : tlsHint(details));
+    const hint = this.welcomed ? "" : tlsHint(details, this.address);
+    if (hint && !this.everWelcomed && tlsMismatch(details)) {
+      // These settings have never worked, and the answer is the TLS handshake's own: it would
+      // fail the same way for the ten minutes of retries.
+      process.stderr.write(
+        `${botName()}: cannot connect to ${this.address} (${grpcStatusName(status.code)})${hint}\n`,
+      );
+      process.exit(EXIT_REFUSED);
+    }
+    this.retryAfter(this.backoffMs, why, hint);
     this.backoffMs = Math.min(this.backoffMs * 2, BACKOFF_MAX_MS);
   }
 
