@@ -12,6 +12,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -367,6 +368,26 @@ def test_cli_exit_codes_and_lines(tmp_path: Path) -> None:
     missing = runner.invoke(app, ["check-bot", "--only", "void"])
     assert missing.exit_code == 2
     assert "give the bot's command after '--'" in missing.output
+
+
+def test_the_cli_keeps_its_temporary_log_only_when_it_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without --log the bot's output goes to a temp file, named only when a check fails: every
+    # passing run, and every bot that could not start, left one behind in the temp folder.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    runner, app = CliRunner(), _app()
+    passing = runner.invoke(app, ["check-bot", "--only", "following suit", "--", *broken("good")])
+    assert passing.exit_code == 0, passing.output
+    exited = runner.invoke(app, ["check-bot", "--", sys.executable, "-c", EXITS_AT_ONCE])
+    assert exited.exit_code == 2, exited.output
+    assert list(tmp_path.glob("check-bot-*.log")) == []
+    failing = runner.invoke(
+        app, ["check-bot", "--only", "following suit", "--", *broken("ignores-suit")]
+    )
+    assert failing.exit_code == 1, failing.output
+    kept = list(tmp_path.glob("check-bot-*.log"))
+    assert len(kept) == 1 and f"The bot's output is in {kept[0]}" in failing.output
 
 
 def test_clocks_are_announced_as_given(tmp_path: Path) -> None:

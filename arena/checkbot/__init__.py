@@ -166,4 +166,7 @@ def register(app: typer.Typer) -> None:
         if failed:
             typer.echo(f"{summary}; {failed} did not. The bot's output is in {report.log}")
             raise typer.Exit(EXIT_FAILED)
+        if log is None:
+            # The temp file named only when something fails: each passing run left one behind.
+            report.log.unlink(missing_ok=True)
         typer.echo(f"{summary}.")

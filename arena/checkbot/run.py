@@ -111,10 +111,29 @@ async def check_bot(
     opts = options or CheckOptions()
     resolve(command)  # fail before anything starts, as a usage error
     scenarios = select(only)
+    temporary = log is None
     if log is None:
         handle, name = tempfile.mkstemp(prefix="check-bot-", suffix=".log")
         os.close(handle)
         log = Path(name)
+    try:
+        return await _check(command, opts, scenarios, log, on_result)
+    except BaseException:
+        # Nothing names a log of ours once the check fails to run (a bot that cannot start is
+        # quoted in the error itself), so it would only be left behind in the temp folder.
+        if temporary:
+            log.unlink(missing_ok=True)
+        raise
+
+
+async def _check(
+    command: Sequence[str],
+    opts: CheckOptions,
+    scenarios: Sequence[Scenario],
+    log: Path,
+    on_result: Callable[[CheckResult], None] | None,
+) -> CheckReport:
+    """:func:`check_bot` once its options, scenarios and log are settled."""
     server = ScriptServer()
     await server.start()
     checker = Checker(command, opts, server, log)
