@@ -192,8 +192,10 @@ def test_an_empty_pass_is_refused_saying_so(arena: Arena) -> None:
     record, _ = play_beside(arena, "emptypass", "emptypass")
     assert kinds(record) == {FaultKind.WRONG_PASS}
     (fault,) = record.faults_of(BAD_SEAT)
-    assert fault.detail.startswith("an empty pass is wrong: ") and fault.detail.endswith(
-        "(3 distinct cards)"
+    # The count given beside the count asked ("(3 distinct cards)" alone read as what was sent).
+    assert fault.detail == (
+        "an empty pass is wrong: the wrong number of cards was passed "
+        "(0 given; pass 3 distinct cards)"
     )
     assert len(fault.substitute) == 3  # the fallback passed for it
 

@@ -847,7 +847,8 @@ class TableRun:
         if why in (Violation.DUPLICATE_CARD, Violation.WRONG_PASS_COUNT):
             return _Refused(
                 FaultKind.WRONG_PASS,
-                f"{shown} is wrong: {why.value} ({self.rules.pass_count} distinct cards)",
+                f"{shown} is wrong: {why.value} ({len(cards)} given; pass "
+                f"{self.rules.pass_count} distinct cards)",
                 sent,
             )
         return _Refused(FaultKind.ILLEGAL_CARD, f"{shown} is refused: {why.value}", sent)
