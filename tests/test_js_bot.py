@@ -355,8 +355,23 @@ def test_js_bot_gives_up_after_arena_give_up_s() -> None:
         # grpc-js read it as host "::1:50051" on port 443, and retried it for minutes.
         ({"ARENA_ADDRESS": "::1:50051"}, "an IPv6 address goes in brackets, [::1]:50051"),
         ({"ARENA_GIVE_UP_S": "soon"}, "ARENA_GIVE_UP_S must be a number of seconds"),
+        # It tried localhost:50051 as "js-bot" for ten minutes; the Python SDK says this.
+        (
+            {"ARENA_ADDRESS": "", "ARENA_BOT_NAME": ""},
+            "js-bot: set ARENA_ADDRESS and ARENA_BOT_NAME: the referee's host:port, its name\n",
+        ),
+        ({"ARENA_TOKEN": ""}, "js: set ARENA_TOKEN: the bot's token\n"),
     ],
-    ids=["missing-ca", "ca-not-pem", "url", "no-port", "ipv6-unbracketed", "give-up-not-a-number"],
+    ids=[
+        "missing-ca",
+        "ca-not-pem",
+        "url",
+        "no-port",
+        "ipv6-unbracketed",
+        "give-up-not-a-number",
+        "no-address-nor-name",
+        "no-token",
+    ],
 )
 def test_js_bot_refuses_a_bad_setting_in_one_line(env: dict[str, str], says: str) -> None:
     # As the Python SDK does: one line and exit code 2, not a stack trace (an unreadable CA file)

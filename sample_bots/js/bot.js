@@ -16,7 +16,7 @@
 //
 // Exit codes: 0 when the referee says there are no more games (or on SIGTERM/SIGINT); 1 when
 // the referee stays unreachable or removes the bot; 2 when the referee refuses the bot
-// (bad token, protocol version, ...) or a setting is bad (an ARENA_ADDRESS that is not
+// (bad token, protocol version, ...) or a setting is missing or bad (an ARENA_ADDRESS that is not
 // HOST:PORT or an IPv6 one without its brackets, an ARENA_TLS_CA it cannot read or that holds no
 // certificate; ARENA_TLS at a port that does not speak TLS, or a certificate not trusted or not
 // for the address's host, at the first connection): retrying would get the same answer.
@@ -32,7 +32,6 @@ const protoLoader = require("@grpc/proto-loader");
 const PROTOCOL_VERSION = 1;
 const BOT_VERSION = "0.1.0";
 const PROTO_DIR = path.resolve(__dirname, "..", "..", "proto");
-const DEFAULT_ADDRESS = "localhost:50051";
 const DEFAULT_NAME = "js-bot";
 
 // Reconnection: exponential backoff, and give up after this long without a successful Hello.
@@ -375,7 +374,7 @@ function tlsMismatch(details) {
 
 class Session {
   constructor() {
-    this.address = checkedAddress(process.env.ARENA_ADDRESS || DEFAULT_ADDRESS);
+    this.address = checkedAddress(process.env.ARENA_ADDRESS);
     this.token = process.env.ARENA_TOKEN || "";
     this.giveUpAfterMs = giveUpAfterMs();
     const BotService = loadService();
@@ -554,8 +553,19 @@ function grpcStatusName(code) {
 }
 
 function main() {
-  if (!process.env.ARENA_TOKEN) {
-    process.stderr.write(`${botName()}: set ARENA_TOKEN to the token the organiser gave you\n`);
+  // As the Python SDK says it: a bot with no address or name used to try localhost:50051 as
+  // "js-bot" for ten minutes instead.
+  const meaning = {
+    ARENA_ADDRESS: "the referee's host:port",
+    ARENA_TOKEN: "the bot's token",
+    ARENA_BOT_NAME: "its name",
+  };
+  const missing = Object.keys(meaning).filter((name) => !process.env[name]);
+  if (missing.length > 0) {
+    process.stderr.write(
+      `${botName()}: set ${missing.join(" and ")}: ` +
+        `${missing.map((name) => meaning[name]).join(", ")}\n`,
+    );
     process.exit(EXIT_REFUSED);
   }
   let session;
