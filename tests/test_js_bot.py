@@ -355,6 +355,8 @@ def test_js_bot_gives_up_after_arena_give_up_s() -> None:
         # grpc-js read it as host "::1:50051" on port 443, and retried it for minutes.
         ({"ARENA_ADDRESS": "::1:50051"}, "an IPv6 address goes in brackets, [::1]:50051"),
         ({"ARENA_GIVE_UP_S": "soon"}, "ARENA_GIVE_UP_S must be a number of seconds"),
+        # Number() read it as 16 s; Python's float() refuses it.
+        ({"ARENA_GIVE_UP_S": "0x10"}, "ARENA_GIVE_UP_S must be a number of seconds"),
         # It tried localhost:50051 as "js-bot" for ten minutes; the Python SDK says this.
         (
             {"ARENA_ADDRESS": "", "ARENA_BOT_NAME": ""},
@@ -369,6 +371,7 @@ def test_js_bot_gives_up_after_arena_give_up_s() -> None:
         "no-port",
         "ipv6-unbracketed",
         "give-up-not-a-number",
+        "give-up-hexadecimal",
         "no-address-nor-name",
         "no-token",
     ],

@@ -247,7 +247,9 @@ function checkedAddress(address) {
 function giveUpAfterMs() {
   const text = (process.env.ARENA_GIVE_UP_S || "").trim();
   if (!text) return GIVE_UP_AFTER_S * 1000;
-  const seconds = /^\+?inf(inity)?$/i.test(text) ? Infinity : Number(text);
+  // A decimal number, as Python's float() reads it: Number() also took "0x10" as 16 s.
+  const decimal = /^\+?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(text);
+  const seconds = /^\+?inf(inity)?$/i.test(text) ? Infinity : decimal ? Number(text) : NaN;
   if (!(seconds >= 0)) {
     throw new SettingError(
       `ARENA_GIVE_UP_S must be a number of seconds, 0 or more (or inf), got '${text}'`,
