@@ -117,6 +117,21 @@ def test_games_refuses_an_empty_limit_or_before_as_it_does_an_empty_bot(
     assert server.terminate() == 0
 
 
+def test_a_body_nested_too_deep_is_a_400_not_an_internal_error(server: ServerProcess) -> None:
+    # json.loads raises RecursionError there, not ValueError: the answer was a 500 "internal
+    # error", and the log a traceback.
+    admin = server.admin_token()
+    server.start()
+    status, answer = post(server, "pause", b"[" * 50_000, admin)
+    assert (status, answer) == (
+        400,
+        {"error": "the body must be a JSON object, not nested this deep"},
+    )
+    assert post(server, "pause", b"{}", admin) == (200, {"ladder": "paused"})
+    assert server.terminate() == 0
+    assert "Traceback" not in server.log.read_text()
+
+
 def test_a_content_length_that_is_not_digits_is_a_400_saying_so(server: ServerProcess) -> None:
     # int() read "-1" as a number: the answer was 413 "body of -1 bytes; the limit is 65536".
     admin = server.admin_token()

@@ -296,6 +296,13 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
             return refused
         try:
             args = request.json()
+        except RecursionError:
+            # Nested deeper than the parser goes (a body of "[[[[..."): it was a 500 with a
+            # traceback in the log, where the API promises a 4xx saying why.
+            return json_response(
+                {"error": "the body must be a JSON object, not nested this deep"},
+                HTTPStatus.BAD_REQUEST,
+            )
         except ValueError:
             return json_response({"error": "the body must be JSON"}, HTTPStatus.BAD_REQUEST)
         if not isinstance(args, dict):
