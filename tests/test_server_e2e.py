@@ -30,7 +30,7 @@ from test_server_support import ServerProcess
 from arena.config import build_config
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import bot_service_pb2_grpc as bot_grpc
-from arena.referee import RefereeConfig, RefereeThread, TokenAccounts
+from arena.referee import RefereeConfig, RefereeThread, TlsConfig, TokenAccounts
 from arena.store import Store
 
 CONFIG = 'fit_interval = "100ms"\nmove_time = "2s"\n'
@@ -477,6 +477,54 @@ def test_an_admin_url_at_the_bots_grpc_port_is_one_line() -> None:
     )
 
 
+def test_an_admin_url_urlsplit_lets_through_is_refused_before_anything_is_sent() -> None:
+    # An unclosed bracket was a traceback (ValueError, exit 1); an empty ? or # took the admin
+    # path into it, so that POST / was sent and answered 405; a user@ was looked up as part of
+    # the host name ("Name or service not known"); and of "8080:1" the port named was "1".
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        urls = (
+            (f"http://[::1:{port}", "an IPv6 address goes in brackets, with the port after them"),
+            (f"http://::1:{port}", "an IPv6 address goes in brackets: http://[::1]:8080"),
+            (f"http://[nope]:{port}", "[nope] is not an IPv6 address"),
+            (f"http://127.0.0.1:{port}#", "the address takes no ?query or #fragment"),
+            (f"http://127.0.0.1:{port}/?", "the address takes no ?query or #fragment"),
+            (f"http://admin@127.0.0.1:{port}", "the address takes no user@ part"),
+            (f"http://127.0.0.1:{port}:1", f"port '{port}:1' is not a number from 1 to 65535"),
+            ("http://127.0.0.1:", "no port after the ':'"),
+        )
+        runs = ServerProcess.clis(
+            *(("admin", "pause", "--url", url, "--token", "t") for url, _ in urls)
+        )
+        for done, (url, says) in zip(runs, urls, strict=True):
+            assert done.returncode == 2, done.stderr
+            assert done.stderr.strip().count("\n") == 0 and "Traceback" not in done.stderr
+            assert done.stderr.startswith(f"arena: error: --url {url}: {says}"), done.stderr
+        listener.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # no connection was tried
+
+
+def test_an_https_admin_url_at_the_bots_tls_port_is_one_line(tmp_path: Path) -> None:
+    # TLS is spoken there and the certificate trusted, but gRPC hangs up on HTTP/1.1, in the
+    # handshake or just after it: that said "did not speak TLS ... try --url http://..." or
+    # "cannot reach the server ...: Remote end closed connection without response".
+    cert, key = self_signed(tmp_path)
+    referee = RefereeThread(RefereeConfig(tls=TlsConfig.from_files(cert, key)), TokenAccounts())
+    port = referee.start("127.0.0.1:0")
+    try:
+        url = f"https://127.0.0.1:{port}"
+        done = ServerProcess.cli("admin", "pause", "--url", url, "--token", "t", "--ca", str(cert))
+    finally:
+        referee.stop(0)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        f"arena: error: the server at {url} speaks gRPC, not HTTP/1.1: if that is the bots' "
+        "port (--port), give the leaderboard's port (--web-port) instead, as "
+        "http://HOST:PORT (https:// if the server was started with --tls-cert)\n"
+    )
+
+
 def test_a_bad_host_a_batch_database_or_a_bad_event_is_one_line(tmp_path: Path) -> None:
     db = tmp_path / "comp.db"
     ports = ("--port", "0", "--web-port", "0")
@@ -536,6 +584,29 @@ def test_a_bad_certificate_is_one_line_and_makes_no_database(tmp_path: Path) -> 
     assert done.returncode == 2, done.stderr
     assert "are not a PEM certificate chain and its private key" in done.stderr
     assert done.stderr.strip().count("\n") == 0 and not db.exists()
+
+
+def test_a_missing_certificate_or_key_is_one_line_naming_its_flag(tmp_path: Path) -> None:
+    # It said "TLS: cannot read none.pem: No such file or directory": neither the flag nor what
+    # the file should hold.
+    cert, key = self_signed(tmp_path)
+    db, missing = tmp_path / "x.db", tmp_path / "none.pem"
+    ports = ("--port", "0", "--web-port", "0")
+    cases = (
+        (
+            ("--tls-cert", str(missing), "--tls-key", str(key)),
+            f"--tls-cert {missing}: no such file; give the server's certificate chain (a PEM "
+            "file)",
+        ),
+        (
+            ("--tls-cert", str(cert), "--tls-key", str(tmp_path)),
+            f"--tls-key {tmp_path}: is a folder; give the server's private key (a PEM file)",
+        ),
+    )
+    runs = ServerProcess.clis(*(("serve", "--db", str(db), *ports, *flags) for flags, _ in cases))
+    for done, (_, says) in zip(runs, cases, strict=True):
+        assert done.returncode == 2 and done.stderr == f"arena: error: {says}\n", done.stderr
+    assert not db.exists()
 
 
 def test_a_busy_port_or_database_is_one_line(server: ServerProcess) -> None:
@@ -694,6 +765,11 @@ def refused_config(tmp_path: Path, config: str) -> str:
         (
             '[event]\nentrants = ["a", "b", "c", "d"]\nformat = true\n',
             "event.format = true; choose round-robin or gauntlet",
+        ),
+        # A date in quotes, as a bare one (start = 2027-06-01) is: it was taken as midnight UTC.
+        (
+            '[event]\nentrants = ["a", "b", "c", "d"]\nstart = "2027-06-01"\n',
+            "event.start = '2027-06-01'; write a date-time like",
         ),
     ],
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import http.client
+import ipaddress
 import json
 import logging
 import os
@@ -207,6 +208,15 @@ def serve_command(
                 f"{flag} {value}: cannot listen on {host}:{value} ({busy}); "
                 "pick another port (0: any free one)"
             )
+    for flag, path, holds in (
+        ("--tls-cert", tls_cert, "certificate chain"),
+        ("--tls-key", tls_key, "private key"),
+    ):
+        # Named by its flag: the referee's own check said "TLS: cannot read cert.pem: No such
+        # file or directory", with neither the flag nor what the file should be.
+        if path is not None and not path.is_file():
+            what = "is a folder" if path.is_dir() else "no such file"
+            raise _fail(f"{flag} {path}: {what}; give the server's {holds} (a PEM file)")
     try:
         settings = load_server_config(config)
     except (ArenaError, OSError) as e:
@@ -477,19 +487,18 @@ def _trusting(ca: Path) -> ssl.SSLContext:
         ) from None
 
 
-def _port_text(netloc: str) -> str:
-    """The port as written in ``netloc`` ("" if none), for saying what is wrong with it."""
-    hostport = netloc.rpartition("@")[2]
-    if hostport.startswith("["):  # an IPv6 address holds colons of its own
-        hostport = hostport.partition("]")[2]
-    return hostport.rpartition(":")[2] if ":" in hostport else ""
+_NETLOC = re.compile(r"(?P<host>\[[^\[\]]*\]|[^\[\]:]*)(?::(?P<port>.*))?")
+"""``HOST[:PORT]``, an IPv6 host in brackets; the port is checked apart, to name it."""
 
 
 def _admin_url(url: str) -> str:
     """``--url`` checked before anything is sent (``http(s)://HOST[:PORT]``), without
     a trailing slash; one line naming what is wrong, and exit 2, if it is not such an address.
 
-    Checked here because urllib reports each of these differently, some with a traceback.
+    Checked here, on the text as written, because urllib reports each of these differently, some
+    with a traceback (``http://[::1:8080``), and urlsplit lets some through that then go astray:
+    an empty ``?`` or ``#`` took the admin path into it (POST / answered 405), and a ``user@``
+    was looked up as part of the host name.
     """
 
     def bad(why: str) -> typer.Exit:
@@ -501,23 +510,39 @@ def _admin_url(url: str) -> str:
         if re.fullmatch(r"(\[[0-9A-Fa-f:.]+\]|[\w.-]+):\d+/?", url):  # HOST:PORT
             raise bad(f"no http:// or https:// in front (e.g. http://{url.rstrip('/')})")
         raise bad("not a URL")
-    parts = urlsplit(url)
-    if parts.scheme.lower() not in ("http", "https"):
-        raise bad(f"{parts.scheme}:// is not http:// or https://")
-    if not parts.hostname:
-        raise bad("no host")
-    try:
-        port = parts.port
-    except ValueError:
-        port = 0
-    if port == 0 and _port_text(parts.netloc):
-        raise bad(f"port {_port_text(parts.netloc)!r} is not a number from 1 to 65535")
-    if parts.query or parts.fragment:
+    scheme, _, rest = url.partition("://")
+    if scheme.lower() not in ("http", "https"):
+        raise bad(f"{scheme}:// is not http:// or https://")
+    netloc = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    tail = rest[len(netloc) :]
+    if "?" in tail or "#" in tail:
         raise bad("the address takes no ?query or #fragment")
-    if parts.path.strip("/"):
+    if tail.strip("/"):
         # The admin paths (/api/admin/...) are added to it: a path here would be sent doubled.
-        raise bad(f"the address takes no path ({parts.path})")
-    return url.rstrip("/")
+        raise bad(f"the address takes no path ({tail})")
+    if "@" in netloc:
+        raise bad(
+            f"the address takes no user@ part (give the admin token with --token or "
+            f"${ADMIN_TOKEN_ENV})"
+        )
+    parts = _NETLOC.fullmatch(netloc)
+    if parts is None:
+        raise bad("an IPv6 address goes in brackets, with the port after them: http://[::1]:8080")
+    host, port = parts["host"], parts["port"]
+    if host.strip("[]") == "":
+        if port is not None and ":" in port:  # an IPv6 address without its brackets
+            raise bad("an IPv6 address goes in brackets: http://[::1]:8080")
+        raise bad("no host")
+    if host.startswith("["):
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            raise bad(f"{host} is not an IPv6 address") from None
+    if port == "":
+        raise bad("no port after the ':'")
+    if port is not None and not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+        raise bad(f"port {port!r} is not a number from 1 to 65535")
+    return f"{scheme}://{netloc}"
 
 
 _NOT_TLS = frozenset(
@@ -526,13 +551,40 @@ _NOT_TLS = frozenset(
 """OpenSSL's reasons for a handshake answered in plain text (or hung up on): no TLS there."""
 
 
-def _unreachable(url: str, reason: object) -> str:
+def _grpc_over_tls(url: str, ca: Path | None) -> bool:
+    """Whether ``url`` (https) is a TLS port that speaks HTTP/2 only: the bots' gRPC port of a
+    server started with --tls-cert. Asked only once a request there has failed."""
+    parts = urlsplit(url)
+    context = _trusting(ca) if ca is not None else ssl.create_default_context()
+    context.set_alpn_protocols(["h2"])
+    try:
+        with (
+            socket.create_connection((parts.hostname, parts.port or 443), HTTP_TIMEOUT_S) as raw,
+            context.wrap_socket(raw, server_hostname=parts.hostname) as tls,
+        ):
+            return tls.selected_alpn_protocol() == "h2"
+    except OSError:
+        return False
+
+
+def _unreachable(url: str, reason: object, ca: Path | None = None) -> str:
     """Why the server at ``url`` gave no answer, in one line, with what to try instead."""
     scheme, _, rest = url.partition("://")
     if isinstance(reason, ssl.SSLCertVerificationError):
         return (
             f"the server at {url} has a certificate this machine does not trust "
             f"({reason.verify_message}); give its certificate with --ca FILE"
+        )
+    hung_up = isinstance(reason, (ssl.SSLEOFError, http.client.RemoteDisconnected)) or (
+        isinstance(reason, ssl.SSLError) and reason.reason in _NOT_TLS
+    )
+    if hung_up and scheme.lower() == "https" and _grpc_over_tls(url, ca):
+        # gRPC with TLS drops an HTTP/1.1 client, in the handshake or after it, by timing: that
+        # said "did not speak TLS" (try http://) or "cannot reach the server", of a server that
+        # speaks TLS and was reached.
+        return (
+            f"the server at {url} speaks gRPC, not HTTP/1.1: if that is the bots' port "
+            f"(--port), give the leaderboard's port (--web-port) instead, as {URL_FORM}"
         )
     if isinstance(reason, ssl.SSLEOFError) or (
         isinstance(reason, ssl.SSLError) and reason.reason in _NOT_TLS
@@ -571,9 +623,9 @@ def _post(url: str, token: str | None, action: str, body: dict[str, Any], ca: Pa
     except http.client.InvalidURL as e:  # what _admin_url did not foresee: still one line
         raise _fail(f"--url {url}: {e}; give the leaderboard's address as {URL_FORM}") from None
     except urllib.error.URLError as e:
-        raise _fail(_unreachable(url, e.reason)) from None
+        raise _fail(_unreachable(url, e.reason, ca)) from None
     except OSError as e:  # raised while reading the answer, not wrapped by urllib
-        raise _fail(_unreachable(url, e)) from None
+        raise _fail(_unreachable(url, e, ca)) from None
     except http.client.HTTPException:  # an answer, but not HTTP/1.1: the bots' gRPC port, say
         raise _fail(
             f"the server at {url} did not answer in HTTP: if that is the bots' port (--port), "

@@ -349,9 +349,15 @@ def _when(value: Any, key: str) -> float | None:
         return moment.timestamp()
     if isinstance(value, str):
         try:
-            return _when(dt.datetime.fromisoformat(value), key)
+            dt.date.fromisoformat(value)
         except ValueError:
-            pass
+            # Not a date alone: a date-time in quotes is read as the bare one is.
+            try:
+                return _when(dt.datetime.fromisoformat(value), key)
+            except ValueError:
+                pass
+        # else a date with no time of day: refused as the bare TOML date is (it was taken as
+        # midnight UTC, without a word, where start = 2027-06-01 is refused).
     raise ConfigError(
         f"server config: event.{key} = {toml_spelling(value)}; "
         "write a date-time like 2025-06-01T18:00:00Z"
