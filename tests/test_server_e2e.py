@@ -595,8 +595,7 @@ def test_a_missing_certificate_or_key_is_one_line_naming_its_flag(tmp_path: Path
     cases = (
         (
             ("--tls-cert", str(missing), "--tls-key", str(key)),
-            f"--tls-cert {missing}: no such file; give the server's certificate chain (a PEM "
-            "file)",
+            f"--tls-cert {missing}: no such file; give the server's certificate chain (a PEM file)",
         ),
         (
             ("--tls-cert", str(cert), "--tls-key", str(tmp_path)),
@@ -828,3 +827,33 @@ def test_a_second_ctrl_c_while_the_server_closes_still_exits_0(server: ServerPro
     assert code == 0, errors + server.log.read_text()
     assert "Traceback" not in errors + server.log.read_text()
     assert '"msg":"stopped"' in server.log.read_text()
+
+
+def test_a_bot_banned_in_the_middle_of_a_game_forfeits_it_at_once(server: ServerProcess) -> None:
+    # It was left to the grace period: the fallback played its moves as one absence, and a game
+    # shorter than the grace ended "normal" for a bot that could never come back to it.
+    server.config_path.write_text(CONFIG + 'grace = "60s"\n')
+    tokens = {name: server.add_bot(name) for name in ("a", "b", "c", "d")}
+    admin = server.admin_token()
+    server.start()
+    for name in ("a", "b", "c"):
+        server.bot(name, tokens[name], "low")
+    server.bot("d", tokens["d"], "slow", "1", "0.2")  # every decision 0.2 s: a long game
+    server.wait_for(lambda: bool(server.get("/api/lobby")["tables"]))
+    (table,) = server.get("/api/lobby")["tables"]
+    base = ["--url", server.url, "--token", admin]
+    banned = server.cli("admin", "ban", "d", "--reason", "testing bans", *base)
+    assert banned.returncode == 0, banned.stderr
+    server.wait_for(lambda: games(server) >= 1, timeout_s=30)  # not the 60 s grace
+    with sqlite3.connect(server.db) as db:
+        status, faults, record = db.execute(
+            "SELECT s.status, s.faults, g.record FROM seats s JOIN games g USING (run_id, game)"
+            " WHERE g.table_id = ? AND s.bot = 'd'",
+            (table["table_id"],),
+        ).fetchone()
+    assert (status, faults) == ("disconnect", 1)
+    (fault,) = json.loads(record)["faults"]
+    assert fault["detail"] == (
+        "its bot was removed for good (testing bans): the seat is forfeited"
+    ), fault
+    assert server.terminate() == 0

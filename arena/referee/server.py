@@ -758,8 +758,21 @@ class Referee:
         )
         return True
 
-    def kick_bot(self, bot: str, reason: str, *, may_reconnect: bool = False) -> int:
-        """End every session of a bot (e.g. banned); how many were ended."""
+    def kick_bot(
+        self, bot: str, reason: str, *, may_reconnect: bool = False, forfeit: bool = False
+    ) -> int:
+        """End every session of a bot (e.g. banned); how many were ended. With ``forfeit``
+        (the bot may never come back: a ban), every seat it holds at a running table is
+        forfeited at once, as :meth:`forfeit_token` does."""
+        if forfeit:
+            # Before the sessions end: a seat left to the grace period had its moves played by
+            # the fallback, counted as one absence, and a game shorter than the grace ended
+            # "normal" for a bot banned in the middle of it.
+            for run in list(self._running.values()):
+                for key in {s.key for s in run.seats if s.bot == bot and s.key is not None}:
+                    run.forfeit_gone(
+                        key, f"its bot was removed for good ({reason}): the seat is forfeited"
+                    )
         ids = [s.id for s in self._sessions.values() if s.bot == bot and not s.closed]
         return sum(self.kick(i, reason, may_reconnect=may_reconnect) for i in ids)
 

@@ -89,8 +89,9 @@ class RefereeHost:
         return self._referee.dismiss_idle(message)
 
     def kick_bot(self, bot: str, reason: str) -> int:
-        """End every session of a bot (banned: it may not reconnect)."""
-        return self._referee.kick_bot(bot, reason or BAN_NOTE, may_reconnect=False)
+        """End every session of a bot and forfeit the seats it holds (banned: it may not
+        reconnect)."""
+        return self._referee.kick_bot(bot, reason or BAN_NOTE, may_reconnect=False, forfeit=True)
 
     async def watch(self) -> None:
         """Poke the competition whenever the lobby changes (runs until cancelled)."""
