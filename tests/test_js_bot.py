@@ -183,7 +183,13 @@ def first_retry_line(
 ) -> str:
     """The JS bot's first line holding ``marker`` (by default, about a failed connection: it
     retries); the bot is then stopped."""
-    environment = {**os.environ, "ARENA_ADDRESS": address, "ARENA_TOKEN": "t", **env}
+    environment = {
+        **os.environ,
+        "ARENA_ADDRESS": address,
+        "ARENA_TOKEN": "t",
+        "ARENA_BOT_NAME": "js",
+        **env,
+    }
     for name in ("ARENA_TLS", "ARENA_TLS_CA"):
         if name not in env:
             environment.pop(name, None)
