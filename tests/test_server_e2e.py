@@ -459,16 +459,23 @@ def test_a_malformed_admin_url_is_one_line_and_nothing_is_sent() -> None:
             listener.accept()  # no connection was tried
 
 
+def pause_at_a_referee(
+    config: RefereeConfig, scheme: str, *flags: str
+) -> tuple[str, subprocess.CompletedProcess[str]]:
+    """``arena admin pause`` at a bare referee's bots' port (``scheme``://): the URL, the run."""
+    referee = RefereeThread(config, TokenAccounts())
+    port = referee.start("127.0.0.1:0")
+    try:
+        url = f"{scheme}://127.0.0.1:{port}"
+        return url, ServerProcess.cli("admin", "pause", "--url", url, "--token", "t", *flags)
+    finally:
+        referee.stop(0)
+
+
 def test_an_admin_url_at_the_bots_grpc_port_is_one_line() -> None:
     # The bots' port (50051) for the page's (8080): http.client.BadStatusLine came out as a
     # traceback, exit 1.
-    referee = RefereeThread(RefereeConfig(), TokenAccounts())
-    port = referee.start("127.0.0.1:0")
-    try:
-        url = f"http://127.0.0.1:{port}"
-        done = ServerProcess.cli("admin", "pause", "--url", url, "--token", "t")
-    finally:
-        referee.stop(0)
+    url, done = pause_at_a_referee(RefereeConfig(), "http")
     assert done.returncode == 2, done.stderr
     assert done.stderr == (
         f"arena: error: the server at {url} did not answer in HTTP: if that is the bots' port "
@@ -510,13 +517,8 @@ def test_an_https_admin_url_at_the_bots_tls_port_is_one_line(tmp_path: Path) -> 
     # handshake or just after it: that said "did not speak TLS ... try --url http://..." or
     # "cannot reach the server ...: Remote end closed connection without response".
     cert, key = self_signed(tmp_path)
-    referee = RefereeThread(RefereeConfig(tls=TlsConfig.from_files(cert, key)), TokenAccounts())
-    port = referee.start("127.0.0.1:0")
-    try:
-        url = f"https://127.0.0.1:{port}"
-        done = ServerProcess.cli("admin", "pause", "--url", url, "--token", "t", "--ca", str(cert))
-    finally:
-        referee.stop(0)
+    config = RefereeConfig(tls=TlsConfig.from_files(cert, key))
+    url, done = pause_at_a_referee(config, "https", "--ca", str(cert))
     assert done.returncode == 2, done.stderr
     assert done.stderr == (
         f"arena: error: the server at {url} speaks gRPC, not HTTP/1.1: if that is the bots' "
