@@ -35,7 +35,7 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sized
 from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -412,7 +412,7 @@ class _Director:
                 async with trio.open_nursery() as writing:
                     writing.start_soon(self._writer, stop)
                     try:
-                        await self._play(iter(todo), referee, stop)
+                        await self._play(iter(todo), _workers(self.config, todo), referee, stop)
                     finally:
                         # The writer stores what is queued, then ends.
                         self._writes.close()
@@ -534,9 +534,11 @@ class _Director:
                 await self._stop_referee(referee, pool)
                 return
 
-    async def _play(self, todo: Iterator[Table], referee: _RefereeLike, stop: trio.Event) -> None:
+    async def _play(
+        self, todo: Iterator[Table], count: int, referee: _RefereeLike, stop: trio.Event
+    ) -> None:
         async with trio.open_nursery() as workers:
-            for _ in range(self.config.concurrency):
+            for _ in range(count):
                 workers.start_soon(self._worker, todo, referee, stop)
 
     async def _worker(self, todo: Iterator[Table], referee: _RefereeLike, stop: trio.Event) -> None:
@@ -598,6 +600,15 @@ class _Director:
             if record.seat_status[s] is not Termination.NORMAL
             or any(f.kind is FaultKind.DISCONNECT for f in record.faults_of(s))
         }
+
+
+def _workers(config: RunConfig, todo: Iterable[Table]) -> int:
+    """How many workers play ``todo``: ``--concurrency``, but never more than there are tables."""
+    # --concurrency has no ceiling: a million (or 10**20) workers, each a trio task, took minutes
+    # and gigabytes before the first game, for a handful of tables (or never got there).
+    if isinstance(todo, Sized):
+        return min(config.concurrency, len(todo))
+    return config.concurrency
 
 
 def _with_crash_reason(record: GameRecord, crashed: dict[int, BotExit]) -> GameRecord:
