@@ -319,7 +319,21 @@ def load_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(
             f"--config {path}: not UTF-8 text (byte {e.start}), as TOML must be"
         ) from None
-    return {k.replace("-", "_"): v for k, v in data.items()}
+    settings: dict[str, Any] = {}
+    for key, value in data.items():
+        name = key.replace("-", "_")
+        if name in settings:
+            # Both spellings of one setting (move-time and move_time): the last one won silently.
+            raise ConfigError(
+                f"--config {path}: {_spellings(data, name)} are one setting, {name}: give it once"
+            )
+        settings[name] = value
+    return settings
+
+
+def _spellings(table: Mapping[str, Any], name: str) -> str:
+    """The keys of ``table`` that spell the setting ``name`` (with '-' or '_')."""
+    return " and ".join(k for k in table if k.replace("-", "_") == name)
 
 
 _FILE_KEYS = (
@@ -409,6 +423,12 @@ def build_config(
             the_rules = the_rules.replace(target=points)
 
         given_format = pick("format", format)
+        if given_format is not None and not isinstance(given_format, str):
+            # str() made `format = 3` read "format = '3'", a string the file does not hold.
+            raise ConfigError(
+                f"--format {toml_spelling(given_format)}: expected a format name in quotes, "
+                'e.g. "round-robin"'
+            )
         # Only an absent setting takes the default: an empty one is a mistake to name.
         fmt_text = Format.ROUND_ROBIN.value if given_format is None else str(given_format)
         try:
@@ -463,6 +483,7 @@ def build_config(
         if db_value is not None and not str(db_value):
             raise ConfigError("--db '': give a database file, e.g. --db arena.db")
         db_path = Path(db_value or DEFAULT_DB)
+        _looked_up("--db", db_path)
         if db_path.is_dir() or not db_path.name:
             raise ConfigError(f"--db {db_path}: is a folder, not a database file")
         if db_path.exists() and not db_path.is_file():
@@ -533,7 +554,7 @@ def _path_text(flag: str, value: Any) -> str | Path | None:
 def _check_folder(flag: str, folder: Path) -> None:
     """Refuse a folder that cannot be made or written (before any game, not in the middle)."""
     existing = folder
-    while not existing.exists() and existing != existing.parent:
+    while not _looked_up(flag, existing) and existing != existing.parent:
         existing = existing.parent
     if not existing.is_dir():
         what = "is a file" if existing == folder else f"{existing} is a file"
@@ -542,6 +563,20 @@ def _check_folder(flag: str, folder: Path) -> None:
         raise ConfigError(
             f"{flag} {folder}: {existing} is not writable; give a folder you can write"
         )
+
+
+def _looked_up(flag: str, path: Path) -> bool:
+    """Whether ``path`` exists; a path the system cannot look up at all (a name too long, a folder
+    on the way that may not be searched, a loop of links) is a :class:`ConfigError` naming
+    ``flag``."""
+    # Path.exists() and is_dir() raise on these (ENAMETOOLONG, EACCES): a traceback, not a line.
+    try:
+        path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as e:
+        raise ConfigError(f"{flag} {path}: cannot look it up: {e.strerror or e}") from None
+    return True
 
 
 def _check_apart(db: Path, out: Path) -> None:
@@ -581,7 +616,7 @@ def _int(flag: str, value: Any, default: int) -> int:
         return default
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    raise ConfigError(f"{flag} {value!r}: expected a whole number{_not_kind(value)}")
+    raise ConfigError(f"{flag} {toml_spelling(value)}: expected a whole number{_not_kind(value)}")
 
 
 def _not_kind(value: Any) -> str:
@@ -606,7 +641,7 @@ def check_rule_values(options: Mapping[str, Any], where: str) -> None:
     ``kitty = "yes"`` were taken, where ``boards = "3"`` is refused."""
     for name, value in options.items():
         kind = _RULE_KINDS.get(name)
-        said = f"{where} {name} = {value!r}"
+        said = f"{where} {name} = {toml_spelling(value)}"
         if kind == "bool" and not isinstance(value, bool):
             raise ConfigError(f"{said}: expected true or false (without quotes)")
         if kind == "int | None" and str(value).lower() in _NO_VALUE:
@@ -665,7 +700,15 @@ def _rules(preset_name: Any, file_rule: Any, flag_rules: Sequence[str], players:
         if file_rule is not None:
             if not isinstance(file_rule, Mapping):
                 raise ConfigError("config file: [rule] must be a table of NAME = VALUE")
-            options = {str(k).replace("-", "_"): v for k, v in file_rule.items()}
+            options: dict[str, Any] = {}
+            for key, value in file_rule.items():
+                name = str(key).replace("-", "_")
+                if name in options:  # as load_toml refuses for the settings
+                    raise ConfigError(
+                        f"config file: [rule] {_spellings(file_rule, name)} are one rule, "
+                        f"{name}: give it once"
+                    )
+                options[name] = value
             if "players" in options:
                 raise ConfigError("config file: set the table size with players = K, not [rule]")
             for name in options:
@@ -732,8 +775,12 @@ def command_problem(program: str) -> str | None:
     """Why a bot command's program cannot be started ("command 'x' does not exist"), or None."""
     if is_path(program):
         path = Path(program)
-        if not path.exists():
+        try:
+            path.stat()
+        except (FileNotFoundError, NotADirectoryError):
             return f"command {program!r} does not exist"
+        except OSError as e:  # a name too long, a folder on the way that may not be searched
+            return f"command {program!r} cannot be looked up: {e.strerror or e}"
         if path.is_dir():
             return f"command {program!r} is a folder: give the program inside it"
         if not os.access(path, os.X_OK):

@@ -308,8 +308,15 @@ class Store:
         """Open (and with ``create``, create) the database at ``path``; a bad file is a
         :class:`StoreError` with one line."""
         path = Path(path)
-        if not create and not path.exists():
-            raise StoreError(f"{path}: no such database")
+        try:
+            path.stat()
+        except (FileNotFoundError, NotADirectoryError):
+            if not create:
+                raise StoreError(f"{path}: no such database") from None
+        except OSError as e:
+            # A name too long, a folder on the way that may not be searched: exists() raises
+            # these, which was a traceback.
+            raise StoreError(f"{path}: cannot look it up: {e.strerror or e}") from None
         check_regular(path)
         try:
             # check_same_thread is off because the director commits from a worker thread; the
@@ -633,7 +640,6 @@ _FLAGS = {
     "candidate": "--candidate",
     "rules.players": "--players",
     "faults.max_faults": "--max-faults",
-    "faults.strict": "--strict",
 }
 """The flag of each value of a batch's identity that one flag sets as it is stored."""
 _MS_FLAGS = {
@@ -655,6 +661,11 @@ def _word(value: Any) -> str:
     return str(value)
 
 
+def _strict_flag(strict: Any) -> str:
+    """The flag that sets the fault policy ``strict`` (as stored)."""
+    return "--strict" if strict else "--no-strict"
+
+
 def _say(key: str, stored: Any, wanted: Any) -> str | None:
     """A differing value of a batch's identity in the terms of the flags that set it."""
     if key in _MS_FLAGS:
@@ -663,6 +674,9 @@ def _say(key: str, stored: Any, wanted: Any) -> str | None:
         return f"{'single hands' if stored is None else f'--game-to {stored}'}, not " + (
             "single hands" if wanted is None else f"--game-to {wanted}"
         )
+    if key == "faults.strict":
+        # The flags' words: "--strict false, not true" is no flag anyone could give.
+        return f"{_strict_flag(stored)}, not {_strict_flag(wanted)}"
     if key in _FLAGS:
         return f"{_FLAGS[key]} {_word(stored)}, not {_word(wanted)}"
     if key.startswith("rules."):

@@ -3,9 +3,11 @@ the replay, ratings, sprt and demo commands."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import resource
 import shlex
 import signal
 import socket
@@ -105,6 +107,8 @@ def three_bots(first: str, *more: str) -> list[str]:
     return ["--bot", first, "--bot", f"b={LOW}", "--bot", f"c={LOW}", "--players", "3", *more]
 
 
+LONG_NAME = "x" * 300
+"""A file name longer than any file system takes (255 bytes): looking it up fails."""
 BAD_INPUT = {
     "missing command": (
         three_bots("a=/no/such/bot"),
@@ -148,6 +152,19 @@ BAD_INPUT = {
     "seed past 64 bits": (
         ["--seed", str(2**63)],
         f"--seed {2**63}: a seed is a whole number from 0 to {2**63 - 1} (2**63 - 1)",
+    ),
+    # Paths the system cannot look up at all (Path.exists() raises on these): were tracebacks.
+    "command name too long": (
+        three_bots(f"a=/{LONG_NAME}"),
+        f"bot 'a': command '/{LONG_NAME}' cannot be looked up: File name too long",
+    ),
+    "database name too long": (
+        three_bots(f"a={LOW}", "--db", f"{LONG_NAME}.db"),
+        f"--db {LONG_NAME}.db: cannot look it up: File name too long",
+    ),
+    "out in a folder whose name is too long": (
+        three_bots(f"a={LOW}", "--out", f"{LONG_NAME}/out"),
+        f"--out {LONG_NAME}/out: cannot look it up: File name too long",
     ),
 }
 
@@ -547,6 +564,15 @@ def test_a_database_path_sqlite_cannot_use_is_one_line(tmp_path: Path) -> None:
     assert nowhere.stderr.startswith("arena: error: /proc/x.db: cannot open or create a database")
 
 
+def test_a_database_path_that_cannot_be_looked_up_is_one_line(tmp_path: Path) -> None:
+    # Store.open asked Path.exists(), which raises on a name too long: a traceback, exit 1.
+    done = invoke("replay", "1", "--db", str(tmp_path / f"{LONG_NAME}.db"))
+    assert done.exit_code == 2, done.output
+    assert done.stderr == (
+        f"arena: error: {tmp_path / LONG_NAME}.db: cannot look it up: File name too long\n"
+    )
+
+
 def test_ratings_in_every_format(tmp_path: Path) -> None:
     db = stored_db(tmp_path)
     table = invoke("ratings", "--db", str(db), "--crosstable", "--los")
@@ -823,6 +849,42 @@ def test_sprt_fills_the_table_with_sample_bots_when_no_filler_is_given(tmp_path:
     # The test is open-ended: no total is stored (it stored this start's --max-boards x seats).
     with Store.open(tmp_path / "arena-sprt.db", create=False) as store:
         assert [(r.kind, r.total) for r in store.runs()] == [("sprt", None)]
+
+
+MEMORY_CAP_BYTES = 4 << 30
+"""The address space the huge-concurrency run may take: room for a run, not for a runaway."""
+
+
+def test_a_concurrency_past_the_tables_plays_them_all_at_once(tmp_path: Path) -> None:
+    # --concurrency has no ceiling, and each worker was a trio task started before the first
+    # table: 10**18 of them ate memory without end (Ctrl-C unheard) and never played a game.
+    args = [*three_bots(f"a={LOW}", "--boards", "1"), "--concurrency", str(10**18)]
+
+    def cap_memory() -> None:
+        # Kept from eating a shared machine's memory if the run runs away again.
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP_BYTES, MEMORY_CAP_BYTES))
+
+    proc = subprocess.Popen(
+        [*BASE, "run", *args],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=cap_memory,
+    )
+    try:
+        out, err = proc.communicate(timeout=CLI_TIMEOUT_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+            # Its bots run in sessions of their own: their pids are in their logs.
+            for log in (tmp_path / "arena-out" / "logs").glob("*.log"):
+                for pid in re.findall(r"started process \d+ \(pid (\d+)\)", log.read_text()):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(int(pid), signal.SIGKILL)
+    assert proc.returncode == 0, err
+    assert "3 of 3 games in arena.db (3 played now" in out
 
 
 def test_demo_plays_the_sample_bots_and_rates_them(tmp_path: Path) -> None:

@@ -280,6 +280,18 @@ def test_bad_files_are_one_line_errors(tmp_path: Path) -> None:
     ):
         with pytest.raises(ConfigError, match=says):
             build_config(setting, bots=FIVE)
+    # Both spellings of one setting: the last one won without a word.
+    twice = tmp_path / "twice.toml"
+    twice.write_text('move-time = "1s"\nmove_time = "2s"\n')
+    with pytest.raises(
+        ConfigError, match=r"twice.toml: move-time and move_time are one setting, move_time: give"
+    ):
+        load_toml(twice)
+    with pytest.raises(
+        ConfigError,
+        match=r"^config file: \[rule\] queen-penalty and queen_penalty are one rule, queen_penalty",
+    ):
+        build_config({"rule": {"queen-penalty": 5, "queen_penalty": 6}}, bots=FIVE)
     latin = tmp_path / "latin.toml"
     latin.write_bytes(b"players = 4\n# caf\xe9\n")
     with pytest.raises(ConfigError, match=r"latin.toml: not UTF-8 text \(byte 17\)"):
@@ -388,7 +400,11 @@ def test_a_zero_in_the_file_is_zero_not_the_default() -> None:
         ('concurrency = "2"', "concurrency = '2': expected a whole number, not a string"),
         ('seed = "7"', "seed = '7': expected a whole number, not a string"),
         ('port = "0"', "port = '0': expected a whole number, not a string"),
-        ("max_faults = true", "max_faults = True: expected a whole number, not true or false"),
+        # As the file spells it: True is Python's word, not TOML's.
+        ("max_faults = true", "max_faults = true: expected a whole number, not true or false"),
+        ("boards = 2024-01-01", "boards = 2024-01-01: expected a whole number"),
+        ("format = 3", 'format = 3: expected a format name in quotes, e.g. "round-robin"'),
+        ("[rule]\nqueen_penalty = true", r"\[rule\] queen_penalty = true: expected a whole number"),
         ('max_faults = "3"', "max_faults = '3': expected a whole number, not a string"),
         ('strict = "true"', "strict = 'true': expected true or false"),
         ('[rule]\nqueen_penalty = "13"', r"\[rule\] queen_penalty = '13': expected a whole number"),

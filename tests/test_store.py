@@ -237,7 +237,7 @@ def test_another_configuration_is_refused_with_what_differs(tmp_path: Path) -> N
             (build_config(bots=BOTS[:4], boards=2, db=db, game_to=50),
              "single hands, not --game-to 50)"),  # its target is not said again
             (build_config(bots=BOTS[:4], boards=2, db=db, strict=True, grace="2s"),
-             "--grace 5000ms, not 2000ms; --strict false, not true"),
+             "--grace 5000ms, not 2000ms; --no-strict, not --strict"),  # the flags' words
         ):  # fmt: skip
             with pytest.raises(ConfigError, match=re.escape(f"holds another run ({said}")):
                 store.claim(other.run_id, "batch", other.identity(), 8)
