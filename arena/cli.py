@@ -129,9 +129,14 @@ class OnceCommand(TyperCommand):
         except BrokenPipeError:
             output_closed()
         except OSError as e:
-            if not is_output_failure(e):
+            if is_output_failure(e):
+                output_failed(e)
+            if e.filename is None or e.errno not in PATH_ERRNOS:
                 raise
-            output_failed(e)
+            # A path given that the system cannot look up at all (a name too long, a loop of
+            # links, a folder on the way that may not be searched): Path.exists() and is_dir()
+            # raise these where a command's own checks expect True or False.
+            _fail(f"{e.filename}: {e.strerror}; give another path", EXIT_BAD_INPUT)
 
 
 def _empty_path(command: TyperCommand, args: list[str], interspersed: bool) -> str:
@@ -255,6 +260,10 @@ def output_closed() -> NoReturn:
 
 OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG})
 """Errors of a write to a full or failing output (``arena ratings > /dev/full``)."""
+
+
+PATH_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.ELOOP, errno.EACCES})
+"""The errors of a path the system cannot look up (as opposed to one that does not exist)."""
 
 
 def is_output_failure(error: OSError) -> bool:

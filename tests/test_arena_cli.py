@@ -573,6 +573,30 @@ def test_a_database_path_that_cannot_be_looked_up_is_one_line(tmp_path: Path) ->
     )
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("ratings", "--db", "{long}.db"),
+        ("ratings", "--db", "{here}/README.md", "--plot", "{long}.png"),
+        ("bots", "list", "--db", "{long}.db"),
+        ("admin", "token", "--db", "{long}.db"),
+        ("check-bot", "--log", "{long}.log", "--", "true"),
+    ],
+    ids=["ratings-db", "ratings-plot", "bots-list", "admin-token", "check-bot-log"],
+)
+def test_any_command_given_a_path_that_cannot_be_looked_up_says_so_in_one_line(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    # Path.exists() raises OSError on a name too long (or a link loop, an unsearchable folder),
+    # where each command's own checks expected True or False: a traceback, exit 1.
+    long = str(tmp_path / LONG_NAME)
+    args = [a.format(long=long, here=ROOT) for a in command]
+    done = invoke(*args)
+    assert done.exit_code == 2, done.output
+    assert done.stderr.startswith("arena: error: ") and done.stderr.count("\n") == 1
+    assert "File name too long" in done.stderr and "Traceback" not in done.output
+
+
 def test_ratings_in_every_format(tmp_path: Path) -> None:
     db = stored_db(tmp_path)
     table = invoke("ratings", "--db", str(db), "--crosstable", "--los")
