@@ -879,17 +879,44 @@ MEMORY_CAP_BYTES = 4 << 30
 """The address space the huge-concurrency run may take: room for a run, not for a runaway."""
 
 
-def test_a_concurrency_past_the_tables_plays_them_all_at_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (
+            ["run", *three_bots(f"a={LOW}", "--boards", "1")],
+            "3 of 3 games in arena.db (3 played now",
+        ),
+        (
+            [
+                "sprt",
+                "--bot",
+                f"a={LOW}",
+                "--bot",
+                f"b={LOW}",
+                "--players",
+                "3",
+                "--max-boards",
+                "1",
+            ],
+            "no decision: stopped at the cap of 1 board (--max-boards)",
+        ),
+    ],
+    ids=["run", "sprt"],
+)
+def test_a_concurrency_past_the_tables_plays_them_all_at_once(
+    tmp_path: Path, args: list[str], says: str
+) -> None:
     # --concurrency has no ceiling, and each worker was a trio task started before the first
     # table: 10**18 of them ate memory without end (Ctrl-C unheard) and never played a game.
-    args = [*three_bots(f"a={LOW}", "--boards", "1"), "--concurrency", str(10**18)]
+    # arena sprt also started as many processes of each bot.
+    args = [*args, "--concurrency", str(10**18)]
 
     def cap_memory() -> None:
         # Kept from eating a shared machine's memory if the run runs away again.
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP_BYTES, MEMORY_CAP_BYTES))
 
     proc = subprocess.Popen(
-        [*BASE, "run", *args],
+        [*BASE, *args],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -908,7 +935,7 @@ def test_a_concurrency_past_the_tables_plays_them_all_at_once(tmp_path: Path) ->
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(int(pid), signal.SIGKILL)
     assert proc.returncode == 0, err
-    assert "3 of 3 games in arena.db (3 played now" in out
+    assert says in out
 
 
 def test_demo_plays_the_sample_bots_and_rates_them(tmp_path: Path) -> None:
