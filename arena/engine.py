@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from enum import Enum
 from fractions import Fraction
 from math import floor
+from typing import Any
 
 from arena import _kernel
 from arena.cards import (
@@ -223,19 +224,38 @@ def deal_order(rules: Rules, seed: int, hand_number: int = 0) -> list[Card]:
     """
     check_rules(rules)
     seed, hand_number = _whole("seed", seed), _whole("hand_number", hand_number)
+    # As Hand.deal refuses it: the kernel would deal a hand -1 that no game ever plays.
+    _check_hand_number(hand_number)
     return [CARDS[i] for i in _shuffled(_deck_indexes(rules), seed, hand_number)]
 
 
-def _check_seat(name: str, seat: int, players: int) -> None:
-    """Refuse an argument ``name`` that is not a seat of ``players`` (a :class:`SeatError`).
+def _check_hand_number(hand_number: int) -> None:
+    """Refuse a negative hand number (a :class:`ConfigError`): a game's hands count from 0."""
+    if hand_number < 0:
+        raise ConfigError(f"hand_number counts from 0, got {hand_number}")
+
+
+def _check_seat(name: str, seat: object, players: int) -> int:
+    """``seat`` as an ``int``, or a :class:`SeatError` if the argument ``name`` is not a seat of
+    ``players``.
 
     Not a RulesError: a seat given to a deal or a game is no field of the rules, and
     ``rules.players: ...`` would send the user to the wrong place.
     """
+    if type(seat) is not int:
+        # What is no seat number ("1", 1.5, None) is a SeatError naming the argument, as it is
+        # for the moves: compared as it is, it raised a bare TypeError, or 1.5 became the dealer.
+        try:
+            seat = operator.index(seat)  # type: ignore[arg-type]  # checked by the call itself
+        except TypeError:
+            raise SeatError(
+                f"{name} must be a seat number (0 for the first seat), got {seat!r}"
+            ) from None
     if not 0 <= seat < players:
         raise SeatError(
             f"{name} {seat} is not a seat at this table: its seats are 0 to {players - 1}"
         )
+    return seat
 
 
 def _seat_number(seat: object) -> int:
@@ -314,6 +334,17 @@ def _cards(cards: Iterable[Card | str] | str) -> tuple[Card, ...]:
         raise _not_cards(cards) from None
 
 
+def _per_seat(hands: object) -> list[Any]:
+    """``hands`` as a list of per-seat hands, or a :class:`CardParseError` for what is no list
+    at all (None, a number), which ``for`` would refuse only with a bare TypeError."""
+    # One string would be read letter by letter, a hand per letter.
+    if isinstance(hands, str) or not isinstance(hands, Iterable):
+        raise CardParseError(
+            f"expected hands: one list of cards (or one string of codes) per seat, got {hands!r}"
+        )
+    return list(hands)
+
+
 def _not_cards(given: object) -> CardParseError:
     """The error for what is no collection of cards at all (None, a number)."""
     return CardParseError(
@@ -378,8 +409,9 @@ class Hand:
         """Start a hand from explicit hands (one list of cards per seat, seat 0 first; a hand may
         be one string of codes, "2C 3C QS", as in :meth:`from_hands`)."""
         check_rules(rules)
-        masks = [_to_mask(h) for h in hands]
+        masks = [_to_mask(h) for h in _per_seat(hands)]
         kitty_mask = _to_mask(kitty)
+        dealer = _check_seat("dealer", dealer, rules.players)
         _check_deal(rules, masks, kitty_mask, dealer)
         if isinstance(pass_direction, PassDirection):
             direction = pass_direction
@@ -450,12 +482,9 @@ class Hand:
         check_rules(rules)
         n = rules.players
         seed, hand_number = _whole("seed", seed), _whole("hand_number", hand_number)
+        _check_hand_number(hand_number)
         if dealer is not None:
-            dealer = _whole("dealer", dealer)
-        if hand_number < 0:
-            raise ConfigError(f"hand_number counts from 0, got {hand_number}")
-        if dealer is not None:
-            _check_seat("dealer", dealer, n)
+            dealer = _check_seat("dealer", dealer, n)
         size = rules.hand_size
         masks, kitty = _kernel.deal_masks(_deck_bits(rules), seed, hand_number, n, size)
         hand = cls.__new__(cls)
@@ -479,7 +508,7 @@ class Hand:
         kitty: Iterable[Card | str] | str = (),
     ) -> Hand:
         """Start a hand from explicit hands; each hand may be a string like "2C 3C QS"."""
-        parsed = [h.split() if isinstance(h, str) else h for h in hands]
+        parsed = [h.split() if isinstance(h, str) else h for h in _per_seat(hands)]
         k = kitty.split() if isinstance(kitty, str) else kitty
         return cls(rules, parsed, dealer=dealer, pass_direction=pass_direction, kitty=k)
 
@@ -502,12 +531,16 @@ class Hand:
         if the guess contradicts the view (wrong cards, or a void the replay breaks).
         """
         check_rules(rules)
+        if not isinstance(view, SeatView):  # read field by field below: an AttributeError
+            raise ConfigError(
+                f"view must be a SeatView, as hand.view(seat) gives, got {view!r:.80}"
+            )
         n = rules.players
         if view.players != n:
             raise RulesError("players", f"the view has {view.players} seats, the rules {n}")
-        masks = [_to_mask(h.split() if isinstance(h, str) else h) for h in hands]
-        if len(masks) != n:
-            raise RulesError("players", f"{n} players but {len(hands)} hands were given")
+        masks = [_to_mask(h.split() if isinstance(h, str) else h) for h in _per_seat(hands)]
+        if len(masks) != n:  # len(masks): hands may be a generator, read once
+            raise RulesError("players", f"{n} players but {len(masks)} hands were given")
         if masks[view.seat] != _to_mask(view.hand):
             raise RulesError(
                 "players", f"hands[{view.seat}] is not the viewer's hand {_show_cards(view.hand)}"
@@ -1097,7 +1130,7 @@ class Hand:
 
     def view(self, seat: int) -> SeatView:
         """Everything ``seat`` may know now, and nothing more."""
-        self._seat(seat)
+        seat = self._seat(seat)  # the plain int: True or a numpy integer is not SeatView.seat
         passed = self._passed[seat]
         received = self._received[seat]
         my_turn = self.phase is _PLAY and self._turn == seat
@@ -1281,8 +1314,8 @@ class Game:
         self.rules = rules if rules is not None else Rules()
         """The rules in force."""
         check_rules(self.rules)
-        seed, first_dealer = _whole("seed", seed), _whole("first_dealer", first_dealer)
-        _check_seat("first_dealer", first_dealer, self.rules.players)
+        seed = _whole("seed", seed)
+        first_dealer = _check_seat("first_dealer", first_dealer, self.rules.players)
         self.seed = seed
         """The game's seed; every deal derives from it."""
         self.first_dealer = first_dealer

@@ -520,6 +520,10 @@ class Rules:
             items = [(str(k).replace("-", "_"), _option_text(v)) for k, v in options.items()]
         else:
             items = []
+            if not isinstance(options, str | Sequence):  # else "'int' object is not iterable"
+                raise RulesError(
+                    "?", f"expected options: NAME=VALUE texts or a mapping, got {options!r}"
+                )
             # A lone string is one option, not a sequence of one-letter ones.
             for opt in [options] if isinstance(options, str) else options:
                 if not isinstance(opt, str):
@@ -576,7 +580,9 @@ def _option_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list | tuple):
-        return " ".join(str(v) for v in value)
+        return " ".join(_option_text(v) for v in value)
+    if isinstance(value, Enum):  # MoonRule.BEST: str() is "MoonRule.BEST", the option is "best"
+        return str(value.value)
     return str(value)
 
 

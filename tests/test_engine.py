@@ -859,3 +859,50 @@ def test_the_constructor_takes_a_hand_as_one_string_of_codes_like_from_hands() -
     deck = [str(c) for c in three.cards_in_deck]
     with_kitty = Hand(three, [" ".join(deck[i * 17 : i * 17 + 17]) for i in range(3)], kitty="AS")
     assert with_kitty.kitty == [Card.parse("AS")]
+
+
+def test_deal_order_refuses_a_negative_hand_number_as_hand_deal_does() -> None:
+    # deal_order(rules, 1, -1) dealt a hand -1 that no game plays, where Hand.deal refused it.
+    with pytest.raises(ConfigError, match=r"^hand_number counts from 0, got -1$"):
+        deal_order(Rules(), 1, -1)
+
+
+@pytest.mark.parametrize("dealer", ["1", 1.5, None])
+def test_a_dealer_that_is_no_seat_number_is_a_seat_error_everywhere(dealer: object) -> None:
+    # Hand.from_hands(dealer="1") raised a bare TypeError ('<=' between int and str) and
+    # dealer=1.5 dealt a hand whose dealer was 1.5; Hand.deal and Game said ConfigError.
+    rules = Rules()
+    good = [" ".join(str(c) for c in CARDS[i * 13 : i * 13 + 13]) for i in range(4)]
+    says = rf"^dealer must be a seat number \(0 for the first seat\), got {dealer!r}$"
+    with pytest.raises(SeatError, match=says):
+        Hand.from_hands(rules, good, dealer=dealer)  # type: ignore[arg-type]
+    with pytest.raises(SeatError, match=says):
+        Hand(rules, good, dealer=dealer)  # type: ignore[arg-type]
+    if dealer is not None:  # Hand.deal's None is "the hand number's seat"
+        with pytest.raises(SeatError, match=says):
+            Hand.deal(rules, 1, dealer=dealer)  # type: ignore[arg-type]
+        with pytest.raises(SeatError, match="^first_" + says[1:]):
+            Game(rules, 1, first_dealer=dealer)  # type: ignore[arg-type]
+    assert Hand.from_hands(rules, good, dealer=True).dealer == 1  # an int subclass is its int
+
+
+def test_hands_or_a_view_that_are_none_are_refused_with_an_arena_error() -> None:
+    # Hand.from_hands(rules, None) said "'NoneType' object is not iterable"; Hand.from_view
+    # with no view said "'NoneType' object has no attribute 'players'".
+    rules = Rules()
+    for bad in (None, 5):
+        with pytest.raises(CardParseError, match=rf"expected hands: .* per seat, got {bad!r}$"):
+            Hand.from_hands(rules, bad)  # type: ignore[arg-type]
+    hand = Hand.deal(rules, 3)
+    view = hand.view(0)
+    with pytest.raises(CardParseError, match=r"expected hands: .* per seat, got None$"):
+        Hand.from_view(rules, view, None)  # type: ignore[arg-type]
+    hands = [hand.hand(s) for s in range(4)]
+    for bad_view in (None, {"seat": 0}):
+        with pytest.raises(ConfigError, match=r"^view must be a SeatView, as hand.view\(seat\)"):
+            Hand.from_view(rules, bad_view, hands)  # type: ignore[arg-type]
+
+
+def test_a_view_names_its_seat_as_a_plain_int() -> None:
+    # view(True) was a SeatView whose seat was True (any int-like value leaked into it).
+    assert type(Hand.deal(Rules(), 3).view(True).seat) is int

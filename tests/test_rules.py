@@ -345,3 +345,15 @@ def test_every_option_type_and_the_violation_are_importable_from_arena() -> None
     assert {FirstLead, GameEnd, MoonRule, PassDirection, Settling} <= wanted
     for kind in wanted:
         assert getattr(arena, kind.__name__) is kind and kind.__name__ in arena.__all__
+
+
+def test_options_given_as_their_enums_in_a_mapping_are_read_as_their_values() -> None:
+    # with_options({"moon": MoonRule.BEST}) was refused: "unknown value 'MoonRule.BEST'".
+    r = Rules().with_options({"moon": MoonRule.BEST, "pass_cycle": [PassDirection.LEFT]})
+    assert r.moon is MoonRule.BEST and r.cycle == (PassDirection.LEFT,)
+
+
+def test_options_that_are_no_list_at_all_are_a_rules_error() -> None:
+    # with_options(5) said only "'int' object is not iterable".
+    with pytest.raises(RulesError, match=r"expected options: NAME=VALUE texts or a mapping, got 5"):
+        Rules().with_options(5)  # type: ignore[arg-type]
