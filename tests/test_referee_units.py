@@ -27,7 +27,8 @@ from arena.referee import (
     fallback_play,
     wire,
 )
-from arena.referee.accounts import BotIdentity, Standing
+from arena.referee.accounts import BotIdentity, Standing, token_key
+from arena.referee.config import TlsConfig
 from arena.rules import PRESETS, PassDirection, Rules, preset
 from arena.table import TableSpec
 
@@ -566,3 +567,48 @@ def test_calls_made_as_the_referee_stops_neither_hang_nor_leave_a_coroutine_behi
         assert not stuck, "a call made as the referee stopped never returned"
         assert not [w for w in warned if "never awaited" in w], warned
         assert all(a == thread.port or isinstance(a, ConfigError) for a in answers), answers
+
+
+@pytest.mark.parametrize("config", [{}, {"handshake_ms": 100}, "fast"])
+def test_a_config_that_is_no_referee_config_is_refused_when_made(config: object) -> None:
+    # RefereeThread({"handshake_ms": 100}).start() raised AttributeError ('dict' object has no
+    # attribute 'max_message_bytes'); an empty dict was silently taken for the default.
+    says = r"^referee: config must be a RefereeConfig, e\.g\. RefereeConfig\(handshake_ms=5000\)"
+    with pytest.raises(ConfigError, match=says):
+        Referee(config, TokenAccounts())  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=says):
+        RefereeThread(config, TokenAccounts())  # type: ignore[arg-type]
+
+
+def test_calls_given_the_wrong_kind_of_value_are_refused_in_one_line() -> None:
+    # wait_for_bots(None, ...) said True at once (no bots needed); a timeout or a wait_ms given
+    # as text raised a bare TypeError; forfeit_token(token) (not its digest) forfeited nothing
+    # and said nothing.
+    thread = RefereeThread(RefereeConfig(), TokenAccounts({"tok": "a"}))
+    thread.start("127.0.0.1:0")
+    try:
+        with pytest.raises(ConfigError, match=r"^bots must be a list of bot names .*got None$"):
+            thread.wait_for_bots(None, 10)  # type: ignore[arg-type]
+        with pytest.raises(ConfigError, match=r"got 'a': '2'$"):
+            thread.wait_for_bots({"a": "2"}, 10)
+        with pytest.raises(ConfigError, match=r"timeout_ms must be a number of milliseconds"):
+            thread.wait_for_bots(["a"], "10")  # type: ignore[arg-type]
+        spec = TableSpec("t", Rules(), 1, ("a", "b", "c", "d"), "1")
+        with pytest.raises(ConfigError, match=r"^wait_ms must be a number of milliseconds"):
+            thread.submit(spec, wait_ms="5").result(30)  # type: ignore[arg-type]
+        with pytest.raises(ConfigError, match=r"takes the token's digest, token_key\(token\)"):
+            thread.call(lambda referee: referee.forfeit_token("tok", "gone"))  # type: ignore[arg-type]
+        assert thread.call(lambda referee: referee.forfeit_token(token_key("tok"), "gone")) == []
+    finally:
+        thread.stop(0)
+
+
+def test_accounts_and_tls_paths_of_the_wrong_kind_are_refused_in_one_line() -> None:
+    # TokenAccounts(["tok"]) had no attribute 'items'; issue_for(None) and
+    # TlsConfig.from_files(None, None) raised bare TypeErrors.
+    with pytest.raises(ConfigError, match=r"^tokens must be a mapping of token to bot name"):
+        TokenAccounts(["tok"])  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"^names must be a list of bot names, got None$"):
+        TokenAccounts.issue_for(None)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"^TLS: a PEM file's path is needed, got None$"):
+        TlsConfig.from_files(None, None)  # type: ignore[arg-type]

@@ -105,6 +105,10 @@ class TokenAccounts:
         self._entries: list[tuple[bytes, BotIdentity]] = []
         self._banned: dict[str, str] = {}
         """Banned bot names, with the note: a token added for one later is refused too."""
+        if tokens is not None and not isinstance(tokens, Mapping):  # else no attribute 'items'
+            raise ConfigError(
+                f"tokens must be a mapping of token to bot name, got {type(tokens).__name__}"
+            )
         for token, name in (tokens or {}).items():
             self.add(token, name)
 
@@ -155,5 +159,7 @@ class TokenAccounts:
         """A table with one fresh token per name, and the tokens by name (to hand to the bots)."""
         if isinstance(names, str):  # a sequence of one-letter names too: bots "a", "b", "c"
             raise ConfigError(f"names must be a list of bot names, got the string {names!r}")
+        if not isinstance(names, Iterable):  # None: "'NoneType' object is not iterable"
+            raise ConfigError(f"names must be a list of bot names, got {names!r}")
         accounts = cls()
         return accounts, {name: accounts.issue(name) for name in names}

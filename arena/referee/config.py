@@ -48,6 +48,8 @@ class TlsConfig:
                 return Path(path).read_bytes()
             except OSError as e:
                 raise ConfigError(f"TLS: cannot read {path}: {e.strerror}") from None
+            except TypeError:  # None or a number: Path() says only "expected str, bytes..."
+                raise ConfigError(f"TLS: a PEM file's path is needed, got {path!r}") from None
 
         config = cls(
             cert_chain=read(cert),

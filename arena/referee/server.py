@@ -125,6 +125,27 @@ def _as_accounts(accounts: Accounts | Mapping[str, str]) -> Accounts:
     return accounts
 
 
+def _as_config(config: object) -> RefereeConfig:
+    """``config``, or the default for None; said now, since a dict (even an empty one, which
+    ``config or ...`` took for the default) failed only at start, with an AttributeError."""
+    if config is None:
+        return RefereeConfig()
+    if not isinstance(config, RefereeConfig):
+        raise ConfigError(
+            "referee: config must be a RefereeConfig, e.g. RefereeConfig(handshake_ms=5000) "
+            f"from arena.referee, or None, got {config!r:.80}"
+        )
+    return config
+
+
+def _milliseconds(name: str, value: object) -> float:
+    """A time in milliseconds given to a call, or a ConfigError naming it (a string or None
+    raised a bare TypeError from the division by 1000)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        raise ConfigError(f"{name} must be a number of milliseconds, got {value!r}")
+    return value
+
+
 def _is_identity(answer: object) -> bool:
     """Whether an account lookup's answer has the :class:`Identity` shape the handshake reads."""
     return (
@@ -143,7 +164,7 @@ class Referee:
         accounts: Accounts | Mapping[str, str] | None = None,
     ) -> None:
         """A referee; ``accounts`` maps tokens to bot names (a mapping, or a hashed store)."""
-        self.config = config or RefereeConfig()
+        self.config = _as_config(config)
         self.accounts: Accounts = _as_accounts(accounts if accounts is not None else {})
         # Lookups may block (a database, a remote service), so they run in worker threads of
         # their own, never on the event loop: a slow account store delays handshakes only.
@@ -325,8 +346,22 @@ class Referee:
                 f"bots must be a list of bot names (or a mapping of name to sessions), "
                 f"got the string {bots!r}: give [{bots!r}]"
             )
-        needed = dict(bots) if isinstance(bots, Mapping) else dict(Counter(bots))
-        return await self._lobby.wait_for(needed, timeout_ms / MS)
+        timeout = _milliseconds("wait_for_bots: timeout_ms", timeout_ms)
+        if isinstance(bots, Mapping):
+            needed = dict(bots)
+        elif isinstance(bots, Iterable):
+            needed = dict(Counter(bots))
+        else:  # None counted as no bots at all: "all there" at once
+            raise ConfigError(
+                f"bots must be a list of bot names (or a mapping of name to sessions), got {bots!r}"
+            )
+        for name, count in needed.items():
+            if not isinstance(name, str) or not isinstance(count, int) or isinstance(count, bool):
+                raise ConfigError(
+                    "bots must be a list of bot names (or a mapping of name to sessions), "
+                    f"got {name!r}: {count!r}"
+                )
+        return await self._lobby.wait_for(needed, timeout / MS)
 
     async def play_table(self, spec: TableSpec, *, wait_ms: int | None = None) -> GameRecord:
         """Play one table with idle sessions of its bots and return the game's record.
@@ -346,7 +381,7 @@ class Referee:
             raise ConfigError(f"table {spec.table_id!r} is already being played")
         if self._stopping:
             return _unplayed(spec, "the referee is stopping")
-        wait = spec.clocks.handshake_ms if wait_ms is None else wait_ms
+        wait = spec.clocks.handshake_ms if wait_ms is None else _milliseconds("wait_ms", wait_ms)
         feed = TableFeed(
             spec.table_id,
             spec.seats,
@@ -363,7 +398,7 @@ class Referee:
             if spec.watchable:
                 self._retire(feed)
 
-    async def _host(self, spec: TableSpec, feed: TableFeed, wait: int) -> GameRecord:
+    async def _host(self, spec: TableSpec, feed: TableFeed, wait: float) -> GameRecord:
         """:meth:`play_table`'s work, once the table's feed is open."""
         sessions = await self._lobby.take(spec.seats, wait / MS)
         if self._stopping:
@@ -780,6 +815,13 @@ class Referee:
         """Forfeit at once every seat of a running table held by the token whose digest is
         ``key`` (``accounts.token_key``), its bot gone for good, and end the token's sessions;
         (table id, seat) of each seat it held."""
+        if not isinstance(key, bytes):
+            # The token itself matched no digest: nothing was forfeited, and nothing said so.
+            raise ConfigError(
+                # Never the value itself: it may be the token, and this line may be logged.
+                "forfeit_token takes the token's digest, token_key(token) from "
+                f"arena.referee.accounts (bytes), got a {type(key).__name__}"
+            )
         # Forfeited before the sessions end, so that a decision open on one moves straight to
         # the fallback instead of waiting out the grace for a bot that will not return.
         hits = [

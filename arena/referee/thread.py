@@ -20,7 +20,7 @@ from arena.errors import ConfigError
 from arena.referee.accounts import Accounts
 from arena.referee.config import RefereeConfig
 from arena.referee.loop import run as run_loop
-from arena.referee.server import Referee
+from arena.referee.server import Referee, _as_config
 from arena.table import GameRecord, TableSpec
 
 __all__ = ["RefereeThread"]
@@ -39,7 +39,7 @@ class RefereeThread:
         accounts: Accounts | Mapping[str, str] | None = None,
     ) -> None:
         """Prepare (not start) a referee thread."""
-        self.config = config or RefereeConfig()
+        self.config = _as_config(config)
         self._accounts = accounts
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
