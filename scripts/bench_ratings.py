@@ -79,7 +79,8 @@ def main() -> None:
     parser.add_argument(
         "--bootstrap", type=at_least(0), default=100, help="bootstrap samples, 2 or more (0: skip)"
     )
-    parser.add_argument("--seed", type=int, default=1)
+    # numpy's generator takes no negative seed: -1 was a ValueError traceback after the parse.
+    parser.add_argument("--seed", type=at_least(0), default=1, help="0 or more")
     parser.add_argument("--repeats", type=at_least(1), default=3, help="best of this many timings")
     args = parser.parse_args()
     if args.bootstrap == 1:

@@ -460,6 +460,15 @@ def main() -> None:
         parser.error(
             f"argument --bots: {args.bots} bots for {args.sessions} sessions: give at most as many"
         )
+    if args.keep is not None:
+        # Found only at mkdir, after the parse, it was a FileExistsError (or another OSError)
+        # traceback: the folder is made now, as the run would make it.
+        if args.keep.exists() and not args.keep.is_dir():
+            parser.error(f"argument --keep: {args.keep} is a file, not a folder: give a folder")
+        try:
+            args.keep.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            parser.error(f"argument --keep: cannot make the folder {args.keep}: {e.strerror}")
     if args.keep is not None and (args.keep / "bench.db").exists():
         # A second run's games would be counted with the first's ("games lost" and the rates).
         parser.error(

@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
         ("bench_arena.py", ["--pings", "-5"], "argument --pings: -5: give 1 or more"),
         ("bench_ratings.py", ["--bots", "1"], "argument --bots: 1: give 4 or more"),
         ("bench_ratings.py", ["--bootstrap", "1"], "argument --bootstrap: 1: give 0 (skip) or 2"),
+        ("bench_ratings.py", ["--seed", "-1"], "argument --seed: -1: give 0 or more"),
         ("bench_server.py", ["--processes", "0"], "argument --processes: 0: give 1 or more"),
         ("bench_server.py", ["--sessions", "4", "--bots", "8"], "8 bots for 4 sessions"),
     ],
@@ -57,3 +58,21 @@ def test_bench_server_refuses_a_kept_folder_it_used_before(tmp_path: Path) -> No
         .splitlines()[-1]
         .endswith(f"argument --keep: {tmp_path} holds an earlier run's bench.db: give a new folder")
     )
+
+
+def test_bench_server_refuses_a_kept_folder_that_is_a_file(tmp_path: Path) -> None:
+    # It failed at mkdir, after the parse, with a FileExistsError traceback.
+    kept = tmp_path / "results"
+    kept.write_bytes(b"")
+    for keep, says in (
+        (kept, f"argument --keep: {kept} is a file, not a folder: give a folder"),
+        (kept / "sub", f"argument --keep: cannot make the folder {kept / 'sub'}: "),
+    ):
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "scripts" / "bench_server.py"), "--keep", str(keep)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert says in done.stderr.strip().splitlines()[-1]
