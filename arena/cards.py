@@ -11,6 +11,7 @@ deck; the layout leaves room for decks of other shapes (a second copy, jokers) a
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -148,9 +149,14 @@ class Card:
     @classmethod
     def from_index(cls, index: int) -> Card:
         """The card at a bit position (0..51)."""
-        if not 0 <= index < len(CARDS):
-            raise CardParseError(f"there is no card at index {index}: cards are 0 to 51")
-        return CARDS[index]
+        try:
+            # operator.index: a numpy integer is a card index too; "3" raised a bare TypeError.
+            at = -1 if isinstance(index, bool) else operator.index(index)
+        except TypeError:
+            at = -1
+        if not 0 <= at < len(CARDS):
+            raise CardParseError(f"there is no card at index {index!r}: cards are 0 to 51")
+        return CARDS[at]
 
     def __reduce__(self) -> tuple[Callable[[int], Card], tuple[int]]:
         # Unpickled and deep-copied cards stay interned, so identity comparisons keep working.
@@ -195,7 +201,14 @@ JACK_OF_DIAMONDS = CARDS[Suit.DIAMONDS * RANKS_PER_SUIT + Rank.JACK]
 
 def parse_cards(text: str | Iterable[str]) -> list[Card]:
     """Parse cards from a space- or comma-separated string, or from an iterable of card codes."""
-    parts = text.replace(",", " ").split() if isinstance(text, str) else list(text)
+    if isinstance(text, str):
+        parts = text.replace(",", " ").split()
+    elif isinstance(text, Iterable):
+        parts = list(text)
+    else:  # None, a number: list() said only "'NoneType' object is not iterable"
+        raise CardParseError(
+            f"cannot parse cards from {text!r}: give a string like '2C 3C QS' or a list of codes"
+        )
     return [Card.parse(p) for p in parts]
 
 

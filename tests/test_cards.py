@@ -72,6 +72,28 @@ def test_an_index_past_the_deck_is_refused(index: int) -> None:
         Card.from_index(index)
 
 
+@pytest.mark.parametrize("index", ["3", None, 1.0, True])
+def test_what_is_no_index_is_refused_as_a_card_error(index: object) -> None:
+    # "3" and None raised a bare TypeError from the comparison; True was the 3 of clubs.
+    with pytest.raises(CardParseError, match="cards are 0 to 51"):
+        Card.from_index(index)  # type: ignore[arg-type]
+
+
+def test_an_integer_of_another_type_is_an_index() -> None:
+    class Index:  # as a numpy integer is: an int by __index__, not by type
+        def __index__(self) -> int:
+            return 50
+
+    assert Card.from_index(Index()) == Card.parse("KS")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("given", [None, 5])
+def test_parse_cards_refuses_what_is_no_text_nor_list(given: object) -> None:
+    # list() said only "'NoneType' object is not iterable" (a TypeError).
+    with pytest.raises(CardParseError, match="give a string like '2C 3C QS' or a list of codes"):
+        parse_cards(given)  # type: ignore[arg-type]
+
+
 def test_cards_stay_interned_through_pickle_and_deepcopy() -> None:
     for card in (QUEEN_OF_SPADES, TWO_OF_CLUBS, Card.parse("7D")):
         assert pickle.loads(pickle.dumps(card)) is card
