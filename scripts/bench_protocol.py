@@ -831,9 +831,13 @@ def main() -> None:
         action="store_true",
         help="count instructions per round trip with valgrind instead of timing",
     )
-    parser.add_argument("--role", choices=("bench", "bot", "ping", "count"), default="bench")
-    parser.add_argument("--address", default="")
-    parser.add_argument("--arg", default="")
+    # The benchmark's own client processes are this script run with these: not for a user, so
+    # hidden from --help (given by hand, "--role ping --arg x" was a traceback).
+    parser.add_argument(
+        "--role", choices=("bench", "bot", "ping", "count"), default="bench", help=argparse.SUPPRESS
+    )
+    parser.add_argument("--address", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--arg", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.role == "bot":
         asyncio.run(trivial_bot(args.address, args.arg))
