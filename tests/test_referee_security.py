@@ -183,6 +183,77 @@ def test_an_account_lookup_past_the_handshake_timeout_is_unavailable(tmp_path: P
         referee.stop(0)
 
 
+class _SessionEnds(logging.Handler):
+    """Notes the referee's log line of a session's end (Session.end logs it at DEBUG)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.ended = threading.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.getMessage().startswith("session ") and " ends: " in record.getMessage():
+            self.ended.set()
+
+
+class EndGatedAccounts(TokenAccounts):
+    """An in-memory account table whose lookups answer only once the referee has seen a session
+    end: the handshake of a bot that leaves right after its Hello then always succeeds after
+    the reader has seen it leave (otherwise a race the token check usually lost)."""
+
+    def __init__(self, ended: threading.Event) -> None:
+        super().__init__()
+        self.ended = ended
+
+    def lookup(self, token: str) -> BotIdentity | None:
+        self.ended.wait(RESULT_S)
+        return super().lookup(token)
+
+
+@pytest.mark.parametrize("leaving", ["goodbye", "end of its side"])
+def test_a_bot_that_leaves_right_after_its_hello_is_still_welcomed(leaving: str) -> None:
+    # The .proto: the referee answers a Hello with a Welcome, and a Shutdown is only ever the
+    # last message. A bot that said Goodbye (or closed its side, as `grpcurl -d` does) while
+    # its token was being checked got a Shutdown alone, or an OK with no message at all.
+    ends = _SessionEnds()
+    logger = logging.getLogger("arena.referee")
+    level = logger.level
+    logger.addHandler(ends)
+    logger.setLevel(logging.DEBUG)
+    accounts = EndGatedAccounts(ends.ended)
+    token = accounts.issue("brief")
+    referee = RefereeThread(RefereeConfig(), accounts)
+    try:
+        referee.start("127.0.0.1:0")
+        messages = [
+            bot_pb.PlayRequest(hello=bot_pb.Hello(bot_name="b", token=token, protocol_version=1))
+        ]
+        if leaving == "goodbye":
+            messages.append(bot_pb.PlayRequest(goodbye=bot_pb.Goodbye(reason="just checking")))
+        with grpc.insecure_channel(f"127.0.0.1:{referee.port}") as channel:
+            play = channel.stream_stream(
+                "/hearts.v1.BotService/Play",
+                request_serializer=bot_pb.PlayRequest.SerializeToString,
+                response_deserializer=bot_pb.PlayResponse.FromString,
+            )
+            call = play(iter(messages))
+            got = list(call)
+            assert call.code() is grpc.StatusCode.OK
+        assert got, "the stream closed with OK and no message: no Welcome"
+        assert got[0].HasField("welcome"), f"the first message is not a Welcome: {got[0]}"
+        assert got[0].welcome.bot_name == "brief"
+        if leaving == "goodbye":
+            assert len(got) == 2
+            assert got[1].shutdown.reason == bot_pb.SHUTDOWN_REASON_GOODBYE
+        else:
+            assert len(got) == 1
+        assert referee.idle() == {}
+    finally:
+        ends.ended.set()
+        referee.stop(0)
+        logger.removeHandler(ends)
+        logger.setLevel(level)
+
+
 class NameAccounts:
     """A custom account store that answers with a bare bot name, not an Identity."""
 

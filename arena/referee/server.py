@@ -675,8 +675,17 @@ class Referee:
             resumed=claim is not None,
             bot_name=session.bot,
         )
+        response = bot_pb.PlayResponse(welcome=welcome)
+        if session.closed:
+            # The bot left right after its Hello (a Goodbye, or the end of its side of the
+            # stream: `grpcurl -d` sends one message and closes), and the reader saw it while the
+            # token was checked. The handshake succeeded all the same, so the Welcome still goes
+            # first, before the Shutdown or the OK that end the session (a bot checking its
+            # token this way got nothing but an OK). A seat it took back is away again.
+            await session.send_final(response, FINAL_WRITE_S)
+            return None
         try:
-            await session.send(bot_pb.PlayResponse(welcome=welcome))
+            await session.send(response)
         except Exception:
             return None  # the session has ended: a seat it took back is away again
         hello = session.hello
