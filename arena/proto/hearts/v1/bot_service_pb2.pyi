@@ -210,8 +210,9 @@ class Decision(_message.Message):
     the referee records it as a late reply, in the game's record (in the session's next game's,
     if it arrives between games). Any other that answers no open request is dropped and counted
     as a fault: FAULT_KIND_WRONG_REQUEST_ID while another request is open,
-    FAULT_KIND_PROTOCOL when none is (a second answer to one request). Once the seat is
-    forfeited, every Decision of its bot in that game is a late reply, never a fault.
+    FAULT_KIND_PROTOCOL when none is (a second answer to one request); between games, when the
+    bot sits at no table, it is only dropped and logged (a fault belongs to a game). Once the
+    seat is forfeited, every Decision of its bot in that game is a late reply, never a fault.
     """
     @_builtins.property
     def pass_cards(self) -> Global___PassCards:
