@@ -35,7 +35,7 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sized
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -245,8 +245,15 @@ def play_tables(
     """Start the referee and the bots, play ``todo`` with ``config.concurrency`` workers, store
     every game; ``on_record`` may return True to stop handing out tables (a sequential test).
     ``identity`` replaces the configuration's own (a sequential test adds its kind to it)."""
+    if total is not None:
+        # No more tables at once than are left to play: --concurrency has no ceiling, and each of
+        # its units was a worker (and a process slot of every bot) made before the first game.
+        at_once = min(config.concurrency, max(1, total - done))
+        config = dataclasses.replace(config, concurrency=at_once)
     todo_list = todo
-    if per_bot is None:
+    if per_bot is not None:
+        per_bot = {name: min(n, config.concurrency) for name, n in per_bot.items()}
+    else:
         todo_list = list(todo)
         per_bot = {
             b.name: min(
@@ -412,7 +419,7 @@ class _Director:
                 async with trio.open_nursery() as writing:
                     writing.start_soon(self._writer, stop)
                     try:
-                        await self._play(iter(todo), _workers(self.config, todo), referee, stop)
+                        await self._play(iter(todo), referee, stop)
                     finally:
                         # The writer stores what is queued, then ends.
                         self._writes.close()
@@ -534,11 +541,9 @@ class _Director:
                 await self._stop_referee(referee, pool)
                 return
 
-    async def _play(
-        self, todo: Iterator[Table], count: int, referee: _RefereeLike, stop: trio.Event
-    ) -> None:
+    async def _play(self, todo: Iterator[Table], referee: _RefereeLike, stop: trio.Event) -> None:
         async with trio.open_nursery() as workers:
-            for _ in range(count):
+            for _ in range(self.config.concurrency):
                 workers.start_soon(self._worker, todo, referee, stop)
 
     async def _worker(self, todo: Iterator[Table], referee: _RefereeLike, stop: trio.Event) -> None:
@@ -600,15 +605,6 @@ class _Director:
             if record.seat_status[s] is not Termination.NORMAL
             or any(f.kind is FaultKind.DISCONNECT for f in record.faults_of(s))
         }
-
-
-def _workers(config: RunConfig, todo: Iterable[Table]) -> int:
-    """How many workers play ``todo``: ``--concurrency``, but never more than there are tables."""
-    # --concurrency has no ceiling: a million (or 10**20) workers, each a trio task, took minutes
-    # and gigabytes before the first game, for a handful of tables (or never got there).
-    if isinstance(todo, Sized):
-        return min(config.concurrency, len(todo))
-    return config.concurrency
 
 
 def _with_crash_reason(record: GameRecord, crashed: dict[int, BotExit]) -> GameRecord:

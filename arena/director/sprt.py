@@ -17,7 +17,7 @@ did not count and how many of them finished after the decision (:class:`SprtOutc
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from arena.config import MAX_BOARDS, SAMPLE_BOTS, BotSpec, RunConfig, identity_hash, sample_bot
@@ -215,11 +215,6 @@ def _run_sprt(
             if table.index not in stored:
                 yield Table(table.index, table)
 
-    # No more tables at once than are left to play: --concurrency has no ceiling, and each of
-    # its units was a worker and a process of every bot, started before the first game.
-    config = replace(
-        config, concurrency=min(config.concurrency, max(1, max_boards * k - len(stored)))
-    )
     outcome = play_tables(
         config,
         todo(),
