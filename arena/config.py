@@ -319,21 +319,20 @@ def load_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(
             f"--config {path}: not UTF-8 text (byte {e.start}), as TOML must be"
         ) from None
-    settings: dict[str, Any] = {}
-    for key, value in data.items():
-        name = key.replace("-", "_")
-        if name in settings:
-            # Both spellings of one setting (move-time and move_time): the last one won silently.
-            raise ConfigError(
-                f"--config {path}: {_spellings(data, name)} are one setting, {name}: give it once"
-            )
-        settings[name] = value
-    return settings
+    return _by_name(data, f"--config {path}:", "setting")
 
 
-def _spellings(table: Mapping[str, Any], name: str) -> str:
-    """The keys of ``table`` that spell the setting ``name`` (with '-' or '_')."""
-    return " and ".join(k for k in table if k.replace("-", "_") == name)
+def _by_name(table: Mapping[Any, Any], where: str, what: str) -> dict[str, Any]:
+    """``table`` keyed by name, a '-' in a key read as '_'; both spellings of one name
+    (move-time and move_time) are a :class:`ConfigError` (the last one won silently)."""
+    named: dict[str, Any] = {}
+    for key, value in table.items():
+        name = str(key).replace("-", "_")
+        if name in named:
+            spellings = " and ".join(str(k) for k in table if str(k).replace("-", "_") == name)
+            raise ConfigError(f"{where} {spellings} are one {what}, {name}: give it once")
+        named[name] = value
+    return named
 
 
 _FILE_KEYS = (
@@ -700,15 +699,7 @@ def _rules(preset_name: Any, file_rule: Any, flag_rules: Sequence[str], players:
         if file_rule is not None:
             if not isinstance(file_rule, Mapping):
                 raise ConfigError("config file: [rule] must be a table of NAME = VALUE")
-            options: dict[str, Any] = {}
-            for key, value in file_rule.items():
-                name = str(key).replace("-", "_")
-                if name in options:  # as load_toml refuses for the settings
-                    raise ConfigError(
-                        f"config file: [rule] {_spellings(file_rule, name)} are one rule, "
-                        f"{name}: give it once"
-                    )
-                options[name] = value
+            options = _by_name(file_rule, "config file: [rule]", "rule")
             if "players" in options:
                 raise ConfigError("config file: set the table size with players = K, not [rule]")
             for name in options:
