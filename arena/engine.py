@@ -242,32 +242,28 @@ def _check_seat(name: str, seat: object, players: int) -> int:
     Not a RulesError: a seat given to a deal or a game is no field of the rules, and
     ``rules.players: ...`` would send the user to the wrong place.
     """
-    if type(seat) is not int:
-        # What is no seat number ("1", 1.5, None) is a SeatError naming the argument, as it is
-        # for the moves: compared as it is, it raised a bare TypeError, or 1.5 became the dealer.
-        try:
-            seat = operator.index(seat)  # type: ignore[arg-type]  # checked by the call itself
-        except TypeError:
-            raise SeatError(
-                f"{name} must be a seat number (0 for the first seat), got {seat!r}"
-            ) from None
-    if not 0 <= seat < players:
+    # What is no seat number ("1", 1.5, None) is refused as it is for the moves: compared as it
+    # is, it raised a bare TypeError, or 1.5 became the dealer.
+    index = _seat_number(seat, name)
+    if not 0 <= index < players:
         raise SeatError(
-            f"{name} {seat} is not a seat at this table: its seats are 0 to {players - 1}"
+            f"{name} {index} is not a seat at this table: its seats are 0 to {players - 1}"
         )
-    return seat
+    return index
 
 
-def _seat_number(seat: object) -> int:
-    """``seat`` as an ``int``, or a :class:`SeatError` for what is no seat number at all ("3",
-    1.5): compared with the seats as it is, text would be judged "not your turn" or raise a bare
-    TypeError."""
+def _seat_number(seat: object, name: str = "seat") -> int:
+    """``seat`` as an ``int``, or a :class:`SeatError` naming the argument ``name`` for what is
+    no seat number at all ("3", 1.5): compared with the seats as it is, text would be judged
+    "not your turn" or raise a bare TypeError."""
     if type(seat) is int:
         return seat
     try:
         return operator.index(seat)  # type: ignore[arg-type]  # checked by the call itself
     except TypeError:
-        raise SeatError(f"a seat is a whole number (0 for the first seat), got {seat!r}") from None
+        raise SeatError(
+            f"{name} must be a seat number (0 for the first seat), got {seat!r}"
+        ) from None
 
 
 def _whole(name: str, value: int) -> int:

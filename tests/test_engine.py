@@ -371,7 +371,7 @@ def test_what_is_no_seat_number_is_refused_everywhere_with_a_seat_error(seat: ob
     if seat is not None:  # play(card, seat=None) is the seat to move's play
         asks.append(lambda: hand.play("2C", seat=seat))  # type: ignore[arg-type]
     for ask in asks:
-        with pytest.raises(SeatError, match=f"a seat is a whole number .*, got {seat!r}$"):
+        with pytest.raises(SeatError, match=f"seat must be a seat number .*, got {seat!r}$"):
             ask()
     assert hand.check_play(9, "2C") is Violation.NOT_YOUR_TURN  # a number: judged as a move
     to_move = hand.to_move
