@@ -341,26 +341,19 @@ class Referee:
 
     async def wait_for_bots(self, bots: Mapping[str, int] | Iterable[str], timeout_ms: int) -> bool:
         """Wait until the lobby holds these bots (names, or name to session count)."""
+        expected = "bots must be a list of bot names (or a mapping of name to sessions), got"
         if isinstance(bots, str):  # a sequence of names too, of one letter each: never there
-            raise ConfigError(
-                f"bots must be a list of bot names (or a mapping of name to sessions), "
-                f"got the string {bots!r}: give [{bots!r}]"
-            )
+            raise ConfigError(f"{expected} the string {bots!r}: give [{bots!r}]")
         timeout = _milliseconds("wait_for_bots: timeout_ms", timeout_ms)
         if isinstance(bots, Mapping):
             needed = dict(bots)
         elif isinstance(bots, Iterable):
             needed = dict(Counter(bots))
         else:  # None counted as no bots at all: "all there" at once
-            raise ConfigError(
-                f"bots must be a list of bot names (or a mapping of name to sessions), got {bots!r}"
-            )
+            raise ConfigError(f"{expected} {bots!r}")
         for name, count in needed.items():
             if not isinstance(name, str) or not isinstance(count, int) or isinstance(count, bool):
-                raise ConfigError(
-                    "bots must be a list of bot names (or a mapping of name to sessions), "
-                    f"got {name!r}: {count!r}"
-                )
+                raise ConfigError(f"{expected} {name!r}: {count!r}")
         return await self._lobby.wait_for(needed, timeout / MS)
 
     async def play_table(self, spec: TableSpec, *, wait_ms: int | None = None) -> GameRecord:
