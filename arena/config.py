@@ -61,6 +61,7 @@ from arena.rules import (
     Rules,
     preset,
 )
+from arena.store import lookup_failure
 from arena.table import (
     DEFAULT_BANK_MS,
     DEFAULT_GRACE_MS,
@@ -568,14 +569,10 @@ def _looked_up(flag: str, path: Path) -> bool:
     """Whether ``path`` exists; a path the system cannot look up at all (a name too long, a folder
     on the way that may not be searched, a loop of links) is a :class:`ConfigError` naming
     ``flag``."""
-    # Path.exists() and is_dir() raise on these (ENAMETOOLONG, EACCES): a traceback, not a line.
-    try:
-        path.stat()
-    except (FileNotFoundError, NotADirectoryError):
-        return False
-    except OSError as e:
-        raise ConfigError(f"{flag} {path}: cannot look it up: {e.strerror or e}") from None
-    return True
+    why = lookup_failure(path)
+    if why is not None:
+        raise ConfigError(f"{flag} {path}: cannot look it up: {why}")
+    return path.exists()
 
 
 def _check_apart(db: Path, out: Path) -> None:
@@ -766,12 +763,11 @@ def command_problem(program: str) -> str | None:
     """Why a bot command's program cannot be started ("command 'x' does not exist"), or None."""
     if is_path(program):
         path = Path(program)
-        try:
-            path.stat()
-        except (FileNotFoundError, NotADirectoryError):
+        why = lookup_failure(path)
+        if why is not None:
+            return f"command {program!r} cannot be looked up: {why}"
+        if not path.exists():
             return f"command {program!r} does not exist"
-        except OSError as e:  # a name too long, a folder on the way that may not be searched
-            return f"command {program!r} cannot be looked up: {e.strerror or e}"
         if path.is_dir():
             return f"command {program!r} is a folder: give the program inside it"
         if not os.access(path, os.X_OK):

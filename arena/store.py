@@ -182,6 +182,22 @@ class RunRow:
     """When its last game was committed."""
 
 
+def lookup_failure(path: Path) -> str | None:
+    """Why the system cannot look ``path`` up at all (a name too long, a folder on the way that
+    may not be searched, a loop of links), or None if it can (whether or not it exists).
+
+    Asked before ``Path.exists()`` and ``is_dir()``, which raise on these: a traceback, not a
+    line saying which path.
+    """
+    try:
+        path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as e:
+        return e.strerror or str(e)
+    return None
+
+
 def check_regular(path: Path) -> None:
     """Refuse, before SQLite touches it, an existing path that is not a regular file (a device
     such as /dev/null: SQLite would make a journal beside it, then fail)."""
@@ -308,15 +324,11 @@ class Store:
         """Open (and with ``create``, create) the database at ``path``; a bad file is a
         :class:`StoreError` with one line."""
         path = Path(path)
-        try:
-            path.stat()
-        except (FileNotFoundError, NotADirectoryError):
-            if not create:
-                raise StoreError(f"{path}: no such database") from None
-        except OSError as e:
-            # A name too long, a folder on the way that may not be searched: exists() raises
-            # these, which was a traceback.
-            raise StoreError(f"{path}: cannot look it up: {e.strerror or e}") from None
+        why = lookup_failure(path)
+        if why is not None:
+            raise StoreError(f"{path}: cannot look it up: {why}")
+        if not create and not path.exists():
+            raise StoreError(f"{path}: no such database")
         check_regular(path)
         try:
             # check_same_thread is off because the director commits from a worker thread; the
