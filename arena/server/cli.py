@@ -575,9 +575,10 @@ def _unreachable(url: str, reason: object, ca: Path | None = None) -> str:
             f"the server at {url} has a certificate this machine does not trust "
             f"({reason.verify_message}); give its certificate with --ca FILE"
         )
-    hung_up = isinstance(reason, (ssl.SSLEOFError, http.client.RemoteDisconnected)) or (
+    no_tls = isinstance(reason, ssl.SSLEOFError) or (
         isinstance(reason, ssl.SSLError) and reason.reason in _NOT_TLS
     )
+    hung_up = no_tls or isinstance(reason, http.client.RemoteDisconnected)
     if hung_up and scheme.lower() == "https" and _grpc_over_tls(url, ca):
         # gRPC with TLS drops an HTTP/1.1 client, in the handshake or after it, by timing: that
         # said "did not speak TLS" (try http://) or "cannot reach the server", of a server that
@@ -586,9 +587,7 @@ def _unreachable(url: str, reason: object, ca: Path | None = None) -> str:
             f"the server at {url} speaks gRPC, not HTTP/1.1: if that is the bots' port "
             f"(--port), give the leaderboard's port (--web-port) instead, as {URL_FORM}"
         )
-    if isinstance(reason, ssl.SSLEOFError) or (
-        isinstance(reason, ssl.SSLError) and reason.reason in _NOT_TLS
-    ):
+    if no_tls:
         return (
             f"the server at {url} did not speak TLS (it answered in plain text or hung up): "
             f"if it was started without --tls-cert, try --url http://{rest}"
