@@ -1068,10 +1068,8 @@ class Hand:
                 f"the hand is not over ({len(self._history)} of {self._tricks_total} tricks "
                 "played): there is no result yet"
             )
-        if totals is not None and len(totals) != self._n:
-            raise SeatError(
-                f"totals: {len(totals)} given for a table of {self._n} seats (one per seat)"
-            )
+        if totals is not None:
+            totals = _seat_totals(totals, self._n)
         rules = self.rules
         taken, hearts, shooter = self._scores()
         sun = False
@@ -1156,6 +1154,28 @@ class Hand:
             f"<Hand {self.phase.value} dealer={self.dealer} pass={self.pass_direction.value} "
             f"trick={self.trick_number} to_move={self.to_move}>"
         )
+
+
+def _seat_totals(totals: object, players: int) -> list[int]:
+    """``totals`` as a list of one whole number per seat, or a :class:`SeatError` saying why not.
+
+    Checked whatever the moon rule: read only by MoonRule.BEST, a bad list would otherwise pass
+    unseen under the other rules and fail with a bare TypeError from the sum under BEST.
+    """
+    if isinstance(totals, str | bytes) or not isinstance(totals, Iterable):
+        raise SeatError(
+            f"totals: expected one whole number per seat ({players}), e.g. game.totals, "
+            f"got {totals!r:.80}"
+        )
+    given = list(totals)
+    if len(given) != players:
+        raise SeatError(f"totals: {len(given)} given for a table of {players} seats (one per seat)")
+    try:
+        return [t if type(t) is int else operator.index(t) for t in given]
+    except TypeError:
+        raise SeatError(
+            f"totals: expected whole numbers, one per seat, got {given!r:.80}"
+        ) from None
 
 
 def _moon_outcome(rules: Rules, shooter: int, before: Sequence[int], points: Sequence[int]) -> int:
@@ -1269,12 +1289,14 @@ def settle_hand(
     if rules.settling is Settling.SWEEPSTAKES:
         # One counter per heart into the pool. A lone clean player takes it all; two clean
         # players split it, any odd counter staying for the next pool; otherwise (nobody clean,
-        # or one player took every heart) the pool is a jack and is carried.
+        # more than two, or one player took every heart) the pool is a jack and is carried.
         paid = [Fraction(h) for h in result.hearts_taken]
         pot = pool + sum(paid)
         clean = [s for s in range(n) if result.hearts_taken[s] == 0]
         won = [zero] * n
-        if len(clean) in (1, 2):
+        # Every seat but one clean is one player with every heart: a jack, whatever the table
+        # size (at three players that is two clean players, who would otherwise split it).
+        if len(clean) in (1, 2) and len(clean) < n - 1:
             share = Fraction(int(pot) // len(clean))
             for s in clean:
                 won[s] = share

@@ -160,7 +160,8 @@ class Settling(Enum):
     """Running totals to a target; the lowest total wins (the default)."""
     SWEEPSTAKES = "sweepstakes"
     """One counter per heart into a pool, won by the only clean player or split by two clean
-    players (an odd counter stays); otherwise the pool is a jack, carried to the next deal."""
+    players (an odd counter stays); otherwise, or when one player took every heart (two clean
+    players at a three-player table), the pool is a jack, carried to the next deal."""
     HOWELL = "howell"
     """Each pays players-minus-one counters per heart taken and takes one per heart not taken."""
     SPOT = "spot"
@@ -504,6 +505,11 @@ class Rules:
 
     def replace(self, **changes: Any) -> Rules:
         """A copy with some fields changed (validated like any other)."""
+        for name in changes:
+            if name not in _FIELD_TYPES:  # else a bare TypeError from the dataclass's __init__
+                raise RulesError(
+                    name, f"unknown rule; known rules: {', '.join(sorted(_FIELD_TYPES))}"
+                )
         return dataclasses.replace(self, **changes)
 
     def with_options(self, options: Mapping[str, Any] | Sequence[str] | str) -> Rules:

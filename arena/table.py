@@ -49,7 +49,14 @@ def _non_negative(owner: str, name: str, value: object) -> None:
 
 
 def _known(owner: str, data: Mapping[str, Any], names: Sequence[str]) -> None:
-    unknown = sorted(set(data) - set(names))
+    """Refuse ``data`` that is no mapping, or that has a field not in ``names`` (a ConfigError)."""
+    # Read as it was, None raised a bare TypeError ("not iterable"), a list of numbers another
+    # (from the join), and a string was taken apart letter by letter into unknown fields.
+    if not isinstance(data, Mapping):
+        raise ConfigError(
+            f"{owner}: expected a mapping of fields ({', '.join(names)}), got {data!r:.80}"
+        )
+    unknown = sorted(str(name) for name in set(data) - set(names))
     if unknown:
         raise ConfigError(
             f"{owner}: unknown field(s) {', '.join(unknown)}; known: {', '.join(names)}"

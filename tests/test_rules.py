@@ -357,3 +357,10 @@ def test_options_that_are_no_list_at_all_are_a_rules_error() -> None:
     # with_options(5) said only "'int' object is not iterable".
     with pytest.raises(RulesError, match=r"expected options: NAME=VALUE texts or a mapping, got 5"):
         Rules().with_options(5)  # type: ignore[arg-type]
+
+
+def test_replace_refuses_an_unknown_field_naming_it() -> None:
+    # Rules().replace(moons="best") raised a bare TypeError from the dataclass's __init__.
+    with pytest.raises(RulesError, match=r"^rules\.moons: unknown rule; known rules: .*moon"):
+        Rules().replace(moons="best")
+    assert Rules().replace(moon="best").moon is MoonRule.BEST
