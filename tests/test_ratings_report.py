@@ -11,10 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from matplotlib import image, rc_context
+from matplotlib.figure import Figure
+from matplotlib.text import Text
 from rich.console import Console
 
+import arena.ratings.report as report_module
 from arena.ratings import RatingsError, TableResult, fit
-from arena.ratings.elo import rating_history
+from arena.ratings.elo import RatingHistory, rating_history
 from arena.ratings.report import (
     ReportFormat,
     crosstable,
@@ -30,6 +33,10 @@ from arena.ratings.report import (
     to_json,
 )
 from arena.ratings.simulate import simulate_tables
+
+MAX_BOOTSTRAP_SEED = 2**63 - 1
+"""The largest seed ``arena ratings --seed`` takes."""
+report_figure = report_module._figure
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -315,3 +322,45 @@ def test_the_los_caption_names_the_interval_method(tournament: list[TableResult]
     booted = fit(tournament, method="bootstrap", bootstrap_samples=20, seed=1)
     assert "(bootstrap, 20 samples, seed 1)" in text_of(los_table(booted)).replace("\n", " ")
     assert "(sandwich)" in text_of(los_table(fit(tournament))).replace("\n", " ")
+
+
+def _drawn_history_title(
+    history: RatingHistory, path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Figure, Text]:
+    """Plot ``history`` and return the (figure, title) it drew, the figure kept by a wrapper."""
+    drawn: list[Figure] = []
+
+    def keep(height: float) -> Figure:
+        fig = report_figure(height)
+        drawn.append(fig)
+        return fig
+
+    monkeypatch.setattr(report_module, "_figure", keep)
+    plot_history(history, path)
+    (fig,) = drawn
+    (ax,) = fig.axes
+    return fig, ax.title
+
+
+@pytest.mark.parametrize("method", ["sandwich", "bootstrap"])
+def test_the_history_title_fits_in_the_figure_when_a_band_is_open(
+    method: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An open band's note (and the bootstrap's largest seed) made the title's second line wider
+    than the figure: both ends were cut off, so the plot no longer said why a band ran to the
+    edge. Every line of the title now lies inside the figure."""
+    results = []
+    for b in range(4):
+        for r in range(4):
+            seats = tuple("ABCD"[(s - r) % 4] for s in range(4))
+            points = {"A": 0.0, "B": 3.0 + b, "C": 9.0 - b, "D": 7.0 + (b % 2)}
+            results.append(TableResult(f"d{b}", seats, tuple(points[x] for x in seats)))
+    history = rating_history(
+        results, checkpoints=4, method=method, bootstrap_samples=20, seed=MAX_BOOTSTRAP_SEED
+    )
+    assert np.isinf(history.high).any()
+    fig, title = _drawn_history_title(history, tmp_path / "h.png", monkeypatch)
+    box = title.get_window_extent()
+    assert box.x0 >= 0.0 and box.x1 <= fig.bbox.width
+    words = " ".join(title.get_text().split())
+    assert "a band to the edge is open (a bot won or lost every pair)" in words

@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
@@ -58,6 +59,9 @@ ROW_HEIGHT_INCHES: Final = 0.38
 """Height per bot in the ratings plot, so that labels never collide."""
 MIN_PLOT_HEIGHT_INCHES: Final = 3.0
 HISTORY_HEIGHT_INCHES: Final = 5.0
+HISTORY_TITLE_CHARS: Final = 70
+"""Longest line of the history plot's title: about 6.5 inches at its 11-point font, inside the
+figure from wherever the axes (narrowed by the legend) centre it."""
 UNCUT_WIDTH: Final = 100_000
 """A width no rating table reaches, to measure a table's natural width against."""
 MAX_HISTORY_BANDS: Final = 8
@@ -442,14 +446,17 @@ def plot_history(history: RatingHistory, path: str | Path, *, title: str = "") -
     ax.set_xlim(0, float(x[-1]) * 1.02)
     ax.xaxis.set_major_formatter(ticker.StrMethodFormatter("{x:,.0f}"))
     # The method named whatever it is: the history is read beside the ratings plot and table.
-    note = (
+    lines = [
+        title or "Ratings as results accumulate",
         f"bands: {round(100 * history.confidence)}% intervals, {_method_text(history)}"
         if bands
-        else f"intervals omitted above {MAX_HISTORY_BANDS} bots"
-    )
+        else f"intervals omitted above {MAX_HISTORY_BANDS} bots",
+    ]
     if bands and np.isinf(values).any():
-        note += "; a band to the edge is open (a bot won or lost every pair)"
-    ax.set_title(f"{title or 'Ratings as results accumulate'}\n{note}", fontsize=11)
+        lines.append("a band to the edge is open (a bot won or lost every pair)")
+    # Lines of their own, wrapped: the legend narrows the axes the title is centred on, and one
+    # long line (the open bands' note, a bootstrap's 19-digit seed) ran off both sides.
+    ax.set_title("\n".join(textwrap.fill(line, HISTORY_TITLE_CHARS) for line in lines), fontsize=11)
     ax.legend(
         loc="center left",
         bbox_to_anchor=(1.01, 0.5),
