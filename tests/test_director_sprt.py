@@ -16,7 +16,7 @@ import pytest
 
 from arena.config import build_config
 from arena.director.progress import PlainReporter
-from arena.director.sprt import board_score, run_sprt
+from arena.director.sprt import _note_uncounted, board_score, run_sprt
 from arena.ratings.sprt import Sprt, SprtDecision
 from arena.store import Store
 
@@ -100,10 +100,12 @@ def test_games_in_play_at_the_decision_are_stored_but_not_counted(
     progress = out.getvalue()
     assert "H0 accepted at board 1: no new game starts; the games in play are finished" in progress
     n = outcome.uncounted
-    assert (
-        f"the test counted 1 board ({PLAYERS} games); {n} more stored game{'s' * (n > 1)} of "
-        f"later boards ({n} of them finished after the decision) are not counted by it"
-    ) in progress
+    left_out = (
+        "1 more stored game of later boards (it finished after the decision) is"
+        if n == 1
+        else f"{n} more stored games of later boards ({n} of them finished after the decision) are"
+    )
+    assert f"the test counted 1 board ({PLAYERS} games); {left_out} not counted by it" in progress
 
     # Run again: the stored boards decide the same at once; nothing is played, the same games
     # are said to be left out, none of them after a decision of this call.
@@ -114,3 +116,19 @@ def test_games_in_play_at_the_decision_are_stored_but_not_counted(
     assert resumed.run is None and resumed.status == outcome.status
     assert (resumed.uncounted, resumed.after_decision) == (outcome.uncounted, 0)
     assert f"{n} more stored game" in out2.getvalue() and "finished after" not in out2.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("uncounted", "after", "said"),
+    [
+        (1, 1, "1 more stored game of later boards (it finished after the decision) is"),
+        (1, 0, "1 more stored game of later boards is"),
+        (3, 2, "3 more stored games of later boards (2 of them finished after the decision) are"),
+    ],
+)
+def test_the_closing_line_agrees_with_its_count(uncounted: int, after: int, said: str) -> None:
+    # "1 more stored game ... (1 of them finished after the decision) are not counted" was
+    # printed for a single game left out.
+    out = io.StringIO()
+    _note_uncounted(PlainReporter(out), new_test(), PLAYERS, uncounted, after)
+    assert f"the test counted 0 boards (0 games); {said} not counted by it" in out.getvalue()

@@ -249,11 +249,18 @@ def _note_uncounted(reporter: Any, test: Sprt, k: int, uncounted: int, after: in
     """The closing line on the games stored beyond what the test counted, if any."""
     if uncounted <= 0:
         return
-    games = "game" if uncounted == 1 else "games"
-    when = f" ({after} of them finished after the decision)" if after else ""
+    one = uncounted == 1
+    when = ""
+    if after:
+        when = (
+            " (it finished after the decision)"
+            if one
+            else f" ({after} of them finished after the decision)"
+        )
     reporter.note(
         f"the test counted {_boards(test.boards)} ({test.boards * k} games); {uncounted} more "
-        f"stored {games} of later boards{when} are not counted by it"
+        f"stored {'game' if one else 'games'} of later boards{when} "
+        f"{'is' if one else 'are'} not counted by it"
     )
 
 
