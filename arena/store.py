@@ -394,7 +394,8 @@ class Store:
             if other.run_id == run_id:
                 return False
             raise ConfigError(
-                f"{self.path} holds another run ({_differences(other.config, config)}); "
+                f"{self.path} holds another run "
+                f"({_differences(other.kind, other.config, kind, config)}); "
                 f"use another --db (this one keeps that run's games; delete {self.path} only "
                 "if you no longer need them)"
             )
@@ -644,6 +645,8 @@ leave it out."""
 
 SPRT_FORMAT = "sprt"
 """The format an `arena sprt` test stores in its identity (:mod:`arena.director.sprt`)."""
+COMPETITION_KINDS = ("ladder", "event")
+"""The kinds of run `arena serve` stores (:attr:`arena.server.config.ServerConfig.kind`)."""
 _FLAGS = {
     "boards": "--boards",
     "game_to": "--game-to",
@@ -697,8 +700,18 @@ def _say(key: str, stored: Any, wanted: Any) -> str | None:
     return f"{key} {stored!r}, not {wanted!r}"
 
 
-def _differences(stored: Mapping[str, Any], wanted: Mapping[str, Any]) -> str:
+def _differences(
+    stored_kind: str, stored: Mapping[str, Any], wanted_kind: str, wanted: Mapping[str, Any]
+) -> str:
     """What the stored run's configuration has that the wanted one has not, value by value."""
+    served = [k in COMPETITION_KINDS for k in (stored_kind, wanted_kind)]
+    if served[0] != served[1]:
+        # A competition's settings are another command's: which command, no more.
+        return (
+            "arena serve's competition, not an arena run or sprt test"
+            if served[0]
+            else "an arena run or sprt test, not arena serve's competition"
+        )
     kinds = [c.get("format") == SPRT_FORMAT for c in (stored, wanted)]
     if kinds[0] != kinds[1]:
         # The two commands share few settings (an sprt test plays boards until it decides).

@@ -248,6 +248,28 @@ def test_another_configuration_is_refused_with_what_differs(tmp_path: Path) -> N
         assert [r.run_id for r in store.runs()] == [first.run_id]
 
 
+def test_a_competition_database_is_named_as_such_to_a_run_and_back(tmp_path: Path) -> None:
+    # An arena serve database refused arena sprt with "holds another run (an arena run, not an
+    # sprt test)": it holds neither.
+    run = build_config(bots=BOTS[:4], boards=2, db=tmp_path / "r.db")
+    served = {"kind": "ladder", "rules": {}, "hands": 1, "seed": 1, "event": None}
+    with Store.open(tmp_path / "c.db") as store:
+        store.claim("ladder-id", "ladder", served, None)
+        for kind in ("batch", "sprt"):
+            with pytest.raises(
+                ConfigError,
+                match=re.escape("another run (arena serve's competition, not an arena run or sprt"),
+            ):
+                store.claim(run.run_id, kind, run.identity(), None)
+    with Store.open(run.db) as store:
+        store.claim(run.run_id, "batch", run.identity(), 8)
+        with pytest.raises(
+            ConfigError,
+            match=re.escape("another run (an arena run or sprt test, not arena serve's comp"),
+        ):
+            store.claim("event-id", "event", {**served, "kind": "event"}, None)
+
+
 def test_unusable_databases_are_one_line_errors(tmp_path: Path) -> None:
     check_writable(tmp_path / "new.db")
     assert not (tmp_path / "new.db").exists()
