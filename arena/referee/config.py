@@ -13,6 +13,9 @@ __all__ = ["PROTOCOL_VERSIONS", "RefereeConfig", "TlsConfig"]
 PROTOCOL_VERSIONS: tuple[int, ...] = (1,)
 """The protocol versions this referee speaks (package hearts.v1)."""
 SERVER_NAME = "hearts-arena-referee/0.1"
+MIN_PING_INTERVAL_MS = 5000
+"""The default closest spacing of a bot's HTTP/2 keepalive pings on a quiet stream: gRPC cuts a
+connection that pings more often (GOAWAY too_many_pings); the protocol guide asks for 10 s."""
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,9 @@ class RefereeConfig:
     """A note for bot authors, sent in Welcome."""
     keepalive_ms: int = 20_000
     """HTTP/2 keepalive ping interval, to notice dead peers between games."""
+    min_ping_interval_ms: int = MIN_PING_INTERVAL_MS
+    """The closest spacing of a bot's own keepalive pings (sent with no data between them) the
+    referee takes; a bot pinging faster is cut off with UNAVAILABLE "Too many pings"."""
     options: tuple[tuple[str, int | str], ...] = field(default=())
     """Extra gRPC server options."""
 
@@ -131,6 +137,7 @@ class RefereeConfig:
             "spectator_queue",
             "max_spectators",
             "keepalive_ms",
+            "min_ping_interval_ms",
             "max_sessions_per_token",
         ):
             value = getattr(self, name)

@@ -72,9 +72,6 @@ CLOSE_LINGER_S = 1.5
 """After a Shutdown, how long the referee waits for the bot to close its side of the stream."""
 SERVER_STOP_GRACE_S = 1.0
 """After every session was told to stop, how long gRPC waits for streams to close."""
-MIN_PING_INTERVAL_MS = 5000
-"""The shortest spacing of a bot's HTTP/2 keepalive pings on a quiet stream: gRPC cuts a
-connection that pings more often (GOAWAY too_many_pings); the protocol guide asks for 10 s."""
 CUT = "CANCELLED"
 """The :attr:`Referee.closed_sessions` key of a stream cancelled under the referee: by the bot,
 by a broken connection, or by gRPC itself (a message over its own limit gets RESOURCE_EXHAUSTED
@@ -212,7 +209,10 @@ class Referee:
             ("grpc.so_reuseport", 0),
             ("grpc.keepalive_time_ms", cfg.keepalive_ms),
             ("grpc.keepalive_timeout_ms", max(1000, cfg.keepalive_ms // 2)),
-            ("grpc.http2.min_recv_ping_interval_without_data_ms", MIN_PING_INTERVAL_MS),
+            # The name gRPC reads; "min_recv_ping_interval_without_data_ms" was silently
+            # ignored, leaving gRPC's 5 minutes: a bot pinging every 10 s, as the guide allows,
+            # was cut off after its third ping.
+            ("grpc.http2.min_ping_interval_without_data_ms", cfg.min_ping_interval_ms),
             ("grpc.keepalive_permit_without_calls", 1),
             *cfg.options,
         ]
@@ -260,6 +260,10 @@ class Referee:
         every session is told why and its stream closes with OK. ``finished`` says there are
         no more games (the batch or the event is over: bots should exit) rather than that the
         server is going down for a while (bots may reconnect later)."""
+        if grace_ms is not None:
+            # Checked before anything stops: read only once a game runs, a string raised a
+            # TypeError halfway through, and the bots were never told.
+            _milliseconds("stop: grace_ms", grace_ms)
         if self._stopping:
             await self._stopped.wait()
             return
