@@ -321,8 +321,8 @@ Global___Goodbye: _TypeAlias = Goodbye  # noqa: Y015
 class PlayResponse(_message.Message):
     """A message from the referee to the bot. Its parts are not a oneof, because one message often
     carries several: the events since the bot's last move together with its next request (one
-    message per decision, not one per event), or the last GameEnded event together with a
-    Shutdown. (On a reconnection the Welcome comes alone; the next message, with the seat's next
+    message per decision, not one per event). A Shutdown comes in a message of its own, after the
+    last GameEnded. (On a reconnection the Welcome comes alone; the next message, with the seat's next
     request, brings the bot up to date, telling each event once and in order: GameStarted again,
     then, if the hand under way began before the stream broke, its HandStarted, CardsDealt and
     (once passed) CardsReceived again, then the events the bot missed, oldest first, which may

@@ -121,7 +121,8 @@ class _FaultKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_FaultKind.V
     """A pass of the wrong number of cards, or naming the same card twice."""
     FAULT_KIND_PROTOCOL: _FaultKind.ValueType  # 8
     """A message out of order: a pass answering a play request (or the reverse), a Decision with no
-    request open, a second Hello, a flood of messages.
+    request open, a second Hello. (A flood of messages is no fault: it ends the stream with
+    RESOURCE_EXHAUSTED.)
     """
 
 class FaultKind(_FaultKind, metaclass=_FaultKindEnumTypeWrapper):
@@ -151,7 +152,8 @@ FAULT_KIND_WRONG_PASS: FaultKind.ValueType  # 7
 """A pass of the wrong number of cards, or naming the same card twice."""
 FAULT_KIND_PROTOCOL: FaultKind.ValueType  # 8
 """A message out of order: a pass answering a play request (or the reverse), a Decision with no
-request open, a second Hello, a flood of messages.
+request open, a second Hello. (A flood of messages is no fault: it ends the stream with
+RESOURCE_EXHAUSTED.)
 """
 Global___FaultKind: _TypeAlias = FaultKind  # noqa: Y015
 
