@@ -18,7 +18,15 @@ from arena.errors import CardParseError
 # Card.parse (which also takes any Unicode space and "ſ" for "s").
 from arena.referee.wire import CARD_FORM, card_spelled
 
-__all__ = ["card_answered", "describe", "pass_codes", "pass_of_codes", "play_code"]
+__all__ = [
+    "card_answered",
+    "describe",
+    "fit_pass",
+    "fit_play",
+    "pass_codes",
+    "pass_of_codes",
+    "play_code",
+]
 
 SHOWN_CHARS = 40
 """How much of a wrong answer's text a message quotes (a bot may return something huge)."""
@@ -66,6 +74,29 @@ def pass_codes(value: object) -> tuple[list[str], str | None]:
             kind = type(value).__name__
             return codes, f"choose_pass returned a {kind} holding {describe(item)}, not cards"
     return codes, None
+
+
+MAX_SENT_CHARS = 256
+"""The longest answer text the SDK sends for a play: a card's text, however padded, is far
+shorter. A longer one went out whole, over the referee's message limit (64 KiB by default): the
+referee ended the stream unjudged, and the bot reconnected and sent it again, until the seat's
+deadline passed (a DISCONNECT fault, not the MALFORMED one the answer deserved)."""
+MAX_SENT_CARDS = 52
+"""The most card texts the SDK sends for a pass (a deck's worth), for the same reason."""
+
+
+def fit_play(code: str) -> tuple[str, str | None]:
+    """``code`` cut to what may be sent, and what was wrong if it had to be cut."""
+    if len(code) <= MAX_SENT_CHARS:
+        return code, None
+    return _short(code), f"choose_play returned a text of {len(code)} characters, not a card"
+
+
+def fit_pass(codes: list[str]) -> tuple[list[str], str | None]:
+    """``codes`` cut to what may be sent, and what was wrong if they had to be cut."""
+    if len(codes) <= MAX_SENT_CARDS:
+        return codes, None
+    return codes[:MAX_SENT_CARDS], f"choose_pass returned {len(codes)} cards"
 
 
 def card_answered(code: str) -> Card:

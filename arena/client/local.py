@@ -113,6 +113,18 @@ def play_local(
         raise ConfigError(f"{len(bots)} bots for a {rules.players}-player game")
     if hands is not None and hands < 1:
         raise ConfigError(f"hands must be a whole number >= 1 or None, got {hands}")
+    if not isinstance(decide_forced_moves, bool):
+        # "no" is a true value: it turned the option on.
+        raise ConfigError(f"decide_forced_moves must be True or False, got {decide_forced_moves!r}")
+    if names is not None and (
+        isinstance(names, str)
+        or not isinstance(names, Sequence)
+        or not all(isinstance(n, str) and n for n in names)
+    ):
+        # A string is a sequence of names too, of one letter each: "abcd" seated a, b, c, d.
+        raise ConfigError(
+            f"names must be a list of bot names (non-empty strings), one per seat, got {names!r}"
+        )
     seat_names = tuple(names) if names is not None else _default_names(bots)
     if len(seat_names) != len(bots):
         raise ConfigError(f"{len(seat_names)} names for {len(bots)} bots")

@@ -3,7 +3,8 @@
 One session is one ``BotService.Play`` stream (see ``proto/hearts/v1/bot_service.proto``). The
 runner says Hello, then for every referee message handles, in the protocol's order, the welcome,
 the events (each to its hook), the decision request (the bot's answer goes straight back) and
-the shutdown. Everything runs on the caller's thread; gRPC's own thread only drains the outbox.
+the shutdown. The bot runs on the caller's thread; gRPC's own thread only drains the outbox, and
+a reader thread of the SDK's notes when each referee message arrives (see :meth:`_Runner.session`).
 
 What happens when things go wrong:
 
@@ -55,7 +56,7 @@ from typing import NoReturn
 import grpc
 
 from arena import __version__
-from arena.client.answers import pass_codes, play_code
+from arena.client.answers import fit_pass, fit_play, pass_codes, play_code
 from arena.client.bot import Bot, api_slips, default_pass, default_play, dispatch_event
 from arena.client.events import FaultNotice
 from arena.client.view import DecisionKind, DecisionView
@@ -216,8 +217,26 @@ class ClientSettings:
         give_up_after: float | None = None,
     ) -> ClientSettings:
         """Settings from the arguments given, the rest from ``ARENA_*`` variables."""
+        # Checked first: a number or bytes here failed deep inside (an AttributeError on
+        # startswith, a TypeError from protobuf at the first Hello), with a traceback.
+        for arg, value in (
+            ("address", address),
+            ("token", token),
+            ("name", name),
+            ("bot_version", bot_version),
+        ):
+            if value is not None and not isinstance(value, str):
+                raise ConfigError(f"{arg} must be a string, got {value!r}")
+        if tls_ca is not None and not isinstance(tls_ca, str | Path):
+            raise ConfigError(f"tls_ca must be a path (a str or a Path), got {tls_ca!r}")
+        if not isinstance(decide_forced_moves, bool):
+            raise ConfigError(
+                f"decide_forced_moves must be True or False, got {decide_forced_moves!r}"
+            )
+        if give_up_after is not None:
+            _check_give_up(give_up_after)
         env = os.environ
-        address = address or env.get(ENV_ADDRESS, "")
+        address = (address or env.get(ENV_ADDRESS, "")).strip()
         token = token or env.get(ENV_TOKEN, "")
         name = name or env.get(ENV_BOT_NAME, "")
         missing = [
@@ -251,8 +270,6 @@ class ClientSettings:
         if give_up_after is None:
             text = env.get(ENV_GIVE_UP, "").strip()
             give_up_after = _seconds(text, ENV_GIVE_UP) if text else DEFAULT_GIVE_UP_S
-        elif not give_up_after >= 0:  # NaN too
-            raise ConfigError(f"give_up_after must be 0 or more seconds, got {give_up_after!r}")
         return cls(
             address=address,
             token=token,
@@ -282,7 +299,15 @@ def _check_address(address: str) -> None:
             f"e.g. {rest.rstrip('/') or '127.0.0.1:50051'}"
         )
     host, sep, port = address.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) <= MAX_PORT:
+    # ASCII digits only ("５０" passes isdigit), and no space in the host: gRPC cannot read
+    # either, and retried them for minutes ("Failed to parse port", "Misformatted domain name").
+    if (
+        not sep
+        or not host
+        or not (port.isascii() and port.isdigit())
+        or not 0 < int(port) <= MAX_PORT
+        or any(c.isspace() or not c.isprintable() for c in host)
+    ):
         raise ConfigError(
             f"{ENV_ADDRESS} {address!r}: expected the referee's HOST:PORT, e.g. 127.0.0.1:50051"
         )
@@ -291,6 +316,26 @@ def _check_address(address: str) -> None:
         raise ConfigError(
             f"{ENV_ADDRESS} {address!r}: an IPv6 address goes in brackets, [{host}]:{port}"
         )
+
+
+def _check_give_up(value: object) -> None:
+    """Refuse a ``give_up_after`` that is not a number of seconds, 0 or more (NaN included)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"give_up_after must be a number of seconds, got {value!r}")
+    if not value >= 0:  # NaN too: it was slept on ("retrying in nan s", then a ValueError)
+        raise ConfigError(f"give_up_after must be 0 or more seconds, got {value!r}")
+
+
+def _check_bot(bot: object) -> None:
+    """Refuse what is not a Bot instance, in one sentence (not an AttributeError from inside)."""
+    if isinstance(bot, Bot):
+        return
+    if isinstance(bot, type):
+        # run(MyBot): the class where an instance belongs, the commonest slip of all.
+        raise ConfigError(
+            f"the bot is the class {bot.__name__}, not a Bot: give an instance, {bot.__name__}()"
+        )
+    raise ConfigError(f"the bot is {bot!r}, not a Bot: give an instance of a Bot subclass")
 
 
 def _seconds(text: str, var: str) -> float:
@@ -351,6 +396,7 @@ def run(
     _default_logging()
     runner: _Runner | None = None
     try:
+        _check_bot(bot)
         settings = ClientSettings.resolve(
             address,
             token,
@@ -446,9 +492,13 @@ def serve(bot: Bot, settings: ClientSettings, *, give_up_after: float | None = N
     :class:`~arena.errors.ConfigError` when the first connection fails on a TLS setting (TLS at
     a plain-text port, a certificate not trusted or not for the address's host).
     """
+    _check_bot(bot)
+    if not isinstance(settings, ClientSettings):
+        raise ConfigError(
+            f"settings must be a ClientSettings, e.g. ClientSettings.resolve(), got {settings!r}"
+        )
     limit = settings.give_up_after if give_up_after is None else give_up_after
-    if not limit >= 0:  # NaN too: it was slept on ("retrying in nan s", then a ValueError)
-        raise ConfigError(f"give_up_after must be 0 or more seconds, got {limit!r}")
+    _check_give_up(limit)
     return _serve(_Runner(bot, settings), limit)
 
 
@@ -609,6 +659,26 @@ class _Broken:
         return broken
 
 
+_Arrival = tuple[float, bot_pb.PlayResponse] | _Broken | None
+"""What the reader thread hands on: a message with its arrival time (:func:`time.monotonic`),
+the status that broke the stream, or None at its end."""
+
+
+def _read_stream(
+    responses: Iterator[bot_pb.PlayResponse], inbox: queue.SimpleQueue[_Arrival]
+) -> None:
+    """Put each message of ``responses`` in ``inbox`` as it arrives, timed; then how it ended."""
+    try:
+        for response in responses:
+            inbox.put((time.monotonic(), response))
+    except grpc.RpcError as e:
+        inbox.put(_Broken.of(e))
+    except Exception as e:  # not gRPC's: the session must still end, and say why
+        inbox.put(_Broken(grpc.StatusCode.UNKNOWN, f"{type(e).__name__}: {e}"))
+    else:
+        inbox.put(None)
+
+
 class _Runner:
     """One bot's sessions: the channel, the handshake, and the handling of each message."""
 
@@ -729,9 +799,24 @@ class _Runner:
                 self.outbox = outbox
                 if self.stop_signal is not None:  # it came before there was an outbox to tell
                     outbox.goodbye(f"received {self.stop_signal.name}")
+                # Messages are read, and their arrival timed, on a thread of their own: read
+                # here, a request that came while the bot was still busy with the one before
+                # (late, past its deadline) was timed from when the bot was free, and its view
+                # showed the whole move time left although the referee's clock had run out.
+                inbox: queue.SimpleQueue[_Arrival] = queue.SimpleQueue()
+                reader = threading.Thread(
+                    target=_read_stream, args=(responses, inbox), name="arena-inbox", daemon=True
+                )
+                reader.start()
                 try:
-                    for response in responses:
-                        received_at = time.monotonic()
+                    while True:
+                        arrival = inbox.get()
+                        if isinstance(arrival, _Broken):
+                            end = arrival
+                            break
+                        if arrival is None:
+                            break
+                        received_at, response = arrival
                         if response.HasField("welcome"):
                             self._welcome(response.welcome)
                         # Once stopping, the bot is asked nothing more and its hooks are not called.
@@ -745,8 +830,6 @@ class _Runner:
                         if response.HasField("shutdown"):
                             end = self._shutdown(response.shutdown)
                             outbox.close()
-                except grpc.RpcError as e:
-                    end = _Broken.of(e)
                 except KeyboardInterrupt:
                     # Only without run()'s handler (serve() called directly): a best effort.
                     outbox.goodbye("interrupted")
@@ -755,6 +838,7 @@ class _Runner:
                     self.outbox = None
                     outbox.close()  # gRPC's sending thread leaves its wait for the next message
                     cancel()  # nothing if the call is over already
+                    reader.join()  # the cancel ends its read at once, if the stream had not
                 # Leaving the block closes the channel: it waits for gRPC to finish with its calls.
         finally:
             # The sending thread's last step takes the call's lock; it has nothing left to
@@ -864,6 +948,8 @@ class _Runner:
                 )
                 return play_decision(rid, fallback)
             code, wrong = play_code(card)
+            code, cut = fit_play(code)
+            wrong = wrong or cut
             if wrong is not None:
                 # Sent as it is: the referee judges it and says which rule it broke.
                 log.warning(
@@ -885,6 +971,8 @@ class _Runner:
             )
             return pass_decision(rid, fallback_pass)
         codes, wrong = pass_codes(chosen)
+        codes, cut = fit_pass(codes)
+        wrong = wrong or cut
         if wrong is not None:
             log.warning(
                 "%s (hand %d); sending %s for the referee to judge",

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from arena.cards import QUEEN_OF_SPADES, RANKS_PER_SUIT, Card, Suit, mask_of
 from arena.client.view import DecisionKind, DecisionView
 from arena.engine import Hand, HandResult
+from arena.errors import ConfigError
 from arena.rules import FirstLead, PassDirection
 
 __all__ = ["playout", "sample_world"]
@@ -30,6 +31,13 @@ _HEARTS_SHIFT = int(Suit.HEARTS) * RANKS_PER_SUIT
 
 def sample_world(view: DecisionView, rng: random.Random) -> Hand:
     """An engine hand at the view's position, the unseen cards dealt at random but consistently."""
+    if not isinstance(view, DecisionView):
+        raise ConfigError(f"sample_world takes a DecisionView, got {view!r}")
+    if not isinstance(rng, random.Random):
+        # Checked here: None or a seed failed deep inside, on a missing shuffle().
+        raise ConfigError(
+            f"sample_world takes a random.Random as rng, e.g. decision_rng(seed, view), got {rng!r}"
+        )
     rules = view.rules
     n = view.players
     me = view.seat
@@ -189,7 +197,19 @@ def _deal(
 
 
 def playout(hand: Hand, totals: Sequence[int] | None = None) -> HandResult:
-    """Play ``hand`` to its end with a fast greedy policy; its result (``totals`` for the moon)."""
+    """Play ``hand`` to its end with a fast greedy policy; its result (``totals`` for the moon).
+
+    A hand still in its pass phase (a pass view's :func:`sample_world`) is played from the pass:
+    each seat yet to pass passes its highest-ranked cards.
+    """
+    if not isinstance(hand, Hand):
+        raise ConfigError(
+            f"playout takes an engine Hand, e.g. sample_world(view, rng), got {hand!r}"
+        )
+    # Without the passes the play never began: the legal mask was empty, and the engine raised
+    # "negative shift count" on the card it was asked to play.
+    for seat in hand.seats_to_pass:
+        hand.pass_mask(seat, _highest_cards(hand.hand_mask(seat), hand.rules.pass_count))
     current = hand.current_trick
     trick = [c.index for c in current.cards] if current is not None else []
     while not hand.is_over:
@@ -200,6 +220,14 @@ def playout(hand: Hand, totals: Sequence[int] | None = None) -> HandResult:
         if hand.play_index(index):
             trick = []
     return hand.result(totals)
+
+
+def _highest_cards(mask: int, count: int) -> int:
+    """The ``count`` highest-ranked cards of ``mask`` (on a tie of ranks, the first suit's)."""
+    chosen = 0
+    for _ in range(count):
+        chosen |= 1 << _highest_rank(mask & ~chosen)
+    return chosen
 
 
 def _greedy(hand: Hand, legal: int, trick: list[int]) -> int:
