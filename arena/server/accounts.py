@@ -373,7 +373,10 @@ def check_not_a_batch(db: Path) -> None:
         # Reading a WAL database makes its side files; the ones this look made are removed (files
         # that were there belong to whoever has the database open).
         for side in ours:
-            side.unlink(missing_ok=True)
+            # Only one that is there: on a read-only file system, removing even a missing file
+            # fails (EROFS), and every command on the database ended in that traceback.
+            if side.exists():
+                side.unlink(missing_ok=True)
     for kind in kinds:
         if kind in _OTHER_KINDS:
             raise ConfigError(

@@ -12,6 +12,7 @@ recorded INTERRUPTED all the same).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
 import ssl
@@ -26,6 +27,7 @@ from arena.server.competition import Competition, EventAccounts, SessionInfo
 from arena.server.config import ServerConfig
 from arena.server.http import HttpServer
 from arena.server.ledger import Ledger
+from arena.server.logs import EXIT_LOG_GONE, LogHandler
 from arena.server.matchmaking import event_schedule
 from arena.server.webapp import make_handler
 from arena.table import GameRecord, TableSpec
@@ -145,8 +147,13 @@ async def serve(
     tls_key: Path | None = None,
     ready: Callable[[Ports], None] | None = None,
     stop: asyncio.Event | None = None,
+    log_handler: LogHandler | None = None,
 ) -> int:
-    """Run the competition server until SIGTERM/SIGINT (or ``stop`` is set); the exit status."""
+    """Run the competition server until SIGTERM/SIGINT (or ``stop`` is set, or the reader of
+    ``log_handler``'s log goes: then the status is :data:`EXIT_LOG_GONE`); the exit status.
+
+    A start that fails (an exception before ``ready`` has returned) removes the database if it
+    made it, so that the next start does not take an empty one for the competition's."""
     loop = asyncio.get_running_loop()
     total = None
     if config.event is not None:
@@ -169,15 +176,32 @@ async def serve(
             raise ConfigError("--tls-cert and --tls-key go together: give both")
         tls = TlsConfig.from_files(tls_cert, tls_key)  # checked before the database is made
     check_not_a_batch(db)
+    stop = stop or asyncio.Event()
+    log_gone = False
+
+    def on_log_gone() -> None:
+        # A closed pipe, as SIGPIPE stops a Unix tool: a server that ran on for weeks with no
+        # log (faults, refusals, bans) while looking healthy is worse than one that stops.
+        nonlocal log_gone
+        log_gone = True
+        stop.set()
+
+    def heard_log_gone() -> None:  # in whichever thread logged
+        with contextlib.suppress(RuntimeError):  # the loop closed: the server has stopped
+            loop.call_soon_threadsafe(on_log_gone)
+
     ledger = Ledger.open(db, config, total)
-    accounts = AccountStore(db)
-    competition = Competition(config, ledger, accounts)
+    accounts: AccountStore | None = None
+    competition: Competition | None = None
     referee: Referee | None = None
     web: HttpServer | None = None
     watcher: asyncio.Task[None] | None = None
-    stop = stop or asyncio.Event()
     signals = 0
     background: set[asyncio.Task[None]] = set()
+    started = False
+    forget_log = (
+        log_handler.when_gone(heard_log_gone) if log_handler is not None else (lambda: None)
+    )
 
     def on_signal(number: int) -> None:
         nonlocal signals
@@ -197,6 +221,8 @@ async def serve(
             hurry.add_done_callback(background.discard)
 
     try:
+        accounts = AccountStore(db)
+        competition = Competition(config, ledger, accounts)
         await competition.load()
         _warn_about_event(config, accounts)
         lookup = (
@@ -246,12 +272,13 @@ async def serve(
         )
         if ready is not None:
             ready(ports)
+        started = True
         await stop.wait()
         left = await competition.drain(config.drain_ms / 1000)
         log.info("drained", extra={"interrupting": left})
         await referee.stop(0)
         await competition.wait_recorded()
-        return 0
+        return EXIT_LOG_GONE if log_gone else 0
     finally:
         # The handlers stay to the end (the loop's close removes them): a second Ctrl-C that
         # came once the tables were done, as the fit worker was being stopped, killed the server
@@ -260,10 +287,13 @@ async def serve(
             watcher.cancel()
         if referee is not None and not referee.stopping:
             await referee.stop(0)
-        await competition.wait_recorded()
-        await competition.close()
+        if competition is not None:
+            await competition.wait_recorded()
+            await competition.close()
         if web is not None:
             await web.close()
-        ledger.close()
-        accounts.close()
+        if accounts is not None:
+            accounts.close()  # before the ledger, which may remove the file
+        ledger.close(discard=not started)
+        forget_log()
         log.info("stopped")

@@ -183,7 +183,7 @@ def serve_command(
 ) -> None:
     """Run the competition: bots connect with their tokens, a ladder plays, a page shows it."""
     from arena.server.app import Ports, host_port, serve
-    from arena.server.logs import setup_logging
+    from arena.server.logs import EXIT_LOG_GONE, setup_logging
 
     if host.startswith("[") and host.endswith("]"):
         host = host[1:-1]  # an IPv6 address as URLs write it: [::1]
@@ -221,23 +221,30 @@ def serve_command(
         settings = load_server_config(config)
     except (ArenaError, OSError) as e:
         raise _fail(str(e)) from None
+    if sys.stdout is None or (log_file is None and sys.stderr is None):
+        # Started with no output for the banner (`>&-`), or none for the log: as a closed pipe,
+        # quietly, exit 141, before anything is made. (It served on, to fail at the banner with
+        # a traceback; or the event loop aborted as it closed a socket given descriptor 1.)
+        from arena.cli import output_closed
+
+        output_closed()
     try:
-        setup_logging(log_file)
+        log_handler = setup_logging(log_file)
     except OSError as e:
         raise _fail(
             f"--log {log_file}: {e.strerror or e}; give a file in a folder that exists"
         ) from None
     new_db = _check_db(db, create=True)
-    banner_closed: list[bool] = []  # the banner's reader had gone: stop as on a closed pipe
+    banner_closed: list[bool] = []  # the banner's (or notice's) reader had gone: as a closed pipe
 
     def ready(ports: Ports) -> None:
-        # Said once the database is made, so that a refusal (a bad certificate) is not preceded
-        # by a promise; still before the banner, where a mistyped --db would otherwise pass.
-        if new_db:
-            _say_new_db(db)
         scheme = "https" if tls_cert else "http"
         shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
         try:
+            # Said once the database is made, so that a refusal (a bad certificate) is not
+            # preceded by a promise; still before the banner, where a mistyped --db would pass.
+            if new_db:
+                _say_new_db(db)
             typer.echo(
                 f"serving {settings.name!r}: bots connect to {host_port(shown, ports.bots)}; "
                 f"leaderboard at {scheme}://{host_port(shown, ports.web)}/",
@@ -262,6 +269,7 @@ def serve_command(
                 tls_cert=tls_cert,
                 tls_key=tls_key,
                 ready=ready,
+                log_handler=log_handler,
             )
         )
     except _OutputError as e:
@@ -278,6 +286,16 @@ def serve_command(
         # stop it, the second landing now, must not turn a clean stop into a death by signal.
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_IGN)
+    if code == EXIT_LOG_GONE and log_file is not None:
+        # Standard error may still be read: say why the server stopped. (The log on standard
+        # error gone, there is no one to tell.)
+        with contextlib.suppress(OSError):
+            typer.echo(
+                f"arena: error: --log {log_file}: its reader has gone (a closed pipe), so the "
+                "server stopped; log to a plain file and follow it with `tail -f` to keep "
+                "serving whatever reads it",
+                err=True,
+            )
     raise typer.Exit(code)
 
 

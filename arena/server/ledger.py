@@ -223,21 +223,34 @@ class LedgerDB:
         self.path = path
         self.run_id = config.run_id
         self._lock = lock_database(path, "arena serve")
+        # Looked at under the lock: no other server can make it meanwhile.
+        self.made = not path.exists()
+        """Whether this start made the database (:meth:`close` may then remove it)."""
+        store: Store | None = None
+        conn: sqlite3.Connection | None = None
         try:
-            self.store = Store.open(path)
-            _check_same_competition(self.store, self.run_id, config.identity(), path)
-            self.store.claim(self.run_id, config.kind, config.identity(), total)
+            self.store = store = Store.open(path)
+            _check_same_competition(store, self.run_id, config.identity(), path)
+            store.claim(self.run_id, config.kind, config.identity(), total)
+            self._db = conn = sqlite3.connect(
+                path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            )
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.executescript(SCHEMA)
+            self._pending: list[tuple[int, dict[str, tuple[float, float]]]] = []
+            self.secret, self.secret_made = self._secret()
         except BaseException:
-            unlock_database(self.path, self._lock)
+            # A database this start made is no use half made: the next start would take it for
+            # one that exists (and say nothing of starting a new one).
+            try:
+                for opened in (conn, store):
+                    if opened is not None:
+                        opened.close()
+                self._discard()
+            finally:
+                unlock_database(self.path, self._lock)
             raise
-        self._db = sqlite3.connect(
-            path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
-        )
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.executescript(SCHEMA)
-        self._pending: list[tuple[int, dict[str, tuple[float, float]]]] = []
-        self.secret, self.secret_made = self._secret()
 
     def _secret(self) -> tuple[str, bool]:
         """The competition's secret, made (and kept) at the first start; and whether it was made
@@ -250,14 +263,25 @@ class LedgerDB:
         row = self._db.execute("SELECT secret FROM server_secret WHERE id = 0").fetchone()
         return str(row[0]), made == 1
 
-    def close(self) -> None:
-        """Flush, then close both connections and let another server have the database."""
+    def close(self, *, discard: bool = False) -> None:
+        """Flush, then close both connections and let another server have the database;
+        ``discard``: remove it if this start made it (a start that failed)."""
         try:
-            self.flush()
+            if not (discard and self.made):  # nothing to keep in a file about to go
+                self.flush()
             self._db.close()
             self.store.close()
+            if discard:
+                self._discard()
         finally:
+            # Last: the files go while no other server can start on them.
             unlock_database(self.path, self._lock)
+
+    def _discard(self) -> None:
+        """Remove the database (closed) if this start made it."""
+        if self.made:
+            for end in ("", "-wal", "-shm", "-journal"):
+                self.path.with_name(self.path.name + end).unlink(missing_ok=True)
 
     # ---- start-up ---------------------------------------------------------------------------
 
@@ -529,7 +553,7 @@ class Ledger:
         try:
             reader = LedgerReader(path, db.run_id)
         except BaseException:
-            db.close()  # and with it the database's lock, which would otherwise stay behind
+            db.close(discard=True)  # and with it the database's lock, which would stay behind
             raise
         return cls(db, reader)
 
@@ -543,12 +567,13 @@ class Ledger:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._reads, call, self.reader, *args)
 
-    def close(self) -> None:
-        """Finish pending writes, then close."""
+    def close(self, *, discard: bool = False) -> None:
+        """Finish pending writes, then close; ``discard``: remove the database if this start
+        made it (a start that failed: it holds nothing but what the start wrote)."""
         self._writer.shutdown(wait=True)
         self._reads.shutdown(wait=True)
-        self.db.close()
-        self.reader.close()
+        self.reader.close()  # before the database may go
+        self.db.close(discard=discard)
 
 
 def now() -> float:

@@ -7,13 +7,20 @@ passed as ``extra={...}`` to the logging call is added as fields of its own (``b
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-__all__ = ["JsonFormatter", "setup_logging"]
+__all__ = ["EXIT_LOG_GONE", "JsonFormatter", "LogHandler", "setup_logging"]
+
+EXIT_LOG_GONE = 141
+"""The exit status of a server whose log's reader has gone: a closed pipe's, as the shell
+reports a process that SIGPIPE ended, and as every arena command exits on a closed output."""
 
 # The attributes every LogRecord has; anything else came in through `extra`.
 _STANDARD = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime", "taskName"}
@@ -39,15 +46,72 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(line, default=str, separators=(",", ":"))
 
 
-def setup_logging(path: Path | None = None, level: int = logging.INFO) -> None:
+class LogHandler(logging.StreamHandler[TextIO]):
+    """Writes the log to a stream and notices when the stream's reader has gone (a closed pipe:
+    ``arena serve 2>&1 | head``, a ``| jq`` that died, ``--log >(...)``)."""
+
+    def __init__(self, stream: TextIO, path: Path | None = None) -> None:
+        super().__init__(stream)
+        self.path = path
+        """The ``--log`` file, or None for standard error."""
+        self.gone = False
+        """Whether the reader has gone: nothing is written any more."""
+        self._listeners: list[Callable[[], None]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Write the record, unless the reader has gone."""
+        if not self.gone:
+            super().emit(record)
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        """A closed pipe ends the log (see :meth:`when_gone`); another error is logging's to
+        report, as before."""
+        if not isinstance(sys.exc_info()[1], BrokenPipeError):
+            super().handleError(record)
+            return
+        self.gone = True
+        # Whatever else would write there (a line buffered for it, gRPC's C core on standard
+        # error, the interpreter at exit) would fail again: it goes to /dev/null instead.
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(devnull, self.stream.fileno())
+            finally:
+                os.close(devnull)
+        listeners, self._listeners = self._listeners, []
+        for listener in listeners:
+            listener()
+
+    def when_gone(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener`` once the reader has gone (at once if it has), in the thread that
+        logged; returns what takes it back."""
+        with self.lock or contextlib.nullcontext():
+            if not self.gone:
+                self._listeners.append(listener)
+                return lambda: self._forget(listener)
+        listener()
+        return lambda: None
+
+    def _forget(self, listener: Callable[[], None]) -> None:
+        with self.lock or contextlib.nullcontext(), contextlib.suppress(ValueError):
+            self._listeners.remove(listener)
+
+    def close(self) -> None:
+        """Close the handler, and the ``--log`` file it opened."""
+        try:
+            if self.path is not None:
+                with contextlib.suppress(OSError):  # the reader gone, or a full disk: no matter
+                    self.stream.close()
+        finally:
+            super().close()
+
+
+def setup_logging(path: Path | None = None, level: int = logging.INFO) -> LogHandler:
     """Send the ``arena`` loggers' records as JSON lines to ``path`` (or standard error)."""
-    stream: TextIO
-    handler: logging.Handler
-    if path is None:
-        stream = sys.stderr
-        handler = logging.StreamHandler(stream)
-    else:
-        handler = logging.FileHandler(path, encoding="utf-8")
+    # Opened as logging.FileHandler does (appending), but written through the one handler that
+    # notices a closed pipe: `--log` may name one (a FIFO, `>(jq .)`).
+    stream = sys.stderr if path is None else open(path, "a", encoding="utf-8")  # noqa: SIM115
+    handler = LogHandler(stream, path)
     handler.setFormatter(JsonFormatter())
     root = logging.getLogger("arena")
     for old in list(root.handlers):
@@ -56,3 +120,4 @@ def setup_logging(path: Path | None = None, level: int = logging.INFO) -> None:
     root.addHandler(handler)
     root.setLevel(level)
     root.propagate = False
+    return handler
