@@ -38,6 +38,7 @@ from arena.ratings.results import TableResult
 from arena.rules import Rules
 from arena.server.config import ServerConfig
 from arena.store import (
+    COMPETITION_KINDS,
     Store,
     config_differences,
     lock_database,
@@ -190,7 +191,7 @@ def _check_same_competition(
     own words. (The store's refusal says to delete the file: here it holds the accounts and
     every game played so far.)"""
     for other in store.runs():
-        if other.run_id != run_id and other.kind in ("ladder", "event"):
+        if other.run_id != run_id and other.kind in COMPETITION_KINDS:
             words = config_differences(other.config, identity, _in_config_words)
             differs = "; ".join(words) or "another configuration"
             raise ConfigError(
