@@ -16,11 +16,12 @@ import sys
 from collections.abc import Callable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar, get_args
+from typing import Annotated, Any, Final, NoReturn, TypeVar, get_args
 
 import typer
 from rich.console import Console
-from typer.core import TyperCommand, TyperOption
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
+from typer.models import DefaultPlaceholder
 
 from arena import __version__
 from arena._compiled import PURE_VARIABLE
@@ -96,7 +97,78 @@ def main(
         )
 
 
-class OnceCommand(TyperCommand):
+METAVARS: Final = {
+    "--bot": "NAME=COMMAND",
+    "--filler": "NAME=COMMAND",
+    "--rule": "NAME=VALUE",
+    "--rules": "PRESET",
+    "--candidate": "BOT",
+    "--anchor": "BOT",
+    "--game-to": "POINTS",
+    "--move-time": "TIME",
+    "--time-bank": "TIME",
+    "--grace": "TIME",
+    "--db": "PATH",
+    "--out": "FOLDER",
+    "--config": "FILE",
+    "--log": "FILE",
+    "--plot": "FILE",
+    "--tls-cert": "FILE",
+    "--tls-key": "FILE",
+    "--ca": "FILE",
+    "--format": "FORMAT",
+    "--run": "RUN_ID",
+    "--only": "CHECK",
+    "--name": "NAME",
+    "--host": "HOST",
+    "--url": "URL",
+    "--token": "TOKEN",
+    "--reason": "TEXT",
+}
+"""What each option's value is, for --help (typer shows its Python type: ``<list[str]>``)."""
+_TYPE_METAVARS: Final = {"<int>": "N", "<float>": "NUMBER", "<str>": "TEXT", "<path>": "PATH"}
+
+
+def _plain_metavar(param: Any) -> None:
+    """Give an option of ours a metavar that says what to type, and a flag none (typer 0.29
+    shows ``<bool>`` beside every flag, ``--help`` included)."""
+    if isinstance(param, TyperArgument):
+        # Its name says what it is (NAME, GAME, COMMAND...); the type column would add <str>.
+        param.display_type_rich = _no_type  # type: ignore[method-assign]
+        return
+    if not isinstance(param, TyperOption) or param.metavar is not None:
+        return
+    if param.is_flag or param.count:
+        param.metavar = ""
+        return
+    shown = param.display_type_rich(None)  # type: ignore[arg-type]  # no context is read
+    named = METAVARS.get(param.opts[0])
+    if named is None and shown is not None and shown.startswith("<") and "|" in shown:
+        named = shown.strip("<>")  # a choice: its values
+    param.metavar = named or _TYPE_METAVARS.get(str(shown), None)
+
+
+def _no_type(ctx: Any) -> None:
+    """No type column for an argument (see :func:`_plain_metavar`)."""
+    return None
+
+
+class _PlainHelp:
+    """Help that shows what each option takes in words (see :func:`_plain_metavar`)."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        """The command's parameters, the help option included, with plain metavars."""
+        params: list[Any] = super().get_params(ctx)  # type: ignore[misc]
+        for param in params:
+            _plain_metavar(param)
+        return params
+
+
+class PlainGroup(_PlainHelp, TyperGroup):
+    """A group of commands whose help shows what each option takes in words."""
+
+
+class OnceCommand(_PlainHelp, TyperCommand):
     """A command that refuses a single-valued option given twice (click keeps the last one
     silently, so ``--players 3 --players 5`` would play 5 without a word)."""
 
@@ -216,7 +288,10 @@ def _repeated_option(command: TyperCommand, args: list[str], interspersed: bool)
 
 
 def _once_everywhere(application: typer.Typer) -> None:
-    """Make every command of ``application`` (and of its sub-apps) an :class:`OnceCommand`."""
+    """Make every command of ``application`` (and of its sub-apps) an :class:`OnceCommand`,
+    and every group a :class:`PlainGroup`."""
+    if isinstance(application.info.cls, DefaultPlaceholder):  # no class of its own
+        application.info.cls = PlainGroup
     for info in application.registered_commands:
         if info.cls in (None, TyperCommand):  # a command of a class of its own keeps it
             info.cls = OnceCommand

@@ -94,6 +94,31 @@ def test_version_and_help(tmp_path: Path) -> None:
         assert flag in helped.stdout
 
 
+def test_every_help_says_what_each_option_takes_in_words(tmp_path: Path) -> None:
+    # typer 0.29 showed Python types beside options (`--bot <list[str]>`, `--seed <int>`) and
+    # `<bool>` beside every flag, --help included.
+    commands = [
+        [*c, "--help"]
+        for c in (
+            [], ["run"], ["demo"], ["replay"], ["ratings"], ["sprt"], ["serve"], ["check-bot"],
+            ["bots"], ["bots", "add"], ["bots", "list"], ["bots", "revoke"], ["bots", "ban"],
+            ["bots", "unban"], ["admin"], ["admin", "token"], ["admin", "pause"],
+            ["admin", "resume"], ["admin", "kick"], ["admin", "ban"], ["admin", "unban"],
+        )
+    ]  # fmt: skip
+    done = arenas(tmp_path, commands)
+    for command, helped in zip(commands, done, strict=True):
+        assert helped.returncode == 0, (command, helped.stderr)
+        assert not re.search(r"<(bool|int|float|str|path|list\[)", helped.stdout), command
+    run, sprt, ratings = done[1], done[5], done[4]
+    rows = [" ".join(line.split()) for line in run.stdout.splitlines()]
+    for row in ("--bot NAME=COMMAND", "--rule NAME=VALUE", "--seed N", "--move-time TIME"):
+        assert any(r.startswith(f"│ {row} ") for r in rows), row
+    assert any(" ".join(r.split()).startswith("│ --strict --no-strict Forfeit") for r in rows)
+    assert "--filler" in sprt.stdout and "NAME=COMMAND" in sprt.stdout
+    assert "sandwich|bootstrap" in ratings.stdout
+
+
 def one_port_in_use() -> socket.socket:
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
