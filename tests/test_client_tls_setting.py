@@ -5,11 +5,13 @@ against a real referee on loopback."""
 from __future__ import annotations
 
 import dataclasses
+import http.server
 import math
 import os
 import signal
 import subprocess
 import sys
+import threading
 
 import pytest
 from test_js_bot import JS_BOT, require_node
@@ -96,3 +98,49 @@ def test_serve_refuses_a_give_up_time_that_is_not_0_or_more(where: str, given: f
     extra = {"give_up_after": given} if where == "argument" else {}
     with pytest.raises(ConfigError, match=r"give_up_after must be 0 or more seconds, got"):
         serve(Bot(), settings, **extra)
+
+
+class _Page(http.server.BaseHTTPRequestHandler):
+    """An HTTP/1 page, as the leaderboard's web port serves."""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"<html></html>")
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet."""
+
+
+@pytest.mark.parametrize("language", ["python", "node"])
+def test_an_http1_server_at_the_address_is_refused_at_once_naming_the_ports(language: str) -> None:
+    # A bot pointed at the leaderboard's web port instead of the bots' retried for ten minutes,
+    # saying only "Failed parsing HTTP/2" (Python) or "Protocol error" (Node.js).
+    command = (
+        [require_node(), str(JS_BOT)] if language == "node" else [sys.executable, str(LOWCARD)]
+    )
+    page = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Page)
+    serving = threading.Thread(target=page.serve_forever, daemon=True)
+    serving.start()
+    try:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+        env |= {
+            "ARENA_ADDRESS": f"127.0.0.1:{page.server_address[1]}",
+            "ARENA_TOKEN": "t",
+            "ARENA_BOT_NAME": "b",
+        }
+        try:
+            done = subprocess.run(
+                command, env=env, capture_output=True, text=True, timeout=EXIT_WAIT_S, check=False
+            )
+        except subprocess.TimeoutExpired as e:
+            raise AssertionError(f"the bot kept retrying: {e.stderr!r}") from None
+    finally:
+        page.shutdown()
+        page.server_close()
+        serving.join()
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "does not speak gRPC (an HTTP/1 server: the leaderboard's web port?)" in lines[0]
+    assert "set ARENA_ADDRESS to the referee's port for bots (arena serve --port)" in lines[0]

@@ -557,10 +557,14 @@ def _serve(runner: _Runner, give_up_after: float) -> SessionEnd:
         elif failing_since is None:
             failing_since = now
         left = failing_since + give_up_after - now
-        hint = "" if runner.welcomed or invited else _tls_hint(settings, detail)
-        if hint and not ever_welcomed and _tls_mismatch(settings, detail):
-            # These settings have never worked, and the answer is the TLS handshake's own: it
-            # would fail the same way for the ten minutes of retries.
+        hint = (
+            ""
+            if runner.welcomed or invited
+            else _tls_hint(settings, detail) or _not_grpc_hint(detail)
+        )
+        if hint and not ever_welcomed and (_tls_mismatch(settings, detail) or _not_grpc(detail)):
+            # These settings have never worked, and the answer is the TLS handshake's own (or
+            # an HTTP/1 server's): it would fail the same way for the ten minutes of retries.
             raise ConfigError(f"cannot connect to {settings.address} ({code.name}){hint}")
         if left < 0:
             raise GaveUp(
@@ -618,6 +622,22 @@ def _tls_hint(settings: ClientSettings, detail: str) -> str:
             "host name the certificate holds (the organiser gives it)"
         )
     return ""
+
+
+def _not_grpc(detail: str) -> bool:
+    """Whether a failed connection reached a server that does not speak HTTP/2 at all (an
+    HTTP/1 server, such as the leaderboard's web port): certainly not a referee."""
+    return "Failed parsing HTTP/2" in detail or "http1.x server" in detail
+
+
+def _not_grpc_hint(detail: str) -> str:
+    """What to change when the address is an HTTP/1 server's ("" if it is not)."""
+    if not _not_grpc(detail):
+        return ""
+    return (
+        f": the server there does not speak gRPC (an HTTP/1 server: the leaderboard's web "
+        f"port?); set {ENV_ADDRESS} to the referee's port for bots (arena serve --port)"
+    )
 
 
 _HOSTNAME_MISMATCH = "Hostname Verification Check failed"

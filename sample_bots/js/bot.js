@@ -374,6 +374,20 @@ function tlsMismatch(details) {
   );
 }
 
+// Whether a failed connection reached a server that does not speak HTTP/2 at all (an HTTP/1
+// server, such as the leaderboard's web port): grpc-js says only "Protocol error".
+function notGrpc(details) {
+  return /Last error: Protocol error/.test(details);
+}
+
+function notGrpcHint(details) {
+  if (!notGrpc(details)) return "";
+  return (
+    ": the server there does not speak gRPC (an HTTP/1 server: the leaderboard's web port?); " +
+    "set ARENA_ADDRESS to the referee's port for bots (arena serve --port)"
+  );
+}
+
 class Session {
   constructor() {
     this.address = checkedAddress(process.env.ARENA_ADDRESS);
@@ -494,10 +508,10 @@ class Session {
     // One line: an OpenSSL error in grpc-js's details ends with a line break.
     const details = (status.details || "stream closed").replace(/\s*\n\s*/g, " ").trim();
     const why = `${grpcStatusName(status.code)}: ${details}`;
-    const hint = this.welcomed ? "" : tlsHint(details, this.address);
-    if (hint && !this.everWelcomed && tlsMismatch(details)) {
-      // These settings have never worked, and the answer is the TLS handshake's own: it would
-      // fail the same way for the ten minutes of retries.
+    const hint = this.welcomed ? "" : tlsHint(details, this.address) || notGrpcHint(details);
+    if (hint && !this.everWelcomed && (tlsMismatch(details) || notGrpc(details))) {
+      // These settings have never worked, and the answer is the TLS handshake's own (or an
+      // HTTP/1 server's): it would fail the same way for the ten minutes of retries.
       process.stderr.write(
         `${botName()}: cannot connect to ${this.address} (${grpcStatusName(status.code)})${hint}\n`,
       );
