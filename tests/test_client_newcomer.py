@@ -11,59 +11,51 @@ import os
 import random
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from test_client_e2e import Procs
 
 from arena.client import Bot, ClientSettings, play_local, playout, sample_world, serve, view_of
 from arena.engine import Hand, Phase
 from arena.errors import ConfigError
 from arena.referee import RefereeConfig, RefereeThread, TokenAccounts
 from arena.rules import Rules
-from arena.table import Clocks, FaultKind, FaultPolicy, TableSpec
+from arena.table import Clocks, FaultKind, FaultPolicy, GameRecord, TableSpec
 
 LOBBY_WAIT_MS = 30_000
 GAME_TIMEOUT_S = 120.0
-STOP_WAIT_S = 10.0
-
-
-class Procs:
-    """Processes started by one test; each is stopped at the end, whatever happens."""
-
-    def __init__(self) -> None:
-        self.running: list[subprocess.Popen[bytes]] = []
-
-    def start(self, args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-        """Start ``args`` with ``env``; its stderr goes to ``log``."""
-        with log.open("wb") as err:
-            proc = subprocess.Popen(
-                args, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err
-            )
-        self.running.append(proc)
-        return proc
-
-    def stop_all(self) -> None:
-        """Terminate what still runs, then kill what lingers."""
-        for proc in self.running:
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in self.running:
-            try:
-                proc.wait(STOP_WAIT_S)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
 
 
 @pytest.fixture
-def procs() -> Iterator[Procs]:
-    """Processes, always stopped at the end of the test."""
-    p = Procs()
+def procs(tmp_path: Path) -> Iterator[Procs]:
+    """Bot processes (test_client_e2e's), always stopped at the end of the test."""
+    p = Procs(tmp_path)
     try:
         yield p
     finally:
         p.stop_all()
+
+
+def _one_table(
+    procs: Procs,
+    bots: dict[str, Path],
+    table: Callable[[tuple[str, ...]], TableSpec],
+    extra_env: dict[str, str] | None = None,
+) -> GameRecord:
+    """Start ``bots`` (name: script) at a fresh referee and play one table of them; its record."""
+    names = tuple(bots)
+    accounts, tokens = TokenAccounts.issue_for(names)
+    referee = RefereeThread(RefereeConfig(), accounts)
+    port = referee.start("127.0.0.1:0")
+    try:
+        for name, script in bots.items():
+            procs.start(script, f"127.0.0.1:{port}", tokens[name], name, extra_env=extra_env)
+        assert referee.wait_for_bots(names, LOBBY_WAIT_MS), referee.idle()
+        return referee.submit(table(names)).result(GAME_TIMEOUT_S)
+    finally:
+        referee.stop(0, finished=True)
 
 
 def _bot_env(port: int, token: str, name: str, **extra: str) -> dict[str, str]:
@@ -139,21 +131,15 @@ def test_a_request_that_expired_while_the_bot_was_busy_shows_no_time_left(
     # The SDK stamped a request with the time it got round to reading it, not the time it
     # arrived: after one stall, a request that had long expired showed the whole move time
     # left, and a bot that budgets on time_left() timed out again.
-    names = ("staller", "w1", "w2", "w3")
-    accounts, tokens = TokenAccounts.issue_for(names)
-    referee = RefereeThread(RefereeConfig(), accounts)
-    port = referee.start("127.0.0.1:0")
-    try:
-        staller, watcher = tmp_path / "staller.py", tmp_path / "watcher.py"
-        staller.write_text(STALLER)
-        watcher.write_text(WATCHER)
-        files = {"GO_FILE": str(tmp_path / "go"), "OUT_FILE": str(tmp_path / "out.json")}
-        for name in names:
-            script = staller if name == "staller" else watcher
-            env = _bot_env(port, tokens[name], name, **files)
-            procs.start([sys.executable, str(script)], env, tmp_path / f"{name}.log")
-        assert referee.wait_for_bots(names, LOBBY_WAIT_MS), referee.idle()
-        spec = TableSpec(
+    staller, watcher = tmp_path / "staller.py", tmp_path / "watcher.py"
+    staller.write_text(STALLER)
+    watcher.write_text(WATCHER)
+    files = {"GO_FILE": str(tmp_path / "go"), "OUT_FILE": str(tmp_path / "out.json")}
+    bots = {"staller": staller, "w1": watcher, "w2": watcher, "w3": watcher}
+    record = _one_table(
+        procs,
+        bots,
+        lambda names: TableSpec(
             "stall",
             Rules(),
             seed=11,
@@ -161,10 +147,9 @@ def test_a_request_that_expired_while_the_bot_was_busy_shows_no_time_left(
             board="11",
             clocks=Clocks(move_ms=1000, bank_ms=0),
             faults=FaultPolicy(max_faults=13),
-        )
-        record = referee.submit(spec).result(GAME_TIMEOUT_S)
-    finally:
-        referee.stop(0, finished=True)
+        ),
+        files,
+    )
     timeouts = [f for f in record.faults if f.seat == 0 and f.kind is FaultKind.TIMEOUT]
     assert len(timeouts) >= 3, record.faults
     seen = json.loads((tmp_path / "out.json").read_text())
@@ -201,28 +186,20 @@ def test_an_answer_too_big_to_send_is_judged_not_resent_until_a_disconnect(
     # Sent whole, such an answer was over the referee's message limit: the referee ended the
     # stream unjudged, the SDK reconnected and sent it again, and the seat's fault in the end
     # was a DISCONNECT, with RESOURCE_EXHAUSTED in the bot's log.
-    names = ("huge", "low1", "low2", "low3")
-    accounts, tokens = TokenAccounts.issue_for(names)
-    referee = RefereeThread(RefereeConfig(), accounts)
-    port = referee.start("127.0.0.1:0")
-    root = Path(__file__).resolve().parent.parent
-    try:
-        script = tmp_path / "huge.py"
-        script.write_text(HUGE)
-        for name in names:
-            path = script if name == "huge" else root / "sample_bots" / "lowcard.py"
-            env = _bot_env(port, tokens[name], name)
-            procs.start([sys.executable, str(path)], env, tmp_path / f"{name}.log")
-        assert referee.wait_for_bots(names, LOBBY_WAIT_MS), referee.idle()
-        spec = TableSpec(
+    script = tmp_path / "huge.py"
+    script.write_text(HUGE)
+    lowcard = Path(__file__).resolve().parent.parent / "sample_bots" / "lowcard.py"
+    bots = {"huge": script, "low1": lowcard, "low2": lowcard, "low3": lowcard}
+    record = _one_table(
+        procs,
+        bots,
+        lambda names: TableSpec(
             "huge", Rules(), seed=5, seats=names, board="5", faults=FaultPolicy(max_faults=13)
-        )
-        record = referee.submit(spec).result(GAME_TIMEOUT_S)
-    finally:
-        referee.stop(0, finished=True)
+        ),
+    )
     kinds = [f.kind for f in record.faults if f.seat == 0]
     assert kinds == [FaultKind.WRONG_PASS, FaultKind.MALFORMED], record.faults
-    log = (tmp_path / "huge.log").read_text()
+    log = procs.stderr("huge")
     assert "RESOURCE_EXHAUSTED" not in log, log
     assert "choose_play returned a text of 100000 characters, not a card" in log, log
 

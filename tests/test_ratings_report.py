@@ -170,15 +170,21 @@ def test_history_path_sits_beside_the_plot() -> None:
     assert history_path("out/elo.png") == Path("out/elo-history.png")
 
 
-def test_open_unknown_and_anchored_intervals_print_as_such(tmp_path: Path) -> None:
-    # A takes no point in any hand: it won every pair (score exactly 100 %), and nothing bounds
-    # its rating above. E sits at one table only (one board): no interval.
+def _a_wins_every_pair() -> list[TableResult]:
+    """Four boards in every rotation where A takes no point: it wins every pair."""
     results = []
     for b in range(4):
         for r in range(4):
             seats = tuple("ABCD"[(s - r) % 4] for s in range(4))
             points = {"A": 0.0, "B": 3.0 + b, "C": 9.0 - b, "D": 7.0 + (b % 2)}
             results.append(TableResult(f"d{b}", seats, tuple(points[x] for x in seats)))
+    return results
+
+
+def test_open_unknown_and_anchored_intervals_print_as_such(tmp_path: Path) -> None:
+    # A takes no point in any hand: it won every pair (score exactly 100 %), and nothing bounds
+    # its rating above. E sits at one table only (one board): no interval.
+    results = _a_wins_every_pair()
     results.append(TableResult("e0", ("E", "B", "C", "D"), (5.0, 4.0, 6.0, 8.0)))
     f = fit(results, anchor="B")
     text = text_of(ratings_table(f)).replace("\n", " ")
@@ -255,12 +261,7 @@ def test_the_table_shows_how_far_an_uneven_interval_reaches_each_way(
 
 
 def test_an_open_side_reaches_infinitely_far_and_the_anchor_not_at_all() -> None:
-    results = []
-    for b in range(4):
-        for r in range(4):
-            seats = tuple("ABCD"[(s - r) % 4] for s in range(4))
-            points = {"A": 0.0, "B": 3.0 + b, "C": 9.0 - b, "D": 7.0 + (b % 2)}
-            results.append(TableResult(f"d{b}", seats, tuple(points[x] for x in seats)))
+    results = _a_wins_every_pair()
     f = fit(results, anchor="B")
     rows = {r.name: r for r in f.rows()}
     down, up, interval = interval_text(rows["A"], "B")
@@ -349,12 +350,7 @@ def test_the_history_title_fits_in_the_figure_when_a_band_is_open(
     """An open band's note (and the bootstrap's largest seed) made the title's second line wider
     than the figure: both ends were cut off, so the plot no longer said why a band ran to the
     edge. Every line of the title now lies inside the figure."""
-    results = []
-    for b in range(4):
-        for r in range(4):
-            seats = tuple("ABCD"[(s - r) % 4] for s in range(4))
-            points = {"A": 0.0, "B": 3.0 + b, "C": 9.0 - b, "D": 7.0 + (b % 2)}
-            results.append(TableResult(f"d{b}", seats, tuple(points[x] for x in seats)))
+    results = _a_wins_every_pair()
     history = rating_history(
         results, checkpoints=4, method=method, bootstrap_samples=20, seed=MAX_BOOTSTRAP_SEED
     )
