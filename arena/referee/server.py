@@ -20,7 +20,7 @@ import logging
 import signal
 import time
 from collections import Counter, deque
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -42,7 +42,7 @@ from arena.referee.game import Seat, TableRun
 from arena.referee.lobby import Lobby
 from arena.referee.loop import run as run_loop
 from arena.referee.session import Closed, Ending, Session
-from arena.referee.spectators import TableFeed
+from arena.referee.spectators import TableFeed, Watcher
 from arena.table import GameRecord, TableSpec, Termination
 
 __all__ = [
@@ -858,9 +858,11 @@ class _Spectators(spec_grpc.SpectatorServiceServicer):
             tables=self._referee._table_summaries(request.include_finished)
         )
 
-    async def Watch(
+    # Written with context.write, not as an async generator: a generator's yield waits on its
+    # write with nothing else, and a spectator that stops reading must not hold its place.
+    async def Watch(  # type: ignore[override]
         self, request: spec_pb.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> AsyncIterator[spec_pb.WatchResponse]:
+    ) -> None:
         """One table's public events, live, until its game ends."""
         referee = self._referee
         feed = referee._feed(request.table_id)
@@ -879,13 +881,17 @@ class _Spectators(spec_grpc.SpectatorServiceServicer):
             )
         watcher = feed.subscribe(request.from_start)
         referee._spectators += 1
+        stopped_reading = False
         try:
             while True:
                 batch = await watcher.next_batch()
                 if batch is None:
                     break
                 events = [ev_pb.Event.FromString(e) for e in batch]
-                yield spec_pb.WatchResponse(table_id=request.table_id, events=events)
+                response = spec_pb.WatchResponse(table_id=request.table_id, events=events)
+                if not await _deliver(context, response, watcher, referee.config.write_timeout_ms):
+                    stopped_reading = True
+                    break
         finally:
             referee._spectators -= 1
             feed.unsubscribe(watcher)
@@ -894,6 +900,45 @@ class _Spectators(spec_grpc.SpectatorServiceServicer):
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 "this spectator fell too far behind the table and was dropped",
             )
+        if stopped_reading:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                "this spectator stopped reading the table's last events and was dropped",
+            )
+
+
+async def _deliver(
+    context: grpc.aio.ServicerContext[Any, Any],
+    response: spec_pb.WatchResponse,
+    watcher: Watcher,
+    timeout_ms: int,
+) -> bool:
+    """Write one response to a spectator; False if it has stopped reading.
+
+    A spectator whose stream does not take the write (it reads nothing, and HTTP/2 flow control
+    holds the write back) must not keep its place among ``max_spectators`` for as long as its
+    connection lives: while the table plays, it is let go as soon as it falls ``spectator_queue``
+    events behind (the write is abandoned, not awaited); once the table's feed has ended no
+    event can queue behind it any more, so each remaining write gets ``timeout_ms``, as a
+    message to a bot not reading does.
+    """
+    write = asyncio.ensure_future(context.write(response))
+    try:
+        if not watcher.ended.is_set():
+            ended = asyncio.ensure_future(watcher.ended.wait())
+            try:
+                await asyncio.wait((write, ended), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                ended.cancel()
+        if not write.done() and not watcher.overflowed:
+            await asyncio.wait((write,), timeout=timeout_ms / MS)
+        if write.done():
+            write.result()  # a failed write (the spectator went away) ends the stream
+            return True
+        return False
+    finally:
+        if not write.done():  # abandoned (or the handler was cancelled: the referee stops)
+            write.cancel()
 
 
 def _unplayed(spec: TableSpec, reason: str) -> GameRecord:

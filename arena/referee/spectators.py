@@ -27,14 +27,21 @@ class Watcher:
         self.limit = limit
         self.overflowed = False
         """Whether it fell too far behind and was dropped."""
+        self.ended = asyncio.Event()
+        """Set once no more events will come: the feed has ended, or the watcher was dropped.
+        The stream's writer waits on it beside each write, so that a spectator that has stopped
+        reading is let go rather than held (with its place among the spectators) forever."""
 
     def push(self, event: bytes | None) -> bool:
         """Queue an event; False (and the watcher is dropped) when it is too far behind."""
         if event is not None and self.queue.qsize() >= self.limit:
             self.overflowed = True
             self.queue.put_nowait(None)
+            self.ended.set()
             return False
         self.queue.put_nowait(event)
+        if event is None:
+            self.ended.set()
         return True
 
     async def next_batch(self) -> list[bytes] | None:
