@@ -123,7 +123,7 @@ def test_leaderboard_shows_standings_games_and_a_replay(
     mine = browse(chromium, tmp_path / "profile", "--dump-dom", server.url + "/#bot/echo").stdout
     assert "Recent games of echo" in mine
     rows = mine.split('id="games"')[1].split("</table>")[0].split("<tr data-game=")[1:]
-    assert rows and all(">echo (" in row for row in rows)
+    assert rows and all(">echo</span> (" in row for row in rows)
     assert '<tr data-bot="echo" class="chosen"' in mine
     # A name no account has says so (it showed everyone's games as if it were no filter).
     nobody = browse(chromium, tmp_path / "profile", "--dump-dom", server.url + "/#bot/zed").stdout
@@ -212,3 +212,62 @@ def test_open_and_unknown_intervals_read_as_such(chromium: str, tmp_path: Path) 
     }, done.stdout[-3000:]
     assert 'class="open-high"' in done.stdout and 'class="open-low"' in done.stdout
     assert "fewer than two boards" in done.stdout
+
+
+def stub_page(tmp_path: Path, api: dict[str, object], after: str = "") -> Path:
+    """The page with a stub fetch that answers ``api`` (by path), and ``after``: a script run
+    once the page has drawn (a timer: Chromium's virtual time runs it without waiting)."""
+    stub = (
+        f"const API = {json.dumps(api)};\n"
+        "window.fetch = async (url) => ({ ok: true, status: 200,"
+        " json: async () => API[new URL(url, 'http://stub').pathname] });\n"
+    )
+    page = (WEB / "index.html").read_text(encoding="utf-8")
+    page = page.replace('href="/static/style.css"', f'href="{(WEB / "style.css").as_uri()}"')
+    page = page.replace(
+        '<script src="/static/app.js" defer></script>',
+        f'<script>{stub}</script>\n<script src="{(WEB / "app.js").as_uri()}" defer></script>\n'
+        f"<script>setTimeout(() => {{ {after} }}, 1000);</script>",
+    )
+    html = tmp_path / "index.html"
+    html.write_text(page, encoding="utf-8")
+    return html
+
+
+def test_the_longest_names_leave_every_column_in_view(chromium: str, tmp_path: Path) -> None:
+    """Four bots with names of the longest length `arena bots add` takes (64 characters, one
+    word): every column of the standings and of the recent games stays in a 1280-pixel window.
+    The names pushed the standings' numbers and the games' seats and ends out of view, behind a
+    horizontal scroll; a long name is now cut short on the page, whole in its tooltip."""
+    names = [letter * 64 for letter in "WMQO"]
+    game = {
+        "game": 7, "table_id": "g7", "board": "1:7", "finished_at": 1_800_000_000,
+        "termination": "normal", "rated": True, "withheld": None, "reason": "1 hand played",
+        "seats": [{"bot": n, "points": 6, "placing": i + 1, "status": "normal", "faults": 1}
+                  for i, n in enumerate(names)],
+    }  # fmt: skip
+    api = {
+        "/api/health": {"name": "Stub Cup", "status": "ok", "ladder": "running", "sessions": 4,
+                        "tables": 1, "games": 9, "event": None},
+        "/api/standings": {"fit": {"message": "Elo with 95% intervals, clustered by board"},
+                           "bots": [standing(n, i + 1, 100.0 - 50 * i, 20.0, 60.0 - 50 * i,
+                                             140.0 - 50 * i) for i, n in enumerate(names)]},
+        "/api/games": {"games": [game]},
+    }  # fmt: skip
+    measure = (
+        "const fits = ['standings-section', 'games-section'].map((id) => {"
+        " const s = document.getElementById(id);"
+        " return `${id}:${s.scrollWidth <= s.clientWidth}`; });"
+        " document.body.dataset.fits = fits.join(' ');"
+    )
+    html = stub_page(tmp_path, api, measure)
+    done = browse(
+        chromium, tmp_path / "profile", "--allow-file-access-from-files", "--dump-dom",
+        html.as_uri(),
+    )  # fmt: skip
+    assert f'data-bot="{names[0]}"' in done.stdout and 'data-game="7"' in done.stdout
+    fits = re.search(r'data-fits="([^"]*)"', done.stdout)
+    assert fits is not None, done.stdout[-2000:]
+    assert fits[1] == "standings-section:true games-section:true"
+    # The whole name is still there, in the tooltip.
+    assert f'title="{names[0]}"' in done.stdout

@@ -832,10 +832,9 @@ class Competition:
         sessions = self.host.sessions() if self.host is not None else ()
         return {
             "ladder": self.state.value,
-            "sessions": [
-                {"id": s.session_id, "bot": s.bot, "table": s.table_id, "peer": s.peer}
-                for s in sessions
-            ],
+            # Not the peer: the page is public, and a bot author's address is not the public's
+            # business (the organiser has it in the log's line for each session).
+            "sessions": [{"id": s.session_id, "bot": s.bot, "table": s.table_id} for s in sessions],
             "tables": [
                 {
                     "game": r.game,

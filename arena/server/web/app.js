@@ -136,7 +136,7 @@ async function refreshStandings() {
       const row = el("tr", { dataset: { bot: r.name }, class: state.bot === r.name ? "chosen" : "",
         title: "Show this bot's games (click again for all)" },
         el("td", { class: "num" }, r.rank ?? ""),
-        el("td", {}, r.name),
+        el("td", {}, nameNode(r.name)),
         el("td", { class: "num" }, fmt(r.elo, 0)),
         el("td", { title: intervalTitle(r) }, intervalBar(r, lo, hi),
           el("span", { class: "interval" }, intervalText(r))),
@@ -154,11 +154,17 @@ async function refreshStandings() {
     }));
 }
 
+// A bot's name, cut short with an ellipsis past a width (the style's .name) and whole in its
+// tooltip: a name may be 64 characters of one word, which pushed the other columns out of view.
+function nameNode(name) {
+  return el("span", { class: "name", title: name }, name);
+}
+
 function seatList(game) {
   const best = Math.min(...game.seats.map((s) => s.placing));
   return game.seats.map((s) =>
     el("span", { class: `seat${game.rated && s.placing === best ? " win" : ""}` },
-      `${s.bot} (${s.points})`, s.faults ? el("sup", {}, ` ${s.faults}⚠`) : null));
+      nameNode(s.bot), ` (${s.points})`, s.faults ? el("sup", {}, ` ${s.faults}⚠`) : null));
 }
 
 function endBadge(game) {
@@ -190,7 +196,7 @@ async function refreshGames() {
         el("td", { class: "num" }, g.game),
         el("td", {}, when(g.finished_at)),
         el("td", {}, g.board),
-        el("td", {}, ...seatList(g)),
+        el("td", { class: "seats" }, ...seatList(g)),
         el("td", {}, endBadge(g)));
       row.addEventListener("click", () => { location.hash = `#game/${g.game}`; });
       return row;
@@ -284,7 +290,7 @@ function renderReplay() {
       const points = isResult ? hand.points[s] : taken[s];
       return el("tr", {},
         el("td", {}, s === hand.dealer ? `${s} (dealer)` : s),
-        el("td", {}, name),
+        el("td", {}, nameNode(name)),
         el("td", {}, trickCell),
         el("td", {}, ...cards),
         el("td", { class: "num" }, points));
