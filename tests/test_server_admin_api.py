@@ -33,13 +33,15 @@ def server(tmp_path: Path) -> Iterator[ServerProcess]:
     process.close()
 
 
-def post(server: ServerProcess, action: str, body: bytes, token: str) -> tuple[int, Any]:
+def post(
+    server: ServerProcess, action: str, body: bytes, token: str, scheme: str = "Bearer"
+) -> tuple[int, Any]:
     """(status, parsed JSON answer) of ``POST /api/admin/ACTION`` with ``body`` as it is."""
     request = urllib.request.Request(
         f"{server.url}/api/admin/{action}",
         data=body,
         method="POST",
-        headers={"Authorization": f"Bearer {token}"},
+        headers={"Authorization": f"{scheme} {token}"},
     )
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
@@ -277,4 +279,14 @@ def test_revoking_a_banned_bot_keeps_the_ban_through_a_new_token(server: ServerP
     bot = server.bot("a", token, sample="lowcard")
     assert bot.wait(60) == 2
     assert bot.stderr is not None and b"(PERMISSION_DENIED)" in bot.stderr.read()
+    assert server.terminate() == 0
+
+
+def test_the_bearer_scheme_is_read_in_any_case(server: ServerProcess) -> None:
+    # "bearer TOKEN" was refused as no token at all; the scheme's name is case-insensitive.
+    server.start()
+    admin = server.admin_token()
+    for scheme in ("bearer", "BEARER", "Bearer"):
+        assert post(server, "pause", b"{}", admin, scheme)[0] == 200, scheme
+    assert post(server, "pause", b"{}", admin, "Basic")[0] == 401
     assert server.terminate() == 0

@@ -171,8 +171,8 @@ def test_open_and_unknown_intervals_read_as_such(chromium: str, tmp_path: Path) 
     """The page against canned API answers (a stub fetch, no server): a null bound beside a
     standard error is open (the bot won every pair), a null standard error is unknown."""
     api = {
-        "/api/health": {"name": "Stub Cup", "status": "ok", "ladder": "paused", "sessions": 0,
-                        "tables": 0, "games": 9, "event": None},
+        "/api/health": {"name": "Stub Cup", "status": "ok", "ladder": "paused", "sessions": 1,
+                        "tables": 1, "games": 9, "event": None},
         "/api/standings": {"fit": {"message": "Elo with 95% intervals, clustered by board"},
                            "bots": [
                                standing("unbeaten", 1, 420.0, 80.0, 150.0, None),
@@ -183,19 +183,7 @@ def test_open_and_unknown_intervals_read_as_such(chromium: str, tmp_path: Path) 
                            ]},
         "/api/games": {"games": []},
     }  # fmt: skip
-    stub = (
-        f"const API = {json.dumps(api)};\n"
-        "window.fetch = async (url) => ({ ok: true, status: 200,"
-        " json: async () => API[new URL(url, 'http://stub').pathname] });\n"
-    )
-    page = (WEB / "index.html").read_text(encoding="utf-8")
-    page = page.replace('href="/static/style.css"', f'href="{(WEB / "style.css").as_uri()}"')
-    page = page.replace(
-        '<script src="/static/app.js" defer></script>',
-        f'<script>{stub}</script>\n<script src="{(WEB / "app.js").as_uri()}" defer></script>',
-    )
-    html = tmp_path / "index.html"
-    html.write_text(page, encoding="utf-8")
+    html = stub_page(tmp_path, api)
     done = browse(
         chromium, tmp_path / "profile", "--allow-file-access-from-files", "--dump-dom",
         html.as_uri(),
@@ -212,6 +200,8 @@ def test_open_and_unknown_intervals_read_as_such(chromium: str, tmp_path: Path) 
     }, done.stdout[-3000:]
     assert 'class="open-high"' in done.stdout and 'class="open-low"' in done.stdout
     assert "fewer than two boards" in done.stdout
+    # One of each is said in the singular ("1 tables playing" was shown).
+    assert "1 session · 1 table playing · 9 games" in done.stdout
 
 
 def stub_page(tmp_path: Path, api: dict[str, object], after: str = "") -> Path:

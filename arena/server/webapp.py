@@ -275,7 +275,9 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
 
     async def _admin(action: str, request: Request) -> Response:
         auth = request.headers.get("authorization", "")
-        token = auth.removeprefix("Bearer ").strip() if auth.startswith("Bearer ") else ""
+        # The scheme's name is case-insensitive (RFC 9110 11.1): "bearer TOKEN" is as good.
+        scheme, _, given = auth.strip().partition(" ")
+        token = given.strip() if scheme.lower() == "bearer" else ""
         if not await site.check_admin(token):
             why = (
                 "that is not the admin token (make one with `arena admin token --db DB`; a new "

@@ -57,6 +57,11 @@ function sortCards(cards) {
 
 // ---- status, standings and games -------------------------------------------------------------
 
+// "1 table", "2 tables".
+function counted(n, noun) {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}
+
 async function refreshHealth() {
   const pill = document.getElementById("state");
   try {
@@ -68,7 +73,8 @@ async function refreshHealth() {
     pill.className = `pill ${label.split(" ")[0]}`;
     const event = h.event ? ` · event: ${h.event.done} of ${h.event.tables} tables` : "";
     document.getElementById("counts").textContent =
-      `${h.sessions} sessions · ${h.tables} tables playing · ${h.games} games${event}`;
+      `${counted(h.sessions, "session")} · ${counted(h.tables, "table")} playing · ` +
+      `${counted(h.games, "game")}${event}`;
   } catch (e) {
     pill.textContent = "unreachable";
     pill.className = "pill down";
