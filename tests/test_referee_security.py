@@ -47,12 +47,23 @@ def status_of(bots: BotProcesses, proc: subprocess.Popen[str]) -> str:
 
 
 def test_a_wrong_token_is_refused_with_unauthenticated(
-    referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
+    referee: tuple[RefereeThread, TokenAccounts],
+    bots: BotProcesses,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.INFO, logger="arena.referee")
     proc = bots.start("intruder", token="not-a-token")
     status = status_of(bots, proc)
     assert status.startswith("UNAUTHENTICATED unknown token")
     assert referee[0].idle() == {}
+    # And the organiser's log says so, with the name the bot gave: only a count at the stop did.
+    lines = [r.getMessage() for r in caplog.records if r.name == "arena.referee"]
+    assert any(
+        re.fullmatch(r"session s\d+ from \S+ as 'intruder' refused \(UNAUTHENTICATED\): "
+                     r"unknown token: .*", line)
+        for line in lines
+    ), lines
+    assert not any("not-a-token" in line for line in lines)  # never the token itself
 
 
 def test_a_missing_token_is_refused_with_unauthenticated(bots: BotProcesses) -> None:

@@ -484,6 +484,18 @@ class Referee:
         cut = False
         try:
             ending = await self._handshake(session)
+            if ending is not None and ending.code is not None:
+                # One line per refusal: an organiser asked why a bot cannot connect finds it
+                # here (the bot was told the same; the count alone came at the stop).
+                claimed = session.hello.bot_name if session.hello is not None else ""
+                log.info(
+                    "session %s from %s%s refused (%s): %s",
+                    session.id,
+                    session.peer,
+                    f" as {claimed[:MAX_BOT_NAME]!r}" if claimed else "",
+                    ending.code_name,
+                    ending.message,
+                )
             if ending is None:
                 ending = await session.ending
             if ending.code is None and ending.shutdown is None:
@@ -546,6 +558,7 @@ class Referee:
                 f"the first message of a session must be a Hello, got {got}",
             )
         hello = first.hello
+        session.hello = hello  # its claimed name is logged with a refusal
         if not 1 <= len(hello.bot_name) <= MAX_BOT_NAME:
             return Ending(
                 grpc.StatusCode.INVALID_ARGUMENT,
@@ -612,7 +625,6 @@ class Referee:
             )
         session.bot = identity.name
         session.key = token_key(hello.token)
-        session.hello = hello
         session.decide_forced = hello.decide_forced_moves
         return await self._admit(session)
 
