@@ -183,3 +183,33 @@ def test_a_replay_missing_for_a_stored_game_is_written_at_the_next_start(tmp_pat
     elsewhere = dataclasses.replace(config, out=tmp_path / "other-out")
     run(elsewhere)
     assert sorted(p.name for p in (elsewhere.out / "replays").iterdir()) == files
+
+
+def test_a_bot_that_now_exits_silently_is_not_quoted_from_an_earlier_run(tmp_path: Path) -> None:
+    # The bot's log is appended to, run after run (a resume, or another --db with the same
+    # --out): a start that fails must quote what this process wrote, never an earlier run's
+    # last line (here the SDK's goodbye, which would read as the referee's doing).
+    broken = tmp_path / "broken"
+    flaky = tmp_path / "flaky.py"
+    flaky.write_text(
+        "import os, runpy, sys\n"
+        f"if os.path.exists({str(broken)!r}):\n"
+        "    sys.exit(1)  # silently, as a compiled bot missing a setting may\n"
+        "print('words of the earlier run', flush=True)\n"
+        f"runpy.run_path({str(ROOT / 'sample_bots' / 'lowcard.py')!r}, run_name='__main__')\n"
+    )
+    bots = [f"flaky={PY} {shlex.quote(str(flaky))}", *DETERMINISTIC[:3]]
+    out = tmp_path / "shared-out"
+    first = build_config(bots=bots, boards=1, concurrency=1, db=tmp_path / "a.db", out=out)
+    assert run(first)[:3] == (4, 4, 4)
+    assert "words of the earlier run" in (out / "logs" / "flaky.log").read_text()
+
+    broken.touch()
+    second = build_config(bots=bots, boards=1, concurrency=1, db=tmp_path / "b.db", out=out)
+    with pytest.raises(ConfigError) as caught:
+        run_batch(second, PlainReporter(io.StringIO()))
+    assert str(caught.value) == (
+        f"bot 'flaky': '{PY} {flaky}' exited before it connected, with code 1 "
+        "(it wrote nothing)"
+    )
+    assert not second.db.exists()

@@ -153,7 +153,7 @@ def last_words(log_tail: str) -> str:
     the last line, said to be only that (an INFO line is no cause of a crash)."""
     lines = [x.strip() for x in log_tail.splitlines() if x.strip()]
     if not lines:
-        return "its log is empty"
+        return "it wrote nothing"
     errors = [x for x in lines if _ERROR_LINE.search(x)]
     if errors:
         return f"its last error: {errors[-1]}"
@@ -218,6 +218,9 @@ class _Slot:
     number: int
     process: trio.Process | None = None
     token: str = ""
+    log_from: int = 0
+    """Where the current process's output starts in its bot's log (appended to, run after run:
+    what an earlier run or process wrote says nothing of why this one failed)."""
     connected: trio.Event = field(default_factory=trio.Event)
 
 
@@ -321,6 +324,7 @@ class BotPool:
         # the SDK's default ten minutes trying to reach a referee that is gone.
         env.setdefault("ARENA_GIVE_UP_S", str(ORPHAN_GIVE_UP_S))
         log = self._logs[slot.bot.name]
+        slot.log_from = os.fstat(log).st_size
         try:
             slot.process = await trio.lowlevel.open_process(
                 list(slot.bot.argv),
@@ -366,14 +370,14 @@ class BotPool:
             code = process.returncode
             assert code is not None
             self._note(name, f"process {slot.number} (pid {process.pid}) exited with code {code}")
-            tail = _tail(log, STDERR_TAIL_LINES)
-            said = f": {tail.splitlines()[-1]}" if tail else ""
+            tail = _tail(log, STDERR_TAIL_LINES, slot.log_from)
+            said = f": {tail.splitlines()[-1]}" if tail else " (it wrote nothing)"
             raise BotStartError(
                 f"bot {name!r}: {label!r} exited before it connected, with {_exit_text(code)}{said}"
             )
         if scope.cancelled_caught:
             # Its words, not its log's path: a failed start removes the --out folder it made.
-            said = last_words(_tail(log, ERROR_SCAN_LINES))
+            said = last_words(_tail(log, ERROR_SCAN_LINES, slot.log_from))
             raise BotStartError(
                 f"bot {name!r}: {label!r} did not connect within {self._connect_timeout_s:g} s "
                 f"({said})"
@@ -394,7 +398,7 @@ class BotPool:
             key = token_key(slot.token)
             self._accounts.revoke(slot.token)
             self._note(name, f"process {slot.number} (pid {process.pid}) exited with code {code}")
-            scanned = _tail(log_path(self._out, name), ERROR_SCAN_LINES)
+            scanned = _tail(log_path(self._out, name), ERROR_SCAN_LINES, slot.log_from)
             tail = "\n".join(scanned.splitlines()[-STDERR_TAIL_LINES:])
             gone = BotExit(
                 name, slot.number, process.pid, code, time.time(), tail, last_words(scanned), key
@@ -451,13 +455,13 @@ def _exit_text(code: int) -> str:
     return f"code {code}"
 
 
-def _tail(path: Path, lines: int) -> str:
-    """The last lines a bot wrote (the director's own notes left out)."""
+def _tail(path: Path, lines: int, start: int = 0) -> str:
+    """The last lines a bot wrote from offset ``start`` on (the director's own notes left out)."""
     try:
         with path.open("rb") as f:
             f.seek(0, os.SEEK_END)
             size = f.tell()
-            f.seek(max(0, size - STDERR_TAIL_BYTES))
+            f.seek(max(start, size - STDERR_TAIL_BYTES))
             text = f.read().decode("utf-8", "replace")
     except OSError:
         return ""
