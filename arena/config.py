@@ -439,6 +439,10 @@ def build_config(
             ) from None
         names = tuple(b.name for b in bot_specs)
         cand = pick("candidate", candidate)
+        if fmt is not Format.GAUNTLET and format is not None and "candidate" in from_file:
+            # `--format round-robin` overrides a gauntlet's file: the file's candidate went with
+            # the gauntlet, and no flag could unset it.
+            cand = None
         if fmt is Format.GAUNTLET:
             if cand is None:
                 raise ConfigError(

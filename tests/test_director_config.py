@@ -447,3 +447,16 @@ def test_a_seed_is_0_to_2_63_minus_1() -> None:
             build_config(bots=FIVE, seed=bad)
     with pytest.raises(ConfigError, match=r"^config file: seed = -1: a seed is a whole number"):
         build_config({"seed": -1}, bots=FIVE)
+
+
+def test_a_format_flag_overrides_a_gauntlet_file_and_its_candidate() -> None:
+    # A flag overrides the file: `--format round-robin` on a gauntlet's file plays the round
+    # robin; the file's candidate belongs to the gauntlet it replaced, and no flag could unset it.
+    file = {"bots": dict(b.split("=") for b in FIVE), "format": "gauntlet", "candidate": "c"}
+    config = build_config(file, players=3, format="round-robin")
+    assert config.format is Format.ROUND_ROBIN and config.candidate is None
+    assert build_config(file, players=3).candidate == "c"
+    assert build_config(file, players=3, format="gauntlet", candidate="d").candidate == "d"
+    # A file that names a candidate for its own round robin is still a mistake to name.
+    with pytest.raises(ConfigError, match="only makes sense with --format gauntlet"):
+        build_config({**file, "format": "round-robin"}, players=3)
