@@ -5,6 +5,7 @@ code 2; a run stopped by Ctrl-C or SIGTERM exits with 130 after saying how to re
 whose output's reader has gone (a closed pipe) stops without a word, exit code 141.
 """
 
+# ruff: noqa: E402 (the libraries are imported under a Ctrl-C guard set up before them)
 from __future__ import annotations
 
 import contextlib
@@ -17,6 +18,20 @@ from collections.abc import Callable, Iterator
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Final, NoReturn, TypeVar, get_args
+
+
+def _interrupted_while_loading(signum: int, frame: object) -> None:
+    # A Ctrl-C before the command runs (its libraries take a moment to load) is not a crash:
+    # one line and 130, as during the command, instead of a KeyboardInterrupt's traceback.
+    with contextlib.suppress(OSError):
+        print("arena: interrupted", file=sys.stderr)
+    raise SystemExit(130)
+
+
+_SIGINT_BEFORE_LOADING: Any = signal.getsignal(signal.SIGINT)
+if _SIGINT_BEFORE_LOADING is signal.default_int_handler:  # not an inherited "ignore"
+    with contextlib.suppress(ValueError):  # imported off the main thread: nothing to guard
+        signal.signal(signal.SIGINT, _interrupted_while_loading)
 
 import typer
 from rich.console import Console
@@ -1071,6 +1086,9 @@ def _register_other_commands() -> None:
 
 
 _register_other_commands()
+# Loaded: Ctrl-C is a KeyboardInterrupt again, which each command handles (its own message).
+if signal.getsignal(signal.SIGINT) is _interrupted_while_loading:
+    signal.signal(signal.SIGINT, _SIGINT_BEFORE_LOADING)
 
 
 def run_typer(application: typer.Typer, prog_name: str) -> NoReturn:

@@ -1198,3 +1198,38 @@ def test_the_readme_figures_of_a_6_board_demo_are_what_it_gives(tmp_path: Path) 
     assert f"(`{m['points_mean']:.2f} ± {half:.2f}`; fewer is better)" in readme
     pull = max(abs((r["elo"] - r["low"]) - (r["high"] - r["elo"])) for r in rows.values())
     assert f"(by up to {pull:.1f} Elo in the example below;" in readme
+
+
+CTRL_C_WHILE_LOADING = """
+import os, signal, sys
+
+
+class CtrlCAt:
+    # A Ctrl-C at a known point of the command's start: as `typer` is imported (by arena.cli,
+    # after its first lines), whenever the user's key would land there.
+    def find_spec(self, name, path=None, target=None):
+        if name == "typer":
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+
+sys.meta_path.insert(0, CtrlCAt())
+"""
+
+
+def test_ctrl_c_while_the_command_loads_is_one_line_and_exit_130(tmp_path: Path) -> None:
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(CTRL_C_WHILE_LOADING)
+    result = subprocess.run(
+        [*BASE, "run", "--db", str(tmp_path / "r.db")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT_S,
+        env={**os.environ, "PYTHONPATH": f"{hook}{os.pathsep}{ROOT}"},
+    )
+    assert result.stderr == "arena: interrupted\n"
+    assert result.returncode == 130
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hook"]
