@@ -21,17 +21,22 @@ from typing import Annotated, Any, Final, NoReturn, TypeVar, get_args
 
 
 def _interrupted_while_loading(signum: int, frame: object) -> None:
-    # A Ctrl-C before the command runs (its libraries take a moment to load) is not a crash:
-    # one line and 130, as during the command, instead of a KeyboardInterrupt's traceback.
+    # A Ctrl-C or SIGTERM before the command runs (its libraries take a moment to load) is not
+    # a crash: one line and 130, as during the command, instead of a KeyboardInterrupt's
+    # traceback (or, for SIGTERM, a silent death by the signal, 143).
     with contextlib.suppress(OSError):
         print("arena: interrupted", file=sys.stderr)
     raise SystemExit(130)
 
 
-_SIGINT_BEFORE_LOADING: Any = signal.getsignal(signal.SIGINT)
-if _SIGINT_BEFORE_LOADING is signal.default_int_handler:  # not an inherited "ignore"
-    with contextlib.suppress(ValueError):  # imported off the main thread: nothing to guard
-        signal.signal(signal.SIGINT, _interrupted_while_loading)
+_BEFORE_LOADING: dict[signal.Signals, Any] = {
+    signal.SIGINT: signal.getsignal(signal.SIGINT),
+    signal.SIGTERM: signal.getsignal(signal.SIGTERM),
+}
+for _signal, _handler in _BEFORE_LOADING.items():
+    if _handler in (signal.default_int_handler, signal.SIG_DFL):  # not an inherited "ignore"
+        with contextlib.suppress(ValueError):  # imported off the main thread: nothing to guard
+            signal.signal(_signal, _interrupted_while_loading)
 
 import typer
 from rich.console import Console
@@ -1086,9 +1091,11 @@ def _register_other_commands() -> None:
 
 
 _register_other_commands()
-# Loaded: Ctrl-C is a KeyboardInterrupt again, which each command handles (its own message).
-if signal.getsignal(signal.SIGINT) is _interrupted_while_loading:
-    signal.signal(signal.SIGINT, _SIGINT_BEFORE_LOADING)
+# Loaded: Ctrl-C is a KeyboardInterrupt again, which each command handles (its own message),
+# and SIGTERM what it was (a run sets its own handler).
+for _signal, _handler in _BEFORE_LOADING.items():
+    if signal.getsignal(_signal) is _interrupted_while_loading:
+        signal.signal(_signal, _handler)
 
 
 def run_typer(application: typer.Typer, prog_name: str) -> NoReturn:

@@ -542,6 +542,19 @@ def test_replay_names_the_preset_the_rules_differ_least_from() -> None:
     assert _rules_text(best) == "standard with moon=best, 4 players, target 100"
 
 
+def test_a_substitute_pass_is_said_to_be_passed_not_played() -> None:
+    from arena.director.replay import _fault_line
+    from arena.table import Fault, FaultKind
+
+    def fault(trick: int, substitute: tuple[str, ...]) -> Fault:
+        return Fault(0, trick, 1, "b", FaultKind.WRONG_PASS, "two cards", "2C 3C", substitute, 5.0)
+
+    assert "(sent '2C 3C'; passed 3H 3S 4S instead, at 5 ms)" in _fault_line(
+        fault(-1, ("3H", "3S", "4S"))
+    )
+    assert "; played QS instead" in _fault_line(fault(4, ("QS",)))
+
+
 def test_replay_prints_the_deal_the_passes_every_trick_and_fault(tmp_path: Path) -> None:
     db = stored_db(tmp_path)
     done = invoke("replay", "b1-g0-r3", "--db", str(db))
@@ -1200,17 +1213,17 @@ def test_the_readme_figures_of_a_6_board_demo_are_what_it_gives(tmp_path: Path) 
     assert f"(by up to {pull:.1f} Elo in the example below;" in readme
 
 
-CTRL_C_WHILE_LOADING = """
+SIGNAL_WHILE_LOADING = """
 import os, signal, sys
 
 
 class CtrlCAt:
-    # A Ctrl-C at a known point of the command's start: as `typer` is imported (by arena.cli,
-    # after its first lines), whenever the user's key would land there.
+    # A Ctrl-C (or SIGTERM) at a known point of the command's start: as `typer` is imported
+    # (by arena.cli, after its first lines), whenever the user's key would land there.
     def find_spec(self, name, path=None, target=None):
         if name == "typer":
             sys.meta_path.remove(self)
-            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), getattr(signal, os.environ["ARENA_TEST_SIGNAL"]))
         return None
 
 
@@ -1218,17 +1231,19 @@ sys.meta_path.insert(0, CtrlCAt())
 """
 
 
-def test_ctrl_c_while_the_command_loads_is_one_line_and_exit_130(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_ctrl_c_while_the_command_loads_is_one_line_and_exit_130(sig: str, tmp_path: Path) -> None:
+    # A KeyboardInterrupt's traceback (SIGINT), or a silent death by the signal, 143 (SIGTERM).
     hook = tmp_path / "hook"
     hook.mkdir()
-    (hook / "sitecustomize.py").write_text(CTRL_C_WHILE_LOADING)
+    (hook / "sitecustomize.py").write_text(SIGNAL_WHILE_LOADING)
     result = subprocess.run(
         [*BASE, "run", "--db", str(tmp_path / "r.db")],
         cwd=tmp_path,
         capture_output=True,
         text=True,
         timeout=CLI_TIMEOUT_S,
-        env={**os.environ, "PYTHONPATH": f"{hook}{os.pathsep}{ROOT}"},
+        env={**os.environ, "PYTHONPATH": f"{hook}{os.pathsep}{ROOT}", "ARENA_TEST_SIGNAL": sig},
     )
     assert result.stderr == "arena: interrupted\n"
     assert result.returncode == 130

@@ -89,7 +89,8 @@ def _signed(value: Fraction) -> str:
 
 def _fault_line(fault: Fault) -> str:
     sent = f"sent {fault.sent!r}" if fault.sent else "sent nothing"
-    instead = f"; played {' '.join(fault.substitute)} instead" if fault.substitute else ""
+    verb = "passed" if fault.trick < 0 else "played"  # trick -1: the pass
+    instead = f"; {verb} {' '.join(fault.substitute)} instead" if fault.substitute else ""
     return (
         f"    FAULT seat {fault.seat} {fault.bot}: {fault.kind.value}: {fault.detail} "
         f"({sent}{instead}, at {fault.at_ms:.0f} ms)"
