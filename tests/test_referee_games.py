@@ -362,6 +362,9 @@ def test_a_finished_table_can_be_replayed_by_a_late_spectator(
         with pytest.raises(grpc.RpcError) as err:
             list(stub.Watch(spec_pb.WatchRequest(table_id="nope")))
         assert err.value.code() is grpc.StatusCode.NOT_FOUND
+        # A finished table is forgotten in time: the refusal says so, with how many are kept.
+        keep = referee[0].call(lambda r: r.config.keep_finished)
+        assert f"of the finished ones, only the last {keep} are kept" in str(err.value.details())
 
 
 def test_a_kitty_is_in_the_record_and_the_points_add_up_from_it(

@@ -883,7 +883,8 @@ class _Spectators(spec_grpc.SpectatorServiceServicer):
                 grpc.StatusCode.NOT_FOUND,
                 f"no table {request.table_id!r} to watch: ListTables shows the tables"
                 " (a table whose deal is played at other tables too, a duplicate board's"
-                " rotation, is never shown)",
+                " rotation, is never shown; of the finished ones, only the last"
+                f" {referee.config.keep_finished} are kept)",
             )
         if referee.stopping:
             await context.abort(grpc.StatusCode.UNAVAILABLE, "the referee is shutting down")
