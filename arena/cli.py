@@ -29,14 +29,28 @@ def _interrupted_while_loading(signum: int, frame: object) -> None:
     raise SystemExit(130)
 
 
-_BEFORE_LOADING: dict[signal.Signals, Any] = {
-    signal.SIGINT: signal.getsignal(signal.SIGINT),
-    signal.SIGTERM: signal.getsignal(signal.SIGTERM),
-}
-for _signal, _handler in _BEFORE_LOADING.items():
-    if _handler in (signal.default_int_handler, signal.SIG_DFL):  # not an inherited "ignore"
-        with contextlib.suppress(ValueError):  # imported off the main thread: nothing to guard
-            signal.signal(_signal, _interrupted_while_loading)
+_LOADING_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
+
+
+def _guard_loading() -> dict[signal.Signals, Any]:
+    """Catch Ctrl-C and SIGTERM while the libraries load; the handlers they had before."""
+    before = {sig: signal.getsignal(sig) for sig in _LOADING_SIGNALS}
+    for sig, handler in before.items():
+        if handler in (signal.default_int_handler, signal.SIG_DFL):  # not an inherited "ignore"
+            with contextlib.suppress(ValueError):  # imported off the main thread: no guard
+                signal.signal(sig, _interrupted_while_loading)
+    return before
+
+
+def _unguard_loading(before: dict[signal.Signals, Any]) -> None:
+    """Loaded: Ctrl-C is a KeyboardInterrupt again, which each command handles (its own
+    message), and SIGTERM what it was (a run sets its own handler)."""
+    for sig, handler in before.items():
+        if signal.getsignal(sig) is _interrupted_while_loading:
+            signal.signal(sig, handler)
+
+
+_BEFORE_LOADING = _guard_loading()
 
 import typer
 from rich.console import Console
@@ -1091,11 +1105,7 @@ def _register_other_commands() -> None:
 
 
 _register_other_commands()
-# Loaded: Ctrl-C is a KeyboardInterrupt again, which each command handles (its own message),
-# and SIGTERM what it was (a run sets its own handler).
-for _signal, _handler in _BEFORE_LOADING.items():
-    if signal.getsignal(_signal) is _interrupted_while_loading:
-        signal.signal(_signal, _handler)
+_unguard_loading(_BEFORE_LOADING)
 
 
 def run_typer(application: typer.Typer, prog_name: str) -> NoReturn:

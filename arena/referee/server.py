@@ -135,11 +135,11 @@ def _as_config(config: object) -> RefereeConfig:
     return config
 
 
-def _milliseconds(name: str, value: object) -> float:
-    """A time in milliseconds given to a call, or a ConfigError naming it (a string or None
+def _duration(name: str, value: object, unit: str = "milliseconds") -> float:
+    """A time given to a call (in ``unit``), or a ConfigError naming it (a string or None
     raised a bare TypeError from the division by 1000)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
-        raise ConfigError(f"{name} must be a number of milliseconds, got {value!r}")
+        raise ConfigError(f"{name} must be a number of {unit}, got {value!r}")
     return value
 
 
@@ -263,7 +263,7 @@ class Referee:
         if grace_ms is not None:
             # Checked before anything stops: read only once a game runs, a string raised a
             # TypeError halfway through, and the bots were never told.
-            _milliseconds("stop: grace_ms", grace_ms)
+            _duration("stop: grace_ms", grace_ms)
         if self._stopping:
             await self._stopped.wait()
             return
@@ -348,7 +348,7 @@ class Referee:
         expected = "bots must be a list of bot names (or a mapping of name to sessions), got"
         if isinstance(bots, str):  # a sequence of names too, of one letter each: never there
             raise ConfigError(f"{expected} the string {bots!r}: give [{bots!r}]")
-        timeout = _milliseconds("wait_for_bots: timeout_ms", timeout_ms)
+        timeout = _duration("wait_for_bots: timeout_ms", timeout_ms)
         if isinstance(bots, Mapping):
             needed = dict(bots)
         elif isinstance(bots, Iterable):
@@ -378,7 +378,7 @@ class Referee:
             raise ConfigError(f"table {spec.table_id!r} is already being played")
         if self._stopping:
             return _unplayed(spec, "the referee is stopping")
-        wait = spec.clocks.handshake_ms if wait_ms is None else _milliseconds("wait_ms", wait_ms)
+        wait = spec.clocks.handshake_ms if wait_ms is None else _duration("wait_ms", wait_ms)
         feed = TableFeed(
             spec.table_id,
             spec.seats,

@@ -20,7 +20,7 @@ from arena.errors import ConfigError
 from arena.referee.accounts import Accounts
 from arena.referee.config import RefereeConfig
 from arena.referee.loop import run as run_loop
-from arena.referee.server import Referee, _as_config, _milliseconds
+from arena.referee.server import Referee, _as_config, _duration
 from arena.table import GameRecord, TableSpec
 
 __all__ = ["RefereeThread"]
@@ -165,11 +165,9 @@ class RefereeThread:
         if grace_ms is not None:
             # Here, on the caller's thread: on the referee's, a bad value ended its loop with a
             # traceback, and stop() returned as if it had stopped.
-            _milliseconds("stop: grace_ms", grace_ms)
-        if timeout_s is not None and (
-            isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float)
-        ):
-            raise ConfigError(f"stop: timeout_s must be a number of seconds, got {timeout_s!r}")
+            _duration("stop: grace_ms", grace_ms)
+        if timeout_s is not None:
+            _duration("stop: timeout_s", timeout_s, "seconds")
         if self._thread is None or self._loop is None or self._stop_request is None:
             return
         if not self._thread.is_alive():
