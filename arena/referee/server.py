@@ -894,7 +894,7 @@ class _Spectators(spec_grpc.SpectatorServiceServicer):
             )
         watcher = feed.subscribe(request.from_start)
         referee._spectators += 1
-        stopped_reading = False
+        held: asyncio.Task[None] | None = None
         try:
             while True:
                 batch = await watcher.next_batch()
@@ -902,18 +902,28 @@ class _Spectators(spec_grpc.SpectatorServiceServicer):
                     break
                 events = [ev_pb.Event.FromString(e) for e in batch]
                 response = spec_pb.WatchResponse(table_id=request.table_id, events=events)
-                if not await _deliver(context, response, watcher, referee.config.write_timeout_ms):
-                    stopped_reading = True
+                held = await _deliver(context, response, watcher, referee.config.write_timeout_ms)
+                if held is not None:
                     break
         finally:
             referee._spectators -= 1
             feed.unsubscribe(watcher)
+        if held is not None:
+            # Its place is already free. gRPC sends a status only after the message it still
+            # holds for this stream (it refuses the status until then, and logs an error), so
+            # the status waits for the spectator to read that message, or for its connection
+            # to go, which fails the write: then nothing more can reach it, and the stream ends
+            # as a cancelled one does (quietly; a status would fail, and be logged as an error).
+            try:
+                await held
+            except Exception:
+                raise asyncio.CancelledError from None
         if watcher.overflowed:
             await context.abort(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 "this spectator fell too far behind the table and was dropped",
             )
-        if stopped_reading:
+        if held is not None:
             await context.abort(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 "this spectator stopped reading the table's last events and was dropped",
@@ -925,13 +935,14 @@ async def _deliver(
     response: spec_pb.WatchResponse,
     watcher: Watcher,
     timeout_ms: int,
-) -> bool:
-    """Write one response to a spectator; False if it has stopped reading.
+) -> asyncio.Task[None] | None:
+    """Write one response to a spectator; None once written, or the write still held back if
+    the spectator has stopped reading.
 
     A spectator whose stream does not take the write (it reads nothing, and HTTP/2 flow control
     holds the write back) must not keep its place among ``max_spectators`` for as long as its
     connection lives: while the table plays, it is let go as soon as it falls ``spectator_queue``
-    events behind (the write is abandoned, not awaited); once the table's feed has ended no
+    events behind (the write is left pending, not awaited); once the table's feed has ended no
     event can queue behind it any more, so each remaining write gets ``timeout_ms``, as a
     message to a bot not reading does.
     """
@@ -945,13 +956,13 @@ async def _deliver(
                 ended.cancel()
         if not write.done() and not watcher.overflowed:
             await asyncio.wait((write,), timeout=timeout_ms / MS)
-        if write.done():
-            write.result()  # a failed write (the spectator went away) ends the stream
-            return True
-        return False
-    finally:
-        if not write.done():  # abandoned (or the handler was cancelled: the referee stops)
-            write.cancel()
+    except BaseException:  # cancelled: the referee stops, or the spectator hung up
+        write.cancel()
+        raise
+    if not write.done():
+        return write
+    write.result()  # a failed write (the spectator went away) ends the stream
+    return None
 
 
 def _unplayed(spec: TableSpec, reason: str) -> GameRecord:
