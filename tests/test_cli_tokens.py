@@ -194,3 +194,18 @@ def test_account_commands_do_not_load_the_rating_maths(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
     assert listed(db) == ["alice"]
+
+
+def test_a_new_token_for_a_mistyped_name_or_database_adds_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "comp.db"
+    here("bots", "add", "alpha", "--db", str(db))
+    typo = arena("bots", "add", "alpah", "--new-token", "--db", str(db), cwd=tmp_path)
+    assert typo.returncode == 2 and typo.stdout == ""
+    one_error_line(typo.stderr, "there is no bot 'alpah' to give a new token")
+    assert listed(db) == ["alpha"]
+    # Nor is a database started for it left behind.
+    elsewhere = tmp_path / "comp2.db"
+    typo = arena("bots", "add", "alpha", "--new-token", "--db", str(elsewhere), cwd=tmp_path)
+    assert typo.returncode == 2 and typo.stdout == ""
+    one_error_line(typo.stderr, "there is no bot 'alpha' to give a new token")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["comp.db"]

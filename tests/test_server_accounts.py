@@ -75,6 +75,13 @@ def test_revoke_forgets_the_token_and_a_new_one_can_be_issued(store: AccountStor
     assert identity is not None and identity.status is AccountStatus.ACTIVE
 
 
+def test_a_new_token_for_a_bot_that_does_not_exist_adds_nothing(store: AccountStore) -> None:
+    store.add("lowcard")
+    with pytest.raises(AccountError, match="no bot 'lowcrad' to give a new token"):
+        store.add("lowcrad", new_token_for_existing=True)
+    assert [bot.name for bot in store.accounts()] == ["lowcard"]
+
+
 def test_ban_keeps_identity_but_marks_it_and_unban_lifts_it(store: AccountStore) -> None:
     token = store.add("flooder")
     store.ban("flooder", "flooding the referee")

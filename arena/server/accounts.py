@@ -191,6 +191,8 @@ class AccountStore:
     ) -> str:
         """Add a bot (or give an existing one a new token) and return its token, shown only now.
 
+        A new token for a bot that does not exist is refused, as is adding one that does.
+
         ``deliver`` is handed the token before the change is committed: if it raises (the token
         could not be shown), the change is rolled back and the error propagates, so that no
         account is left with a token nobody has."""
@@ -201,6 +203,12 @@ class AccountStore:
         now = time.time()
         with _transaction(conn):
             row = conn.execute("SELECT status FROM server_bots WHERE name = ?", (name,)).fetchone()
+            if row is None and new_token_for_existing:
+                # A mistyped name must not become a new account with a token nobody asked for.
+                raise AccountError(
+                    f"there is no bot {name!r} to give a new token (`arena bots list` shows "
+                    "the bots); to add it, leave out --new-token"
+                )
             if row is None:
                 conn.execute(
                     "INSERT INTO server_bots (name, token_hash, status, note, created_at,"

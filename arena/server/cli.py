@@ -336,14 +336,20 @@ def _issue(
     new = _check_db(db, create=True)
     accounts = _accounts(db, create=True, announce=False)
     failed: OSError | None = None
+    refused: ArenaError | None = None
     try:
         make(accounts, _write_token)
     except ArenaError as e:
-        raise _fail(str(e)) from None
+        refused = e
     except OSError as e:
         failed = e
     finally:
         accounts.close()
+    if new and (failed or refused):  # e.g. a new token for a bot in a mistyped --db
+        for path in (db, *(db.with_name(db.name + end) for end in ("-wal", "-shm"))):
+            path.unlink(missing_ok=True)
+    if refused is not None:
+        raise _fail(str(refused))
     if failed is not None:
         # Whatever is still buffered for the dead output would fail again at exit, with a
         # traceback-like complaint: it goes nowhere instead.
@@ -352,9 +358,6 @@ def _issue(
                 devnull = os.open(os.devnull, os.O_WRONLY)
                 os.dup2(devnull, sys.stdout.fileno())
                 os.close(devnull)
-        if new:
-            for path in (db, *(db.with_name(db.name + end) for end in ("-wal", "-shm"))):
-                path.unlink(missing_ok=True)
         why = failed.strerror or str(failed)
         typer.echo(
             f"arena: error: {what} could not be written to standard output ({why}), so {undone}",
