@@ -10,7 +10,8 @@ and drives it through the scenarios of :mod:`arena.checkbot.scenarios`: the hand
 direction and a hold hand, the first trick, following suit, a void, hearts not broken, a time
 warning, a dropped stream, a whole hand, the end of the session and a refused token. The
 messages are built by the referee's own encoders (:mod:`arena.referee.wire`) from the rules
-engine's state, so a bot sees what a real referee would send.
+engine's state, each scenario a one-hand game played from its hand 0, so a bot sees what a real
+referee would send (but for the time warning's low bank, which it is given rather than spends).
 
 Exit codes: 0 every check passed, 1 some failed, 2 a usage error: the command is not found, or
 it exits before it opens its first stream (as ``arena run`` refuses such a command); 130 stopped

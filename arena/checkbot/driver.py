@@ -4,7 +4,9 @@
 Hello, sends requests and waits for the answers with the deadline the request announces.
 :class:`ScriptedGame` plays one game of one hand with the rules engine: the other seats play by a
 fixed, simple policy, the bot's seat is asked whenever it has a decision, and every message the
-bot receives is built the way the referee builds it (:mod:`arena.referee.wire`).
+bot receives is built the way the referee builds it (:mod:`arena.referee.wire`). Each is a game
+as ``arena run`` plays by default: ``max_hands`` 1, and its one hand is hand 0, dealt by seat 0,
+so that its numbers, totals and ``GameEnded.hands_played`` are those a real game sends.
 
 Whatever the bot does wrong ends the scenario with :class:`CheckFailedError`, whose message is the
 exact reason ("played 3D on a club lead while holding 5C 9C").
@@ -49,6 +51,12 @@ SERVER_VERSION = "arena-check-bot/1"
 MAX_MESSAGE_BYTES = 64 * 1024
 AFTER_START = "after it started"
 """Why :meth:`Checker.accept` waits, when the bot's process has just been started."""
+HAND_NUMBER = 0
+"""The number of every scripted hand: the first of its game, as hands are numbered from 0."""
+FIRST_DEALER = 0
+"""The dealer of a game's first hand at the referee (``Game(rules, seed)`` deals from seat 0)."""
+MAX_HANDS = 1
+"""GameStarted.max_hands of a scripted game: one hand, as ``arena run`` plays by default."""
 
 
 class CheckFailedError(ArenaError):
@@ -117,6 +125,8 @@ class Checker:
         """How many times the bot's process was started."""
         self.session_id = ""
         """The session_id of the last Welcome sent (a reconnect names it in resume_session_id)."""
+        self.games = 0
+        """How many scripted games have been started (the count in their game ids)."""
         self._next_id = 0
         self._closed_ids: set[int] = set()
         self._loop = asyncio.get_running_loop()
@@ -316,6 +326,12 @@ class Checker:
         self._next_id += 1
         return self._next_id
 
+    def next_game_id(self, table: str) -> str:
+        """A fresh game id for the scripted table ``table``, in the referee's form."""
+        # GameStarted.game_id is documented as "g<referee's count>-<table id>".
+        self.games += 1
+        return f"g{self.games}-{table}"
+
     async def ask(
         self, request: bot_pb.DecisionRequest, events: Sequence[ev_pb.Event], what: str
     ) -> tuple[bot_pb.Decision, float]:
@@ -381,20 +397,29 @@ class ScriptedGame:
     def __init__(
         self,
         checker: Checker,
-        game_id: str,
+        table: str,
         hand: Hand,
         seat: int,
-        hand_number: int,
         *,
         bank_ms: int | None = None,
     ) -> None:
-        """Set up the game (nothing is sent until :meth:`deal`)."""
+        """Set up the game at the scripted table ``table`` (nothing is sent until :meth:`deal`).
+
+        ``hand`` is the game's first hand: :class:`ScriptError` unless it is dealt as the
+        referee deals hand 0 under its rules (by seat 0, passing ``rules.pass_cycle[0]``).
+        """
+        expected = hand.rules.pass_direction(HAND_NUMBER)
+        if hand.dealer != FIRST_DEALER or hand.pass_direction is not expected:
+            raise ScriptError(
+                f"{table}: hand 0 is dealt by seat {FIRST_DEALER} and passes {expected.value} "
+                f"under its rules, not by seat {hand.dealer} passing {hand.pass_direction.value}"
+            )
         self.checker = checker
-        self.game_id = game_id
+        self.game_id = checker.next_game_id(table)
         self.hand = hand
         self.rules: Rules = hand.rules
         self.seat = seat
-        self.number = hand_number
+        self.number = HAND_NUMBER
         n = hand.players
         self.names = [checker.options.name if s == seat else f"check-seat-{s}" for s in range(n)]
         self.totals = [0] * n
@@ -414,7 +439,7 @@ class ScriptedGame:
     @property
     def max_hands(self) -> int:
         """The game's hand limit as announced: it ends after the one hand scripted."""
-        return self.number + 1
+        return MAX_HANDS
 
     def game_started(self) -> ev_pb.Event:
         """GameStarted for the bot's seat."""
@@ -693,16 +718,23 @@ class ScriptedGame:
         n = hand.players
         stream = self.checker.stream
         events = self.take_pending()
+        # As the referee's GameEnded: hands_played counts the hands played to their end. Hands
+        # are numbered from 0, so self.number hands came before this one (none: it is hand 0),
+        # and this one counts only if it was played out; the totals are those of those hands.
+        played = self.number
         if hand.phase is Phase.OVER:
             result = hand.result(self.totals)
             self.totals = [t + p for t, p in zip(self.totals, result.points, strict=True)]
             events.append(wire.hand_ended(self.number, result, self.totals))
+            played += 1
             termination = ev_pb.TERMINATION_NORMAL
-            message = "check-bot: the hand is over"
+            message = f"{played} hand{'' if played == 1 else 's'} played"
         else:
             termination = ev_pb.TERMINATION_INTERRUPTED
-            message = "check-bot: this scenario is over; the game stops here"
-        ranked = sorted(self.totals)
+            message = (
+                "interrupted (check-bot: this scenario is over; the game stops here) after "
+                f"{played} hand{'' if played == 1 else 's'} played"
+            )
         events.append(
             ev_pb.Event(
                 game_ended=ev_pb.GameEnded(
@@ -710,8 +742,9 @@ class ScriptedGame:
                     termination=termination,
                     seat_status=[ev_pb.TERMINATION_NORMAL] * n,
                     game_totals=self.totals,
-                    placings=[ranked.index(t) + 1 for t in self.totals],
-                    hands_played=1 if hand.phase is Phase.OVER else 0,
+                    # The referee's placings: 1 + the seats with a lower total (no forfeits here).
+                    placings=[1 + sum(1 for o in self.totals if o < t) for t in self.totals],
+                    hands_played=played,
                     message=message,
                 )
             )

@@ -5,6 +5,13 @@ Every scenario returns a one-line note when the bot passes it and raises
 deals are written out where the situation depends on them, and each scenario checks that the
 situation it was written for really arises (else :class:`~arena.checkbot.driver.ScriptError`: a
 bug of the checker, never blamed on the bot).
+
+Each scenario's game is one hand, hand 0, as a real one-hand game is (a game that began at hand 3
+had played three hands, whose totals and count the bot never saw). The standard rules pass left
+in hand 0, so the scenarios that need a right or across pass or a hold hand play under the
+standard rules with the pass cycle rotated to start there: a referee given those rules sends the
+same. The time warning scenario alone shows the bot what no referee sends (see
+:func:`time_warning`).
 """
 
 from __future__ import annotations
@@ -13,13 +20,15 @@ import asyncio
 import random
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import grpc
 
 from arena.cards import CARDS, TWO_OF_CLUBS, Card, Suit, parse_cards
 from arena.checkbot.driver import (
     AFTER_START,
+    FIRST_DEALER,
+    HAND_NUMBER,
     MS,
     Checker,
     CheckFailedError,
@@ -39,10 +48,37 @@ from arena.rules import PassDirection, Rules
 __all__ = ["SCENARIOS", "Scenario", "scripted_hand"]
 
 RULES = Rules()
-HOLD_HAND = 3
-"""A hand number whose place in the standard cycle (left, right, across, hold) is a hold."""
+
+
+def first_passing(direction: PassDirection, rules: Rules = RULES) -> Rules:
+    """``rules`` with its pass cycle rotated so that hand 0, the scripted hand, passes
+    ``direction`` (``rules`` itself if it does already)."""
+    cycle = rules.cycle
+    if direction not in cycle:
+        raise ScriptError(f"no {direction.value} pass in the cycle {[d.value for d in cycle]}")
+    start = cycle.index(direction)
+    return replace(rules, pass_cycle=cycle[start:] + cycle[:start])
+
+
+HOLD_RULES = first_passing(PassDirection.HOLD)
+"""The standard rules with the cycle hold, left, right, across: hand 0 is a hold hand."""
+HOLD_DEAL = 3
+"""The deal number whose cards the hold scenarios use (they were hand 3 of the standard cycle)."""
 LOW_BANK_MS = 300
 """The time bank left in the time-warning scenario."""
+
+
+def first_hand(rules: Rules, seed: int, deal: int = 0) -> Hand:
+    """Hand 0 of a game under ``rules``, as the referee deals it (by seat 0, passing
+    ``rules.pass_cycle[0]``), holding the cards the engine deals from ``seed`` for its hand
+    number ``deal``: each scenario keeps the cards it was written with when it was a later hand."""
+    cards = Hand.deal(rules, seed, hand_number=deal)
+    return Hand.from_hands(
+        rules,
+        [cards.dealt(s) for s in range(rules.players)],
+        dealer=FIRST_DEALER,
+        pass_direction=rules.pass_direction(HAND_NUMBER),
+    )
 
 
 @dataclass(frozen=True)
@@ -65,16 +101,10 @@ class Scenario:
         return self.description or (doc[0] if doc else "")
 
 
-def scripted_hand(
-    fixed: Mapping[int, str],
-    *,
-    seed: int,
-    pass_direction: PassDirection = PassDirection.HOLD,
-    dealer: int = 0,
-    rules: Rules = RULES,
-) -> Hand:
-    """A hand in which each seat in ``fixed`` holds those cards (and more, dealt by ``seed``,
-    up to a full hand); the other seats are dealt the rest."""
+def scripted_hand(fixed: Mapping[int, str], *, seed: int, rules: Rules = HOLD_RULES) -> Hand:
+    """Hand 0 of a game under ``rules`` (a hold hand by default), in which each seat in ``fixed``
+    holds those cards (and more, dealt by ``seed``, up to a full hand); the other seats are dealt
+    the rest. Seat 0 deals, as the referee's first hand."""
     holdings = {seat: parse_cards(text) for seat, text in fixed.items()}
     taken = {c for cards in holdings.values() for c in cards}
     rest = [c for c in CARDS if c not in taken]
@@ -85,7 +115,9 @@ def scripted_hand(
         missing = rules.hand_size - len(own)
         hands.append(sorted(own + rest[:missing]))
         rest = rest[missing:]
-    return Hand.from_hands(rules, hands, dealer=dealer, pass_direction=pass_direction)
+    return Hand.from_hands(
+        rules, hands, dealer=FIRST_DEALER, pass_direction=rules.pass_direction(HAND_NUMBER)
+    )
 
 
 def expect(condition: bool, what: str) -> None:
@@ -120,13 +152,15 @@ async def handshake(checker: Checker) -> str:
     return f"Hello v{hello.protocol_version} as {hello.bot_name!r} ({', '.join(parts)})"
 
 
-def pass_scenario(direction: PassDirection, hand_number: int, seat: int, seed: int) -> Scenario:
-    """Pass in ``direction``, then play the first card from the hand as it is after the pass."""
+def pass_scenario(direction: PassDirection, deal: int, seat: int, seed: int) -> Scenario:
+    """Pass in ``direction``, then play the first card from the hand as it is after the pass
+    (the cards of ``seed``'s deal number ``deal``, in hand 0 of a game whose cycle starts with
+    ``direction``)."""
 
     async def run(checker: Checker) -> str:
-        hand = Hand.deal(RULES, seed=seed, hand_number=hand_number)
-        expect(hand.pass_direction is direction, f"hand {hand_number} passes {direction.value}")
-        game = ScriptedGame(checker, f"check-pass-{direction.value}", hand, seat, hand_number)
+        hand = first_hand(first_passing(direction), seed, deal)
+        expect(hand.pass_direction is direction, f"hand 0 passes {direction.value}")
+        game = ScriptedGame(checker, f"check-pass-{direction.value}", hand, seat)
 
         async def body() -> str:
             passed = await game.pass_phase()
@@ -151,9 +185,9 @@ def pass_scenario(direction: PassDirection, hand_number: int, seat: int, seed: i
 
 async def hold(checker: Checker) -> str:
     """A hold hand: no pass request; the first question is a play."""
-    hand = Hand.deal(RULES, seed=11, hand_number=HOLD_HAND)
+    hand = first_hand(HOLD_RULES, seed=11, deal=HOLD_DEAL)
     expect(hand.phase is Phase.PLAY, "a hold hand starts with the play")
-    game = ScriptedGame(checker, "check-hold", hand, 1, HOLD_HAND)
+    game = ScriptedGame(checker, "check-hold", hand, 1)
 
     async def body() -> str:
         game.advance()
@@ -165,8 +199,8 @@ async def hold(checker: Checker) -> str:
 
 async def first_lead(checker: Checker) -> str:
     """The holder of the 2C leads it to the first trick (played for the bot if forced)."""
-    hand = scripted_hand({0: "2C 7C JC 4D 9D KD 3H 8H QH 5S 9S JS AS"}, seed=21, dealer=3)
-    game = ScriptedGame(checker, "check-first-lead", hand, 0, HOLD_HAND)
+    hand = scripted_hand({0: "2C 7C JC 4D 9D KD 3H 8H QH 5S 9S JS AS"}, seed=21)
+    game = ScriptedGame(checker, "check-first-lead", hand, 0)
 
     async def body() -> str:
         expect(hand.to_move == 0 and hand.legal_plays() == [TWO_OF_CLUBS], "seat 0 must lead 2C")
@@ -190,8 +224,8 @@ async def first_lead(checker: Checker) -> str:
 async def first_trick_penalty(checker: Checker) -> str:
     """Void in clubs on the first trick, holding hearts and the QS: no penalty card."""
     bot = 2
-    hand = scripted_hand({bot: "4D 8D 2H 3H 5H 6H 9H JH KH AH 3S 7S QS"}, seed=22, dealer=1)
-    game = ScriptedGame(checker, "check-first-trick", hand, bot, HOLD_HAND)
+    hand = scripted_hand({bot: "4D 8D 2H 3H 5H 6H 9H JH KH AH 3S 7S QS"}, seed=22)
+    game = ScriptedGame(checker, "check-first-trick", hand, bot)
 
     async def body() -> str:
         game.advance()
@@ -218,9 +252,8 @@ async def following_suit(checker: Checker) -> str:
             bot: "5C 9C 3D 6D TD 2H 7H 9H KH 4S 8S TS KS",
         },
         seed=23,
-        dealer=3,
     )
-    game = ScriptedGame(checker, "check-follow", hand, bot, HOLD_HAND)
+    game = ScriptedGame(checker, "check-follow", hand, bot)
 
     async def body() -> str:
         game.advance()
@@ -249,9 +282,8 @@ async def void(checker: Checker) -> str:
             bot: "7D QS 2H 3H 4H 5H 6H 7H 8H 9H TH JH QH",
         },
         seed=24,
-        dealer=3,
     )
-    game = ScriptedGame(checker, "check-void", hand, bot, HOLD_HAND)
+    game = ScriptedGame(checker, "check-void", hand, bot)
 
     async def body() -> str:
         game.advance()
@@ -278,8 +310,8 @@ async def void(checker: Checker) -> str:
 async def hearts_not_broken(checker: Checker) -> str:
     """The bot leads with hearts unbroken, holding hearts and other suits: no heart."""
     bot = 1
-    hand = scripted_hand({bot: "AC KD AD 2H 3H 4H 5H 6H 7H 8H 9S KS AS"}, seed=25, dealer=2)
-    game = ScriptedGame(checker, "check-hearts", hand, bot, HOLD_HAND)
+    hand = scripted_hand({bot: "AC KD AD 2H 3H 4H 5H 6H 7H 8H 9S KS AS"}, seed=25)
+    game = ScriptedGame(checker, "check-hearts", hand, bot)
 
     async def body() -> str:
         game.advance()
@@ -302,9 +334,17 @@ async def hearts_not_broken(checker: Checker) -> str:
 
 
 async def time_warning(checker: Checker) -> str:
-    """A TimeWarning arrives with a request and little bank left: the bot still answers in time."""
-    hand = Hand.deal(RULES, seed=12, hand_number=HOLD_HAND)
-    game = ScriptedGame(checker, "check-time", hand, 2, HOLD_HAND, bank_ms=LOW_BANK_MS)
+    """A TimeWarning arrives with a request and little bank left: the bot still answers in time.
+
+    The one scenario that deliberately sends what no referee would: the bot's first request of
+    the game says :data:`LOW_BANK_MS` of bank left, though it spent none (and with ``--bank-ms``
+    under that, more than GameStarted's ``clock.time_bank_ms``). A referee warns only once a
+    bot's own slow answers have drawn its bank below the warning threshold (1 s by default), and
+    never in a game whose bank starts at or below it; a bot cannot be made slow, so the low bank
+    is given instead.
+    """
+    hand = first_hand(HOLD_RULES, seed=12, deal=HOLD_DEAL)
+    game = ScriptedGame(checker, "check-time", hand, 2, bank_ms=LOW_BANK_MS)
 
     async def body() -> str:
         game.advance()
@@ -329,8 +369,8 @@ async def time_warning(checker: Checker) -> str:
 async def reconnect(checker: Checker) -> str:
     """The stream drops mid-hand: the bot reconnects with its token, resumes, plays on."""
     bot = 2
-    hand = Hand.deal(RULES, seed=13, hand_number=HOLD_HAND)
-    game = ScriptedGame(checker, "check-reconnect", hand, bot, HOLD_HAND)
+    hand = first_hand(HOLD_RULES, seed=13, deal=HOLD_DEAL)
+    game = ScriptedGame(checker, "check-reconnect", hand, bot)
 
     async def body() -> str:
         game.advance()
@@ -399,8 +439,8 @@ def _resume_note(checker: Checker, broken: str) -> tuple[str, str]:
 async def whole_hand(checker: Checker) -> str:
     """A whole hand from the pass to the score, every answer judged."""
     bot = 3
-    hand = Hand.deal(RULES, seed=14, hand_number=0)
-    game = ScriptedGame(checker, "check-whole-hand", hand, bot, 0)
+    hand = first_hand(RULES, seed=14)
+    game = ScriptedGame(checker, "check-whole-hand", hand, bot)
 
     async def body() -> str:
         await game.pass_phase()
