@@ -348,4 +348,6 @@ def view_of(
         bank_ms=bank_ms,
         deadline_ms=None if move_ms is None else move_ms + (bank_ms or 0),
         received_at=time.monotonic(),
+        # As at a table: the kitty is face down until the first trick's TrickWon shows it.
+        kitty=tuple(hand.kitty) if sv.tricks else (),
     )

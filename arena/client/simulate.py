@@ -2,10 +2,11 @@
 
 :func:`sample_world` deals the cards this seat has not seen to the other seats, consistently with
 everything the view shows (how many cards each holds, the suits each has shown it lacks, the
-cards this seat passed), and returns an engine :class:`~arena.engine.Hand` at exactly the
-position of the view. :func:`playout` finishes such a hand quickly with a simple greedy policy
-(duck under the winner, shed the queen and high hearts when void), which is a far better guess
-at how real players continue than random cards, at a few microseconds per card.
+cards this seat passed, the kitty once the first trick has shown it), and returns an engine
+:class:`~arena.engine.Hand` at exactly the position of the view. :func:`playout` finishes such a
+hand quickly with a simple greedy policy (duck under the winner, shed the queen and high hearts
+when void), which is a far better guess at how real players continue than random cards, at a few
+microseconds per card.
 """
 
 from __future__ import annotations
@@ -48,8 +49,10 @@ def sample_world(view: DecisionView, rng: random.Random) -> Hand:
             played_by[trick.seat_of(pos, n)].append(card)
             sequence.append(card)
     played = mask_of(sequence)
-    # Cards whose holder is known: bins 0..n-1 are the seats, bin n the kitty.
+    # Cards whose holder is known: bins 0..n-1 are the seats, bin n the kitty (once the first
+    # trick's TrickWon has shown it, all of it).
     forced: list[list[Card]] = [[] for _ in range(n + 1)]
+    forced[n] = list(view.kitty)
     if view.pass_to != me:
         forced[view.pass_to] = [c for c in view.passed if not played & c.bit]
     if sequence and rules.first_lead is not FirstLead.LEFT_OF_DEALER:
@@ -57,11 +60,12 @@ def sample_world(view: DecisionView, rng: random.Random) -> Hand:
     forced_mask = mask_of(c for f in forced for c in f)
     pool = [c for c in view.unseen if not forced_mask & c.bit]
     capacity = [0 if s == me else view.cards_in_hand[s] - len(forced[s]) for s in range(n)]
-    # The kitty's cards stay unseen even after the first trick takes them.
+    # The kitty's room left to guess: all of it before the first trick shows it, none after
+    # (unless the view lacks it: a referee older than PublicState.kitty_cards).
     capacity.append(rules.kitty_size - len(forced[n]))
     voids = [sum(1 << suit for suit in view.voids[s]) for s in range(n)] + [0]
     hidden = _deal(pool, capacity, voids, rng)
-    if rules.kitty_size and view.tricks:
+    if capacity[n] and view.tricks:
         # The kitty went to the first trick's winner, and its points count in that seat's
         # points_taken: deal again until the kitty guessed has those points.
         target = _kitty_points(view, forced[n])
@@ -122,9 +126,12 @@ def _place_opening_club(
     owner.update(dict.fromkeys(view.hand, view.seat))
     for seat in range(n):
         owner.update(dict.fromkeys(forced[seat], seat))  # e.g. the cards this seat passed
+    shown_kitty = set(view.kitty)
     below: list[Card] = []  # unseen clubs below the lowest club seen in a hand
     stop_owner = leader
     for club in (c for c in rules.cards_in_deck if c.suit is Suit.CLUBS):
+        if club in shown_kitty:
+            continue  # placed already (forced[n]), and in no hand: it neither stops nor counts
         if club in owner:
             stop_owner = owner[club]
             break

@@ -107,6 +107,9 @@ class DecisionView:
     None with no clock."""
     received_at: float
     """When the request arrived, on :func:`time.monotonic`; see :meth:`time_left`."""
+    kitty: tuple[Card, ...] = ()
+    """The kitty's cards, in index order, once the first trick has taken them: its ``TrickWon``
+    event shows them to every seat. Empty before that, and under rules without a kitty."""
 
     # ---- the current trick --------------------------------------------------------------------
 
@@ -178,8 +181,10 @@ class DecisionView:
 
     @property
     def unseen(self) -> tuple[Card, ...]:
-        """Cards in play that this seat has not seen played and does not hold (others' or kitty)."""
-        seen = mask_of(self.hand) | mask_of(self.played)
+        """Cards in play this seat has not seen: not held, not played, not in the shown kitty."""
+        # The kitty counts as seen once shown: a search that dealt it to the other seats would
+        # give them cards that every seat knows lie in no hand.
+        seen = mask_of(self.hand) | mask_of(self.played) | mask_of(self.kitty)
         deck = mask_of(self.rules.cards_in_deck)
         return tuple(cards_from_mask(deck & ~seen))
 

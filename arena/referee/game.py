@@ -323,6 +323,8 @@ class TableRun:
         # _request and _state.
         self._tricks = b""
         """The hand's completed tricks, as PublicState.completed_tricks entries."""
+        self._kitty = b""
+        """PublicState.kitty_cards, once the hand's first trick has taken the kitty."""
         self._current: list[int] = []
         """The cards of the trick being played (indexes, in play order)."""
         self._current_leader = 0
@@ -472,6 +474,7 @@ class TableRun:
         self._trick_log = []
         self._hand_points = [0 for _ in self.seats]
         self._tricks = b""
+        self._kitty = b""
         self._broken = hand.hearts_broken
         self._current = []
         self.feed.hand_number = number
@@ -543,6 +546,8 @@ class TableRun:
             number, trick_number, self._current_leader, cards, winner, points, kitty
         )
         self._tricks += entry
+        if kitty:  # shown to every seat by this TrickWon: the later requests carry it too
+            self._kitty = wire.kitty_state(kitty)
         self._broadcast(won)
 
     # ---- one decision -----------------------------------------------------------------------
@@ -1074,7 +1079,9 @@ class TableRun:
             )
         in_hand = _cards_in_hand(self._players, self._hand_size, trick_number, len(cards), leader)
         seat_state = self._seat_state(hand, number, index)
-        return b"".join((current, self._trick_part, in_hand, seat_state, self._tricks))
+        return b"".join(
+            (current, self._trick_part, in_hand, seat_state, self._tricks, self._kitty)
+        )
 
     def _seat_state(self, hand: Hand, number: int, index: int) -> bytes:
         """The parts of a seat's PublicState fixed for a phase of a hand (serialised, cached)."""

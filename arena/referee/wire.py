@@ -44,6 +44,7 @@ __all__ = [
     "event_entry",
     "fault_kind",
     "game_id_field",
+    "kitty_state",
     "pass_direction",
     "read_play",
     "request_changing",
@@ -613,8 +614,14 @@ _S_PASSED: Final = _card_entries(_key(_PS, "passed_cards"))
 _S_PASSED_TO: Final = _tag(_PS, "passed_to_seat")
 _S_RECEIVED: Final = _card_entries(_key(_PS, "received_cards"))
 _S_RECEIVED_FROM: Final = _tag(_PS, "received_from_seat")
+_S_KITTY: Final = _card_entries(_key(_PS, "kitty_cards"))
 _PHASE_PASS: Final = Phase.PASS
 _HOLD: Final = PassDirection.HOLD
+
+
+def kitty_state(kitty: Sequence[int]) -> bytes:
+    """PublicState.kitty_cards: the kitty (cards by index), once the first trick has shown it."""
+    return b"".join([_S_KITTY[i] for i in kitty])
 
 
 def seat_state(hand: Hand, number: int, seat: int, totals: Sequence[int]) -> bytes:

@@ -398,6 +398,7 @@ class PublicState(_message.Message):
     FORFEITED_FIELD_NUMBER: _builtins.int
     RULES_FIELD_NUMBER: _builtins.int
     MAX_HANDS_FIELD_NUMBER: _builtins.int
+    KITTY_CARDS_FIELD_NUMBER: _builtins.int
     players: _builtins.int
     """Seats at the table (the same as rules.players)."""
     dealer: _builtins.int
@@ -467,6 +468,13 @@ class PublicState(_message.Message):
     def rules(self) -> Global___Rules:
         """The rules of the game."""
 
+    @_builtins.property
+    def kitty_cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The kitty's cards once the first trick has taken them (its TrickWon.kitty_cards showed them
+        to every seat), so that a bot that keeps no state knows they lie in no hand. Empty before
+        that, and when the rules deal no kitty. (Empty from an older referee.)
+        """
+
     def __init__(
         self,
         *,
@@ -489,10 +497,11 @@ class PublicState(_message.Message):
         forfeited: _abc.Iterable[_builtins.bool] | None = ...,
         rules: Global___Rules | None = ...,
         max_hands: _builtins.int = ...,
+        kitty_cards: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["current_trick", b"current_trick", "rules", b"rules"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards_in_hand", b"cards_in_hand", "completed_tricks", b"completed_tricks", "current_trick", b"current_trick", "dealer", b"dealer", "first_trick", b"first_trick", "forfeited", b"forfeited", "game_totals", b"game_totals", "hand_number", b"hand_number", "hand_points", b"hand_points", "hearts_broken", b"hearts_broken", "max_hands", b"max_hands", "pass_direction", b"pass_direction", "passed_cards", b"passed_cards", "passed_to_seat", b"passed_to_seat", "players", b"players", "received_cards", b"received_cards", "received_from_seat", b"received_from_seat", "rules", b"rules", "seat_names", b"seat_names"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards_in_hand", b"cards_in_hand", "completed_tricks", b"completed_tricks", "current_trick", b"current_trick", "dealer", b"dealer", "first_trick", b"first_trick", "forfeited", b"forfeited", "game_totals", b"game_totals", "hand_number", b"hand_number", "hand_points", b"hand_points", "hearts_broken", b"hearts_broken", "kitty_cards", b"kitty_cards", "max_hands", b"max_hands", "pass_direction", b"pass_direction", "passed_cards", b"passed_cards", "passed_to_seat", b"passed_to_seat", "players", b"players", "received_cards", b"received_cards", "received_from_seat", b"received_from_seat", "rules", b"rules", "seat_names", b"seat_names"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
