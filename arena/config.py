@@ -443,10 +443,19 @@ def build_config(
             # `--format round-robin` overrides a gauntlet's file: the file's candidate went with
             # the gauntlet, and no flag could unset it.
             cand = None
+        if cand is not None and not isinstance(cand, str):
+            # Said as the file spells it: `candidate = true` read "candidate = True is not a
+            # bot", a value the file does not hold, and not that a name goes in quotes.
+            raise ConfigError(
+                f"--candidate {toml_spelling(cand)}: expected a bot's name in quotes, "
+                f'e.g. "{names[0]}"'
+            )
         if fmt is Format.GAUNTLET:
             if cand is None:
+                # The bots may all be the file's [bots], where "the --bot names" pointed nowhere.
                 raise ConfigError(
-                    "--format gauntlet needs --candidate NAME (one of the --bot names)"
+                    "--format gauntlet needs --candidate NAME (in a config file, "
+                    f'candidate = "NAME"), one of the bots: {", ".join(names)}'
                 )
             if cand not in names:
                 raise ConfigError(f"--candidate {cand!r} is not a bot; bots: {', '.join(names)}")

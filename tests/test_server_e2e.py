@@ -584,7 +584,7 @@ def test_a_bad_certificate_is_one_line_and_makes_no_database(tmp_path: Path) -> 
     flags = ("--port", "0", "--web-port", "0", "--tls-cert", str(junk), "--tls-key", str(junk))
     done = ServerProcess.cli("serve", "--db", str(db), *flags)
     assert done.returncode == 2, done.stderr
-    assert "are not a PEM certificate chain and its private key" in done.stderr
+    assert f"TLS: {junk} holds no readable PEM certificate" in done.stderr
     assert done.stderr.strip().count("\n") == 0 and not db.exists()
 
 

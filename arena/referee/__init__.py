@@ -12,6 +12,8 @@ Public API::
 The plain data of a table (TableSpec in, GameRecord out) is in :mod:`arena.table`.
 """
 
+# First: it sets gRPC's log level, which grpc reads once as it is imported.
+from arena.referee import _grpc_log  # noqa: F401
 from arena.referee.accounts import Accounts, BotIdentity, Identity, Standing, TokenAccounts
 from arena.referee.config import PROTOCOL_VERSIONS, RefereeConfig, TlsConfig
 from arena.referee.fallback import fallback_pass, fallback_play

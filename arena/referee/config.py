@@ -44,7 +44,8 @@ class TlsConfig:
         *,
         require_client_cert: bool = False,
     ) -> TlsConfig:
-        """Read the PEM files; a missing file is a :class:`ConfigError` naming it."""
+        """Read the PEM files; a missing file, or a pair no bot could connect to (see
+        :func:`_check_pair`), is a :class:`ConfigError` naming the file."""
 
         def read(path: Path | str) -> bytes:
             try:
@@ -62,20 +63,97 @@ class TlsConfig:
         )
         # Checked here because gRPC, given a bad pair, only fails to bind (as if the port were
         # taken) after logging lines of its own.
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        try:
-            context.load_cert_chain(cert, key)
-        except (ssl.SSLError, ValueError) as e:
-            raise ConfigError(
-                f"TLS: {cert} and {key} are not a PEM certificate chain and its private key "
-                f"({getattr(e, 'reason', None) or e})"
-            ) from None
+        _check_pair(cert, key)
         if client_ca is not None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             try:
                 context.load_verify_locations(client_ca)
             except (ssl.SSLError, ValueError) as e:
                 raise ConfigError(f"TLS: {client_ca} holds no PEM CA certificate ({e})") from None
         return config
+
+
+class _EncryptedKey(Exception):
+    """Raised by the pass phrase callback: the key file asked for one."""
+
+
+def _no_pass_phrase() -> str:
+    """OpenSSL's pass phrase callback: refuse instead of prompting on the terminal."""
+    raise _EncryptedKey
+
+
+def _check_pair(cert: Path | str, key: Path | str) -> None:
+    """Refuse, in one line naming the file at fault, a certificate chain and private key that a
+    bot could not connect to: no certificate, no key, a key of another certificate, a key under
+    a pass phrase, or a certificate expired (or not valid yet)."""
+    probe = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    try:
+        probe.load_verify_locations(cert)
+    except (ssl.SSLError, ValueError):
+        raise ConfigError(
+            f"TLS: {cert} holds no readable PEM certificate (-----BEGIN CERTIFICATE-----): give "
+            "the server's certificate chain as the certificate file"
+        ) from None
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        # Without a password callback OpenSSL prompts on the terminal for an encrypted key
+        # (the start hung there), and gRPC, which cannot decrypt it, would fail to bind anyway.
+        context.load_cert_chain(cert, key, password=_no_pass_phrase)
+    except _EncryptedKey:
+        raise ConfigError(
+            f"TLS: the private key {key} is encrypted with a pass phrase, which the server "
+            f"cannot use; decrypt it (openssl pkey -in {key} -out KEY.pem) and give that"
+        ) from None
+    except (ssl.SSLError, ValueError) as e:
+        if getattr(e, "reason", None) == "KEY_VALUES_MISMATCH":
+            raise ConfigError(
+                f"TLS: {key} is not the private key of the certificate in {cert}; give the key "
+                "that was made with that certificate"
+            ) from None
+        raise ConfigError(
+            f"TLS: {key} holds no readable PEM private key (-----BEGIN PRIVATE KEY-----): "
+            f"give the private key of the certificate in {cert} as the key file"
+        ) from None
+    problem = _validity_problem(context, probe)
+    if problem:
+        raise ConfigError(
+            f"TLS: the certificate in {cert} {problem}, so every bot would refuse it; make or "
+            "get one valid now"
+        )
+
+
+_EXPIRED, _NOT_YET_VALID = 10, 9
+"""OpenSSL's verify codes X509_V_ERR_CERT_HAS_EXPIRED and X509_V_ERR_CERT_NOT_YET_VALID."""
+
+
+def _validity_problem(server: ssl.SSLContext, client: ssl.SSLContext) -> str:
+    """What is wrong with the dates of the server's certificate chain ("" if nothing), found by
+    a handshake in memory with a client that trusts the chain itself: the ssl module has no
+    public way to read a certificate's dates, and a bot's TLS library checks them this way.
+    Only the dates are judged; the host name and the issuer are the bots' business."""
+    client.check_hostname = False
+    client.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN  # the leaf itself may be the anchor
+    to_server, to_client = ssl.MemoryBIO(), ssl.MemoryBIO()
+    server_end = server.wrap_bio(to_server, to_client, server_side=True)
+    client_end = client.wrap_bio(to_client, to_server)
+    # The memory BIOs are shared crosswise, so a few rounds complete the handshake.
+    for _ in range(8):
+        for end in (client_end, server_end):
+            try:
+                end.do_handshake()
+            except ssl.SSLWantReadError:
+                continue
+            except ssl.SSLCertVerificationError as e:
+                if e.verify_code == _EXPIRED:
+                    return "has expired"
+                if e.verify_code == _NOT_YET_VALID:
+                    return "is not valid yet (check this machine's clock)"
+                return ""
+            except ssl.SSLError:
+                return ""
+        if client_end.version() is not None and server_end.version() is not None:
+            return ""
+    return ""
 
 
 @dataclass(frozen=True)

@@ -588,14 +588,44 @@ def _grpc_over_tls(url: str, ca: Path | None) -> bool:
         return False
 
 
+_HOST_MISMATCH = frozenset({62, 64})
+"""OpenSSL's verify codes X509_V_ERR_HOSTNAME_MISMATCH and X509_V_ERR_IP_ADDRESS_MISMATCH."""
+_OUT_OF_DATE = frozenset({9, 10})
+"""OpenSSL's verify codes X509_V_ERR_CERT_NOT_YET_VALID and X509_V_ERR_CERT_HAS_EXPIRED."""
+
+
+def _untrusted(url: str, reason: ssl.SSLCertVerificationError, ca: Path | None) -> str:
+    """Why the server's certificate was refused, with what to change: every refusal said "give
+    its certificate with --ca FILE", also to one who had, when the certificate was for another
+    host name than the URL's or out of date (a server serving for weeks outlives its own)."""
+    host = urlsplit(url).hostname
+    if reason.verify_code in _HOST_MISMATCH:
+        return (
+            f"the server at {url} has a certificate made out for another host than {host} "
+            f"({reason.verify_message}); give --url a host name the certificate holds"
+        )
+    if reason.verify_code in _OUT_OF_DATE:
+        return (
+            f"the server at {url} has a certificate out of date ({reason.verify_message}); "
+            "the server needs a new one (arena serve --tls-cert)"
+        )
+    if ca is not None:
+        return (
+            f"the server at {url} has a certificate that --ca {ca} does not vouch for "
+            f"({reason.verify_message}); give the certificate the server was started with "
+            "(or the CA that signed it)"
+        )
+    return (
+        f"the server at {url} has a certificate this machine does not trust "
+        f"({reason.verify_message}); give its certificate with --ca FILE"
+    )
+
+
 def _unreachable(url: str, reason: object, ca: Path | None = None) -> str:
     """Why the server at ``url`` gave no answer, in one line, with what to try instead."""
     scheme, _, rest = url.partition("://")
     if isinstance(reason, ssl.SSLCertVerificationError):
-        return (
-            f"the server at {url} has a certificate this machine does not trust "
-            f"({reason.verify_message}); give its certificate with --ca FILE"
-        )
+        return _untrusted(url, reason, ca)
     no_tls = isinstance(reason, ssl.SSLEOFError) or (
         isinstance(reason, ssl.SSLError) and reason.reason in _NOT_TLS
     )
