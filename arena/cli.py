@@ -1,8 +1,9 @@
 """The `arena` command line: a thin typer layer over the library; no logic lives here.
 
 Bad input (a flag, a file, a bot command, a port, a database) is one line on stderr and exit
-code 2; a run stopped by Ctrl-C or SIGTERM exits with 130 after saying how to resume; any command
-whose output's reader has gone (a closed pipe) stops without a word, exit code 141.
+code 2; a run stopped by Ctrl-C or SIGTERM exits with 130 after saying what is stored (and how to
+resume, if anything is left); any command whose output's reader has gone (a closed pipe) stops
+without a word, exit code 141.
 """
 
 # ruff: noqa: E402 (the libraries are imported under a Ctrl-C guard set up before them)
@@ -413,40 +414,111 @@ def _fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
     raise typer.Exit(code)
 
 
-def _guard(action: Callable[[], T], db: Path | None = None) -> T:
+def _guard(action: Callable[[], T], db: Path | None = None, run_id: str | None = None) -> T:
     """Run ``action``; an arena error becomes one line and an exit code, never a traceback
     (``db``: the database a run writes, to say on Ctrl-C whether it holds anything; None for a
-    command that only reads, which says only that it was interrupted)."""
+    command that only reads, which says only that it was interrupted; ``run_id``: the run, to
+    say whether any of its games is left to play)."""
     try:
         return action()
     except ArenaError as e:
         _fail(str(e), EXIT_BAD_INPUT if _is_bad_input(e) else EXIT_FAILED)
     except KeyboardInterrupt:
-        from arena.store import not_made
+        _fail(_interrupted_text(db, run_id), EXIT_INTERRUPTED)
 
-        if db is None:  # a command that reads (ratings, replay): nothing to carry on
-            _fail("interrupted", EXIT_INTERRUPTED)
-        if not_made(db):
-            # Stopped while the bots started: a run makes its database only once they are up
-            # (in the empty file given, if one was).
-            _fail("interrupted before any game was played; nothing was made", EXIT_INTERRUPTED)
-        _fail(
-            "interrupted; every game finished so far is stored: run the same command again "
-            "to carry on",
-            EXIT_INTERRUPTED,
-        )
+
+def _interrupted_text(db: Path | None, run_id: str | None = None) -> str:
+    """What a command stopped by Ctrl-C says (see :func:`_guard`)."""
+    from arena.store import not_made
+
+    if db is None:  # a command that reads (ratings, replay): nothing to carry on
+        return "interrupted"
+    if not_made(db):
+        # Stopped while the run loaded or its bots started: a run makes its database only once
+        # they are up (in the empty file given, if one was).
+        return "interrupted before any game was played; nothing was made"
+    total = _all_stored(db, run_id) if run_id is not None else None
+    if total is not None:
+        return _all_stored_text(total, db)
+    return (
+        "interrupted; every game finished so far is stored: run the same command again to carry on"
+    )
+
+
+def _all_stored(db: Path, run_id: str) -> int | None:
+    """The number of games of the run ``run_id`` when ``db`` holds every one of them, else None
+    (an open-ended run, a sequential test's, is never complete)."""
+    import sqlite3
+
+    from arena.store import Store
+
+    try:
+        with Store.open(db, create=False) as store:
+            run = next((r for r in store.runs() if r.run_id == run_id), None)
+            if run is None or run.total is None:
+                return None
+            return run.total if len(store.finished(run_id)) >= run.total else None
+    except (ArenaError, OSError, sqlite3.Error, KeyboardInterrupt):
+        # Asked only to choose the words of an interruption: a database that cannot be read
+        # now, or a second Ctrl-C, gets the general ones rather than a traceback.
+        return None
+
+
+def _all_stored_text(total: int, db: Path) -> str:
+    """What a run stopped after its last game was stored says: not to resume, there is nothing
+    left; where its results are."""
+    import shlex
+
+    return (
+        f"interrupted: all {total} games are stored in {db}, nothing is left to play; see the "
+        f"results with arena ratings --db {shlex.quote(str(db))}"
+    )
 
 
 def sigterm_as_ctrl_c() -> None:
     """From here on a SIGTERM stops the command as Ctrl-C does (stored games kept, bots stopped,
     exit 130), also before a run's own signal watcher is up, where it would kill the process
-    outright and leave the bots running."""
+    outright (143, without a word) and leave the bots running."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         # Inherited ignored (a script's `arena run ... &`): a SIGTERM turned into a SIGINT would
         # be ignored with it, and the bots would inherit the ignoring. A running batch heeds
         # Ctrl-C anyway (its signal watcher), so it is heeded from the start.
         signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))
+
+
+@contextlib.contextmanager
+def _run_loading(said: Callable[[], str]) -> Iterator[None]:
+    """While a run reads its flags and loads the director, Ctrl-C and SIGTERM end the process at
+    once: the line ``said()``, exit code 130 (nothing is made yet, nothing to undo). Loaded, a
+    SIGTERM is a Ctrl-C (:func:`sigterm_as_ctrl_c`) and a Ctrl-C a KeyboardInterrupt, which the
+    run handles; refused (bad input), the handlers are put back as they were."""
+
+    def stop(signum: int, frame: object) -> None:
+        # Not an exception raised into the code running then (an import): Python 3.11 turns one
+        # raised in a __set_name__ into a RuntimeError (a traceback, exit 1, as matplotlib
+        # loads) and prints and drops one raised in a __del__, and the command would go on.
+        try:
+            line = said()
+        except Exception:  # e.g. the store's module half imported at that moment: still a line
+            line = "interrupted"
+        with contextlib.suppress(OSError):  # stderr closed (`2>&-`): the exit code says it
+            os.write(2, f"arena: error: {line}\n".encode())
+        os._exit(EXIT_INTERRUPTED)
+
+    before = {sig: signal.signal(sig, stop) for sig in _LOADING_SIGNALS}
+    try:
+        yield
+    except BaseException:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+        raise
+    # SIGTERM first, while a Ctrl-C still ends the process: no moment without a handler. An
+    # inherited "ignore" of Ctrl-C is dropped, as sigterm_as_ctrl_c says why.
+    sigterm_as_ctrl_c()
+    ctrl_c = before[signal.SIGINT]
+    ignored = ctrl_c is None or ctrl_c is signal.SIG_IGN
+    signal.signal(signal.SIGINT, signal.default_int_handler if ignored else ctrl_c)
 
 
 def _is_bad_input(error: ArenaError) -> bool:
@@ -561,55 +633,73 @@ def _do_run(
     strict: bool | None = None,
     grace: str | None = None,
 ) -> None:
-    from arena.config import build_config, load_toml
+    # A Ctrl-C (or SIGTERM) is said in one line wherever it lands: while the flags are read and
+    # the director loaded (trio, the referee, numpy, scipy: seconds), by _run_loading; then by
+    # the guards, and between them by the except below. A KeyboardInterrupt that left the
+    # command would reach typer, which ends it with 130 and no word.
+    database: Path | None = None  # the database, once the flags name it
+    run_id: str | None = None
+    try:
+        with _run_loading(lambda: _interrupted_text(database, run_id)):
+            from arena.config import build_config, load_toml
 
-    settings = _guard(
-        lambda: build_config(
-            load_toml(config) if config is not None else None,
-            bots=bots,
-            players=players,
-            rules=rules,
-            rule=rule,
-            format=format,
-            candidate=candidate,
-            boards=boards,
-            game_to=game_to,
-            concurrency=concurrency,
-            seed=seed,
-            move_time=move_time,
-            time_bank=time_bank,
-            db=db,
-            out=out,
-            port=port,
-            max_faults=max_faults,
-            strict=strict,
-            grace=grace,
-        )
-    )
-    # Imported once the flags are good: the ratings bring numpy, scipy and matplotlib.
-    from arena.director.progress import make_reporter
-    from arena.director.run import run_batch
-    from arena.director.summary import print_summary
+            settings = _guard(
+                lambda: build_config(
+                    load_toml(config) if config is not None else None,
+                    bots=bots,
+                    players=players,
+                    rules=rules,
+                    rule=rule,
+                    format=format,
+                    candidate=candidate,
+                    boards=boards,
+                    game_to=game_to,
+                    concurrency=concurrency,
+                    seed=seed,
+                    move_time=move_time,
+                    time_bank=time_bank,
+                    db=db,
+                    out=out,
+                    port=port,
+                    max_faults=max_faults,
+                    strict=strict,
+                    grace=grace,
+                )
+            )
+            database, run_id = settings.db, settings.run_id
+            # Imported once the flags are good: the ratings bring numpy, scipy and matplotlib.
+            from arena.director.progress import make_reporter
+            from arena.director.run import run_batch
+            from arena.director.summary import print_summary
 
-    sigterm_as_ctrl_c()
-    outcome = _guard(lambda: run_batch(settings, make_reporter(sys.stderr)), settings.db)
-    if outcome.output_closed:  # stopped as by Ctrl-C; the same command resumes
-        output_closed()
-    if outcome.interrupted:
-        _fail(
-            f"interrupted: {outcome.stored} of {outcome.total} games stored in {settings.db}; "
-            "run the same command again to resume",
-            EXIT_INTERRUPTED,
+        outcome = _guard(lambda: run_batch(settings, make_reporter(sys.stderr)), database, run_id)
+        if outcome.output_closed:  # stopped as by Ctrl-C; the same command resumes
+            output_closed()
+        if outcome.interrupted and outcome.stored >= outcome.total:
+            # Stopped after the last game was stored (while the bots stopped): nothing to resume.
+            _fail(_all_stored_text(outcome.total, settings.db), EXIT_INTERRUPTED)
+        if outcome.interrupted:
+            _fail(
+                f"interrupted: {outcome.stored} of {outcome.total} games stored in {settings.db}; "
+                "run the same command again to resume",
+                EXIT_INTERRUPTED,
+            )
+        console = _console()
+        console.print(
+            f"run {outcome.run_id}: {outcome.stored} of {outcome.total} games in {settings.db} "
+            f"({outcome.played} played now in {outcome.elapsed_s:.1f} s); replays and logs in "
+            f"{settings.out}",
+            markup=False,
+            highlight=False,
         )
-    console = _console()
-    console.print(
-        f"run {outcome.run_id}: {outcome.stored} of {outcome.total} games in {settings.db} "
-        f"({outcome.played} played now in {outcome.elapsed_s:.1f} s); replays and logs in "
-        f"{settings.out}",
-        markup=False,
-        highlight=False,
-    )
-    _guard(lambda: print_summary(console, settings.db, outcome.run_id, settings.out))
+        _guard(
+            lambda: print_summary(console, settings.db, outcome.run_id, settings.out),
+            database,
+            run_id,
+        )
+    except KeyboardInterrupt:
+        # Between the guarded steps: the same words as in them.
+        _fail(_interrupted_text(database, run_id), EXIT_INTERRUPTED)
 
 
 @app.command()
@@ -1104,7 +1194,24 @@ def _register_other_commands() -> None:
     _once_everywhere(app)
 
 
+def _load_what_typer_loads_late() -> None:
+    """Load, under the guard, what typer loads only as it starts the command (its help's console;
+    pydantic, to read the flags' values): a tenth of a second after the guard is lifted and before
+    a command can say a Ctrl-C, which ended in a traceback or in exit 130 without a word."""
+    import importlib
+
+    late = ["typer.rich_utils"]
+    if any(not word.startswith("-") for word in sys.argv[1:]):
+        # A command's flags are read (pydantic); `arena --version` and `arena` alone read none
+        # and need not wait for it.
+        late.append("typer._adapters")
+    for name in late:
+        with contextlib.suppress(ImportError):  # typer 0.29's own modules, which may change
+            importlib.import_module(name)
+
+
 _register_other_commands()
+_load_what_typer_loads_late()
 _unguard_loading(_BEFORE_LOADING)
 
 

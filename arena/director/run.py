@@ -115,7 +115,8 @@ class RunOutcome:
     played: int
     """Games played and stored by this call."""
     interrupted: bool
-    """Stopped by a signal before the schedule was done."""
+    """Stopped by a signal: before the schedule was done, or after (``stored`` equal to
+    ``total``: while the bots were being stopped at the end)."""
     elapsed_s: float
     """Wall time of this call."""
     exits: tuple[BotExit, ...]
@@ -342,6 +343,8 @@ class _Director:
         self.on_record = on_record
         self.claimed = False
         self.played = 0
+        self._unplayed: int | None = None
+        """Games of the schedule not yet finished (None: an open-ended run, a sequential test)."""
         self.interrupted = False
         self.output_closed = False
         self._output_gone: trio.Event | None = None
@@ -383,6 +386,7 @@ class _Director:
         """The whole run, inside trio."""
         from arena.referee import RefereeThread  # the referee brings grpc; load it only to play
 
+        self._unplayed = None if self.total is None else self.total - done
         accounts = Accounts()
         referee = RefereeThread(_referee_config(self.config), accounts)
         try:
@@ -531,10 +535,15 @@ class _Director:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async for _ in signals:
                 self.interrupted = True
-                self.reporter.note(
-                    "stopping: games in play get the referee's shutdown grace to finish; "
-                    "run the same command again to resume"
-                )
+                if self._unplayed == 0:
+                    # After the last game (the referee and the bots being stopped): there is
+                    # nothing to resume, and saying so would send the user to an empty rerun.
+                    self.reporter.note("stopping: every game has been played; nothing to resume")
+                else:
+                    self.reporter.note(
+                        "stopping: games in play get the referee's shutdown grace to finish; "
+                        "run the same command again to resume"
+                    )
                 stop.set()
                 # Stopping the referee answers every table in play: finished within the grace,
                 # or INTERRUPTED (not stored, played again on resume). The workers then return.
@@ -567,6 +576,8 @@ class _Director:
                     self._pool.game_finished(bot)
             # Queued, not awaited: the next table starts while this one is being committed.
             self._writes.send_nowait(_GameDone(table, record, tuple(sorted(crashed))))
+            if self._unplayed is not None:
+                self._unplayed -= 1  # the writer stores what is queued, also once stopped
 
     async def _writer(self, stop: trio.Event) -> None:
         async with self._to_write:

@@ -1,0 +1,208 @@
+"""Ctrl-C and SIGTERM at the edges of `arena run`: while it loads, and after its last game is
+stored. Each is one line and exit code 130, and says what there is: nothing made, or every game
+stored and where to see the results (not "run the same command again": there is nothing to resume).
+
+The signals land at known points, not after guessed delays: as the command first looks for a
+module or calls a function (a ``sitecustomize`` hook on its path), or while a bot that ignores
+SIGTERM holds the run's stop after the last game (``tests/arena_bots/lingerbot.py``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = shlex.quote(sys.executable)
+LOW = f"{PY} {shlex.quote(str(ROOT / 'sample_bots' / 'lowcard.py'))}"
+LINGER = f"{PY} {shlex.quote(str(ROOT / 'tests' / 'arena_bots' / 'lingerbot.py'))}"
+ARENA = Path(sys.executable).with_name("arena")
+BASE = [str(ARENA)] if ARENA.exists() else [sys.executable, "-m", "arena.cli"]
+TIMEOUT_S = 120
+THREE = ["--players", "3", "--boards", "1", "--concurrency", "1"]
+"""Three seats, one board: three games (its rotations), one table at a time."""
+NOTHING_MADE = "arena: error: interrupted before any game was played; nothing was made\n"
+ALL_STORED = (
+    "arena: error: interrupted: all 3 games are stored in arena.db, nothing is left to play; "
+    "see the results with arena ratings --db arena.db"
+)
+
+SIGNAL_AT = """
+import importlib.util, os, signal, sys
+
+SIG = getattr(signal, os.environ["ARENA_TEST_SIGNAL"])
+MODULE, _, FUNCTION = os.environ["ARENA_TEST_AT"].partition(":")
+
+
+class InSetName:
+    # Python calls __set_name__ as it makes a class (matplotlib's axes have many, as it loads).
+    def __set_name__(self, owner, name):
+        os.kill(os.getpid(), SIG)
+
+
+class SignalAt:
+    # The signal, as the user's key would land there, when the command first looks for MODULE
+    # (still loading it); with a FUNCTION, when it first calls MODULE.FUNCTION; or with
+    # __set_name__, when a class is made then.
+    def find_spec(self, name, path=None, target=None):
+        if name != MODULE:
+            return None
+        sys.meta_path.remove(self)
+        if FUNCTION == "__set_name__":
+            type("Loading", (), {"descriptor": InSetName()})
+            return None
+        if not FUNCTION:
+            os.kill(os.getpid(), SIG)
+            return None
+        spec = importlib.util.find_spec(name)
+        load = spec.loader.exec_module
+
+        def exec_module(module):
+            load(module)
+            called = getattr(module, FUNCTION)
+
+            def signalled(*args, **kwargs):
+                os.kill(os.getpid(), SIG)
+                return called(*args, **kwargs)
+
+            setattr(module, FUNCTION, signalled)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+sys.meta_path.insert(0, SignalAt())
+"""
+
+
+def signalled_run(
+    cwd: Path, sig: str, at: str, *args: str, hook: Path
+) -> subprocess.CompletedProcess[str]:
+    """`arena run ARGS` in ``cwd``, sent ``sig`` at ``at``: ``module``, ``module:function`` or
+    ``module:__set_name__`` (see ``SIGNAL_AT``)."""
+    hook.mkdir(exist_ok=True)
+    (hook / "sitecustomize.py").write_text(SIGNAL_AT)
+    return subprocess.run(
+        [*BASE, "run", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        env={
+            **os.environ,
+            "PYTHONPATH": f"{hook}{os.pathsep}{ROOT}",
+            "ARENA_TEST_SIGNAL": sig,
+            "ARENA_TEST_AT": at,
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    ("sig", "at", "said"),
+    [
+        # typer loads these as it starts the command, before anything handles a Ctrl-C: its
+        # help's console (a traceback), pydantic (exit 130 without a word).
+        ("SIGINT", "typer.rich_utils", "arena: interrupted\n"),
+        ("SIGINT", "pydantic", "arena: interrupted\n"),
+        # The run command loads the director (trio, the referee) and the summary (numpy, scipy,
+        # matplotlib) for a second or two: exit 130 without a word (typer's handling of a
+        # Ctrl-C), or for SIGTERM a silent death by the signal (143).
+        ("SIGINT", "arena.director.run", NOTHING_MADE),
+        ("SIGINT", "scipy", NOTHING_MADE),
+        ("SIGTERM", "arena.director.progress", NOTHING_MADE),
+        # Python 3.11 turns a KeyboardInterrupt raised in a __set_name__ into a RuntimeError.
+        ("SIGINT", "arena.director.summary:__set_name__", NOTHING_MADE),
+    ],
+    ids=["typer-help", "pydantic", "director", "scipy", "SIGTERM-progress", "in-__set_name__"],
+)
+def test_a_signal_while_the_run_loads_is_one_line_and_exit_130(
+    tmp_path: Path, sig: str, at: str, said: str
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    done = signalled_run(work, sig, at, *THREE, hook=tmp_path / "hook")
+    assert (done.returncode, done.stderr) == (130, said)
+    assert list(work.iterdir()) == []
+
+
+def bot_pids(out: Path) -> list[int]:
+    """Every bot process the run started, from the director's notes in the bot logs."""
+    pids = []
+    for log in (out / "logs").glob("*.log"):
+        pids += [int(p) for p in re.findall(r"started process \d+ \(pid (\d+)\)", log.read_text())]
+    return pids
+
+
+def alive(pid: int) -> bool:
+    """Whether a process ``pid`` is there, and not a zombie waiting for its parent."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.parametrize("when", ["at-the-last-game", "while-the-bots-stop"])
+def test_a_signal_after_the_last_game_is_stored_says_every_game_is_stored(
+    tmp_path: Path, when: str
+) -> None:
+    # It said "interrupted: 3 of 3 games stored in arena.db; run the same command again to
+    # resume" (or "...: run the same command again to carry on"): there was nothing to resume.
+    run = subprocess.Popen(
+        [*BASE, "run", "--bot", f"a={LOW}", "--bot", f"b={LOW}", "--bot", f"c={LINGER}", *THREE],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        assert run.stderr is not None
+        lines = []
+        for line in run.stderr:
+            lines.append(line)
+            if line.startswith("arena: 3/3 games"):
+                break
+        else:
+            raise AssertionError(f"the run ended before its last game: {''.join(lines)}")
+        if when == "while-the-bots-stop":
+            # The lingering bot holds the run in its stop (the bots' grace before a SIGKILL).
+            log = tmp_path / "arena-out" / "logs" / "c.log"
+            deadline = time.monotonic() + TIMEOUT_S
+            while "lingering" not in log.read_text():
+                assert run.poll() is None and time.monotonic() < deadline, "the bot never lingered"
+                time.sleep(0.02)
+        run.send_signal(signal.SIGINT)
+        _, rest = run.communicate(timeout=TIMEOUT_S)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
+    said = "".join(lines) + rest
+    assert run.returncode == 130, said
+    assert rest.strip().splitlines()[-1] == ALL_STORED
+    assert "run the same command again" not in said and "Traceback" not in said
+    assert not any(alive(pid) for pid in bot_pids(tmp_path / "arena-out"))
+
+
+def test_a_signal_during_the_closing_report_says_every_game_is_stored(tmp_path: Path) -> None:
+    # It said only "interrupted".
+    work = tmp_path / "work"
+    work.mkdir()
+    args = ["--bot", f"a={LOW}", "--bot", f"b={LOW}", "--bot", f"c={LOW}", *THREE]
+    hook = tmp_path / "hook"
+    done = signalled_run(work, "SIGINT", "arena.director.summary:print_summary", *args, hook=hook)
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == ALL_STORED
+    assert "Traceback" not in done.stderr
+    # The same command on the finished run, stopped while it loads: the same, not "carry on".
+    again = signalled_run(work, "SIGINT", "arena.director.run", *args, hook=hook)
+    assert (again.returncode, again.stderr) == (130, ALL_STORED + "\n")
