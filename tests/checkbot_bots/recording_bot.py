@@ -18,19 +18,12 @@ from __future__ import annotations
 
 import base64
 import os
-import queue
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import grpc
+import raw_stream
 
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
-from arena.proto.hearts.v1 import bot_service_pb2_grpc as bot_grpc
-
-RETRY_S = 0.1
-EXIT_REFUSED = 2
 
 
 def answer(request: bot_pb.DecisionRequest) -> bot_pb.PlayRequest:
@@ -53,7 +46,6 @@ def write_down(record: Path, response: bot_pb.PlayResponse) -> None:
 def session(record: Path, stall: int | None, welcomed: list[str]) -> int | None:
     """One stream: the exit code to end with, or None to reconnect (``welcomed``: the session
     ids of the Welcomes so far)."""
-    outbox: queue.Queue[bot_pb.PlayRequest | None] = queue.Queue()
     hello = bot_pb.Hello(
         bot_name=os.environ["ARENA_BOT_NAME"],
         token=os.environ["ARENA_TOKEN"],
@@ -61,45 +53,28 @@ def session(record: Path, stall: int | None, welcomed: list[str]) -> int | None:
         bot_version="recording",
         resume_session_id=welcomed[-1] if welcomed else "",
     )
-    outbox.put(bot_pb.PlayRequest(hello=hello))
 
-    def requests() -> Iterator[bot_pb.PlayRequest]:
-        while (item := outbox.get()) is not None:
-            yield item
-
-    with grpc.insecure_channel(os.environ["ARENA_ADDRESS"]) as channel:
-        try:
-            for response in bot_grpc.BotServiceStub(channel).Play(requests()):
-                write_down(record, response)
-                if response.HasField("welcome"):
-                    welcomed.append(response.welcome.session_id)
-                asked = response.request if response.HasField("request") else None
-                if asked is not None and (stall is None or asked.hand_number < stall):
-                    outbox.put(answer(asked))
-                if response.HasField("shutdown"):
-                    outbox.put(None)
-                    return 0
-        except grpc.RpcError as e:
-            outbox.put(None)
-            if e.code() is grpc.StatusCode.UNAUTHENTICATED:
-                print(f"recording_bot: refused: {e.details()}", file=sys.stderr)
-                return EXIT_REFUSED
-            return None  # the stream broke: come back, as a bot must
-        outbox.put(None)
+    def reply(response: bot_pb.PlayResponse) -> bot_pb.PlayRequest | None:
+        write_down(record, response)
+        if response.HasField("welcome"):
+            welcomed.append(response.welcome.session_id)
+        asked = response.request if response.HasField("request") else None
+        if asked is not None and (stall is None or asked.hand_number < stall):
+            return answer(asked)
         return None
+
+    return raw_stream.session(os.environ["ARENA_ADDRESS"], hello, reply, "recording_bot")
 
 
 def main() -> int:
     """Play sessions until one says to stop."""
     if len(sys.argv) not in (2, 3):
         print("usage: recording_bot.py RECORD [STALL]", file=sys.stderr)
-        return EXIT_REFUSED
+        return raw_stream.EXIT_REFUSED
     record = Path(sys.argv[1])
     stall = int(sys.argv[2]) if len(sys.argv) == 3 else None
     welcomed: list[str] = []
-    while (code := session(record, stall, welcomed)) is None:
-        time.sleep(RETRY_S)  # a bot's own reconnect backoff
-    return code
+    return raw_stream.play(lambda: session(record, stall, welcomed))
 
 
 if __name__ == "__main__":

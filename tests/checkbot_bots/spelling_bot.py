@@ -16,15 +16,12 @@ and answers with the lowest legal card (its pass: the three highest), respelled 
 from __future__ import annotations
 
 import os
-import queue
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
-import grpc
+import raw_stream
 
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
-from arena.proto.hearts.v1 import bot_service_pb2_grpc as bot_grpc
 
 SPELLINGS: dict[str, Callable[[str], str]] = {
     "lower": str.lower,
@@ -35,8 +32,6 @@ SPELLINGS: dict[str, Callable[[str], str]] = {
     "long-s": lambda code: code[0] + ("ſ" if code[1] == "S" else code[1]),
 }
 RANKS = "23456789TJQKA"
-RETRY_S = 0.1
-EXIT_REFUSED = 2
 
 
 def lowest(cards: list[str]) -> str:
@@ -57,32 +52,14 @@ def answer(spell: Callable[[str], str], request: bot_pb.DecisionRequest) -> bot_
 
 def session(spell: Callable[[str], str]) -> int | None:
     """One stream: the exit code to end with, or None to reconnect."""
-    outbox: queue.Queue[bot_pb.PlayRequest | None] = queue.Queue()
     hello = bot_pb.Hello(
         bot_name=os.environ["ARENA_BOT_NAME"], token=os.environ["ARENA_TOKEN"], protocol_version=1
     )
-    outbox.put(bot_pb.PlayRequest(hello=hello))
 
-    def requests() -> Iterator[bot_pb.PlayRequest]:
-        while (item := outbox.get()) is not None:
-            yield item
+    def reply(response: bot_pb.PlayResponse) -> bot_pb.PlayRequest | None:
+        return answer(spell, response.request) if response.HasField("request") else None
 
-    with grpc.insecure_channel(os.environ["ARENA_ADDRESS"]) as channel:
-        try:
-            for response in bot_grpc.BotServiceStub(channel).Play(requests()):
-                if response.HasField("request"):
-                    outbox.put(answer(spell, response.request))
-                if response.HasField("shutdown"):
-                    outbox.put(None)
-                    return 0
-        except grpc.RpcError as e:
-            outbox.put(None)
-            if e.code() is grpc.StatusCode.UNAUTHENTICATED:
-                print(f"spelling_bot: refused: {e.details()}", file=sys.stderr)
-                return EXIT_REFUSED
-            return None  # the stream broke: come back, as a bot must
-        outbox.put(None)
-        return None
+    return raw_stream.session(os.environ["ARENA_ADDRESS"], hello, reply, "spelling_bot")
 
 
 def main() -> int:
@@ -91,10 +68,8 @@ def main() -> int:
     spell = SPELLINGS.get(name)
     if spell is None:
         print(f"spelling_bot: unknown spelling {name!r}; spellings: {', '.join(SPELLINGS)}")
-        return EXIT_REFUSED
-    while (code := session(spell)) is None:
-        time.sleep(RETRY_S)  # a bot's own reconnect backoff
-    return code
+        return raw_stream.EXIT_REFUSED
+    return raw_stream.play(lambda: session(spell))
 
 
 if __name__ == "__main__":
