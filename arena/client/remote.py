@@ -59,6 +59,7 @@ from arena import __version__
 from arena.client.answers import fit_pass, fit_play, pass_codes, play_code
 from arena.client.bot import Bot, api_slips, default_pass, default_play, dispatch_event
 from arena.client.events import FaultNotice
+from arena.client.tls import check_client_pair, client_certificate_refused
 from arena.client.view import DecisionKind, DecisionView
 from arena.client.wire import (
     PROTOCOL_VERSION,
@@ -106,7 +107,8 @@ ENV_TLS_CERT = "ARENA_TLS_CERT"
 ENV_TLS_KEY = "ARENA_TLS_KEY"
 """Path of the client certificate's PEM private key."""
 ENV_TLS = "ARENA_TLS"
-"""Set to 1 to connect with TLS trusting the system's CAs (no ARENA_TLS_CA needed)."""
+"""Set to 1 to connect with TLS trusting the system's CAs (no ARENA_TLS_CA needed); 0 for plain
+text, refused beside ARENA_TLS_CA or ARENA_TLS_CERT, which ask for TLS."""
 ENV_GIVE_UP = "ARENA_GIVE_UP_S"
 """Seconds to keep retrying an unreachable referee before exiting (``inf``: forever)."""
 
@@ -266,18 +268,44 @@ class ClientSettings:
             raise ConfigError(
                 f"{ENV_TLS} must be 1 (connect with TLS) or 0 (plain text), got {tls_flag!r}"
             )
+        if tls_flag == "0" and (ca_path or cert_path):
+            # Which one was meant cannot be guessed: the file used to win silently, so that
+            # "0", which this SDK's own message calls plain text, connected with TLS.
+            given = "tls_ca" if tls_ca else ENV_TLS_CA if ca_path else ENV_TLS_CERT
+            drop = {
+                "tls_ca": "leave out tls_ca",
+                ENV_TLS_CA: f"unset {ENV_TLS_CA}",
+                ENV_TLS_CERT: f"unset {ENV_TLS_CERT} and {ENV_TLS_KEY}",
+            }[given]
+            raise ConfigError(
+                f"{ENV_TLS}=0 asks for plain text, but {given} asks for TLS: unset {ENV_TLS} to "
+                f"connect with TLS, or {drop} to connect in plain text"
+            )
         tls = bool(ca_path or cert_path or tls_flag == "1")
         if give_up_after is None:
             text = env.get(ENV_GIVE_UP, "").strip()
             give_up_after = _seconds(text, ENV_GIVE_UP) if text else DEFAULT_GIVE_UP_S
+        tls_cert = tls_key = None
+        if cert_path and key_path:
+            tls_cert = _read(cert_path, "client certificate")
+            tls_key = _read(key_path, "client key")
+            # Checked here, as the CA file is: gRPC, given a pair it cannot use, logged raw
+            # lines on each attempt and retried "Failed to create security handshaker".
+            check_client_pair(
+                tls_cert,
+                tls_key,
+                f"{ENV_TLS_CERT} {cert_path!r}",
+                f"{ENV_TLS_KEY} {key_path!r}",
+                key_path,
+            )
         return cls(
             address=address,
             token=token,
             name=name,
             tls=tls,
             tls_ca=_read_ca(ca_path) if ca_path else None,
-            tls_cert=_read(cert_path, "client certificate") if cert_path else None,
-            tls_key=_read(key_path, "client key") if key_path else None,
+            tls_cert=tls_cert,
+            tls_key=tls_key,
             bot_version=bot_version,
             decide_forced_moves=decide_forced_moves,
             give_up_after=give_up_after,
@@ -490,7 +518,9 @@ def serve(bot: Bot, settings: ClientSettings, *, give_up_after: float | None = N
     ``math.inf``: keep trying forever), :class:`Removed` when the organiser removes the bot (a
     kick that lets it back is followed by a reconnection instead), and
     :class:`~arena.errors.ConfigError` when the first connection fails on a TLS setting (TLS at
-    a plain-text port, a certificate not trusted or not for the address's host).
+    a plain-text port; a certificate not trusted, out of date or not for the address's host; a
+    referee that wants a client certificate the bot does not send, or refuses the one it sends;
+    the leaderboard's web port) or the settings' client certificate and key do not go together.
     """
     _check_bot(bot)
     if not isinstance(settings, ClientSettings):
@@ -499,6 +529,11 @@ def serve(bot: Bot, settings: ClientSettings, *, give_up_after: float | None = N
         )
     limit = settings.give_up_after if give_up_after is None else give_up_after
     _check_give_up(limit)
+    if settings.tls and settings.tls_cert is not None and settings.tls_key is not None:
+        # Settings made by hand have not been through resolve()'s check.
+        check_client_pair(
+            settings.tls_cert, settings.tls_key, "settings.tls_cert", "settings.tls_key"
+        )
     return _serve(_Runner(bot, settings), limit)
 
 
@@ -560,9 +595,23 @@ def _serve(runner: _Runner, give_up_after: float) -> SessionEnd:
         hint = (
             ""
             if runner.welcomed or invited
-            else _tls_hint(settings, detail) or _not_grpc_hint(detail)
+            else _tls_hint(settings, detail, first=not ever_welcomed) or _not_grpc_hint(detail)
         )
-        if hint and not ever_welcomed and (_tls_mismatch(settings, detail) or _not_grpc(detail)):
+        certain = _tls_mismatch(settings, detail) or _not_grpc(detail)
+        if (
+            not certain
+            and not ever_welcomed
+            and not invited
+            and settings.tls
+            and "Socket closed" in detail
+            and client_certificate_refused(
+                settings.address, settings.tls_ca, settings.tls_cert, settings.tls_key
+            )
+        ):
+            # gRPC says only "Socket closed", as for a network failure; one more connection
+            # tells them apart (see arena.client.tls).
+            hint, certain = _refused_certificate_hint(settings), True
+        if hint and not ever_welcomed and certain:
             # These settings have never worked, and the answer is the TLS handshake's own (or
             # an HTTP/1 server's): it would fail the same way for the ten minutes of retries.
             raise ConfigError(f"cannot connect to {settings.address} ({code.name}){hint}")
@@ -592,23 +641,48 @@ def _serve(runner: _Runner, give_up_after: float) -> SessionEnd:
             delay = min(delay * 2, BACKOFF_MAX_S)
 
 
-def _tls_hint(settings: ClientSettings, detail: str) -> str:
-    """What to change when a connection fails the way a TLS mismatch makes it fail ("" if not).
+def _tls_hint(settings: ClientSettings, detail: str, *, first: bool = True) -> str:
+    """What to change when a connection fails the way a TLS mismatch makes it fail ("" if not);
+    ``first``: no session of this run has been welcomed yet.
 
     gRPC's own words name the symptom only: a plain-text bot at a TLS referee sees "Socket
     closed", a TLS bot at a plain-text one "WRONG_VERSION_NUMBER", an untrusted certificate
     "CERTIFICATE_VERIFY_FAILED", a certificate for another host name "Hostname Verification
-    Check failed".
+    Check failed", a TLS bot that a referee refuses for its client certificate (or the lack of
+    one) "Socket closed" again.
     """
     if not settings.tls and "Socket closed" in detail:
         return (
             f": if the referee uses TLS, set {ENV_TLS}=1 (or {ENV_TLS_CA} to the CA certificate "
             "the organiser gives)"
         )
+    if settings.tls and "Socket closed" in detail:
+        if not first:
+            return ""  # the certificate has been accepted in this run: a restart, or the network
+        # Retried: a referee restarting, or a network failure, looks the same to gRPC.
+        if settings.tls_cert is None:
+            return (
+                f": if the referee asks for a client certificate, set {ENV_TLS_CERT} and "
+                f"{ENV_TLS_KEY} to the certificate and key the organiser gives"
+            )
+        return (
+            f": if the referee asks for a client certificate, check that {ENV_TLS_CERT} is one "
+            "the referee accepts (the organiser gives it)"
+        )
     if settings.tls and "WRONG_VERSION_NUMBER" in detail:
         return (
             f": the referee does not speak TLS on this port; unset {ENV_TLS} and {ENV_TLS_CA} "
             "(or ask the organiser for the TLS port)"
+        )
+    if settings.tls and _EXPIRED in detail:
+        return (
+            ": the referee's certificate has expired (or the CA certificate that signed it): "
+            "the organiser must renew it"
+        )
+    if settings.tls and _NOT_YET_VALID in detail:
+        return (
+            ": the referee's certificate is not valid yet: check this machine's clock (or ask "
+            "the organiser, whose certificate may start later)"
         )
     if settings.tls and "CERTIFICATE_VERIFY_FAILED" in detail:
         return (
@@ -624,10 +698,29 @@ def _tls_hint(settings: ClientSettings, detail: str) -> str:
     return ""
 
 
+def _refused_certificate_hint(settings: ClientSettings) -> str:
+    """What to change when the referee refuses the bot's client certificate, or its lack of one."""
+    if settings.tls_cert is None:
+        return (
+            f": the referee asks for a client certificate; set {ENV_TLS_CERT} and {ENV_TLS_KEY} "
+            "to the certificate and key the organiser gives"
+        )
+    return (
+        f": the referee refused the client certificate in {ENV_TLS_CERT} (not signed by a CA "
+        f"it trusts, or out of date); set {ENV_TLS_CERT} and {ENV_TLS_KEY} to the certificate "
+        "and key the organiser gives"
+    )
+
+
+_NO_ALPN = "missing selected ALPN property"
+"""gRPC's words when a TLS server does not offer HTTP/2 (an https web server's port)."""
+
+
 def _not_grpc(detail: str) -> bool:
     """Whether a failed connection reached a server that does not speak HTTP/2 at all (an
-    HTTP/1 server, such as the leaderboard's web port): certainly not a referee."""
-    return "Failed parsing HTTP/2" in detail or "http1.x server" in detail
+    HTTP/1 server, such as the leaderboard's web port, over TLS or not): certainly not a
+    referee, since a gRPC server always agrees on HTTP/2 in the TLS handshake."""
+    return "Failed parsing HTTP/2" in detail or "http1.x server" in detail or _NO_ALPN in detail
 
 
 def _not_grpc_hint(detail: str) -> str:
@@ -642,12 +735,17 @@ def _not_grpc_hint(detail: str) -> str:
 
 _HOSTNAME_MISMATCH = "Hostname Verification Check failed"
 """gRPC's words when the referee's certificate, trusted, names another host than the address."""
+_EXPIRED = "certificate has expired"
+"""gRPC's words (BoringSSL's) when a certificate of the referee's chain is past its end date."""
+_NOT_YET_VALID = "certificate is not yet valid"
+"""gRPC's words when a certificate of the referee's chain starts later than this machine's now."""
 
 
 def _tls_mismatch(settings: ClientSettings, detail: str) -> bool:
     """Whether a failed connection is certainly a TLS setting's fault (TLS to a plain-text
-    port, an untrusted certificate or one for another host); a plain-text bot's "Socket closed"
-    may be a restart too."""
+    port, an untrusted or out-of-date certificate, or one for another host); a plain-text bot's
+    "Socket closed" may be a restart too, and so may a TLS bot's (see arena.client.tls for how
+    a refused client certificate is told apart)."""
     return settings.tls and (
         "WRONG_VERSION_NUMBER" in detail
         or "CERTIFICATE_VERIFY_FAILED" in detail

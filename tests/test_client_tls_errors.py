@@ -1,0 +1,481 @@
+"""What a newcomer met with the Python SDK's TLS settings, each now one line saying what to change:
+a client certificate and key that do not go together (checked at start), a referee that asks for
+a client certificate the bot does not send or that it does not accept, a referee's certificate
+out of date, a TLS bot at the leaderboard's https port, and ``ARENA_TLS=0`` beside a TLS file.
+
+Real referees on loopback port 0 (and a real ``arena serve`` for its https leaderboard), real bot
+processes (sample_bots/lowcard.py, and the Node.js bot where it makes the same promise),
+certificates made with the openssl tool.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from test_js_bot import JS_BOT, require_node
+from test_server_support import ServerProcess
+
+from arena.client import Bot, ClientSettings, serve
+from arena.client.remote import _tls_hint
+from arena.client.tls import client_certificate_refused
+from arena.errors import ConfigError
+from arena.referee import RefereeConfig, RefereeThread, TlsConfig, TokenAccounts
+
+LOWCARD = JS_BOT.parent.parent / "lowcard.py"
+EXIT_WAIT_S = 60.0
+"""A bot that should exit at once but retries or plays on is stopped after this (a slow machine
+starts Python in seconds); never a measured time."""
+LOBBY_WAIT_MS = 30_000
+HOSTS = "DNS:localhost,IP:127.0.0.1"
+
+
+def _openssl(folder: Path, *args: str) -> None:
+    """Run the openssl tool in ``folder`` (skip the test where it is missing)."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("the openssl command is needed to make test certificates")
+    subprocess.run([openssl, *args], cwd=folder, check=True, capture_output=True)
+
+
+_KEY = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
+
+
+def _request(folder: Path, name: str) -> None:
+    """A new key ``NAME.key`` and its certificate request ``NAME.csr``."""
+    subject = ("-subj", f"/CN={name}")
+    _openssl(folder, "req", *_KEY, "-keyout", f"{name}.key", "-out", f"{name}.csr", *subject)
+
+
+def _signed(folder: Path, name: str, ca: str) -> None:
+    """``NAME.pem`` (for localhost and 127.0.0.1) and ``NAME.key``, signed by ``CA.pem``."""
+    _request(folder, name)
+    (folder / "hosts.ext").write_text(f"subjectAltName={HOSTS}\n")
+    _openssl(
+        folder,
+        *("x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.pem", "-CAkey", f"{ca}.key"),
+        *("-CAcreateserial", "-days", "2", "-extfile", "hosts.ext", "-out", f"{name}.pem"),
+    )
+
+
+def _dated(folder: Path, name: str, start: str, end: str) -> None:
+    """A self-signed ``NAME.pem``/``NAME.key`` valid only from ``start`` to ``end`` (openssl's
+    YYYYMMDDHHMMSSZ): `openssl x509` of OpenSSL 3.0 cannot backdate a certificate, `openssl ca`
+    can."""
+    ca = folder / f"{name}-ca"
+    ca.mkdir()
+    (ca / "index.txt").write_text("")
+    (ca / "serial").write_text("1000\n")
+    (ca / "ca.cnf").write_text(
+        f"[ca]\ndefault_ca = d\n[d]\ndir = {ca}\ndatabase = $dir/index.txt\n"
+        "new_certs_dir = $dir\nserial = $dir/serial\ndefault_md = sha256\npolicy = p\n"
+        f"x509_extensions = e\n[p]\ncommonName = supplied\n[e]\nsubjectAltName = {HOSTS}\n"
+    )
+    _request(folder, name)
+    _openssl(
+        folder,
+        *("ca", "-batch", "-selfsign", "-config", str(ca / "ca.cnf"), "-keyfile", f"{name}.key"),
+        *("-in", f"{name}.csr", "-out", f"{name}.pem", "-startdate", start, "-enddate", end),
+    )
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder of certificates: ``ca`` signed ``server`` and ``client``; ``stranger`` is a
+    client certificate of another CA; ``locked.key`` is client.key under a pass phrase;
+    ``old`` has expired and ``future`` is not valid yet (both self-signed)."""
+    folder = tmp_path_factory.mktemp("certs")
+    for ca in ("ca", "other-ca"):
+        subject = ("-subj", f"/CN={ca}", "-days", "2")
+        _openssl(
+            folder, "req", "-x509", *_KEY, "-keyout", f"{ca}.key", "-out", f"{ca}.pem", *subject
+        )
+    _signed(folder, "server", "ca")
+    _signed(folder, "client", "ca")
+    _signed(folder, "stranger", "other-ca")
+    locked = ("-aes256", "-passout", "pass:secret", "-out", "locked.key")
+    _openssl(folder, "pkey", "-in", "client.key", *locked)
+    _dated(folder, "old", "20200101000000Z", "20200102000000Z")
+    _dated(folder, "future", "20990101000000Z", "20990102000000Z")
+    return folder
+
+
+@dataclass
+class Referee:
+    """A referee started on a free loopback port, with one bot account, ``b``."""
+
+    thread: RefereeThread
+    token: str
+    """The token of bot ``b``."""
+
+    @property
+    def address(self) -> str:
+        """Where bots reach it."""
+        return f"127.0.0.1:{self.thread.port}"
+
+
+@contextmanager
+def _referee(tls: TlsConfig | None) -> Iterator[Referee]:
+    """A referee serving ``tls`` (None: plain text) while in effect."""
+    accounts, tokens = TokenAccounts.issue_for(["b"])
+    thread = RefereeThread(RefereeConfig(tls=tls), accounts)
+    thread.start("127.0.0.1:0")
+    try:
+        yield Referee(thread, tokens["b"])
+    finally:
+        thread.stop(0)
+
+
+@pytest.fixture
+def mutual(certs: Path) -> Iterator[Referee]:
+    """A referee that requires a client certificate signed by ``ca``."""
+    tls = TlsConfig.from_files(
+        certs / "server.pem", certs / "server.key", certs / "ca.pem", require_client_cert=True
+    )
+    with _referee(tls) as referee:
+        yield referee
+
+
+def _environment(address: str, token: str, env: dict[str, str]) -> dict[str, str]:
+    """A bot's environment: no ARENA_* of the caller's, gRPC's default log level (as a bot
+    author's shell gives it), a short give-up time (where a retry is expected), then ``env``."""
+    environment = {
+        k: v for k, v in os.environ.items() if not k.startswith("ARENA_") and k != "GRPC_VERBOSITY"
+    }
+    return environment | {
+        "ARENA_ADDRESS": address,
+        "ARENA_TOKEN": token,
+        "ARENA_BOT_NAME": "b",
+        "ARENA_GIVE_UP_S": "1",
+        **env,
+    }
+
+
+def _run(
+    address: str, token: str, env: dict[str, str], command: list[str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run a bot (lowcard.py unless ``command``) to its exit; a bot still running after
+    :data:`EXIT_WAIT_S` fails the test."""
+    try:
+        return subprocess.run(
+            command or [sys.executable, str(LOWCARD)],
+            env=_environment(address, token, env),
+            capture_output=True,
+            text=True,
+            timeout=EXIT_WAIT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as e:
+        raise AssertionError(f"the bot did not exit: {e.stderr!r}") from None
+
+
+def _one_line(done: subprocess.CompletedProcess[str], code: int = 2) -> str:
+    """The single line the bot wrote on stderr, checked to have exited with ``code``."""
+    assert done.returncode == code, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("arena.client: "), done.stderr
+    return lines[0]
+
+
+def _tls(certs: Path, cert: str | None = None, key: str | None = None) -> dict[str, str]:
+    """The bot's TLS variables: trust ``ca``; with ``cert`` and ``key``, send that pair."""
+    env = {"ARENA_TLS_CA": str(certs / "ca.pem")}
+    if cert is not None and key is not None:
+        env |= {"ARENA_TLS_CERT": str(certs / cert), "ARENA_TLS_KEY": str(certs / key)}
+    return env
+
+
+@pytest.mark.parametrize(
+    ("cert", "key", "told"),
+    [
+        ("client.pem", "server.key", "is not the private key of the client certificate"),
+        ("client.pem", "locked.key", "is encrypted with a pass phrase"),
+        ("client.key", "client.pem", "holds no usable certificate"),
+        ("client.pem", "client.pem", "holds no readable private key"),
+    ],
+    ids=["key-of-another-certificate", "encrypted-key", "swapped", "certificate-as-key"],
+)
+def test_a_client_certificate_and_key_that_do_not_fit_are_refused_at_start(
+    certs: Path, mutual: Referee, cert: str, key: str, told: str
+) -> None:
+    # gRPC wrote raw "Invalid private key" lines for each attempt and retried for ARENA_GIVE_UP_S
+    # (ten minutes by default), then exited 1 "unreachable ... Failed to create security
+    # handshaker", naming neither variable; the CA file is checked at start, so is the pair.
+    done = _run(mutual.address, mutual.token, _tls(certs, cert, key))
+    line = _one_line(done)
+    assert told in line, line
+    assert str(certs / key) in line or str(certs / cert) in line, line
+    assert "ARENA_TLS_KEY" in line or "ARENA_TLS_CERT" in line, line
+
+
+@pytest.mark.parametrize(
+    ("pair", "told"),
+    [
+        (None, "the referee asks for a client certificate; set ARENA_TLS_CERT and ARENA_TLS_KEY"),
+        (
+            ("stranger.pem", "stranger.key"),
+            "the referee refused the client certificate in ARENA_TLS_CERT",
+        ),
+    ],
+    ids=["no-certificate", "certificate-of-another-ca"],
+)
+def test_a_referee_that_wants_another_client_certificate_is_said_at_once(
+    certs: Path, mutual: Referee, pair: tuple[str, str] | None, told: str
+) -> None:
+    # gRPC said only "Socket closed", retried for ten minutes, with no word of ARENA_TLS_CERT.
+    # The referee asked for a certificate and closed the connection right after the handshake,
+    # before any HTTP/2 frame: no network failure looks like that.
+    done = _run(mutual.address, mutual.token, _tls(certs, *(pair or (None, None))))
+    line = _one_line(done)
+    assert line.startswith(f"arena.client: cannot connect to {mutual.address} ("), line
+    assert told in line, line
+
+
+def test_a_client_certificate_the_referee_accepts_still_plays(certs: Path, mutual: Referee) -> None:
+    # The other side of the test above: the right pair is not taken for a refused one.
+    env = _environment(mutual.address, mutual.token, _tls(certs, "client.pem", "client.key"))
+    bot = subprocess.Popen(
+        [sys.executable, str(LOWCARD)], env=env, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert mutual.thread.wait_for_bots(["b"], LOBBY_WAIT_MS), "the bot did not connect"
+        bot.send_signal(signal.SIGTERM)
+        assert bot.wait(EXIT_WAIT_S) == 0
+    finally:
+        bot.kill()
+        _, err = bot.communicate()
+    assert "connected to" in err, err
+
+
+@contextmanager
+def _closing_port() -> Iterator[int]:
+    """A port that ends each connection at once, cleanly (a referee that cannot be told from a
+    broken network: a restart, a proxy with nothing behind it), while in effect."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.1)
+    stop = threading.Event()
+
+    def hang_up(connection: socket.socket) -> None:
+        # A FIN, not a reset: gRPC then says "Socket closed" every time.
+        with connection, contextlib.suppress(OSError):
+            connection.shutdown(socket.SHUT_WR)
+            while connection.recv(4096):
+                pass
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                connection, _ = server.accept()
+            except TimeoutError:
+                continue
+            connection.settimeout(EXIT_WAIT_S)
+            threading.Thread(target=hang_up, args=(connection,), daemon=True).start()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join()
+        server.close()
+
+
+def test_a_tls_failure_that_may_be_the_network_is_retried_with_the_certificate_hint(
+    certs: Path,
+) -> None:
+    # A connection closed during the TLS handshake ("Handshake read failed (Socket closed)") may
+    # be a restart or a proxy with nothing behind it: retried, as before, but each retry line
+    # (and the last) now names the client certificate's variables, since a referee that wants
+    # one looks the same to gRPC ("Socket closed").
+    with _closing_port() as port:
+        done = _run(f"127.0.0.1:{port}", "t", _tls(certs))
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.strip().splitlines()
+    retries = [line for line in lines if "retrying in" in line]
+    assert retries and "has been unreachable for" in lines[-1], done.stderr
+    hint = "if the referee asks for a client certificate, set ARENA_TLS_CERT and ARENA_TLS_KEY"
+    for line in [*retries, lines[-1]]:
+        assert "Socket closed" in line and hint in line, line
+
+
+@contextmanager
+def _alerting_port(certs: Path) -> Iterator[int]:
+    """A TLS server (Python's ssl, which says why in an alert, where gRPC's only hangs up) that
+    requires a client certificate signed by ``ca``, while in effect."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cafile=certs / "ca.pem")
+    context.load_cert_chain(certs / "server.pem", certs / "server.key")
+    context.verify_mode = ssl.CERT_REQUIRED
+    context.set_alpn_protocols(["h2"])
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.1)
+    stop = threading.Event()
+
+    def answer(connection: socket.socket) -> None:
+        with contextlib.suppress(OSError), context.wrap_socket(connection, server_side=True) as t:
+            t.sendall(b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")  # an HTTP/2 SETTINGS frame
+            t.recv(1)
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                connection, _ = server.accept()
+            except TimeoutError:
+                continue
+            connection.settimeout(EXIT_WAIT_S)
+            threading.Thread(target=answer, args=(connection,), daemon=True).start()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join()
+        server.close()
+
+
+def test_the_hang_up_check_tells_a_refused_certificate_from_other_failures(
+    certs: Path, mutual: Referee
+) -> None:
+    # The check behind the exit at once (arena.client.tls): only a refusal of the certificate
+    # counts, never a port that hangs up on everyone, nor a referee that takes the certificate.
+    ca = (certs / "ca.pem").read_bytes()
+    pair = (certs / "client.pem").read_bytes(), (certs / "client.key").read_bytes()
+    stranger = (certs / "stranger.pem").read_bytes(), (certs / "stranger.key").read_bytes()
+    assert client_certificate_refused(mutual.address, ca, None, None)
+    assert client_certificate_refused(mutual.address, ca, *stranger)
+    assert not client_certificate_refused(mutual.address, ca, *pair)
+    with _closing_port() as port:
+        assert not client_certificate_refused(f"127.0.0.1:{port}", ca, None, None)
+    with _alerting_port(certs) as port:
+        assert client_certificate_refused(f"127.0.0.1:{port}", ca, None, None)
+        assert client_certificate_refused(f"127.0.0.1:{port}", ca, *stranger)
+        assert not client_certificate_refused(f"127.0.0.1:{port}", ca, *pair)
+    with socket.socket() as s:  # a port that was free a moment ago: connection refused
+        s.bind(("127.0.0.1", 0))
+        free = s.getsockname()[1]
+    assert not client_certificate_refused(f"127.0.0.1:{free}", ca, None, None)
+
+
+def test_the_certificate_hint_names_what_to_check_when_one_is_sent() -> None:
+    with_pair = ClientSettings("127.0.0.1:1", "t", "b", tls=True, tls_cert=b"c", tls_key=b"k")
+    hint = _tls_hint(with_pair, "failed to connect: Socket closed")
+    assert "ARENA_TLS_CERT" in hint and "one the referee accepts" in hint, hint
+    plain = ClientSettings("127.0.0.1:1", "t", "b")
+    assert "ARENA_TLS_CERT" not in _tls_hint(plain, "Socket closed")
+
+
+@pytest.mark.parametrize(
+    ("name", "told"),
+    [
+        ("old", "the referee's certificate has expired"),
+        ("future", "the referee's certificate is not valid yet"),
+    ],
+    ids=["expired", "not-yet-valid"],
+)
+def test_a_referee_certificate_out_of_date_is_said_so(certs: Path, name: str, told: str) -> None:
+    # gRPC says "certificate has expired"; the bot said "not trusted; set ARENA_TLS_CA to the CA
+    # that signed it", which the author had done. TlsConfig itself is made by hand: from_files
+    # (and `arena serve`) refuse such a certificate, another referee may not.
+    tls = TlsConfig((certs / f"{name}.pem").read_bytes(), (certs / f"{name}.key").read_bytes())
+    with _referee(tls) as referee:
+        done = _run(referee.address, referee.token, {"ARENA_TLS_CA": str(certs / f"{name}.pem")})
+    line = _one_line(done)
+    assert told in line, line
+    assert "the organiser must renew it" in line or "this machine's clock" in line, line
+    assert "not trusted" not in line, line
+
+
+@pytest.fixture(scope="module")
+def https_leaderboard(
+    certs: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerProcess]:
+    """`arena serve` with TLS: the bots' port and the leaderboard's (https) port."""
+    server = ServerProcess(tmp_path_factory.mktemp("serve") / "comp.db")
+    try:
+        server.start(
+            "--tls-cert", str(certs / "server.pem"), "--tls-key", str(certs / "server.key")
+        )
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("language", ["python", "node"])
+def test_a_tls_bot_at_the_https_leaderboard_port_is_told_the_bots_port(
+    certs: Path, https_leaderboard: ServerProcess, language: str
+) -> None:
+    # The Python SDK retried "Cannot check peer: missing selected ALPN property" for ten minutes
+    # and exited 1, where the protocol guide promises exit 2 and one line naming the bots' port.
+    command = [require_node(), str(JS_BOT)] if language == "node" else None
+    address = f"127.0.0.1:{https_leaderboard.web_port}"
+    done = _run(address, "t", _tls(certs), command)
+    assert done.returncode == 2, done.stderr
+    # The bot's own lines only: Node.js may warn that grpc-js names an IP address as the TLS
+    # server name (DEP0123).
+    lines = [x for x in done.stderr.splitlines() if x.startswith(("arena.client:", "b:"))]
+    assert len(lines) == 1, done.stderr
+    assert "does not speak gRPC" in lines[0], lines[0]
+    assert "set ARENA_ADDRESS to the referee's port for bots (arena serve --port)" in lines[0]
+
+
+@pytest.mark.parametrize(
+    "files",
+    [("ARENA_TLS_CA",), ("ARENA_TLS_CERT", "ARENA_TLS_KEY")],
+    ids=["ca", "client-certificate"],
+)
+def test_arena_tls_0_beside_a_tls_file_is_refused_in_one_line(
+    certs: Path, files: tuple[str, ...]
+) -> None:
+    # ARENA_TLS=0, which the SDK's own message calls "plain text", was silently overridden by
+    # ARENA_TLS_CA or ARENA_TLS_CERT: the bot connected with TLS (here, at a plain-text
+    # referee: "the referee does not speak TLS on this port; unset ARENA_TLS").
+    paths = {
+        "ARENA_TLS_CA": "ca.pem",
+        "ARENA_TLS_CERT": "client.pem",
+        "ARENA_TLS_KEY": "client.key",
+    }
+    env = {"ARENA_TLS": "0"} | {var: str(certs / paths[var]) for var in files}
+    with _referee(None) as referee:
+        done = _run(referee.address, referee.token, env)
+    line = _one_line(done)
+    assert f"ARENA_TLS=0 asks for plain text, but {files[0]} asks for TLS" in line, line
+
+
+def test_resolve_refuses_arena_tls_0_beside_a_ca_argument(
+    certs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ARENA_TLS", "0")
+    for var in ("ARENA_TLS_CA", "ARENA_TLS_CERT", "ARENA_TLS_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    with pytest.raises(ConfigError, match=r"ARENA_TLS=0 asks for plain text, but tls_ca"):
+        ClientSettings.resolve("127.0.0.1:1", "t", "b", tls_ca=certs / "ca.pem")
+
+
+def test_serve_refuses_settings_whose_certificate_and_key_do_not_fit(certs: Path) -> None:
+    # ClientSettings made by hand skip resolve(): serve() checks the pair itself.
+    settings = ClientSettings(
+        "127.0.0.1:1",
+        "t",
+        "b",
+        tls=True,
+        tls_ca=(certs / "ca.pem").read_bytes(),
+        tls_cert=(certs / "client.pem").read_bytes(),
+        tls_key=(certs / "server.key").read_bytes(),
+    )
+    with pytest.raises(ConfigError, match="is not the private key of the client certificate"):
+        serve(Bot(), settings, give_up_after=0)
