@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from arena.errors import ConfigError
+from arena.pem import PairProblem, load_pair
 
 PROBE_TIMEOUT_S = 3.0
 """How long the connection that checks a hang-up may take (a referee answers in milliseconds)."""
@@ -41,15 +42,6 @@ _CERTIFICATE_ALERTS = (
 )
 """The ssl module's names of the TLS alerts by which a server that says why (gRPC's only hangs
 up) refuses a client's certificate, or the lack of one."""
-
-
-class _EncryptedKey(Exception):
-    """Raised by the pass phrase callback: the key file asked for one."""
-
-
-def _no_pass_phrase() -> str:
-    """OpenSSL's pass phrase callback: refuse instead of prompting on the terminal."""
-    raise _EncryptedKey
 
 
 @contextlib.contextmanager
@@ -72,35 +64,30 @@ def check_client_pair(
 ) -> None:
     """Refuse, in one line naming the file at fault, a client certificate and key that gRPC
     could not use; ``cert_name`` and ``key_name`` say where each came from."""
-    probe = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    try:
-        probe.load_verify_locations(cadata=cert.decode("ascii", "replace"))
-    except (ssl.SSLError, ValueError):
+    with _pem_files(cert, key) as (cert_file, key_file):
+        problem = load_pair(ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT), cert_file, key_file)
+    if problem is PairProblem.NO_CERTIFICATE:
         raise ConfigError(
             f"{cert_name} holds no usable certificate (-----BEGIN CERTIFICATE-----): give the "
             "client certificate there, and its private key as the key"
-        ) from None
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    with _pem_files(cert, key) as (cert_file, key_file):
-        try:
-            # Without a callback OpenSSL would prompt on the terminal for an encrypted key (a
-            # bot started by `arena run` would hang there); gRPC cannot decrypt it anyway.
-            context.load_cert_chain(cert_file, key_file, password=_no_pass_phrase)
-        except _EncryptedKey:
-            raise ConfigError(
-                f"{key_name} is encrypted with a pass phrase, which gRPC cannot use; decrypt it "
-                f"(openssl pkey -in {key_path} -out bot.key) and give that"
-            ) from None
-        except (ssl.SSLError, ValueError) as e:
-            if getattr(e, "reason", None) == "KEY_VALUES_MISMATCH":
-                raise ConfigError(
-                    f"{key_name} is not the private key of the client certificate in "
-                    f"{cert_name}; give the key that was made with that certificate"
-                ) from None
-            raise ConfigError(
-                f"{key_name} holds no readable private key (-----BEGIN PRIVATE KEY-----): give "
-                f"the private key of the client certificate in {cert_name}"
-            ) from None
+        )
+    if problem is PairProblem.ENCRYPTED:
+        # gRPC cannot decrypt it; OpenSSL would have prompted on the terminal for it (a bot
+        # started by `arena run` would hang there).
+        raise ConfigError(
+            f"{key_name} is encrypted with a pass phrase, which gRPC cannot use; decrypt it "
+            f"(openssl pkey -in {key_path} -out bot.key) and give that"
+        )
+    if problem is PairProblem.MISMATCH:
+        raise ConfigError(
+            f"{key_name} is not the private key of the client certificate in "
+            f"{cert_name}; give the key that was made with that certificate"
+        )
+    if problem is PairProblem.NO_KEY:
+        raise ConfigError(
+            f"{key_name} holds no readable private key (-----BEGIN PRIVATE KEY-----): give "
+            f"the private key of the client certificate in {cert_name}"
+        )
 
 
 def _host_and_port(address: str) -> tuple[str, int] | None:
@@ -129,11 +116,9 @@ def client_certificate_refused(
         return False
     context.set_alpn_protocols(["h2"])
     if cert is not None and key is not None:
-        try:
-            with _pem_files(cert, key) as (cert_file, key_file):
-                context.load_cert_chain(cert_file, key_file, password=_no_pass_phrase)
-        except (ssl.SSLError, ValueError, _EncryptedKey):
-            return False  # check_client_pair says what is wrong, before any connection
+        with _pem_files(cert, key) as (cert_file, key_file):
+            if load_pair(context, cert_file, key_file) is not None:
+                return False  # check_client_pair says what is wrong, before any connection
     try:
         with (
             socket.create_connection((host, port), timeout=PROBE_TIMEOUT_S) as raw,

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.errors import ConfigError
+from arena.pem import PairProblem, load_pair
 
 __all__ = ["PROTOCOL_VERSIONS", "RefereeConfig", "TlsConfig"]
 
@@ -73,51 +74,39 @@ class TlsConfig:
         return config
 
 
-class _EncryptedKey(Exception):
-    """Raised by the pass phrase callback: the key file asked for one."""
-
-
-def _no_pass_phrase() -> str:
-    """OpenSSL's pass phrase callback: refuse instead of prompting on the terminal."""
-    raise _EncryptedKey
-
-
 def _check_pair(cert: Path | str, key: Path | str) -> None:
     """Refuse, in one line naming the file at fault, a certificate chain and private key that a
     bot could not connect to: no certificate, no key, a key of another certificate, a key under
     a pass phrase, or a certificate expired (or not valid yet)."""
-    probe = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    try:
-        probe.load_verify_locations(cert)
-    except (ssl.SSLError, ValueError):
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    problem = load_pair(context, cert, key)
+    if problem is PairProblem.NO_CERTIFICATE:
         raise ConfigError(
             f"TLS: {cert} holds no readable PEM certificate (-----BEGIN CERTIFICATE-----): give "
             "the server's certificate chain as the certificate file"
-        ) from None
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    try:
-        # Without a password callback OpenSSL prompts on the terminal for an encrypted key
-        # (the start hung there), and gRPC, which cannot decrypt it, would fail to bind anyway.
-        context.load_cert_chain(cert, key, password=_no_pass_phrase)
-    except _EncryptedKey:
+        )
+    if problem is PairProblem.ENCRYPTED:
+        # gRPC cannot decrypt it, and would fail to bind; OpenSSL would have prompted for it.
         raise ConfigError(
             f"TLS: the private key {key} is encrypted with a pass phrase, which the server "
             f"cannot use; decrypt it (openssl pkey -in {key} -out KEY.pem) and give that"
-        ) from None
-    except (ssl.SSLError, ValueError) as e:
-        if getattr(e, "reason", None) == "KEY_VALUES_MISMATCH":
-            raise ConfigError(
-                f"TLS: {key} is not the private key of the certificate in {cert}; give the key "
-                "that was made with that certificate"
-            ) from None
+        )
+    if problem is PairProblem.MISMATCH:
+        raise ConfigError(
+            f"TLS: {key} is not the private key of the certificate in {cert}; give the key "
+            "that was made with that certificate"
+        )
+    if problem is PairProblem.NO_KEY:
         raise ConfigError(
             f"TLS: {key} holds no readable PEM private key (-----BEGIN PRIVATE KEY-----): "
             f"give the private key of the certificate in {cert} as the key file"
-        ) from None
-    problem = _validity_problem(context, probe)
-    if problem:
+        )
+    probe = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    probe.load_verify_locations(cert)
+    dates = _validity_problem(context, probe)
+    if dates:
         raise ConfigError(
-            f"TLS: the certificate in {cert} {problem}, so every bot would refuse it; make or "
+            f"TLS: the certificate in {cert} {dates}, so every bot would refuse it; make or "
             "get one valid now"
         )
 
