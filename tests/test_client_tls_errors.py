@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import socket
 import ssl
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import make_certs
 import pytest
 from test_js_bot import JS_BOT, require_node
 from test_server_support import ServerProcess
@@ -39,56 +39,6 @@ EXIT_WAIT_S = 60.0
 """A bot that should exit at once but retries or plays on is stopped after this (a slow machine
 starts Python in seconds); never a measured time."""
 LOBBY_WAIT_MS = 30_000
-HOSTS = "DNS:localhost,IP:127.0.0.1"
-
-
-def _openssl(folder: Path, *args: str) -> None:
-    """Run the openssl tool in ``folder`` (skip the test where it is missing)."""
-    openssl = shutil.which("openssl")
-    if openssl is None:
-        pytest.skip("the openssl command is needed to make test certificates")
-    subprocess.run([openssl, *args], cwd=folder, check=True, capture_output=True)
-
-
-_KEY = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
-
-
-def _request(folder: Path, name: str) -> None:
-    """A new key ``NAME.key`` and its certificate request ``NAME.csr``."""
-    subject = ("-subj", f"/CN={name}")
-    _openssl(folder, "req", *_KEY, "-keyout", f"{name}.key", "-out", f"{name}.csr", *subject)
-
-
-def _signed(folder: Path, name: str, ca: str) -> None:
-    """``NAME.pem`` (for localhost and 127.0.0.1) and ``NAME.key``, signed by ``CA.pem``."""
-    _request(folder, name)
-    (folder / "hosts.ext").write_text(f"subjectAltName={HOSTS}\n")
-    _openssl(
-        folder,
-        *("x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.pem", "-CAkey", f"{ca}.key"),
-        *("-CAcreateserial", "-days", "2", "-extfile", "hosts.ext", "-out", f"{name}.pem"),
-    )
-
-
-def _dated(folder: Path, name: str, start: str, end: str) -> None:
-    """A self-signed ``NAME.pem``/``NAME.key`` valid only from ``start`` to ``end`` (openssl's
-    YYYYMMDDHHMMSSZ): `openssl x509` of OpenSSL 3.0 cannot backdate a certificate, `openssl ca`
-    can."""
-    ca = folder / f"{name}-ca"
-    ca.mkdir()
-    (ca / "index.txt").write_text("")
-    (ca / "serial").write_text("1000\n")
-    (ca / "ca.cnf").write_text(
-        f"[ca]\ndefault_ca = d\n[d]\ndir = {ca}\ndatabase = $dir/index.txt\n"
-        "new_certs_dir = $dir\nserial = $dir/serial\ndefault_md = sha256\npolicy = p\n"
-        f"x509_extensions = e\n[p]\ncommonName = supplied\n[e]\nsubjectAltName = {HOSTS}\n"
-    )
-    _request(folder, name)
-    _openssl(
-        folder,
-        *("ca", "-batch", "-selfsign", "-config", str(ca / "ca.cnf"), "-keyfile", f"{name}.key"),
-        *("-in", f"{name}.csr", "-out", f"{name}.pem", "-startdate", start, "-enddate", end),
-    )
 
 
 @pytest.fixture(scope="module")
@@ -98,17 +48,14 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ``old`` has expired and ``future`` is not valid yet (both self-signed)."""
     folder = tmp_path_factory.mktemp("certs")
     for ca in ("ca", "other-ca"):
-        subject = ("-subj", f"/CN={ca}", "-days", "2")
-        _openssl(
-            folder, "req", "-x509", *_KEY, "-keyout", f"{ca}.key", "-out", f"{ca}.pem", *subject
-        )
-    _signed(folder, "server", "ca")
-    _signed(folder, "client", "ca")
-    _signed(folder, "stranger", "other-ca")
+        make_certs.self_signed(folder, ca)
+    make_certs.signed(folder, "server", "ca")
+    make_certs.signed(folder, "client", "ca")
+    make_certs.signed(folder, "stranger", "other-ca")
     locked = ("-aes256", "-passout", "pass:secret", "-out", "locked.key")
-    _openssl(folder, "pkey", "-in", "client.key", *locked)
-    _dated(folder, "old", "20200101000000Z", "20200102000000Z")
-    _dated(folder, "future", "20990101000000Z", "20990102000000Z")
+    make_certs.openssl(folder, "pkey", "-in", "client.key", *locked)
+    make_certs.dated(folder, "old", "20200101000000Z", "20200102000000Z")
+    make_certs.dated(folder, "future", "20990101000000Z", "20990102000000Z")
     return folder
 
 
@@ -261,19 +208,12 @@ def test_a_client_certificate_the_referee_accepts_still_plays(certs: Path, mutua
 
 
 @contextmanager
-def _closing_port() -> Iterator[int]:
-    """A port that ends each connection at once, cleanly (a referee that cannot be told from a
-    broken network: a restart, a proxy with nothing behind it), while in effect."""
+def _serving(handle: Callable[[socket.socket], None]) -> Iterator[int]:
+    """A port of 127.0.0.1 that hands each connection to ``handle`` on a thread of its own,
+    while in effect."""
     server = socket.create_server(("127.0.0.1", 0))
     server.settimeout(0.1)
     stop = threading.Event()
-
-    def hang_up(connection: socket.socket) -> None:
-        # A FIN, not a reset: gRPC then says "Socket closed" every time.
-        with connection, contextlib.suppress(OSError):
-            connection.shutdown(socket.SHUT_WR)
-            while connection.recv(4096):
-                pass
 
     def accept() -> None:
         while not stop.is_set():
@@ -282,7 +222,7 @@ def _closing_port() -> Iterator[int]:
             except TimeoutError:
                 continue
             connection.settimeout(EXIT_WAIT_S)
-            threading.Thread(target=hang_up, args=(connection,), daemon=True).start()
+            threading.Thread(target=handle, args=(connection,), daemon=True).start()
 
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
@@ -292,6 +232,20 @@ def _closing_port() -> Iterator[int]:
         stop.set()
         thread.join()
         server.close()
+
+
+def _closing_port() -> AbstractContextManager[int]:
+    """A port that ends each connection at once, cleanly (a referee that cannot be told from a
+    broken network: a restart, a proxy with nothing behind it), while in effect."""
+
+    def hang_up(connection: socket.socket) -> None:
+        # A FIN, not a reset: gRPC then says "Socket closed" every time.
+        with connection, contextlib.suppress(OSError):
+            connection.shutdown(socket.SHUT_WR)
+            while connection.recv(4096):
+                pass
+
+    return _serving(hang_up)
 
 
 def test_a_tls_failure_that_may_be_the_network_is_retried_with_the_certificate_hint(
@@ -312,40 +266,20 @@ def test_a_tls_failure_that_may_be_the_network_is_retried_with_the_certificate_h
         assert "Socket closed" in line and hint in line, line
 
 
-@contextmanager
-def _alerting_port(certs: Path) -> Iterator[int]:
+def _alerting_port(certs: Path) -> AbstractContextManager[int]:
     """A TLS server (Python's ssl, which says why in an alert, where gRPC's only hangs up) that
     requires a client certificate signed by ``ca``, while in effect."""
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cafile=certs / "ca.pem")
     context.load_cert_chain(certs / "server.pem", certs / "server.key")
     context.verify_mode = ssl.CERT_REQUIRED
     context.set_alpn_protocols(["h2"])
-    server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(0.1)
-    stop = threading.Event()
 
     def answer(connection: socket.socket) -> None:
         with contextlib.suppress(OSError), context.wrap_socket(connection, server_side=True) as t:
             t.sendall(b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")  # an HTTP/2 SETTINGS frame
             t.recv(1)
 
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                connection, _ = server.accept()
-            except TimeoutError:
-                continue
-            connection.settimeout(EXIT_WAIT_S)
-            threading.Thread(target=answer, args=(connection,), daemon=True).start()
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield server.getsockname()[1]
-    finally:
-        stop.set()
-        thread.join()
-        server.close()
+    return _serving(answer)
 
 
 def test_the_hang_up_check_tells_a_refused_certificate_from_other_failures(

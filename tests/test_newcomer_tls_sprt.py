@@ -12,7 +12,6 @@ from __future__ import annotations
 import http.server
 import json
 import os
-import shutil
 import signal
 import ssl
 import subprocess
@@ -21,7 +20,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
+import make_certs
 from conftest import run_at_once
 from test_server_support import ServerProcess
 
@@ -32,52 +31,17 @@ WAIT_S = 60.0
 PORTS = ("--port", "0", "--web-port", "0")
 
 
-def _openssl(*args: str, cwd: Path) -> None:
-    """Run the openssl tool (skip the test where it is missing)."""
-    openssl = shutil.which("openssl")
-    if openssl is None:
-        pytest.skip("the openssl command is needed to make test certificates")
-    subprocess.run([openssl, *args], cwd=cwd, check=True, capture_output=True)
-
-
 def _certificate(
     folder: Path,
     name: str,
     dates: tuple[str, str] | None = None,
-    hosts: str = "DNS:localhost,IP:127.0.0.1",
+    hosts: str = make_certs.HOSTS,
 ) -> Path:
     """A self-signed certificate ``NAME.pem`` for ``hosts`` with its key ``NAME.key``; with
     ``dates`` (openssl's YYYYMMDDHHMMSSZ), valid only between them."""
-    subject = ("-subj", f"/CN={name}", "-addext", f"subjectAltName={hosts}")
-    key_args = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
     if dates is None:
-        _openssl(
-            *("req", "-x509", *key_args, "-keyout", f"{name}.key", "-out", f"{name}.pem"),
-            *("-days", "1", *subject),
-            cwd=folder,
-        )
-        return folder / f"{name}.pem"
-    # `openssl x509` of OpenSSL 3.0 cannot backdate a certificate; `openssl ca` can.
-    ca = folder / f"{name}-ca"
-    ca.mkdir()
-    (ca / "index.txt").write_text("")
-    (ca / "serial").write_text("1000\n")
-    (ca / "ca.cnf").write_text(
-        f"[ca]\ndefault_ca = d\n[d]\ndir = {ca}\ndatabase = $dir/index.txt\n"
-        "new_certs_dir = $dir\nserial = $dir/serial\ndefault_md = sha256\npolicy = p\n"
-        "x509_extensions = e\n[p]\ncommonName = supplied\n"
-        f"[e]\nsubjectAltName = {hosts}\n"
-    )
-    _openssl(
-        "req", *key_args, "-keyout", f"{name}.key", "-out", f"{name}.csr", *subject[:2], cwd=folder
-    )
-    _openssl(
-        *("ca", "-batch", "-selfsign", "-config", str(ca / "ca.cnf"), "-keyfile", f"{name}.key"),
-        *("-in", f"{name}.csr", "-out", f"{name}.pem", "-startdate", dates[0]),
-        *("-enddate", dates[1]),
-        cwd=folder,
-    )
-    return folder / f"{name}.pem"
+        return make_certs.self_signed(folder, name, hosts)
+    return make_certs.dated(folder, name, *dates, hosts=hosts)
 
 
 def _serve(db: Path, *flags: str) -> Callable[[], subprocess.Popen[str]]:
@@ -115,9 +79,9 @@ def test_serve_refuses_each_bad_certificate_or_key_in_one_line_naming_the_file(
     _certificate(tmp_path, "other")
     _certificate(tmp_path, "old", ("20200101000000Z", "20200102000000Z"))
     _certificate(tmp_path, "future", ("20990101000000Z", "20990102000000Z"))
-    _openssl(
+    make_certs.openssl(
+        tmp_path,
         *("pkey", "-in", "good.key", "-aes256", "-passout", "pass:secret", "-out", "locked.key"),
-        cwd=tmp_path,
     )
     (tmp_path / "notes.txt").write_text("not a certificate\n")
     cases = {
