@@ -10,7 +10,6 @@ SIGTERM holds the run's stop after the last game (``tests/arena_bots/lingerbot.p
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import signal
 import subprocess
@@ -19,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from test_arena_resume import bot_pids
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = shlex.quote(sys.executable)
@@ -131,14 +131,6 @@ def test_a_signal_while_the_run_loads_is_one_line_and_exit_130(
     done = signalled_run(work, sig, at, *THREE, hook=tmp_path / "hook")
     assert (done.returncode, done.stderr) == (130, said)
     assert list(work.iterdir()) == []
-
-
-def bot_pids(out: Path) -> list[int]:
-    """Every bot process the run started, from the director's notes in the bot logs."""
-    pids = []
-    for log in (out / "logs").glob("*.log"):
-        pids += [int(p) for p in re.findall(r"started process \d+ \(pid (\d+)\)", log.read_text())]
-    return pids
 
 
 def alive(pid: int) -> bool:
