@@ -128,6 +128,20 @@ def _run(
         raise AssertionError(f"the bot did not exit: {e.stderr!r}") from None
 
 
+def _command(language: str) -> list[str] | None:
+    """The bot to run: lowcard.py (None) or the Node.js sample bot."""
+    return [require_node(), str(JS_BOT)] if language == "node" else None
+
+
+def _own_line(done: subprocess.CompletedProcess[str]) -> str:
+    """The single line either bot wrote of its own, checked to have exited with code 2 (Node.js
+    itself may warn that grpc-js names an IP address as the TLS server name: DEP0123)."""
+    assert done.returncode == 2, done.stderr
+    lines = [x for x in done.stderr.splitlines() if x.startswith(("arena.client:", "b:"))]
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
 def _one_line(done: subprocess.CompletedProcess[str], code: int = 2) -> str:
     """The single line the bot wrote on stderr, checked to have exited with ``code``."""
     assert done.returncode == code, done.stderr
@@ -321,14 +335,19 @@ def test_the_certificate_hint_names_what_to_check_when_one_is_sent() -> None:
     ],
     ids=["expired", "not-yet-valid"],
 )
-def test_a_referee_certificate_out_of_date_is_said_so(certs: Path, name: str, told: str) -> None:
+@pytest.mark.parametrize("language", ["python", "node"])
+def test_a_referee_certificate_out_of_date_is_said_so(
+    certs: Path, name: str, told: str, language: str
+) -> None:
     # gRPC says "certificate has expired"; the bot said "not trusted; set ARENA_TLS_CA to the CA
-    # that signed it", which the author had done. TlsConfig itself is made by hand: from_files
-    # (and `arena serve`) refuse such a certificate, another referee may not.
+    # that signed it", which the author had done (the Node.js bot retried, and exited 1).
+    # TlsConfig itself is made by hand: from_files (and `arena serve`) refuse such a
+    # certificate, another referee may not.
     tls = TlsConfig((certs / f"{name}.pem").read_bytes(), (certs / f"{name}.key").read_bytes())
+    env = {"ARENA_TLS_CA": str(certs / f"{name}.pem")}
     with _referee(tls) as referee:
-        done = _run(referee.address, referee.token, {"ARENA_TLS_CA": str(certs / f"{name}.pem")})
-    line = _one_line(done)
+        done = _run(referee.address, referee.token, env, _command(language))
+    line = _own_line(done)
     assert told in line, line
     assert "the organiser must renew it" in line or "this machine's clock" in line, line
     assert "not trusted" not in line, line
@@ -355,25 +374,23 @@ def test_a_tls_bot_at_the_https_leaderboard_port_is_told_the_bots_port(
 ) -> None:
     # The Python SDK retried "Cannot check peer: missing selected ALPN property" for ten minutes
     # and exited 1, where the protocol guide promises exit 2 and one line naming the bots' port.
-    command = [require_node(), str(JS_BOT)] if language == "node" else None
     address = f"127.0.0.1:{https_leaderboard.web_port}"
-    done = _run(address, "t", _tls(certs), command)
-    assert done.returncode == 2, done.stderr
-    # The bot's own lines only: Node.js may warn that grpc-js names an IP address as the TLS
-    # server name (DEP0123).
-    lines = [x for x in done.stderr.splitlines() if x.startswith(("arena.client:", "b:"))]
-    assert len(lines) == 1, done.stderr
-    assert "does not speak gRPC" in lines[0], lines[0]
-    assert "set ARENA_ADDRESS to the referee's port for bots (arena serve --port)" in lines[0]
+    line = _own_line(_run(address, "t", _tls(certs), _command(language)))
+    assert "does not speak gRPC" in line, line
+    assert "set ARENA_ADDRESS to the referee's port for bots (arena serve --port)" in line
 
 
 @pytest.mark.parametrize(
-    "files",
-    [("ARENA_TLS_CA",), ("ARENA_TLS_CERT", "ARENA_TLS_KEY")],
-    ids=["ca", "client-certificate"],
+    ("files", "language"),
+    [
+        (("ARENA_TLS_CA",), "python"),
+        (("ARENA_TLS_CERT", "ARENA_TLS_KEY"), "python"),
+        (("ARENA_TLS_CA",), "node"),  # the Node.js sample bot sends no client certificate
+    ],
+    ids=["ca", "client-certificate", "ca-node"],
 )
 def test_arena_tls_0_beside_a_tls_file_is_refused_in_one_line(
-    certs: Path, files: tuple[str, ...]
+    certs: Path, files: tuple[str, ...], language: str
 ) -> None:
     # ARENA_TLS=0, which the SDK's own message calls "plain text", was silently overridden by
     # ARENA_TLS_CA or ARENA_TLS_CERT: the bot connected with TLS (here, at a plain-text
@@ -385,8 +402,8 @@ def test_arena_tls_0_beside_a_tls_file_is_refused_in_one_line(
     }
     env = {"ARENA_TLS": "0"} | {var: str(certs / paths[var]) for var in files}
     with _referee(None) as referee:
-        done = _run(referee.address, referee.token, env)
-    line = _one_line(done)
+        done = _run(referee.address, referee.token, env, _command(language))
+    line = _own_line(done)
     assert f"ARENA_TLS=0 asks for plain text, but {files[0]} asks for TLS" in line, line
 
 

@@ -18,8 +18,9 @@
 // the referee stays unreachable or removes the bot; 2 when the referee refuses the bot
 // (bad token, protocol version, ...) or a setting is missing or bad (an ARENA_ADDRESS that is not
 // HOST:PORT or an IPv6 one without its brackets, an ARENA_TLS_CA it cannot read or that holds no
-// certificate; ARENA_TLS at a port that does not speak TLS, or a certificate not trusted or not
-// for the address's host, at the first connection): retrying would get the same answer.
+// certificate, ARENA_TLS=0 beside ARENA_TLS_CA; ARENA_TLS at a port that does not speak TLS, or a
+// certificate not trusted, out of date or not for the address's host, at the first connection):
+// retrying would get the same answer.
 
 "use strict";
 
@@ -296,6 +297,13 @@ function parsesAsCertificate(pem) {
 
 function usesTls() {
   const flag = tlsFlag();
+  if (flag === "0" && process.env.ARENA_TLS_CA) {
+    // Which one was meant cannot be guessed (as the Python SDK says): the file used to win.
+    throw new SettingError(
+      "ARENA_TLS=0 asks for plain text, but ARENA_TLS_CA asks for TLS: unset ARENA_TLS to " +
+        "connect with TLS, or unset ARENA_TLS_CA to connect in plain text",
+    );
+  }
   return Boolean(process.env.ARENA_TLS_CA) || flag === "1";
 }
 
@@ -312,9 +320,10 @@ function tlsFlag() {
 }
 
 function credentials() {
+  const tls = usesTls(); // first: it refuses ARENA_TLS=0 beside ARENA_TLS_CA
   const ca = process.env.ARENA_TLS_CA;
   if (ca) return grpc.credentials.createSsl(readCa(ca));
-  if (usesTls()) return grpc.credentials.createSsl();
+  if (tls) return grpc.credentials.createSsl();
   return grpc.credentials.createInsecure();
 }
 
@@ -343,6 +352,18 @@ function tlsHint(details, address) {
       "(or ask the organiser for the TLS port)"
     );
   }
+  if (usesTls() && details.toLowerCase().includes(EXPIRED)) {
+    return (
+      ": the referee's certificate has expired (or the CA certificate that signed it): " +
+      "the organiser must renew it"
+    );
+  }
+  if (usesTls() && details.toLowerCase().includes(NOT_YET_VALID)) {
+    return (
+      ": the referee's certificate is not valid yet: check this machine's clock (or ask " +
+      "the organiser, whose certificate may start later)"
+    );
+  }
   if (usesTls() && UNTRUSTED.some((words) => details.toLowerCase().includes(words))) {
     return (
       ": the referee's certificate is not trusted: set ARENA_TLS_CA to the CA certificate " +
@@ -360,6 +381,9 @@ function tlsHint(details, address) {
 }
 
 const HOSTNAME_MISMATCH = "ERR_TLS_CERT_ALTNAME_INVALID";
+// Node's words (OpenSSL's) for a certificate of the referee's chain out of date.
+const EXPIRED = "certificate has expired";
+const NOT_YET_VALID = "certificate is not yet valid";
 
 // Whether a failed connection is certainly a TLS setting's fault (TLS to a plain-text port, an
 // untrusted certificate or one for another host), as the Python SDK decides; a plain-text bot's
@@ -370,6 +394,8 @@ function tlsMismatch(details) {
   return (
     /wrong version number/i.test(details) ||
     UNTRUSTED.some((words) => lower.includes(words)) ||
+    lower.includes(EXPIRED) ||
+    lower.includes(NOT_YET_VALID) ||
     details.includes(HOSTNAME_MISMATCH)
   );
 }
