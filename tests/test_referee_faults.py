@@ -361,11 +361,17 @@ def test_a_bot_that_drops_and_comes_back_takes_its_seat_back(arena: Arena, tmp_p
 def test_the_moves_missed_while_away_count_as_one_fault_within_the_grace(arena: Arena) -> None:
     # Away for 1.5 s at 300 ms a move, the seat missed about four moves, each a counted fault:
     # past max_faults it was forfeited, although its bot came back well within the grace.
+    # Two faults allowed, not one: on a loaded machine the first answer after the return may
+    # come past its 300 ms (a timeout, a fault of its own); four missed moves counted apart
+    # would still be past the limit.
     start_bad(arena, "away1", "reconnect", "--delay-ms=1500")
-    record, _ = play_beside(arena, "away1", "away1", FaultPolicy(max_faults=1, grace_ms=30_000))
+    record, _ = play_beside(arena, "away1", "away1", FaultPolicy(max_faults=2, grace_ms=30_000))
     assert record.seat_status[BAD_SEAT] is Termination.NORMAL, record.reason
-    missed = record.faults_of(BAD_SEAT)
-    assert len(missed) >= 2 and {f.kind for f in missed} == {FaultKind.DISCONNECT}
+    faults = record.faults_of(BAD_SEAT)
+    missed = [f for f in faults if f.kind is FaultKind.DISCONNECT]
+    assert {f.kind for f in faults} <= {FaultKind.DISCONNECT, FaultKind.TIMEOUT}, faults
+    # About 1.5 s away at 300 ms a move: more missed moves than faults allowed.
+    assert len(missed) > 2, faults
     assert "counts as one fault" not in missed[0].detail
     assert all("this absence counts as one fault" in f.detail for f in missed[1:])
     plays = [d for d in record.decisions if d.seat == BAD_SEAT and not d.forced]
