@@ -47,7 +47,6 @@ from arena.referee.session import (
     Wake,
 )
 from arena.referee.spectators import TableFeed
-from arena.rules import PassDirection
 from arena.table import (
     Decision,
     Fault,
@@ -325,6 +324,9 @@ class TableRun:
         """The hand's completed tricks, as PublicState.completed_tricks entries."""
         self._kitty = b""
         """PublicState.kitty_cards, once the hand's first trick has taken the kitty."""
+        self._received_told = False
+        """Whether this hand's CardsReceived has been queued for the seats: the exchange is made
+        as the last pass is read, a moment before the table wakes to queue it."""
         self._current: list[int] = []
         """The cards of the trick being played (indexes, in play order)."""
         self._current_leader = 0
@@ -475,6 +477,7 @@ class TableRun:
         self._hand_points = [0 for _ in self.seats]
         self._tricks = b""
         self._kitty = b""
+        self._received_told = False
         self._broken = hand.hearts_broken
         self._current = []
         self.feed.hand_number = number
@@ -489,6 +492,7 @@ class TableRun:
                 raise _Interrupted
             for seat in self.seats:
                 seat.pending.append(wire.cards_received_entry(hand, number, seat.index))
+            self._received_told = True
         while hand.phase is _PHASE_PLAY:
             await self._play_turn(hand, number)
         result = game.finish_hand()
@@ -822,7 +826,7 @@ class TableRun:
             card = wire.card_spelled(text)
             if card is None:
                 return _Refused(
-                    FaultKind.MALFORMED, f"{text!r} is not a card: {wire.CARD_FORM}", sent
+                    FaultKind.MALFORMED, f"{_quoted(text)} is not a card: {wire.CARD_FORM}", sent
                 )
             why = hand.check_play(index, card)
             if why is None:
@@ -836,7 +840,7 @@ class TableRun:
             if spelled is None:
                 return _Refused(
                     FaultKind.MALFORMED,
-                    f"the pass names something not a card: cannot parse card {t!r}: "
+                    f"the pass names something not a card: cannot parse card {_quoted(t)}: "
                     f"{wire.CARD_FORM}",
                     sent,
                 )
@@ -1079,9 +1083,7 @@ class TableRun:
             )
         in_hand = _cards_in_hand(self._players, self._hand_size, trick_number, len(cards), leader)
         seat_state = self._seat_state(hand, number, index)
-        return b"".join(
-            (current, self._trick_part, in_hand, seat_state, self._tricks, self._kitty)
-        )
+        return b"".join((current, self._trick_part, in_hand, seat_state, self._tricks, self._kitty))
 
     def _seat_state(self, hand: Hand, number: int, index: int) -> bytes:
         """The parts of a seat's PublicState fixed for a phase of a hand (serialised, cached)."""
@@ -1387,8 +1389,9 @@ class TableRun:
         if not has("hand_started"):
             replay.append(wire.event_entry(wire.hand_started(hand, number)))
             replay.append(wire.cards_dealt_entry(hand, number, seat.index))
-            passed = hand.phase is not _PHASE_PASS and hand.pass_direction is not PassDirection.HOLD
-            if passed and not has("cards_received"):
+            # Only once the table has queued it: between the exchange and that moment, the
+            # queue will get it after this replay, and the bot would be told it twice.
+            if self._received_told and not has("cards_received"):
                 replay.append(wire.cards_received_entry(hand, number, seat.index))
         return replay
 
@@ -1567,13 +1570,31 @@ def _cards_in_hand(players: int, size: int, trick: int, played: int, leader: int
     return field
 
 
+_ECHO_CHARS = 16
+"""The most characters of a bot's card text echoed back (a card is two or three)."""
+_ECHO_CARDS = 16
+"""The most cards of a bot's pass echoed back (a pass is three, or a few more)."""
+
+
+def _quoted(text: str) -> str:
+    """A bot's card text as echoed in a fault: quoted, and cut if long. Echoed whole, a text of
+    control characters (four each, quoted) filled a notice past what a bot's gRPC receives by
+    default, and the record with it."""
+    if len(text) <= _ECHO_CHARS:
+        return repr(text)
+    return f"{text[:_ECHO_CHARS]!r}... ({len(text)} characters)"
+
+
 def _describe(decision: bot_pb.Decision) -> str:
-    """What a Decision said, as text for the record."""
+    """What a Decision said, as text for the record (long card texts and passes cut)."""
     choice = decision.WhichOneof("choice")
     if choice == "play_card":
-        return f"play {decision.play_card.card!r} (request {decision.request_id})"
+        return f"play {_quoted(decision.play_card.card)} (request {decision.request_id})"
     if choice == "pass_cards":
-        return f"pass {list(decision.pass_cards.cards)} (request {decision.request_id})"
+        cards = decision.pass_cards.cards
+        shown = ", ".join([_quoted(c) for c in cards[:_ECHO_CARDS]])
+        more = f", ... ({len(cards)} cards)" if len(cards) > _ECHO_CARDS else ""
+        return f"pass [{shown}{more}] (request {decision.request_id})"
     return f"no choice (request {decision.request_id})"
 
 

@@ -672,8 +672,10 @@ class FaultNotice(_message.Message):
     arrived between requests (a second answer to one request, say; your_answer names its id).
     """
     your_answer: _builtins.str
-    """What the bot sent, as text: the cards it named, or a short description of the message.
-    Empty for a timeout or a disconnect.
+    """What the bot sent, as text: the cards it named, or a short description of the message. A
+    card text over 16 characters is cut to its first 16 and its length ('...'... (N characters)),
+    and a pass of over 16 cards shows its first 16 and the count. Empty for a timeout or a
+    disconnect.
     """
     message: _builtins.str
     """A human-readable explanation: which rule, which deadline, what to do."""
