@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-from arena.cards import CARDS, Card, cards_from_mask, mask_of
+from arena.cards import CARDS, Card
 from arena.client.events import (
     CardPlayed,
     CardsDealt,
@@ -158,9 +158,7 @@ def view_of_request(
         bank_ms=request.time_bank_ms,
         deadline_ms=request.move_deadline_ms,
         received_at=received_at,
-        kitty=tuple(cards_from_mask(mask_of(cards(state.kitty_cards))))
-        if state.kitty_cards
-        else (),
+        kitty=cards(state.kitty_cards),  # in index order, as the referee sends it
     )
 
 
