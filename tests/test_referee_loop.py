@@ -1,0 +1,38 @@
+"""The referee's event loop runner tunes the garbage collector once per process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+from arena.referee.loop import YOUNG_THRESHOLD
+
+
+def test_run_freezes_the_start_up_heap_once_and_raises_the_young_threshold() -> None:
+    # In a fresh interpreter: freezing is process-wide and done once, so the test's own
+    # process would show nothing new.
+    script = textwrap.dedent(
+        """
+        import gc
+        from arena.referee.loop import run
+
+        async def main():
+            return gc.get_freeze_count(), gc.get_threshold()
+
+        before = gc.get_freeze_count(), gc.get_threshold()
+        first = run(main())
+        kept = [[] for _ in range(100)]  # tracked objects made after the first run
+        second = run(main())
+        print(before[0], before[1][0], first[0], first[1][0], second[0] - first[0])
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    frozen_before, young_before, frozen, young, frozen_again = map(int, done.stdout.split())
+    assert frozen_before == 0 and young_before == 700  # CPython's defaults
+    assert frozen > 1000  # the modules, classes and descriptors imported at start-up
+    assert young == YOUNG_THRESHOLD
+    # The second referee of the process freezes nothing more (frozen objects may still die).
+    assert frozen_again <= 0
