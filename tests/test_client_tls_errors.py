@@ -385,9 +385,10 @@ def test_a_tls_bot_at_the_https_leaderboard_port_is_told_the_bots_port(
     [
         (("ARENA_TLS_CA",), "python"),
         (("ARENA_TLS_CERT", "ARENA_TLS_KEY"), "python"),
-        (("ARENA_TLS_CA",), "node"),  # the Node.js sample bot sends no client certificate
+        (("ARENA_TLS_CA",), "node"),
+        (("ARENA_TLS_CERT", "ARENA_TLS_KEY"), "node"),
     ],
-    ids=["ca", "client-certificate", "ca-node"],
+    ids=["ca", "client-certificate", "ca-node", "client-certificate-node"],
 )
 def test_arena_tls_0_beside_a_tls_file_is_refused_in_one_line(
     certs: Path, files: tuple[str, ...], language: str

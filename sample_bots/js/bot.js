@@ -5,9 +5,11 @@
 // Run it against a referee with
 //   ARENA_ADDRESS=host:port ARENA_TOKEN=secret ARENA_BOT_NAME=js node sample_bots/js/bot.js
 // (after `npm ci` in this folder). Optional: ARENA_TLS=1 to use TLS with the system roots, or
-// ARENA_TLS_CA=path/to/ca.pem to trust a private CA; ARENA_GIVE_UP_S, the seconds to keep
-// retrying an unreachable referee (600 by default, `inf` for ever; `arena run` sets 15, so that
-// a bot its director no longer runs does not linger).
+// ARENA_TLS_CA=path/to/ca.pem to trust a private CA; ARENA_TLS_CERT=bot.pem with
+// ARENA_TLS_KEY=bot.key (both or neither, PEM, the key not under a pass phrase) to send a client
+// certificate, for a referee that asks for one (they turn TLS on, as ARENA_TLS_CA does);
+// ARENA_GIVE_UP_S, the seconds to keep retrying an unreachable referee (600 by default, `inf`
+// for ever; `arena run` sets 15, so that a bot its director no longer runs does not linger).
 //
 // It plays like a careful beginner: passes the queen of spades, her guards and high hearts;
 // ducks under the card winning the trick; when void, sheds the queen, then high spades, then
@@ -18,15 +20,20 @@
 // the referee stays unreachable or removes the bot; 2 when the referee refuses the bot
 // (bad token, protocol version, ...) or a setting is missing or bad (an ARENA_ADDRESS that is not
 // HOST:PORT or an IPv6 one without its brackets, an ARENA_TLS_CA it cannot read or that holds no
-// certificate, ARENA_TLS=0 beside ARENA_TLS_CA; ARENA_TLS at a port that does not speak TLS, or a
-// certificate not trusted, out of date or not for the address's host, at the first connection):
-// retrying would get the same answer.
+// certificate, ARENA_TLS_CERT without ARENA_TLS_KEY or the other way round, a client certificate
+// or key it cannot read, that is not PEM, that holds none, a key under a pass phrase or a key of
+// another certificate, ARENA_TLS=0 beside ARENA_TLS_CA or ARENA_TLS_CERT; at the first
+// connection, ARENA_TLS at a port that does not speak TLS, a certificate not trusted, out of date
+// or not for the address's host, or a referee that asks for a client certificate the bot does
+// not send or refuses the one it sends): retrying would get the same answer.
 
 "use strict";
 
 const path = require("path");
 const fs = require("fs");
 const crypto = require("crypto");
+const net = require("net");
+const tls = require("tls");
 const grpc = require("@grpc/grpc-js");
 const protoLoader = require("@grpc/proto-loader");
 
@@ -259,19 +266,27 @@ function giveUpAfterMs() {
   return seconds * 1000;
 }
 
-function readCa(file) {
+// A PEM file's bytes, or one line saying why not (grpc-js would only fail every connection).
+// what: the file's part ("CA certificate", ...); variable: the setting that names it, if said.
+function readPem(file, what, variable = "") {
+  const from = variable ? ` (${variable})` : "";
   let data;
   try {
     data = fs.readFileSync(file);
   } catch (e) {
     const why = { ENOENT: "no such file", EACCES: "permission denied", EISDIR: "a folder" };
     throw new SettingError(
-      `cannot read the TLS CA certificate '${file}': ${why[e.code] || e.message}`,
+      `cannot read the TLS ${what} '${file}'${from}: ${why[e.code] || e.message}`,
     );
   }
   if (!data.includes("-----BEGIN ")) {
-    throw new SettingError(`the TLS CA certificate '${file}' is not a PEM file (-----BEGIN ...)`);
+    throw new SettingError(`the TLS ${what} '${file}'${from} is not a PEM file (-----BEGIN ...)`);
   }
+  return data;
+}
+
+function readCa(file) {
+  const data = readPem(file, "CA certificate");
   // A PEM file with no certificate in it (a key, say) was taken, and every connection then
   // failed as if the referee's certificate were untrusted, with a hint to set ARENA_TLS_CA.
   const blocks = data.toString("latin1").match(CERTIFICATE_BLOCK) || [];
@@ -282,6 +297,61 @@ function readCa(file) {
     );
   }
   return data;
+}
+
+// The client certificate chain and its key, checked to go together, as the Python SDK checks
+// them: grpc-js given a pair it cannot use failed every connection ("Failed to connect") for the
+// ten minutes of retries, naming neither file.
+function readClientPair(certFile, keyFile) {
+  const cert = readPem(certFile, "client certificate", "ARENA_TLS_CERT");
+  const key = readPem(keyFile, "client key", "ARENA_TLS_KEY");
+  // The chain's first certificate is the one the referee checks, and the key's.
+  const first = (cert.toString("latin1").match(CERTIFICATE_BLOCK) || [])[0];
+  let leaf;
+  try {
+    leaf = new crypto.X509Certificate(first);
+  } catch (e) {
+    throw new SettingError(
+      `ARENA_TLS_CERT '${certFile}' holds no usable certificate (no -----BEGIN CERTIFICATE----- ` +
+        "block that parses): give the client certificate there, and its private key in " +
+        "ARENA_TLS_KEY",
+    );
+  }
+  let privateKey;
+  try {
+    privateKey = crypto.createPrivateKey(key);
+  } catch (e) {
+    if (encrypted(key, e)) {
+      // grpc-js takes no pass phrase: every connection would fail.
+      throw new SettingError(
+        `ARENA_TLS_KEY '${keyFile}' is encrypted with a pass phrase, which grpc-js cannot ` +
+          `use: decrypt it (openssl pkey -in ${keyFile} -out bot.key) and give that`,
+      );
+    }
+    throw new SettingError(
+      `ARENA_TLS_KEY '${keyFile}' holds no readable private key (-----BEGIN PRIVATE KEY-----): ` +
+        `give the private key of the client certificate in ARENA_TLS_CERT '${certFile}'`,
+    );
+  }
+  if (!leaf.checkPrivateKey(privateKey)) {
+    throw new SettingError(
+      `ARENA_TLS_KEY '${keyFile}' is not the private key of the client certificate in ` +
+        `ARENA_TLS_CERT '${certFile}': give the key that was made with that certificate`,
+    );
+  }
+  return { cert, key };
+}
+
+// Whether a key that crypto.createPrivateKey refused (error) is under a pass phrase: Node 20
+// says "interrupted or cancelled" (it asked for one and had none), older ones
+// ERR_MISSING_PASSPHRASE; the PEM's own words say it in any version.
+function encrypted(key, error) {
+  const text = key.toString("latin1");
+  return (
+    text.includes("-----BEGIN ENCRYPTED PRIVATE KEY-----") ||
+    /Proc-Type:\s*4,ENCRYPTED/.test(text) ||
+    ["ERR_MISSING_PASSPHRASE", "ERR_OSSL_CRYPTO_INTERRUPTED_OR_CANCELLED"].includes(error.code)
+  );
 }
 
 const CERTIFICATE_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
@@ -297,14 +367,38 @@ function parsesAsCertificate(pem) {
 
 function usesTls() {
   const flag = tlsFlag();
-  if (flag === "0" && process.env.ARENA_TLS_CA) {
-    // Which one was meant cannot be guessed (as the Python SDK says): the file used to win.
+  const cert = process.env.ARENA_TLS_CERT;
+  const key = process.env.ARENA_TLS_KEY;
+  // Half a pair cannot be sent: the referee would refuse the bot (or the key would go unused).
+  if (cert && !key) {
     throw new SettingError(
-      "ARENA_TLS=0 asks for plain text, but ARENA_TLS_CA asks for TLS: unset ARENA_TLS to " +
-        "connect with TLS, or unset ARENA_TLS_CA to connect in plain text",
+      "ARENA_TLS_CERT is set but ARENA_TLS_KEY is not: set ARENA_TLS_KEY to the client " +
+        "certificate's private key, or unset ARENA_TLS_CERT",
     );
   }
-  return Boolean(process.env.ARENA_TLS_CA) || flag === "1";
+  if (key && !cert) {
+    throw new SettingError(
+      "ARENA_TLS_KEY is set but ARENA_TLS_CERT is not: set ARENA_TLS_CERT to the client " +
+        "certificate, or unset ARENA_TLS_KEY",
+    );
+  }
+  const files = ["ARENA_TLS_CA", "ARENA_TLS_CERT"].filter((name) => process.env[name]);
+  if (flag === "0" && files.length > 0) {
+    // Which one was meant cannot be guessed (as the Python SDK says): the file used to win.
+    const unset = cert ? [...files, "ARENA_TLS_KEY"] : files;
+    throw new SettingError(
+      `ARENA_TLS=0 asks for plain text, but ${files.join(" and ")} ` +
+        `${files.length > 1 ? "ask" : "asks"} for TLS: unset ARENA_TLS to connect with TLS, ` +
+        `or unset ${listed(unset)} to connect in plain text`,
+    );
+  }
+  return files.length > 0 || flag === "1";
+}
+
+// "A", "A and B", "A, B and C".
+function listed(names) {
+  if (names.length < 2) return names.join("");
+  return `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`;
 }
 
 // ARENA_TLS is 1 or 0 (or unset): any other value ("true", "yes") is refused, as by the Python
@@ -319,19 +413,33 @@ function tlsFlag() {
   return text;
 }
 
-function credentials() {
-  const tls = usesTls(); // first: it refuses ARENA_TLS=0 beside ARENA_TLS_CA
-  const ca = process.env.ARENA_TLS_CA;
-  if (ca) return grpc.credentials.createSsl(readCa(ca));
-  if (tls) return grpc.credentials.createSsl();
-  return grpc.credentials.createInsecure();
+// The TLS settings, checked: { on, ca, cert, key } (the files' bytes, or null).
+function tlsSettings() {
+  const on = usesTls(); // first: it refuses half a pair, and ARENA_TLS=0 beside a TLS file
+  const caFile = process.env.ARENA_TLS_CA;
+  const certFile = process.env.ARENA_TLS_CERT;
+  const pair = certFile ? readClientPair(certFile, process.env.ARENA_TLS_KEY) : null;
+  return {
+    on,
+    ca: caFile ? readCa(caFile) : null,
+    cert: pair && pair.cert,
+    key: pair && pair.key,
+  };
+}
+
+function credentials(settings) {
+  if (!settings.on) return grpc.credentials.createInsecure();
+  return grpc.credentials.createSsl(settings.ca, settings.key, settings.cert);
 }
 
 // What to change when a connection fails the way a TLS mismatch makes it fail ("" if not).
 // grpc-js names only the symptom: a plain-text bot at a TLS referee gets "Failed to connect"
 // (a referee that is not there gets ECONNREFUSED instead), a TLS bot at a plain-text one
 // "wrong version number", an untrusted certificate "self-signed certificate" or "unable to
-// get local issuer certificate", a certificate for another host name ERR_TLS_CERT_ALTNAME_INVALID.
+// get local issuer certificate", a certificate for another host name ERR_TLS_CERT_ALTNAME_INVALID,
+// a gRPC referee that refuses the client certificate (or its lack) "Failed to connect" again
+// (it hangs up once the handshake is done: see clientCertificateRefused), another TLS server that
+// does so the words of its alert ("alert certificate required", "alert unknown ca", ...).
 const UNTRUSTED = [
   "self-signed certificate",
   "self signed certificate",
@@ -339,11 +447,26 @@ const UNTRUSTED = [
   "unable to verify the first certificate",
 ];
 
-function tlsHint(details, address) {
+// first: no stream of this run has been welcomed yet.
+function tlsHint(details, address, first = true) {
   if (!usesTls() && details.includes("Failed to connect")) {
     return (
       ": if the referee uses TLS, set ARENA_TLS=1 (or ARENA_TLS_CA to the CA certificate " +
       "the organiser gives)"
+    );
+  }
+  if (usesTls() && certificateAlert(details)) return refusedCertificateHint();
+  if (usesTls() && first && hungUp(details)) {
+    // Retried: a referee restarting, or a network failure, looks the same to grpc-js.
+    if (!process.env.ARENA_TLS_CERT) {
+      return (
+        ": if the referee asks for a client certificate, set ARENA_TLS_CERT and ARENA_TLS_KEY " +
+        "to the certificate and key the organiser gives"
+      );
+    }
+    return (
+      ": if the referee asks for a client certificate, check that ARENA_TLS_CERT is one the " +
+      "referee accepts (the organiser gives it)"
     );
   }
   if (usesTls() && /wrong version number/i.test(details)) {
@@ -380,14 +503,115 @@ function tlsHint(details, address) {
   return "";
 }
 
+// What to change when the referee refuses the bot's client certificate, or its lack of one.
+function refusedCertificateHint() {
+  if (!process.env.ARENA_TLS_CERT) {
+    return (
+      ": the referee asks for a client certificate: set ARENA_TLS_CERT and ARENA_TLS_KEY to " +
+      "the certificate and key the organiser gives"
+    );
+  }
+  return (
+    ": the referee refused the client certificate in ARENA_TLS_CERT (not signed by a CA it " +
+    "trusts, or out of date): set ARENA_TLS_CERT and ARENA_TLS_KEY to the certificate and key " +
+    "the organiser gives"
+  );
+}
+
+// OpenSSL's words for the TLS alerts by which a server that says why (a gRPC referee only hangs
+// up) refuses a client's certificate, or the lack of one; Node's error messages hold them, and so
+// do grpc-js's details.
+const CERTIFICATE_ALERTS = [
+  "alert certificate required",
+  "alert bad certificate",
+  "alert certificate expired",
+  "alert certificate revoked",
+  "alert certificate unknown",
+  "alert unsupported certificate",
+  "alert unknown ca",
+];
+
+function certificateAlert(text) {
+  const lower = text.toLowerCase();
+  return CERTIFICATE_ALERTS.some((words) => lower.includes(words));
+}
+
+// Whether grpc-js's details say only that the connection ended, during or right after the TLS
+// handshake: a referee that refuses the client certificate, a network failure or a restart.
+function hungUp(details) {
+  return (
+    details.includes("Failed to connect") ||
+    details.includes("disconnected before secure TLS connection was established")
+  );
+}
+
+// The host and port of a HOST:PORT address, as checked at start (null for a gRPC target name,
+// `dns:...`, `unix:...`, which grpc-js resolves its own way).
+function hostAndPort(address) {
+  if (TARGET_SCHEMES.some((scheme) => address.startsWith(scheme))) return null;
+  const colon = address.lastIndexOf(":");
+  const host = address.slice(0, colon).replace(/^\[(.*)\]$/, "$1");
+  return { host, port: Number(address.slice(colon + 1)) };
+}
+
+// How long the connection that checks a hang-up may take (a referee answers in milliseconds).
+const PROBE_TIMEOUT_MS = 3000;
+
+// Whether the referee at address hangs up on a TLS client with these settings because of its
+// client certificate (or the lack of one), where grpc-js says only "Failed to connect", as for
+// a network failure. Told by one more connection, made here with Node's tls module: with TLS 1.3
+// the server judges the client's certificate only after the handshake has completed on the
+// client's side, and a gRPC server that refuses it hangs up at once, before the first HTTP/2
+// frame that it sends to every client it accepts (another server says why in an alert). A
+// network failure or a restarting referee does not complete a handshake and then hang up
+// without a word. Resolves to true or false, never fails.
+function clientCertificateRefused(address, settings) {
+  const where = hostAndPort(address);
+  if (where === null) return Promise.resolve(false);
+  const options = { host: where.host, port: where.port, ALPNProtocols: ["h2"] };
+  // An IP address is no TLS server name (Node warns, DEP0123); the certificate is checked
+  // against it all the same.
+  if (!net.isIP(where.host)) options.servername = where.host;
+  if (settings.ca) options.ca = settings.ca;
+  if (settings.cert) Object.assign(options, { cert: settings.cert, key: settings.key });
+  return new Promise((resolve) => {
+    let socket = null;
+    let secured = false;
+    let settled = false;
+    const answer = (refused) => {
+      if (settled) return;
+      settled = true;
+      if (socket) socket.destroy();
+      resolve(refused);
+    };
+    try {
+      socket = tls.connect(options, () => {
+        secured = true;
+        if (socket.alpnProtocol !== "h2") answer(false); // not a gRPC server: not this question
+      });
+    } catch (e) {
+      answer(false);
+      return;
+    }
+    socket.setTimeout(PROBE_TIMEOUT_MS, () => answer(false)); // not certain: retried
+    // Nothing is sent: the server's SETTINGS frame comes unasked, and it means "accepted".
+    socket.on("data", () => answer(false));
+    socket.on("error", (e) => answer(certificateAlert(String(e.message))));
+    // A hang-up once the handshake is done; one before it is the network's, or a restart.
+    socket.on("end", () => answer(secured));
+    socket.on("close", () => answer(secured));
+  });
+}
+
 const HOSTNAME_MISMATCH = "ERR_TLS_CERT_ALTNAME_INVALID";
 // Node's words (OpenSSL's) for a certificate of the referee's chain out of date.
 const EXPIRED = "certificate has expired";
 const NOT_YET_VALID = "certificate is not yet valid";
 
 // Whether a failed connection is certainly a TLS setting's fault (TLS to a plain-text port, an
-// untrusted certificate or one for another host), as the Python SDK decides; a plain-text bot's
-// "Failed to connect" may be a referee restarting too, so that one is retried.
+// untrusted certificate or one for another host, a client certificate refused in an alert), as
+// the Python SDK decides; a plain-text bot's "Failed to connect" may be a referee restarting too,
+// so that one is retried, and so is a TLS bot's unless clientCertificateRefused says otherwise.
 function tlsMismatch(details) {
   if (!usesTls()) return false;
   const lower = details.toLowerCase();
@@ -396,7 +620,8 @@ function tlsMismatch(details) {
     UNTRUSTED.some((words) => lower.includes(words)) ||
     lower.includes(EXPIRED) ||
     lower.includes(NOT_YET_VALID) ||
-    details.includes(HOSTNAME_MISMATCH)
+    details.includes(HOSTNAME_MISMATCH) ||
+    certificateAlert(details)
   );
 }
 
@@ -420,7 +645,8 @@ class Session {
     this.token = process.env.ARENA_TOKEN || "";
     this.giveUpAfterMs = giveUpAfterMs();
     const BotService = loadService();
-    this.client = new BotService(this.address, credentials());
+    this.tls = tlsSettings();
+    this.client = new BotService(this.address, credentials(this.tls));
     this.call = null;
     this.welcomed = false; // whether the referee welcomed the current (or last) stream
     this.everWelcomed = false; // whether these settings ever got a Welcome
@@ -533,13 +759,32 @@ class Session {
     // another try: the referee holds the seat for Welcome.reconnect_grace_ms.
     // One line: an OpenSSL error in grpc-js's details ends with a line break.
     const details = (status.details || "stream closed").replace(/\s*\n\s*/g, " ").trim();
-    const why = `${grpcStatusName(status.code)}: ${details}`;
-    const hint = this.welcomed ? "" : tlsHint(details, this.address) || notGrpcHint(details);
-    if (hint && !this.everWelcomed && (tlsMismatch(details) || notGrpc(details))) {
+    if (this.everWelcomed || !this.tls.on || !details.includes("Failed to connect")) {
+      this.failed(status.code, details, false);
+      return;
+    }
+    // grpc-js says only "Failed to connect", as for a network failure: one more connection of
+    // our own tells whether the referee hung up on the client certificate.
+    // (A SIGTERM meanwhile exits at once: there is no call to say Goodbye on.)
+    clientCertificateRefused(this.address, this.tls).then((refused) => {
+      this.failed(status.code, details, refused);
+    });
+  }
+
+  // A stream that ended in failure, with its status code and details; refused: the referee
+  // certainly refused the client certificate (or its lack).
+  failed(code, details, refused) {
+    const why = `${grpcStatusName(code)}: ${details}`;
+    let hint = this.welcomed
+      ? ""
+      : tlsHint(details, this.address, !this.everWelcomed) || notGrpcHint(details);
+    let certain = tlsMismatch(details) || notGrpc(details);
+    if (refused) [hint, certain] = [refusedCertificateHint(), true];
+    if (hint && !this.everWelcomed && certain) {
       // These settings have never worked, and the answer is the TLS handshake's own (or an
       // HTTP/1 server's): it would fail the same way for the ten minutes of retries.
       process.stderr.write(
-        `${botName()}: cannot connect to ${this.address} (${grpcStatusName(status.code)})${hint}\n`,
+        `${botName()}: cannot connect to ${this.address} (${grpcStatusName(code)})${hint}\n`,
       );
       process.exit(EXIT_REFUSED);
     }
