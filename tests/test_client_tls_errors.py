@@ -17,14 +17,14 @@ import socket
 import ssl
 import subprocess
 import sys
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import make_certs
 import pytest
+from loopback import closing_port, serving
 from test_js_bot import JS_BOT, require_node
 from test_server_support import ServerProcess
 
@@ -221,47 +221,6 @@ def test_a_client_certificate_the_referee_accepts_still_plays(certs: Path, mutua
     assert "connected to" in err, err
 
 
-@contextmanager
-def _serving(handle: Callable[[socket.socket], None]) -> Iterator[int]:
-    """A port of 127.0.0.1 that hands each connection to ``handle`` on a thread of its own,
-    while in effect."""
-    server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(0.1)
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                connection, _ = server.accept()
-            except TimeoutError:
-                continue
-            connection.settimeout(EXIT_WAIT_S)
-            threading.Thread(target=handle, args=(connection,), daemon=True).start()
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield server.getsockname()[1]
-    finally:
-        stop.set()
-        thread.join()
-        server.close()
-
-
-def _closing_port() -> AbstractContextManager[int]:
-    """A port that ends each connection at once, cleanly (a referee that cannot be told from a
-    broken network: a restart, a proxy with nothing behind it), while in effect."""
-
-    def hang_up(connection: socket.socket) -> None:
-        # A FIN, not a reset: gRPC then says "Socket closed" every time.
-        with connection, contextlib.suppress(OSError):
-            connection.shutdown(socket.SHUT_WR)
-            while connection.recv(4096):
-                pass
-
-    return _serving(hang_up)
-
-
 def test_a_tls_failure_that_may_be_the_network_is_retried_with_the_certificate_hint(
     certs: Path,
 ) -> None:
@@ -269,7 +228,7 @@ def test_a_tls_failure_that_may_be_the_network_is_retried_with_the_certificate_h
     # be a restart or a proxy with nothing behind it: retried, as before, but each retry line
     # (and the last) now names the client certificate's variables, since a referee that wants
     # one looks the same to gRPC ("Socket closed").
-    with _closing_port() as port:
+    with closing_port() as port:
         done = _run(f"127.0.0.1:{port}", "t", _tls(certs))
     assert done.returncode == 1, done.stderr
     lines = done.stderr.strip().splitlines()
@@ -293,7 +252,7 @@ def _alerting_port(certs: Path) -> AbstractContextManager[int]:
             t.sendall(b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")  # an HTTP/2 SETTINGS frame
             t.recv(1)
 
-    return _serving(answer)
+    return serving(answer)
 
 
 def test_the_hang_up_check_tells_a_refused_certificate_from_other_failures(
@@ -307,7 +266,7 @@ def test_the_hang_up_check_tells_a_refused_certificate_from_other_failures(
     assert client_certificate_refused(mutual.address, ca, None, None)
     assert client_certificate_refused(mutual.address, ca, *stranger)
     assert not client_certificate_refused(mutual.address, ca, *pair)
-    with _closing_port() as port:
+    with closing_port() as port:
         assert not client_certificate_refused(f"127.0.0.1:{port}", ca, None, None)
     with _alerting_port(certs) as port:
         assert client_certificate_refused(f"127.0.0.1:{port}", ca, None, None)

@@ -16,12 +16,11 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import make_certs
 import pytest
+from loopback import closing_port
 
 from arena.checkbot.run import run_check
 from arena.referee import Referee, RefereeConfig, RefereeThread, TlsConfig, TokenAccounts
@@ -493,42 +492,11 @@ def test_js_bot_refused_for_its_client_certificate_says_so_at_the_first_connecti
     assert lines == [f"js: cannot connect to {address} (UNAVAILABLE): {hint}"], done.stderr
 
 
-@contextmanager
-def hanging_up_port() -> Iterator[int]:
-    """A loopback port that ends each connection at once, cleanly (what a restarting referee or
-    a proxy with nothing behind it looks like), while in effect."""
-    server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(0.1)
-    stop = threading.Event()
-
-    def hang_up() -> None:
-        while not stop.is_set():
-            try:
-                connection, _ = server.accept()
-            except TimeoutError:
-                continue
-            # A FIN, not a reset: read what the bot sent, then wait for it to close its side.
-            with connection, suppress(OSError):
-                connection.settimeout(EXIT_WAIT_S)
-                connection.shutdown(socket.SHUT_WR)
-                while connection.recv(4096):
-                    pass
-
-    thread = threading.Thread(target=hang_up, daemon=True)
-    thread.start()
-    try:
-        yield server.getsockname()[1]
-    finally:
-        stop.set()
-        thread.join()
-        server.close()
-
-
 def test_js_bot_retries_a_tls_hang_up_naming_the_client_certificate(client_certs: Path) -> None:
     # A connection cut during the TLS handshake may be a restart: retried, as before, but the line
     # names the client certificate's variables, since a referee that wants one is cut short too.
     node = require_node()
-    with hanging_up_port() as port:
+    with closing_port() as port:
         line = first_retry_line(node, f"127.0.0.1:{port}", tls_settings(client_certs))
     hint = "if the referee asks for a client certificate, set ARENA_TLS_CERT and ARENA_TLS_KEY"
     assert hint in line, line
