@@ -61,7 +61,15 @@ from arena.errors import (
     StateError,
     Violation,
 )
-from arena.rules import FirstLead, GameEnd, MoonRule, PassDirection, Rules, Settling
+from arena.rules import (
+    FirstLead,
+    GameEnd,
+    MoonRule,
+    PassDirection,
+    Rules,
+    Settling,
+    rules_example,
+)
 
 __all__ = [
     "COMPILED",
@@ -286,7 +294,7 @@ def check_rules(rules: object) -> None:
     rather than with an AttributeError from deep inside the deal (``play_local`` asks too)."""
     if not isinstance(rules, Rules):
         raise ConfigError(
-            f"rules must be a Rules, e.g. Rules() or preset({rules!r}) from arena, got {rules!r}"
+            f"rules must be a Rules, e.g. {rules_example(rules)} from arena, got {rules!r:.80}"
         )
 
 
@@ -925,7 +933,13 @@ class Hand:
         ``rng.random()`` draw, so a driver doing the same through :meth:`legal_mask` and
         :meth:`play_index` makes exactly the same moves (the tests hold the two together).
         """
-        draw = rng.random
+        draw = getattr(rng, "random", None)
+        if not callable(draw):
+            # Read as it was, None or a seed failed with "'NoneType' object has no attribute
+            # 'random'"; a wrong rng is a slip in the caller, not in the engine.
+            raise ConfigError(
+                f"playout takes a random.Random as rng, e.g. random.Random(1), got {rng!r:.80}"
+            )
         if self.phase is _PASS:
             self._random_passes(draw)
         # A trick already begun is finished move by move; the loop below starts at a lead.

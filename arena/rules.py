@@ -650,6 +650,19 @@ PRESETS: Mapping[str, Rules] = {
 """Named rule sets for the common variants."""
 
 
+def rules_example(given: object) -> str:
+    """How to make a :class:`Rules` from what was given instead, for an error's "e.g. ...".
+
+    A preset's name gets ``preset(name)``; anything else a plain example: ``preset(...)`` of a
+    dict or a number told the user to call something that refuses it.
+    """
+    if isinstance(given, str):
+        return f"Rules() or preset({given!r})"
+    if isinstance(given, Mapping):
+        return "Rules() or Rules.from_dict(mapping)"
+    return "Rules() or preset('omnibus')"
+
+
 def preset(name: str) -> Rules:
     """The named preset (see :data:`PRESETS`)."""
     try:

@@ -19,7 +19,7 @@ from enum import Enum
 from typing import Any, TypeVar
 
 from arena.errors import ArenaError, ConfigError
-from arena.rules import Rules
+from arena.rules import Rules, rules_example
 
 __all__ = [
     "Clocks",
@@ -172,8 +172,8 @@ class TableSpec:
             )
         if not isinstance(self.rules, Rules):
             raise ConfigError(
-                f"table {self.table_id!r}: rules must be a Rules, e.g. Rules() or "
-                f"preset({self.rules!r}) from arena.rules, got {self.rules!r}"
+                f"table {self.table_id!r}: rules must be a Rules, e.g. "
+                f"{rules_example(self.rules)} from arena.rules, got {self.rules!r:.80}"
             )
         if not isinstance(self.seed, int) or isinstance(self.seed, bool):
             raise ConfigError(

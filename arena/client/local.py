@@ -31,7 +31,7 @@ from arena.client.events import (
 )
 from arena.client.view import DecisionKind, DecisionView
 from arena.engine import Game, Hand, HandResult, check_rules
-from arena.errors import ArenaError, CardParseError, ConfigError, IllegalMoveError
+from arena.errors import ArenaError, CardParseError, ConfigError, IllegalMoveError, StateError
 from arena.rules import PassDirection, Rules
 from arena.table import Termination
 
@@ -313,6 +313,14 @@ def view_of(
     max_hands: int | None = None,
 ) -> DecisionView:
     """The :class:`DecisionView` of ``seat`` in an engine hand that awaits its pass or play."""
+    # Checked here: None or a Game for the hand failed with an AttributeError ("no attribute
+    # 'view'"), and a finished hand gave a PASS view of an empty hand.
+    if not isinstance(hand, Hand):
+        raise ConfigError(f"view_of takes an engine Hand, e.g. game.hand, got {hand!r:.80}")
+    if game is not None and not isinstance(game, Game):
+        raise ConfigError(f"game must be the Game the hand belongs to, or None, got {game!r:.80}")
+    if hand.is_over:
+        raise StateError("the hand is over: no pass or play awaits, so there is no view")
     sv = hand.view(seat)
     rules = hand.rules
     n = rules.players

@@ -315,15 +315,16 @@ class ClientSettings:
 _TARGET_SCHEMES = ("dns:", "unix:", "unix-abstract:", "ipv4:", "ipv6:", "vsock:")
 
 
-def _check_address(address: str) -> None:
-    """Refuse an address that cannot name a referee (a typo would otherwise retry for minutes)."""
+def _check_address(address: str, what: str = ENV_ADDRESS) -> None:
+    """Refuse an address that cannot name a referee (a typo would otherwise retry for minutes);
+    ``what`` names where it came from in the message."""
     if address.startswith(_TARGET_SCHEMES):
         return  # a gRPC target name: gRPC itself says what is wrong with it
     scheme, slashes, rest = address.partition("://")
     if slashes:
         # A URL's scheme would be taken for part of the host name and retried for minutes.
         raise ConfigError(
-            f"{ENV_ADDRESS} {address!r}: give the referee's HOST:PORT without {scheme}://, "
+            f"{what} {address!r}: give the referee's HOST:PORT without {scheme}://, "
             f"e.g. {rest.rstrip('/') or '127.0.0.1:50051'}"
         )
     host, sep, port = address.rpartition(":")
@@ -337,13 +338,11 @@ def _check_address(address: str) -> None:
         or any(c.isspace() or not c.isprintable() for c in host)
     ):
         raise ConfigError(
-            f"{ENV_ADDRESS} {address!r}: expected the referee's HOST:PORT, e.g. 127.0.0.1:50051"
+            f"{what} {address!r}: expected the referee's HOST:PORT, e.g. 127.0.0.1:50051"
         )
     if ":" in host and not (host.startswith("[") and host.endswith("]")):
         # gRPC retried "::1:50051" for minutes as a misformatted domain name.
-        raise ConfigError(
-            f"{ENV_ADDRESS} {address!r}: an IPv6 address goes in brackets, [{host}]:{port}"
-        )
+        raise ConfigError(f"{what} {address!r}: an IPv6 address goes in brackets, [{host}]:{port}")
 
 
 def _check_give_up(value: object) -> None:
@@ -391,13 +390,53 @@ def _read(path: str | Path, what: str) -> bytes:
 def _read_ca(path: str | Path) -> bytes:
     """The CA certificate(s) to trust, checked to hold at least one usable certificate."""
     data = _read(path, "CA certificate")
+    _check_ca(data, f"the TLS CA certificate {str(path)!r}")
+    return data
+
+
+def _check_ca(data: bytes, where: str) -> None:
+    """Refuse CA bytes that hold no usable certificate, ``where`` naming them in the message."""
     try:
         ssl.create_default_context(cadata=data.decode("ascii", "replace"))
     except (ssl.SSLError, ValueError) as e:
+        raise ConfigError(f"{where} holds no usable certificate: {e}") from None
+
+
+def _check_settings(settings: ClientSettings) -> None:
+    """Refuse hand-made settings that :meth:`ClientSettings.resolve` would have refused.
+
+    Settings built directly skip resolve()'s checks: a number for the address failed inside
+    gRPC with an AttributeError, a str CA with a TypeError, and a URL, an address without a
+    port or CA bytes that are no certificate were retried until ``give_up_after`` ran out.
+    """
+    fields: tuple[tuple[str, type | tuple[type, ...], str], ...] = (
+        ("address", str, "a string, HOST:PORT"),
+        ("token", str, "a string"),
+        ("name", str, "a string"),
+        ("bot_version", str, "a string"),
+        ("tls", bool, "True or False"),
+        ("decide_forced_moves", bool, "True or False"),
+        ("tls_ca", (bytes, type(None)), "PEM bytes or None (read the file: Path.read_bytes())"),
+        ("tls_cert", (bytes, type(None)), "PEM bytes or None (read the file: Path.read_bytes())"),
+        ("tls_key", (bytes, type(None)), "PEM bytes or None (read the file: Path.read_bytes())"),
+    )
+    for field_name, kind, what in fields:
+        value = getattr(settings, field_name)
+        if not isinstance(value, kind):
+            raise ConfigError(f"settings.{field_name} must be {what}, got {value!r:.80}")
+    _check_address(settings.address, "settings.address")
+    if (settings.tls_cert is None) != (settings.tls_key is None):
+        raise ConfigError("set both settings.tls_cert and settings.tls_key, or neither")
+    if not settings.tls and (settings.tls_ca is not None or settings.tls_cert is not None):
+        # As ARENA_TLS=0 beside a TLS file: the file would be ignored and the bot connect in
+        # plain text, which of the two was meant cannot be guessed.
+        given = "settings.tls_ca" if settings.tls_ca is not None else "settings.tls_cert"
         raise ConfigError(
-            f"the TLS CA certificate {str(path)!r} holds no usable certificate: {e}"
-        ) from None
-    return data
+            f"settings.tls is False (plain text), but {given} is for TLS: set tls=True to "
+            f"connect with TLS, or leave {given} out"
+        )
+    if settings.tls_ca is not None:
+        _check_ca(settings.tls_ca, "settings.tls_ca")
 
 
 def run(
@@ -527,6 +566,7 @@ def serve(bot: Bot, settings: ClientSettings, *, give_up_after: float | None = N
         raise ConfigError(
             f"settings must be a ClientSettings, e.g. ClientSettings.resolve(), got {settings!r}"
         )
+    _check_settings(settings)
     limit = settings.give_up_after if give_up_after is None else give_up_after
     _check_give_up(limit)
     if settings.tls and settings.tls_cert is not None and settings.tls_key is not None:

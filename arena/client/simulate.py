@@ -55,7 +55,11 @@ def sample_world(view: DecisionView, rng: random.Random) -> Hand:
     forced[n] = list(view.kitty)
     if view.pass_to != me:
         forced[view.pass_to] = [c for c in view.passed if not played & c.bit]
-    if sequence and rules.first_lead is not FirstLead.LEFT_OF_DEALER:
+    # Once play has begun, the first trick's leader held the lowest club in the hands: that
+    # holds from the first lead on, and when this seat is about to lead the first trick too
+    # (nothing played yet). Skipped then, the clubs below this seat's lowest could be dealt to
+    # another seat, which then led instead (a world where this seat was not to move).
+    if view.kind is DecisionKind.PLAY and rules.first_lead is not FirstLead.LEFT_OF_DEALER:
         _place_opening_club(view, played_by, forced, rng)
     forced_mask = mask_of(c for f in forced for c in f)
     pool = [c for c in view.unseen if not forced_mask & c.bit]
@@ -112,15 +116,16 @@ def _place_opening_club(
 ) -> None:
     """Put the clubs below the opening lead where the club-lead rules say they must be.
 
-    The first trick's leader held the lowest club dealt to a hand after the pass, and any club
-    below that one lay in the kitty. The unseen clubs below the lowest club known to be in a hand
-    therefore went to the kitty, except, when any club may be led, the lowest of them that did
-    not, which was the leader's (and must be, if that known club is another seat's).
+    The first trick's leader (this seat, when it is about to lead it) held the lowest club dealt
+    to a hand after the pass, and any club below that one lay in the kitty. The unseen clubs
+    below the lowest club known to be in a hand therefore went to the kitty, except, when any
+    club may be led, the lowest of them that did not, which was the leader's (and must be, if
+    that known club is another seat's).
     """
     rules = view.rules
     n = view.players
     first = view.tricks[0] if view.tricks else view.trick
-    assert first is not None and first.cards
+    assert first is not None  # a play view: its first trick is done or being played
     leader = first.leader
     owner = {c: s for s in range(n) for c in played_by[s]}
     owner.update(dict.fromkeys(view.hand, view.seat))
