@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import json
 import os
 import signal
@@ -18,7 +19,7 @@ import sys
 from collections.abc import Callable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Final, NoReturn, TypeVar, get_args
+from typing import Annotated, Any, Final, NoReturn, TypeVar, cast, get_args
 
 
 def _interrupted_while_loading(signum: int, frame: object) -> None:
@@ -101,6 +102,7 @@ class IntervalChoice(StrEnum):
 
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _version_callback(value: bool) -> None:
@@ -487,12 +489,8 @@ def sigterm_as_ctrl_c() -> None:
     signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))
 
 
-@contextlib.contextmanager
-def _run_loading(said: Callable[[], str]) -> Iterator[None]:
-    """While a run reads its flags and loads the director, Ctrl-C and SIGTERM end the process at
-    once: the line ``said()``, exit code 130 (nothing is made yet, nothing to undo). Loaded, a
-    SIGTERM is a Ctrl-C (:func:`sigterm_as_ctrl_c`) and a Ctrl-C a KeyboardInterrupt, which the
-    run handles; refused (bad input), the handlers are put back as they were."""
+def _exit_at_once(said: Callable[[], str]) -> Callable[[int, object], None]:
+    """A Ctrl-C and SIGTERM handler that ends the process at once: the line ``said()``, 130."""
 
     def stop(signum: int, frame: object) -> None:
         # Not an exception raised into the code running then (an import): Python 3.11 turns one
@@ -506,6 +504,36 @@ def _run_loading(said: Callable[[], str]) -> Iterator[None]:
             os.write(2, f"arena: error: {line}\n".encode())
         os._exit(EXIT_INTERRUPTED)
 
+    return stop
+
+
+def _reads_only(command: F) -> F:
+    """Have a command that only reads (ratings, replay) end at once on Ctrl-C or SIGTERM, with
+    one line and exit code 130, and its usual handlers back once it returns."""
+
+    @functools.wraps(command)
+    def reading(*args: Any, **kwargs: Any) -> Any:
+        # Left alone, a Ctrl-C while it loads scipy or matplotlib (a second or more) ended in
+        # typer's exit 130 without a word, and a SIGTERM in a silent death by the signal (143).
+        # It has nothing to undo (its output is only printed), so the process just ends.
+        stop = _exit_at_once(lambda: "interrupted")
+        before = {sig: signal.signal(sig, stop) for sig in _LOADING_SIGNALS}
+        try:
+            return command(*args, **kwargs)
+        finally:
+            for sig, handler in before.items():
+                signal.signal(sig, handler)
+
+    return cast(F, reading)
+
+
+@contextlib.contextmanager
+def _run_loading(said: Callable[[], str]) -> Iterator[None]:
+    """While a run reads its flags and loads the director, Ctrl-C and SIGTERM end the process at
+    once: the line ``said()``, exit code 130 (nothing is made yet, nothing to undo). Loaded, a
+    SIGTERM is a Ctrl-C (:func:`sigterm_as_ctrl_c`) and a Ctrl-C a KeyboardInterrupt, which the
+    run handles; refused (bad input), the handlers are put back as they were."""
+    stop = _exit_at_once(said)
     before = {sig: signal.signal(sig, stop) for sig in _LOADING_SIGNALS}
     try:
         yield
@@ -773,7 +801,13 @@ def demo(
     boards: Annotated[
         int, typer.Option("--boards", help="Deals, each in every seat rotation.")
     ] = DEMO_BOARDS,
-    players: Players = None,
+    # Its own help: the four sample bots fill 3 or 4 seats, not the 3 to 6 of `arena run`.
+    players: Annotated[
+        int | None,
+        typer.Option(
+            "--players", help="Seats per table, 3 or 4 (the four sample bots; default: 4)."
+        ),
+    ] = None,
     rules: RulesPreset = None,
     rule: RuleOptions = None,
     game_to: GameTo = None,
@@ -817,6 +851,7 @@ def demo(
 
 
 @app.command()
+@_reads_only
 def replay(
     game: Annotated[
         str,
@@ -850,6 +885,7 @@ def replay(
 
 
 @app.command()
+@_reads_only
 def ratings(
     db: Annotated[Path, typer.Option("--db", help="SQLite database.")] = Path("arena.db"),
     format: Annotated[
@@ -1065,92 +1101,108 @@ def sprt(
     port: Port = None,
 ) -> None:
     """Is B stronger than A? Duplicate boards until a sequential probability ratio test decides."""
-    from arena.config import build_config
-    from arena.director.progress import make_reporter
-    from arena.director.sprt import check_max_boards, run_sprt, sprt_bots
-    from arena.ratings.sprt import MAX_ELO, Sprt, SprtDecision
+    # As a run: a Ctrl-C or SIGTERM while it reads its flags and loads the director (trio, the
+    # referee, scipy: a second or more) ended in exit 130 without a word, or 143.
+    database: Path | None = None  # the database, once the flags name it
+    try:
+        with _run_loading(lambda: _interrupted_text(database)):
+            from arena.config import build_config
+            from arena.director.progress import make_reporter
+            from arena.director.sprt import check_max_boards, run_sprt, sprt_bots
+            from arena.ratings.sprt import MAX_ELO, Sprt, SprtDecision
 
-    for flag, value in (("--elo0", elo0), ("--elo1", elo1)):
-        if not -MAX_ELO <= value <= MAX_ELO:  # inf would print "accepted ... by inf Elo"
+            for flag, value in (("--elo0", elo0), ("--elo1", elo1)):
+                if not -MAX_ELO <= value <= MAX_ELO:  # inf would print "accepted ... by inf Elo"
+                    _fail(
+                        f"{flag} {value:g}: give a finite Elo difference from {-MAX_ELO:g} "
+                        f"to {MAX_ELO:g}, e.g. {flag} {0 if flag == '--elo0' else 20}"
+                    )
+            if not elo0 < elo1:
+                _fail(
+                    f"--elo0 {elo0:g} --elo1 {elo1:g}: give --elo0 below --elo1, "
+                    "e.g. --elo0 0 --elo1 20"
+                )
+            for flag, p in (("--alpha", alpha), ("--beta", beta)):
+                if not 0 < p < 1:  # nan too
+                    _fail(f"{flag} {p:g}: a chance of error, above 0 and below 1, e.g. {flag} 0.05")
+            if not alpha + beta < 1:
+                _fail(
+                    f"--alpha {alpha:g} --beta {beta:g}: their sum must be below 1, e.g. 0.05 each"
+                )
+            _guard(lambda: check_max_boards(max_boards))
+            pair = bot or []
+            if len(pair) != 2:
+                _fail(
+                    f"--bot is given {len(pair)} time(s): give it twice, A=COMMAND then B=COMMAND"
+                )
+            k = players if players is not None else STANDARD_PLAYERS
+            flags = _guard(lambda: sprt_bots(pair[0], pair[1], filler or [], k))
+            settings = _guard(
+                lambda: build_config(
+                    bots=list(flags),
+                    players=players,
+                    rules=rules,
+                    rule=rule or [],
+                    game_to=game_to,
+                    concurrency=concurrency,
+                    seed=seed,
+                    move_time=move_time,
+                    time_bank=time_bank,
+                    db=db,
+                    out=out,
+                    port=port,
+                )
+            )
+            database = settings.db
+        test = _guard(lambda: Sprt(elo0=elo0, elo1=elo1, alpha=alpha, beta=beta))
+        a, b = settings.bot_names[:2]
+        console = _console()
+        headed = False
+
+        def header() -> None:
+            # Once the games start (its bots are up), or at the end for a test decided before this
+            # call: a refusal before that (another run in the database, a bot that cannot start)
+            # is its one line alone.
+            nonlocal headed
+            if not headed:
+                headed = True
+                console.print(
+                    f"SPRT {b} (B) against {a} (A) at {', '.join(settings.bot_names)}: "
+                    f"H0 elo {elo0:g}, H1 elo {elo1:g}, alpha {alpha:g}, beta {beta:g}",
+                    markup=False,
+                    highlight=False,
+                )
+
+        reporter = _StartsWith(header, make_reporter(sys.stderr, label="arena sprt"))
+        sigterm_as_ctrl_c()
+        outcome = _guard(
+            lambda: run_sprt(
+                settings,
+                test,
+                max_boards=max_boards,
+                reporter=reporter,
+                on_board=lambda t: reporter.note(t.status),
+            ),
+            settings.db,
+        )
+        if outcome.run is not None and outcome.run.output_closed:
+            output_closed()
+        header()  # a test decided before this call plays nothing, so nothing started
+        console.print(outcome.status, markup=False, highlight=False)
+        if outcome.run is not None and outcome.run.interrupted:
             _fail(
-                f"{flag} {value:g}: give a finite Elo difference from {-MAX_ELO:g} to {MAX_ELO:g}, "
-                f"e.g. {flag} {0 if flag == '--elo0' else 20}"
+                f"interrupted after {outcome.boards} boards; run the same command again to resume",
+                EXIT_INTERRUPTED,
             )
-    if not elo0 < elo1:
-        _fail(f"--elo0 {elo0:g} --elo1 {elo1:g}: give --elo0 below --elo1, e.g. --elo0 0 --elo1 20")
-    for flag, p in (("--alpha", alpha), ("--beta", beta)):
-        if not 0 < p < 1:  # nan too
-            _fail(f"{flag} {p:g}: a chance of error, above 0 and below 1, e.g. {flag} 0.05")
-    if not alpha + beta < 1:
-        _fail(f"--alpha {alpha:g} --beta {beta:g}: their sum must be below 1, e.g. 0.05 each")
-    _guard(lambda: check_max_boards(max_boards))
-    pair = bot or []
-    if len(pair) != 2:
-        _fail(f"--bot is given {len(pair)} time(s): give it twice, A=COMMAND then B=COMMAND")
-    k = players if players is not None else STANDARD_PLAYERS
-    flags = _guard(lambda: sprt_bots(pair[0], pair[1], filler or [], k))
-    settings = _guard(
-        lambda: build_config(
-            bots=list(flags),
-            players=players,
-            rules=rules,
-            rule=rule or [],
-            game_to=game_to,
-            concurrency=concurrency,
-            seed=seed,
-            move_time=move_time,
-            time_bank=time_bank,
-            db=db,
-            out=out,
-            port=port,
-        )
-    )
-    test = _guard(lambda: Sprt(elo0=elo0, elo1=elo1, alpha=alpha, beta=beta))
-    a, b = settings.bot_names[:2]
-    console = _console()
-    headed = False
-
-    def header() -> None:
-        # Once the games start (its bots are up), or at the end for a test decided before this
-        # call: a refusal before that (another run in the database, a bot that cannot start)
-        # is its one line alone.
-        nonlocal headed
-        if not headed:
-            headed = True
-            console.print(
-                f"SPRT {b} (B) against {a} (A) at {', '.join(settings.bot_names)}: "
-                f"H0 elo {elo0:g}, H1 elo {elo1:g}, alpha {alpha:g}, beta {beta:g}",
-                markup=False,
-                highlight=False,
-            )
-
-    reporter = _StartsWith(header, make_reporter(sys.stderr, label="arena sprt"))
-    sigterm_as_ctrl_c()
-    outcome = _guard(
-        lambda: run_sprt(
-            settings,
-            test,
-            max_boards=max_boards,
-            reporter=reporter,
-            on_board=lambda t: reporter.note(t.status),
-        ),
-        settings.db,
-    )
-    if outcome.run is not None and outcome.run.output_closed:
-        output_closed()
-    header()  # a test decided before this call plays nothing, so nothing started
-    console.print(outcome.status, markup=False, highlight=False)
-    if outcome.run is not None and outcome.run.interrupted:
-        _fail(
-            f"interrupted after {outcome.boards} boards; run the same command again to resume",
-            EXIT_INTERRUPTED,
-        )
-    if outcome.decision is SprtDecision.CONTINUE:
-        cap = f"{max_boards} board" if max_boards == 1 else f"{max_boards} boards"
-        verdict = f"no decision: stopped at the cap of {cap} (--max-boards)"
-    else:
-        verdict = test.verdict(a, b)
-    console.print(verdict, markup=False, highlight=False)
+        if outcome.decision is SprtDecision.CONTINUE:
+            cap = f"{max_boards} board" if max_boards == 1 else f"{max_boards} boards"
+            verdict = f"no decision: stopped at the cap of {cap} (--max-boards)"
+        else:
+            verdict = test.verdict(a, b)
+        console.print(verdict, markup=False, highlight=False)
+    except KeyboardInterrupt:
+        # Between the guarded steps: the same words as in them.
+        _fail(_interrupted_text(database), EXIT_INTERRUPTED)
 
 
 class _StartsWith:
