@@ -68,3 +68,17 @@ def dated(folder: Path, name: str, start: str, end: str, hosts: str = HOSTS) -> 
         *("-in", f"{name}.csr", "-out", f"{name}.pem", "-startdate", start, "-enddate", end),
     )
     return folder / f"{name}.pem"
+
+
+def mutual_tls(folder: Path) -> Path:
+    """``folder`` with what the mutual-TLS tests use: ``ca`` signed ``server`` and ``client``;
+    ``stranger`` is a client certificate of ``other-ca``; ``locked.key`` is client.key under
+    the pass phrase ``secret``."""
+    for ca in ("ca", "other-ca"):
+        self_signed(folder, ca)
+    signed(folder, "server", "ca")
+    signed(folder, "client", "ca")
+    signed(folder, "stranger", "other-ca")
+    locked = ("-aes256", "-passout", "pass:secret", "-out", "locked.key")
+    openssl(folder, "pkey", "-in", "client.key", *locked)
+    return folder

@@ -46,14 +46,7 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder of certificates: ``ca`` signed ``server`` and ``client``; ``stranger`` is a
     client certificate of another CA; ``locked.key`` is client.key under a pass phrase;
     ``old`` has expired and ``future`` is not valid yet (both self-signed)."""
-    folder = tmp_path_factory.mktemp("certs")
-    for ca in ("ca", "other-ca"):
-        make_certs.self_signed(folder, ca)
-    make_certs.signed(folder, "server", "ca")
-    make_certs.signed(folder, "client", "ca")
-    make_certs.signed(folder, "stranger", "other-ca")
-    locked = ("-aes256", "-passout", "pass:secret", "-out", "locked.key")
-    make_certs.openssl(folder, "pkey", "-in", "client.key", *locked)
+    folder = make_certs.mutual_tls(tmp_path_factory.mktemp("certs"))
     make_certs.dated(folder, "old", "20200101000000Z", "20200102000000Z")
     make_certs.dated(folder, "future", "20990101000000Z", "20990102000000Z")
     return folder

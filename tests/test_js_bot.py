@@ -409,15 +409,7 @@ def test_js_bot_refuses_a_bad_setting_in_one_line(env: dict[str, str], says: str
 def client_certs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder of certificates: ``ca`` signed ``server`` and ``client``; ``stranger`` is a
     client certificate of another CA; ``locked.key`` is client.key under a pass phrase."""
-    folder = tmp_path_factory.mktemp("client-certs")
-    for ca in ("ca", "other-ca"):
-        make_certs.self_signed(folder, ca)
-    make_certs.signed(folder, "server", "ca")
-    make_certs.signed(folder, "client", "ca")
-    make_certs.signed(folder, "stranger", "other-ca")
-    locked = ("-aes256", "-passout", "pass:secret", "-out", "locked.key")
-    make_certs.openssl(folder, "pkey", "-in", "client.key", *locked)
-    return folder
+    return make_certs.mutual_tls(tmp_path_factory.mktemp("client-certs"))
 
 
 def mutual_config(certs: Path) -> RefereeConfig:
