@@ -86,12 +86,19 @@ sys.meta_path.insert(0, SignalAt())
 def signalled_run(
     cwd: Path, sig: str, at: str, *args: str, hook: Path
 ) -> subprocess.CompletedProcess[str]:
-    """`arena run ARGS` in ``cwd``, sent ``sig`` at ``at``: ``module``, ``module:function`` or
+    """`arena run ARGS` in ``cwd``, sent ``sig`` at ``at`` (see :func:`signalled`)."""
+    return signalled(cwd, sig, at, "run", *args, hook=hook)
+
+
+def signalled(
+    cwd: Path, sig: str, at: str, *args: str, hook: Path
+) -> subprocess.CompletedProcess[str]:
+    """`arena ARGS` in ``cwd``, sent ``sig`` at ``at``: ``module``, ``module:function`` or
     ``module:__set_name__`` (see ``SIGNAL_AT``)."""
     hook.mkdir(exist_ok=True)
     (hook / "sitecustomize.py").write_text(SIGNAL_AT)
     return subprocess.run(
-        [*BASE, "run", *args],
+        [*BASE, *args],
         cwd=cwd,
         capture_output=True,
         text=True,

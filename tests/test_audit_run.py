@@ -14,64 +14,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_arena_interrupt import BASE, TIMEOUT_S, signalled
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = shlex.quote(sys.executable)
 LOW = f"{PY} {shlex.quote(str(ROOT / 'sample_bots' / 'lowcard.py'))}"
-ARENA = Path(sys.executable).with_name("arena")
-BASE = [str(ARENA)] if ARENA.exists() else [sys.executable, "-m", "arena.cli"]
-TIMEOUT_S = 120
-
-SIGNAL_AT = """
-import os, signal, sys
-
-SIG = getattr(signal, os.environ["ARENA_TEST_SIGNAL"])
-MODULE, _, HOW = os.environ["ARENA_TEST_AT"].partition(":")
-
-
-class InSetName:
-    # Python calls __set_name__ as it makes a class (matplotlib's have many, as it loads).
-    def __set_name__(self, owner, name):
-        os.kill(os.getpid(), SIG)
-
-
-class SignalAt:
-    # The signal when the command first looks for MODULE (as it starts loading it); with
-    # __set_name__, from inside a __set_name__ then.
-    def find_spec(self, name, path=None, target=None):
-        if name != MODULE:
-            return None
-        sys.meta_path.remove(self)
-        if HOW == "__set_name__":
-            type("Loading", (), {"descriptor": InSetName()})
-        else:
-            os.kill(os.getpid(), SIG)
-        return None
-
-
-sys.meta_path.insert(0, SignalAt())
-"""
-
-
-def signalled(
-    cwd: Path, hook: Path, sig: str, at: str, *args: str
-) -> subprocess.CompletedProcess[str]:
-    """`arena ARGS` in ``cwd``, sent ``sig`` as it first looks for the module ``at``."""
-    hook.mkdir(exist_ok=True)
-    (hook / "sitecustomize.py").write_text(SIGNAL_AT)
-    return subprocess.run(
-        [*BASE, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        env={
-            **os.environ,
-            "PYTHONPATH": f"{hook}{os.pathsep}{ROOT}",
-            "ARENA_TEST_SIGNAL": sig,
-            "ARENA_TEST_AT": at,
-        },
-    )
 
 
 @pytest.mark.parametrize(
@@ -103,7 +50,7 @@ def test_a_signal_while_a_command_loads_is_one_line_and_exit_130(
 ) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    done = signalled(work, tmp_path / "hook", sig, at, *args)
+    done = signalled(work, sig, at, *args, hook=tmp_path / "hook")
     assert done.returncode == 130, done.stderr
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and "interrupted" in lines[0], done.stderr
