@@ -36,6 +36,8 @@ __all__ = ["Ports", "RefereeHost", "check_not_a_batch", "host_port", "serve"]
 
 log = logging.getLogger("arena.server")
 
+LOG_CHECK_S = 1.0
+"""How often an idle server looks whether its log's reader (a pipe's) has gone."""
 KICK_RECONNECT_MS = 1000
 """A kicked (not banned) session is told it may come back after this long (at most a quarter of
 the grace period: a bot kicked in the middle of a game must be back, with the SDK's jitter of a
@@ -136,6 +138,13 @@ def _warn_about_event(config: ServerConfig, accounts: AccountStore) -> None:
         )
 
 
+async def _watch_log(handler: LogHandler) -> None:
+    """Notice a log pipe's reader gone while nothing is logged (runs until cancelled)."""
+    while not handler.gone:
+        await asyncio.sleep(LOG_CHECK_S)
+        handler.check_reader()
+
+
 async def serve(
     db: Path,
     config: ServerConfig,
@@ -190,18 +199,15 @@ async def serve(
         with contextlib.suppress(RuntimeError):  # the loop closed: the server has stopped
             loop.call_soon_threadsafe(on_log_gone)
 
-    ledger = Ledger.open(db, config, total)
     accounts: AccountStore | None = None
     competition: Competition | None = None
     referee: Referee | None = None
     web: HttpServer | None = None
     watcher: asyncio.Task[None] | None = None
+    log_watch: asyncio.Task[None] | None = None
     signals = 0
     background: set[asyncio.Task[None]] = set()
     started = False
-    forget_log = (
-        log_handler.when_gone(heard_log_gone) if log_handler is not None else (lambda: None)
-    )
 
     def on_signal(number: int) -> None:
         nonlocal signals
@@ -220,6 +226,15 @@ async def serve(
             background.add(hurry)
             hurry.add_done_callback(background.discard)
 
+    # Taken from before the database is made: a Ctrl-C in the start (gRPC's server starting)
+    # ended in gRPC's traceback, and a SIGTERM there killed the process with a new database,
+    # its lock and WAL left behind. Now either stops the start, as a start that fails.
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal, sig)
+    ledger = Ledger.open(db, config, total)
+    forget_log = (
+        log_handler.when_gone(heard_log_gone) if log_handler is not None else (lambda: None)
+    )
     try:
         accounts = AccountStore(db)
         competition = Competition(config, ledger, accounts)
@@ -255,8 +270,11 @@ async def serve(
                 f"{e.strerror or e}; "
                 "pick another --web-port (0: any free one)"
             ) from None
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, on_signal, sig)
+        if stop.is_set():
+            # Stopped before serving (a signal, or the log's reader gone): no table has
+            # started and no banner promised anything; a database made for it is removed.
+            log.info("stopped before serving")
+            return EXIT_LOG_GONE if log_gone else 0
         competition.start()
         ports = Ports(bots_port, web_bound)
         log.info(
@@ -273,6 +291,8 @@ async def serve(
         if ready is not None:
             ready(ports)
         started = True
+        if log_handler is not None:
+            log_watch = loop.create_task(_watch_log(log_handler))
         await stop.wait()
         left = await competition.drain(config.drain_ms / 1000)
         log.info("drained", extra={"interrupting": left})
@@ -285,6 +305,8 @@ async def serve(
         # mid-way (exit 130, and the worker's traceback from its half-made start).
         if watcher is not None:
             watcher.cancel()
+        if log_watch is not None:
+            log_watch.cancel()
         if referee is not None and not referee.stopping:
             await referee.stop(0)
         if competition is not None:

@@ -215,7 +215,14 @@ def serve_command(
         # Named by its flag: the referee's own check said "TLS: cannot read cert.pem: No such
         # file or directory", with neither the flag nor what the file should be.
         if path is not None and not path.is_file():
-            what = "is a folder" if path.is_dir() else "no such file"
+            # /dev/null exists: "no such file" of it sent the reader looking for a typo.
+            what = (
+                "is a folder"
+                if path.is_dir()
+                else "not a regular file"
+                if path.exists()
+                else "no such file"
+            )
             raise _fail(f"{flag} {path}: {what}; give the server's {holds} (a PEM file)")
     try:
         settings = load_server_config(config)
@@ -286,6 +293,19 @@ def serve_command(
         # stop it, the second landing now, must not turn a clean stop into a death by signal.
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_IGN)
+    failure = log_handler.failure
+    if code == EXIT_LOG_GONE and failure is not None and not isinstance(failure, BrokenPipeError):
+        # Not a closed pipe: the log could not be written (a full disk). A failure, exit 1, as
+        # any command's output that cannot be written; said on stderr if it is not the log.
+        where = f"--log {log_file}" if log_file is not None else "standard error"
+        with contextlib.suppress(OSError):
+            typer.echo(
+                f"arena: error: {where}: cannot write the log "
+                f"({failure.strerror or failure}), so the server stopped; free some space or "
+                "give --log a file where there is room",
+                err=True,
+            )
+        raise typer.Exit(EXIT_FAILED)
     if code == EXIT_LOG_GONE and log_file is not None:
         # Standard error may still be read: say why the server stopped. (The log on standard
         # error gone, there is no one to tell.)
@@ -572,20 +592,31 @@ _NOT_TLS = frozenset(
 """OpenSSL's reasons for a handshake answered in plain text (or hung up on): no TLS there."""
 
 
-def _grpc_over_tls(url: str, ca: Path | None) -> bool:
-    """Whether ``url`` (https) is a TLS port that speaks HTTP/2 only: the bots' gRPC port of a
-    server started with --tls-cert. Asked only once a request there has failed."""
+def _tls_speaks(url: str, ca: Path | None, *, verify: bool = True) -> str | None:
+    """What the port of ``url`` speaks over TLS: "h2" (the bots' gRPC port of a server started
+    with --tls-cert), "" (TLS, not HTTP/2: the leaderboard's), or None (no TLS handshake there).
+    Asked only once a request there has failed; ``verify`` False only asks what the port speaks
+    (no request is sent)."""
     parts = urlsplit(url)
     context = _trusting(ca) if ca is not None else ssl.create_default_context()
+    if not verify:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
     context.set_alpn_protocols(["h2"])
     try:
         with (
             socket.create_connection((parts.hostname, parts.port or 443), HTTP_TIMEOUT_S) as raw,
             context.wrap_socket(raw, server_hostname=parts.hostname) as tls,
         ):
-            return tls.selected_alpn_protocol() == "h2"
+            return tls.selected_alpn_protocol() or ""
     except OSError:
-        return False
+        return None
+
+
+def _grpc_over_tls(url: str, ca: Path | None) -> bool:
+    """Whether ``url`` (https) is a TLS port that speaks HTTP/2 only: the bots' gRPC port of a
+    server started with --tls-cert."""
+    return _tls_speaks(url, ca) == "h2"
 
 
 _HOST_MISMATCH = frozenset({62, 64})
@@ -644,11 +675,29 @@ def _unreachable(url: str, reason: object, ca: Path | None = None) -> str:
             f"if it was started without --tls-cert, try --url http://{rest}"
         )
     if isinstance(reason, http.client.RemoteDisconnected) and scheme.lower() == "http":
+        speaks = _tls_speaks(f"https://{rest}", ca, verify=False)
+        if speaks == "h2":
+            # The bots' port of a TLS server: "try https://" only led to the next refusal.
+            return (
+                f"the server at {url} speaks gRPC over TLS, not HTTP/1.1: that is the bots' "
+                f"port (--port); give the leaderboard's port (--web-port) instead, as {URL_FORM}"
+            )
+        if speaks is not None:  # said for sure, not "if it was started with --tls-cert"
+            return (
+                f"the server at {url} speaks TLS (it was started with --tls-cert): try "
+                f"--url https://{rest}"
+            )
         return (
             f"the server at {url} hung up without an answer: "
             f"if it was started with --tls-cert, try --url https://{rest}"
         )
-    return f"cannot reach the server at {url}: {reason}"
+    why = reason.strerror or str(reason) if isinstance(reason, OSError) else str(reason)
+    # The usual case is a server not running (or another port): said with what to check, where
+    # "[Errno 111] Connection refused" alone left the organiser to guess.
+    return (
+        f"cannot reach the server at {url} ({why}): is arena serve running there? give --url "
+        'the address it printed after "leaderboard at" (its --web-port)'
+    )
 
 
 def _post(url: str, token: str | None, action: str, body: dict[str, Any], ca: Path | None) -> None:
@@ -666,9 +715,16 @@ def _post(url: str, token: str | None, action: str, body: dict[str, Any], ca: Pa
         with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_S, context=context) as r:
             answer = r.read().decode()
     except urllib.error.HTTPError as e:
-        detail = e.read().decode(errors="replace")
-        with contextlib.suppress(ValueError, KeyError, TypeError):
-            detail = json.loads(detail)["error"]
+        text = e.read().decode(errors="replace")
+        try:
+            detail = str(json.loads(text)["error"])
+        except (ValueError, KeyError, TypeError):
+            # Not the server's {"error": ...}: something else answers at that address (it
+            # said only "pause: 404 ", with an empty body).
+            raise _fail(
+                f"{action}: the server at {url} answered {e.code} {e.reason}, not as arena serve "
+                'does: give --url the address it printed after "leaderboard at" (its --web-port)'
+            ) from None
         raise _fail(f"{action}: {e.code} {detail}") from None
     except http.client.InvalidURL as e:  # what _admin_url did not foresee: still one line
         raise _fail(f"--url {url}: {e}; give the leaderboard's address as {URL_FORM}") from None

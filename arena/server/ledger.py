@@ -192,7 +192,8 @@ def _check_same_competition(
     every game played so far.)"""
     for other in store.runs():
         if other.run_id != run_id and other.kind in COMPETITION_KINDS:
-            words = config_differences(other.config, identity, _in_config_words)
+            stored, wanted = _game_length_in_words(other.config, identity)
+            words = config_differences(stored, wanted, _in_config_words)
             differs = "; ".join(words) or "another configuration"
             raise ConfigError(
                 f"--db {path}: holds another competition ({differs}); a competition keeps its "
@@ -201,10 +202,33 @@ def _check_same_competition(
             )
 
 
+def _game_length_in_words(
+    stored: Mapping[str, Any], wanted: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Both identities with ``hands`` written as the config file sets a table's length
+    (``hands = N`` or ``game_to = POINTS``), where either plays whole games: the identity keeps
+    whole games as ``hands`` null and the target among the rules, so a change of length said
+    "hands 1, not null" and a change of game_to "[rule] target 100, not 200"."""
+    if stored.get("hands") is not None and wanted.get("hands") is not None:
+        return dict(stored), dict(wanted)
+
+    def length(identity: Mapping[str, Any]) -> dict[str, Any]:
+        rules = identity.get("rules")
+        rules = dict(rules) if isinstance(rules, Mapping) else {}
+        target = rules.pop("target", None)
+        hands = identity.get("hands")
+        said = f"hands = {hands}" if hands is not None else f"game_to = {target}"
+        return {**identity, "rules": rules, "hands": said}
+
+    return length(stored), length(wanted)
+
+
 def _in_config_words(key: str, stored: Any, wanted: Any) -> str | None:
     """A differing value of a competition's identity as the server's config file writes it."""
     if key == "kind":  # it follows from the event
         return None
+    if key == "hands" and isinstance(stored, str) and isinstance(wanted, str):
+        return f"{stored}, not {wanted}"  # already in the file's words (_game_length_in_words)
     if key == "event" and (stored is None or wanted is None):
         return "a ladder, not an [event]" if stored is None else "an [event], not a ladder"
     name = {"rules.players": "players", "event": "[event]"}.get(key, key)
@@ -214,6 +238,8 @@ def _in_config_words(key: str, stored: Any, wanted: Any) -> str | None:
 
 
 def _shown(value: Any) -> str:
+    if value is None:  # TOML has no null: the file left the key out ("null" is JSON's word)
+        return "unset"
     return json.dumps(value) if not isinstance(value, str) else repr(value)
 
 

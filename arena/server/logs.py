@@ -8,9 +8,12 @@ passed as ``extra={...}`` to the logging call is added as fields of its own (``b
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import logging
 import os
+import select
+import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -56,6 +59,8 @@ class LogHandler(logging.StreamHandler[TextIO]):
         """The ``--log`` file, or None for standard error."""
         self.gone = False
         """Whether the reader has gone: nothing is written any more."""
+        self.failure: OSError | None = None
+        """Why the log stopped: a closed pipe (BrokenPipeError) or a failed write (a full disk)."""
         self._listeners: list[Callable[[], None]] = []
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -64,11 +69,15 @@ class LogHandler(logging.StreamHandler[TextIO]):
             super().emit(record)
 
     def handleError(self, record: logging.LogRecord) -> None:
-        """A closed pipe ends the log (see :meth:`when_gone`); another error is logging's to
-        report, as before."""
-        if not isinstance(sys.exc_info()[1], BrokenPipeError):
+        """A closed pipe or a failed write ends the log (see :meth:`when_gone`); another error
+        is logging's to report, as before."""
+        error = sys.exc_info()[1]
+        if not isinstance(error, OSError):
             super().handleError(record)
             return
+        # A full disk (`--log` on a full file system, /dev/full) printed logging's traceback
+        # on standard error for every line, and served on unlogged: as a closed pipe instead.
+        self.failure = error
         self.gone = True
         # Whatever else would write there (a line buffered for it, gRPC's C core on standard
         # error, the interpreter at exit) would fail again: it goes to /dev/null instead.
@@ -81,6 +90,27 @@ class LogHandler(logging.StreamHandler[TextIO]):
         listeners, self._listeners = self._listeners, []
         for listener in listeners:
             listener()
+
+    def check_reader(self) -> None:
+        """End the log if it is a pipe whose reader has gone, though nothing was written: an idle
+        server (no bot, nothing to log) otherwise never noticed `2>&1 | head -3` and ran on."""
+        if self.gone:
+            return
+        try:
+            fd = self.stream.fileno()
+            if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+                return  # a file or a terminal has no reader to lose
+            poller = select.poll()
+            poller.register(fd, 0)  # POLLERR is reported whatever is asked: no reader left
+            gone = any(events & select.POLLERR for _, events in poller.poll(0))
+        except (OSError, ValueError):  # closed, or no descriptor: nothing to look at
+            return
+        if gone:
+            with self.lock or contextlib.nullcontext():  # as emit's errors are handled
+                try:
+                    raise BrokenPipeError(errno.EPIPE, "the log's reader has gone")
+                except BrokenPipeError:
+                    self.handleError(logging.makeLogRecord({}))
 
     def when_gone(self, listener: Callable[[], None]) -> Callable[[], None]:
         """Call ``listener`` once the reader has gone (at once if it has), in the thread that
