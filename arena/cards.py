@@ -128,6 +128,13 @@ class Card:
     """The card as a one-card mask, ``1 << index``."""
 
     def __post_init__(self) -> None:
+        if not (isinstance(self.suit, Suit) and isinstance(self.rank, Rank)):
+            # Card(Rank.QUEEN, Suit.SPADES), the arguments swapped, made a card at bit 133
+            # that printed as "SQ" and corrupted every mask it entered.
+            raise CardParseError(
+                "Card(suit, rank) takes a Suit then a Rank, e.g. Card(Suit.SPADES, Rank.QUEEN), "
+                f"or use Card.parse('QS'); got Card({self.suit!r}, {self.rank!r})"
+            )
         # Stored rather than computed: the engine reads them on every move.
         index = int(self.suit) * RANKS_PER_SUIT + int(self.rank)
         object.__setattr__(self, "index", index)

@@ -135,3 +135,15 @@ def test_suit_and_rank_parse_refuse_what_is_not_text_by_name(value: object) -> N
         Suit.parse(value)  # type: ignore[arg-type]
     with pytest.raises(CardParseError, match=f"unknown rank {value!r}"):
         Rank.parse(value)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("suit", "rank"),
+    [(Rank.QUEEN, Suit.SPADES), (3, 10), (Suit.SPADES, 10), ("S", "Q")],
+    ids=["swapped", "plain-ints", "int-rank", "text"],
+)
+def test_card_refuses_what_is_not_a_suit_then_a_rank(suit: object, rank: object) -> None:
+    # Card(Rank.QUEEN, Suit.SPADES) made a card at bit 133 printing as "SQ".
+    with pytest.raises(CardParseError, match=r"Card\(suit, rank\) takes a Suit then a Rank"):
+        Card(suit, rank)  # type: ignore[arg-type]
+    assert Card(Suit.SPADES, Rank.QUEEN) == Card.parse("QS")
