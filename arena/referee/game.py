@@ -850,7 +850,11 @@ class TableRun:
         if why is None:
             return _Accepted(cards, at)
         # "the pass of 2C 2C" / "an empty pass": the message reads as a sentence either way.
-        shown = f"the pass of {' '.join(str(c) for c in cards)}" if cards else "an empty pass"
+        # Cut as the echo of the answer is: a pass of 15,000 cards made a 45 kB notice.
+        listed = " ".join([str(c) for c in cards[:_ECHO_CARDS]])
+        if len(cards) > _ECHO_CARDS:
+            listed += f" ... ({len(cards)} cards)"
+        shown = f"the pass of {listed}" if cards else "an empty pass"
         if why is Violation.CARD_NOT_HELD:
             return _Refused(FaultKind.CARD_NOT_HELD, f"{shown} names a card not in the hand", sent)
         if why in (Violation.DUPLICATE_CARD, Violation.WRONG_PASS_COUNT):
