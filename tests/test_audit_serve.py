@@ -11,7 +11,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -19,15 +18,8 @@ from pathlib import Path
 
 import pytest
 from make_certs import self_signed
-from test_server_support import REPO, ServerProcess
+from test_server_support import ARENA, PORTS, REPO, ServerProcess, serve_piped
 
-ARENA = (
-    [str(Path(sys.executable).with_name("arena"))]
-    if Path(sys.executable).with_name("arena").exists()
-    else [sys.executable, "-m", "arena.cli"]
-)
-"""The `arena` command, as installed."""
-PORTS = ("--port", "0", "--web-port", "0")
 EXIT_WAIT_S = 120.0
 """How long a command or a stopping server may take (a deadline only against a hang)."""
 
@@ -103,13 +95,7 @@ def test_an_idle_server_notices_its_log_pipe_closed(tmp_path: Path) -> None:
     # for good. It now looks at the pipe itself and stops as on SIGTERM, exit 141.
     db = tmp_path / "comp.db"
     ServerProcess.cli_here("bots", "add", "alice", "--db", str(db))  # no "starting" notice
-    proc = subprocess.Popen(
-        [*ARENA, "serve", "--db", str(db), *PORTS],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=REPO,
-    )
+    proc = serve_piped(db)
     try:
         assert proc.stdout is not None and proc.stderr is not None
         banner = proc.stdout.readline()
@@ -237,13 +223,7 @@ def test_sigterm_of_an_idle_server_still_exits_zero(tmp_path: Path) -> None:
     # its log still read to the end (the watch must not take a live pipe for a closed one).
     db = tmp_path / "comp.db"
     ServerProcess.cli_here("bots", "add", "alice", "--db", str(db))
-    proc = subprocess.Popen(
-        [*ARENA, "serve", "--db", str(db), *PORTS],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=REPO,
-    )
+    proc = serve_piped(db)
     try:
         assert proc.stdout is not None
         assert "leaderboard at" in proc.stdout.readline()

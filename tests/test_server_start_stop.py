@@ -9,20 +9,12 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 import urllib.request
 from pathlib import Path
 
 import pytest
-from test_server_support import REPO, ServerProcess
+from test_server_support import ARENA, PORTS, REPO, ServerProcess, serve_piped
 
-ARENA = (
-    [str(Path(sys.executable).with_name("arena"))]
-    if Path(sys.executable).with_name("arena").exists()
-    else [sys.executable, "-m", "arena.cli"]
-)
-"""The `arena` command, as installed."""
-PORTS = ("--port", "0", "--web-port", "0")
 EXIT_WAIT_S = 120.0
 """How long a stopping server may take to exit (a deadline only against a hang)."""
 
@@ -140,13 +132,7 @@ def test_a_closed_log_pipe_stops_the_server_quietly(tmp_path: Path) -> None:
     db = tmp_path / "comp.db"
     ServerProcess.cli_here("bots", "add", "alice", "--db", str(db))
     admin = ServerProcess.cli_here("admin", "token", "--db", str(db)).strip()
-    proc = subprocess.Popen(
-        [*ARENA, "serve", "--db", str(db), *PORTS],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=REPO,
-    )
+    proc = serve_piped(db)
     try:
         assert proc.stdout is not None and proc.stderr is not None
         banner = proc.stdout.readline()
@@ -174,13 +160,7 @@ def test_a_log_file_whose_reader_goes_stops_the_server_and_says_so(tmp_path: Pat
     admin = ServerProcess.cli_here("admin", "token", "--db", str(db)).strip()
     # Opened for reading first (not blocking: no writer yet), so the server's open finds a reader.
     reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-    proc = subprocess.Popen(
-        [*ARENA, "serve", "--db", str(db), *PORTS, "--log", str(fifo)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=REPO,
-    )
+    proc = serve_piped(db, "--log", str(fifo))
     try:
         assert proc.stdout is not None
         banner = proc.stdout.readline()

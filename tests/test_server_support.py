@@ -165,6 +165,28 @@ BOTS = Path(__file__).resolve().parent / "test_server_bots.py"
 START_TIMEOUT_S = 30.0
 
 
+ARENA = (
+    [str(Path(sys.executable).with_name("arena"))]
+    if Path(sys.executable).with_name("arena").exists()
+    else [sys.executable, "-m", "arena.cli"]
+)
+"""The `arena` command, as installed."""
+PORTS = ("--port", "0", "--web-port", "0")
+"""Both of `arena serve`'s ports ephemeral."""
+
+
+def serve_piped(db: Path, *extra: str) -> subprocess.Popen[str]:
+    """`arena serve --db DB` on ephemeral ports (plus ``extra`` flags), its standard output
+    and error piped to the test."""
+    return subprocess.Popen(
+        [*ARENA, "serve", "--db", str(db), *PORTS, *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
+
+
 class ServerProcess:
     """``arena serve`` as a real process on free loopback ports, with bot processes beside it."""
 
