@@ -127,8 +127,8 @@ def _command(language: str) -> list[str] | None:
 
 
 def _own_line(done: subprocess.CompletedProcess[str]) -> str:
-    """The single line either bot wrote of its own, checked to have exited with code 2 (Node.js
-    itself may warn that grpc-js names an IP address as the TLS server name: DEP0123)."""
+    """The single line either bot wrote of its own, checked to have exited with code 2 (the
+    Python bot's standard error may hold gRPC's own log lines beside it)."""
     assert done.returncode == 2, done.stderr
     lines = [x for x in done.stderr.splitlines() if x.startswith(("arena.client:", "b:"))]
     assert len(lines) == 1, done.stderr
