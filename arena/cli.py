@@ -1173,8 +1173,8 @@ def sprt(
                     highlight=False,
                 )
 
+        # (SIGTERM is a Ctrl-C from here on: _run_loading set it so once loaded.)
         reporter = _StartsWith(header, make_reporter(sys.stderr, label="arena sprt"))
-        sigterm_as_ctrl_c()
         outcome = _guard(
             lambda: run_sprt(
                 settings,

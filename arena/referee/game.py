@@ -24,9 +24,9 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from enum import Enum
-from typing import Final
+from typing import Any, Final
 
 from arena import _compiled
 from arena.cards import CARDS, Card, mask_of
@@ -851,10 +851,7 @@ class TableRun:
             return _Accepted(cards, at)
         # "the pass of 2C 2C" / "an empty pass": the message reads as a sentence either way.
         # Cut as the echo of the answer is: a pass of 15,000 cards made a 45 kB notice.
-        listed = " ".join([str(c) for c in cards[:_ECHO_CARDS]])
-        if len(cards) > _ECHO_CARDS:
-            listed += f" ... ({len(cards)} cards)"
-        shown = f"the pass of {listed}" if cards else "an empty pass"
+        shown = f"the pass of {_listed(cards, str, ' ')}" if cards else "an empty pass"
         if why is Violation.CARD_NOT_HELD:
             return _Refused(FaultKind.CARD_NOT_HELD, f"{shown} names a card not in the hand", sent)
         if why in (Violation.DUPLICATE_CARD, Violation.WRONG_PASS_COUNT):
@@ -1589,16 +1586,23 @@ def _quoted(text: str) -> str:
     return f"{text[:_ECHO_CHARS]!r}... ({len(text)} characters)"
 
 
+def _listed(items: Sequence[Any], show: Callable[[Any], str], separator: str) -> str:
+    """The first :data:`_ECHO_CARDS` of a pass's cards (or card texts), each ``show``-n, then
+    how many there were if more: a notice stays small whatever the bot sent."""
+    listed = separator.join([show(item) for item in items[:_ECHO_CARDS]])
+    if len(items) > _ECHO_CARDS:
+        listed += f"{separator}... ({len(items)} cards)"
+    return listed
+
+
 def _describe(decision: bot_pb.Decision) -> str:
     """What a Decision said, as text for the record (long card texts and passes cut)."""
     choice = decision.WhichOneof("choice")
     if choice == "play_card":
         return f"play {_quoted(decision.play_card.card)} (request {decision.request_id})"
     if choice == "pass_cards":
-        cards = decision.pass_cards.cards
-        shown = ", ".join([_quoted(c) for c in cards[:_ECHO_CARDS]])
-        more = f", ... ({len(cards)} cards)" if len(cards) > _ECHO_CARDS else ""
-        return f"pass [{shown}{more}] (request {decision.request_id})"
+        shown = _listed(decision.pass_cards.cards, _quoted, ", ")
+        return f"pass [{shown}] (request {decision.request_id})"
     return f"no choice (request {decision.request_id})"
 
 

@@ -75,6 +75,11 @@ class LogHandler(logging.StreamHandler[TextIO]):
         if not isinstance(error, OSError):
             super().handleError(record)
             return
+        self._stop(error)
+
+    def _stop(self, error: OSError) -> None:
+        """End the log for ``error`` (a closed pipe or a failed write) and tell the listeners;
+        called with the handler's lock held, as logging holds it around a write."""
         # A full disk (`--log` on a full file system, /dev/full) printed logging's traceback
         # on standard error for every line, and served on unlogged: as a closed pipe instead.
         self.failure = error
@@ -106,11 +111,9 @@ class LogHandler(logging.StreamHandler[TextIO]):
         except (OSError, ValueError):  # closed, or no descriptor: nothing to look at
             return
         if gone:
-            with self.lock or contextlib.nullcontext():  # as emit's errors are handled
-                try:
-                    raise BrokenPipeError(errno.EPIPE, "the log's reader has gone")
-                except BrokenPipeError:
-                    self.handleError(logging.makeLogRecord({}))
+            with self.lock or contextlib.nullcontext():
+                if not self.gone:  # a write may have found it first
+                    self._stop(BrokenPipeError(errno.EPIPE, "the log's reader has gone"))
 
     def when_gone(self, listener: Callable[[], None]) -> Callable[[], None]:
         """Call ``listener`` once the reader has gone (at once if it has), in the thread that
