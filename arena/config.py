@@ -67,6 +67,7 @@ from arena.table import (
     DEFAULT_GRACE_MS,
     DEFAULT_MAX_FAULTS,
     DEFAULT_MOVE_MS,
+    MAX_FAULTS,
     Clocks,
     FaultPolicy,
 )
@@ -484,8 +485,8 @@ def build_config(
             raise ConfigError(f"--move-time {given_move}: give each move at least 1 ms")
         bank_ms = _duration("--time-bank", pick("time_bank", time_bank), DEFAULT_BANK_MS)
         fault_limit = _int("--max-faults", pick("max_faults", max_faults), DEFAULT_MAX_FAULTS)
-        if fault_limit < 0:
-            raise ConfigError(f"--max-faults {fault_limit}: give 0 or more faults per game")
+        if not 0 <= fault_limit <= MAX_FAULTS:
+            raise ConfigError(f"--max-faults {fault_limit}: give 0 to {MAX_FAULTS} faults per game")
         strict_mode = pick("strict", strict)
         if strict_mode is not None and not isinstance(strict_mode, bool):
             raise ConfigError(f"--strict {strict_mode!r}: expected true or false")

@@ -40,12 +40,26 @@ DEFAULT_BANK_MS = 10_000
 DEFAULT_HANDSHAKE_MS = 5000
 DEFAULT_MAX_FAULTS = 3
 DEFAULT_GRACE_MS = 5000
+MAX_CLOCK_MS = 86_400_000
+"""The longest clock or grace period a table takes: a day, as ``arena run`` and ``arena serve``
+take (``arena.config.MAX_DURATION_MS``). The protocol carries them in 32 bits: a longer one
+failed the game as it started (``GameStarted``'s clocks) or at a reconnect (``Welcome``)."""
+MAX_FAULTS = 2**32 - 1
+"""The most faults a policy may tolerate: ``FaultNotice.faults_allowed`` carries it in 32 bits
+(a larger one failed the game at its first fault)."""
+MAX_SEED = 2**63 - 1
+"""The largest seed a table takes, as ``arena run --seed`` does: a store keeps it as a signed
+64-bit integer."""
+_DAY = " (ms: at most a day)"
 _T = TypeVar("_T")
 
 
-def _non_negative(owner: str, name: str, value: object) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ConfigError(f"{owner}.{name} must be a whole number >= 0, got {value!r}")
+def _in_range(owner: str, name: str, value: object, low: int, top: int, unit: str = "") -> None:
+    """Refuse a value that is not a whole number from ``low`` to ``top`` (``unit`` says what)."""
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= top:
+        raise ConfigError(
+            f"{owner}.{name} must be a whole number from {low} to {top}{unit}, got {value!r}"
+        )
 
 
 def _known(owner: str, data: Mapping[str, Any], names: Sequence[str]) -> None:
@@ -90,8 +104,11 @@ class Clocks:
     """Time a new stream has to say Hello, and a table waits for a seat's bot to be in the lobby."""
 
     def __post_init__(self) -> None:
-        for name in ("move_ms", "bank_ms", "handshake_ms"):
-            _non_negative("clocks", name, getattr(self, name))
+        # move_ms from 1, as `arena run --move-time` and `arena serve` take it: a request due
+        # as it was sent (0 ms, no bank) had every bot's session cut while it was written.
+        _in_range("clocks", "move_ms", self.move_ms, 1, MAX_CLOCK_MS, _DAY)
+        _in_range("clocks", "bank_ms", self.bank_ms, 0, MAX_CLOCK_MS, _DAY)
+        _in_range("clocks", "handshake_ms", self.handshake_ms, 0, MAX_CLOCK_MS, _DAY)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data."""
@@ -116,8 +133,8 @@ class FaultPolicy:
     """How long a disconnected seat may take to reconnect before it is forfeited."""
 
     def __post_init__(self) -> None:
-        _non_negative("faults", "max_faults", self.max_faults)
-        _non_negative("faults", "grace_ms", self.grace_ms)
+        _in_range("faults", "max_faults", self.max_faults, 0, MAX_FAULTS)
+        _in_range("faults", "grace_ms", self.grace_ms, 0, MAX_CLOCK_MS, _DAY)
         if not isinstance(self.strict, bool):
             raise ConfigError(f"faults.strict must be true or false, got {self.strict!r}")
 
@@ -178,6 +195,13 @@ class TableSpec:
         if not isinstance(self.seed, int) or isinstance(self.seed, bool):
             raise ConfigError(
                 f"table {self.table_id!r}: seed must be a whole number, got {self.seed!r}"
+            )
+        if not 0 <= self.seed <= MAX_SEED:
+            # -1 often asks for a random seed elsewhere; here it dealt fixed cards, and a seed
+            # past 64 bits played, then failed where the record was stored.
+            raise ConfigError(
+                f"table {self.table_id!r}: seed {self.seed} is out of range: give a whole number "
+                f"from 0 to {MAX_SEED} (2**63 - 1); the same seed always deals the same cards"
             )
         if not isinstance(self.board, str):
             raise ConfigError(

@@ -376,6 +376,9 @@ def test_the_fault_policy_comes_from_flags_or_the_file_and_is_part_of_the_run() 
     assert strict.run_id != default.run_id
     with pytest.raises(ConfigError, match="--max-faults -1"):
         build_config(bots=FIVE, max_faults=-1)
+    # Named by its flag: past the protocol's 32 bits it was refused as "faults.max_faults".
+    with pytest.raises(ConfigError, match=r"^--max-faults 4294967296: give 0 to 4294967295"):
+        build_config(bots=FIVE, max_faults=2**32)
     with pytest.raises(ConfigError, match="strict"):
         build_config({"strict": "yes"}, bots=FIVE)
     with pytest.raises(ConfigError, match="--grace"):

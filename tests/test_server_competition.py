@@ -280,7 +280,8 @@ EVENT = {"entrants": ["a", "b", "c", "d"]}
         ({"game_to": 2**31}, r"^server config: game_to = 2147483648; the target must be 1 to 1"),
         ({"game_to": 0}, r"^server config: game_to = 0; the target must be 1 to 1000000 points$"),
         # Named as the file names them (they said "faults.max_faults ..." and "event boards ...").
-        ({"max_faults": -1}, r"^server config: max_faults = -1; give 0 or more"),
+        ({"max_faults": -1}, r"^server config: max_faults = -1; give 0 to 4294967295"),
+        ({"max_faults": 2**32}, r"^server config: max_faults = 4294967296; give 0 to 4294967295"),
         # Past the protocol's 32 bits every table failed as it started.
         ({"hands": 99999999999}, r"^server config: hands = 99999999999; give 1 to 100000 hands"),
         ({"hands": 0}, r"^server config: hands = 0; give 1 to 100000 hands per table$"),

@@ -17,6 +17,23 @@ SERVER_NAME = "hearts-arena-referee/0.1"
 MIN_PING_INTERVAL_MS = 5000
 """The default closest spacing of a bot's HTTP/2 keepalive pings on a quiet stream: gRPC cuts a
 connection that pings more often (GOAWAY too_many_pings); the protocol guide asks for 10 s."""
+MAX_MS = 86_400_000
+"""The longest time setting taken: a day, as the CLI takes (``arena.config.MAX_DURATION_MS``).
+Longer ones failed far from here: ``grace_ms`` every handshake (``Welcome``'s 32 bits),
+``reconnect_after_ms`` the stop (``Shutdown``'s), ``keepalive_ms`` and ``min_ping_interval_ms``
+the start (gRPC's options are C ints)."""
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+"""The largest ``max_message_bytes`` taken: gRPC's own limit is set to four times it, a C int."""
+_MS_FIELDS = (
+    "handshake_ms",
+    "grace_ms",
+    "shutdown_grace_ms",
+    "write_timeout_ms",
+    "time_warning_ms",
+    "reconnect_after_ms",
+    "keepalive_ms",
+    "min_ping_interval_ms",
+)
 
 
 @dataclass(frozen=True)
@@ -210,6 +227,10 @@ class RefereeConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ConfigError(f"referee.{name} must be a whole number >= 0, got {value!r}")
+            if name in _MS_FIELDS and value > MAX_MS:
+                raise ConfigError(
+                    f"referee.{name} must be at most a day ({MAX_MS} ms), got {value!r}"
+                )
         for name in ("address", "server_version", "welcome_message"):
             value = getattr(self, name)
             if not isinstance(value, str):
@@ -225,6 +246,11 @@ class RefereeConfig:
             raise ConfigError(
                 "referee.options must be (name, value) pairs of gRPC server options, like "
                 f"(('grpc.max_concurrent_streams', 100),), got {self.options!r}"
+            )
+        if self.max_message_bytes > MAX_MESSAGE_BYTES:
+            raise ConfigError(
+                f"referee.max_message_bytes must be at most {MAX_MESSAGE_BYTES} (256 MiB), got "
+                f"{self.max_message_bytes}; a bot's messages are a few hundred bytes"
             )
         if self.inbox_limit < 1 or self.max_message_bytes < 1024 or self.max_sessions_per_token < 1:
             raise ConfigError(

@@ -22,6 +22,8 @@ class Lobby:
         """An empty lobby."""
         self._idle: dict[str, list[Session]] = {}
         self._changed = asyncio.Event()
+        self._closed = False
+        """Whether the referee is stopping: no table waits for its bots any more."""
 
     def add(self, session: Session) -> None:
         """Let a session wait for a table."""
@@ -68,15 +70,17 @@ class Lobby:
     async def take(self, names: Sequence[str], timeout_s: float) -> list[Session | None]:
         """One session per name (in order), waiting up to ``timeout_s`` for all of them at once.
 
-        At the deadline it takes what there is; a seat whose bot is not there gets None.
+        At the deadline it takes what there is; a seat whose bot is not there gets None. Once
+        the lobby is closed (:meth:`close`) it takes nothing: every seat gets None.
         """
         try:
             async with asyncio.timeout(timeout_s):
-                while True:
+                while not self._closed:
                     got = self._take_now(names, partial=False)
                     if got is not None:
                         return got
                     await self._changed.wait()
+            return [None] * len(names)
         except TimeoutError:
             pass
         got = self._take_now(names, partial=True)
@@ -84,10 +88,13 @@ class Lobby:
         return got
 
     async def wait_for(self, needed: Mapping[str, int], timeout_s: float) -> bool:
-        """Wait until the lobby holds the sessions given (name to count); False at the timeout."""
+        """Wait until the lobby holds the sessions given (name to count); False at the timeout,
+        or once the lobby is closed."""
         try:
             async with asyncio.timeout(timeout_s):
                 while not self.has(needed):
+                    if self._closed:
+                        return False
                     await self._changed.wait()
         except TimeoutError:
             return False
@@ -96,6 +103,12 @@ class Lobby:
     async def changed(self) -> None:
         """Return when a session next enters the lobby or is taken from it."""
         await self._changed.wait()
+
+    def close(self) -> None:
+        """The referee is stopping: wake every wait for bots, which ends at once (a stop waited
+        out each table's whole wait for its bots, a minute if asked, before it returned)."""
+        self._closed = True
+        self._pulse()
 
     def drain(self) -> list[Session]:
         """Remove and return every idle session (the referee is stopping)."""

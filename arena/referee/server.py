@@ -177,6 +177,11 @@ class Referee:
         self._request_ids = itertools.count(1)
         self._game_ids = itertools.count(1)
         self._running: dict[str, TableRun] = {}
+        self._hosting: set[str] = set()
+        """The ids of the tables hosted now, waiting for their bots or playing: an id is
+        reserved from the call on, since a table is in ``_running`` only once its bots came."""
+        self._seating: set[asyncio.Future[None]] = set()
+        """One future per table waiting for its bots in the lobby, done once it stops waiting."""
         self._feeds: dict[str, TableFeed] = {}
         self._finished: deque[TableFeed] = deque()
         """The feeds of finished tables still shown, oldest first."""
@@ -199,6 +204,18 @@ class Referee:
 
     async def start(self, address: str | None = None) -> int:
         """Listen on ``address`` (default: ``config.address``; port 0: any free port); the port."""
+        # A second server on the same referee listened on a new port (the old one still
+        # open, and no longer stopped by stop()); one after stop() welcomed no bot, answering
+        # each handshake INTERNAL with a traceback from the stopped account lookups.
+        if self._stopping:
+            raise ConfigError(
+                "referee: this Referee has stopped and cannot start again; make a new "
+                "Referee(config, accounts)"
+            )
+        if self._server is not None:
+            raise ConfigError(
+                f"referee: already started (listening on port {self.port}); call start() once"
+            )
         cfg = self.config
         address = cfg.address if address is None else address
         _check_port(address)
@@ -268,6 +285,12 @@ class Referee:
             await self._stopped.wait()
             return
         self._stopping = True
+        # The tables still waiting for their bots end now, unplayed, rather than when their
+        # wait runs out: stop() returned while a play_table() went on waiting (and under a
+        # RefereeThread, the table's future was cancelled instead of given a record).
+        self._lobby.close()
+        if self._seating:
+            await asyncio.wait(list(self._seating))
         for name in ("", BOT_SERVICE, SPECTATOR_SERVICE):
             await self._health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
         grace = self.config.shutdown_grace_ms if grace_ms is None else grace_ms
@@ -374,11 +397,25 @@ class Referee:
                 f"play_table takes a TableSpec (TableSpec.from_dict for its dict form), "
                 f"got {type(spec).__name__} {spec!r:.60}"
             )
-        if spec.table_id in self._running:
-            raise ConfigError(f"table {spec.table_id!r} is already being played")
+        if spec.table_id in self._hosting:
+            # Checked against the tables waiting for their bots too: two of one id both
+            # playing shared one entry of _running, and the second to end raised KeyError
+            # and never gave its bots back to the lobby.
+            raise ConfigError(
+                f"table {spec.table_id!r} is already being played (or waits for its bots): "
+                "give each table at the referee its own table_id"
+            )
         if self._stopping:
             return _unplayed(spec, "the referee is stopping")
         wait = spec.clocks.handshake_ms if wait_ms is None else _duration("wait_ms", wait_ms)
+        self._hosting.add(spec.table_id)
+        try:
+            return await self._watched(spec, wait)
+        finally:
+            self._hosting.discard(spec.table_id)
+
+    async def _watched(self, spec: TableSpec, wait: float) -> GameRecord:
+        """:meth:`play_table`'s work, its table id reserved: the table's feed, then the game."""
         feed = TableFeed(
             spec.table_id,
             spec.seats,
@@ -397,7 +434,13 @@ class Referee:
 
     async def _host(self, spec: TableSpec, feed: TableFeed, wait: float) -> GameRecord:
         """:meth:`play_table`'s work, once the table's feed is open."""
-        sessions = await self._lobby.take(spec.seats, wait / MS)
+        seating = asyncio.get_running_loop().create_future()
+        self._seating.add(seating)
+        try:
+            sessions = await self._lobby.take(spec.seats, wait / MS)
+        finally:
+            self._seating.discard(seating)
+            seating.set_result(None)
         if self._stopping:
             for s in sessions:
                 if s is not None:

@@ -68,7 +68,12 @@ class RefereeThread:
     def start(self, address: str | None = None) -> int:
         """Start the thread and the server on ``address`` (default ``config.address``); the port."""
         if self._thread is not None:
-            raise ConfigError("the referee thread was already started")
+            if self._thread.is_alive():
+                raise ConfigError("the referee thread was already started; call start() once")
+            raise ConfigError(
+                "this referee thread has stopped and cannot start again; make a new "
+                "RefereeThread(config, accounts)"
+            )
         self._thread = threading.Thread(
             target=lambda: self._run(address), name="referee", daemon=True
         )

@@ -60,7 +60,7 @@ from arena.errors import ArenaError, ConfigError, RulesError
 from arena.rules import MAX_PLAYERS, MAX_POINTS, MIN_PLAYERS, STANDARD_PLAYERS, Rules, preset
 from arena.server.accounts import check_name
 from arena.server.matchmaking import EventFormat, event_schedule
-from arena.table import Clocks, FaultPolicy
+from arena.table import MAX_FAULTS, Clocks, FaultPolicy
 
 __all__ = ["EventConfig", "ServerConfig", "load_server_config"]
 
@@ -233,10 +233,10 @@ def server_config_from_dict(data: Mapping[str, Any]) -> ServerConfig:
     if not isinstance(strict, bool):
         raise ConfigError(f"server config: strict = {toml_spelling(strict)}; write true or false")
     max_faults = _int(data, "max_faults", FaultPolicy.max_faults)
-    if max_faults < 0:
+    if not 0 <= max_faults <= MAX_FAULTS:
         raise ConfigError(
-            f"server config: max_faults = {max_faults}; give 0 or more (the faults a bot may "
-            "make in one game before its seat is forfeited)"
+            f"server config: max_faults = {max_faults}; give 0 to {MAX_FAULTS} (the faults a bot "
+            "may make in one game before its seat is forfeited)"
         )
     faults = FaultPolicy(
         max_faults=max_faults,
