@@ -193,3 +193,29 @@ def test_the_largest_referee_settings_serve_and_stop(tmp_path: Path) -> None:
     finally:
         thread.stop(0)
         bots.kill_all()
+
+
+def test_the_shortest_clock_times_moves_out_and_cuts_no_session(
+    referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
+) -> None:
+    # 1 ms a move and no bank: a request's deadline can pass while it is still being written.
+    # The alarm cancelled the write then, which ended the session: all four bots were cut, and
+    # the table was decided by disconnects. Now a move that comes too late is a timeout, and
+    # the bots stay connected (a forfeit for too many timeouts is the policy's, not a cut).
+    for name in SEATS:
+        bots.start(name)
+    bots.ready(*SEATS)
+    spec = TableSpec(
+        "fastest",
+        Rules(),
+        5,
+        SEATS,
+        "5",
+        clocks=Clocks(move_ms=1, bank_ms=0),
+        faults=FaultPolicy(max_faults=MAX_FAULTS),
+    )
+    record = referee[0].submit(spec).result(RESULT_S)
+    assert record.termination is Termination.NORMAL, record.reason
+    assert {f.kind for f in record.faults} <= {FaultKind.TIMEOUT}
+    assert record.seat_status == (Termination.NORMAL,) * 4
+    assert referee[0].wait_for_bots(SEATS, BOT_READY_MS)  # all four back in the lobby

@@ -2,8 +2,9 @@
 
 The alarm replaces a timer per request with one left in place, so what matters is that a request
 still expires at its own deadline (never at an earlier request's), that a sooner deadline moves
-the timer, that a stopped alarm stays silent, and that the cancellation it uses while a request
-is being written is told apart from anyone else's. The end-to-end timeouts (a bot that is slow or
+the timer, that a stopped alarm stays silent, that a request still being written at its deadline
+gets ``write_s`` more before the alarm cancels the write, and that this cancellation is told apart
+from anyone else's. The end-to-end timeouts (a bot that is slow or
 silent) are in test_referee_faults.py.
 """
 
@@ -113,6 +114,34 @@ def test_a_write_held_up_past_the_deadline_is_cancelled_and_claimed() -> None:
         assert current is not None and current.cancelling() == 0
         await asyncio.sleep(0)  # the task goes on, not cancelled again
         assert session.inbox.empty()  # no marker while writing: the cancellation says it
+        alarm.stop()
+
+    on_referee_loop(body)
+
+
+def test_a_write_past_the_deadline_gets_write_s_more_before_it_is_cancelled() -> None:
+    # Cancelled at the deadline itself, every session of a table of 1 ms moves was cut while
+    # its request was written; now the write gets write_s more, and the table then records a
+    # timeout (game.py puts the Expired marker first once the write is done).
+    async def body() -> None:
+        session, alarm = _session(), _Alarm()
+        alarm.write_s = 60.0
+        alarm.set(time.monotonic() + 0.02, session, 1)
+        alarm.sending = True
+        written = asyncio.get_running_loop().create_future()
+        asyncio.get_running_loop().call_later(0.1, written.set_result, None)
+        await written  # a write that completes well after the deadline: not cancelled
+        assert alarm.overdue and not alarm.cancelled
+        assert session.inbox.empty()
+        alarm.clear()
+        # The next request starts afresh, and a write stuck past write_s is cancelled.
+        alarm.write_s = 0.02
+        alarm.set(time.monotonic() + 0.02, session, 2)
+        assert not alarm.overdue
+        alarm.sending = True
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.get_running_loop().create_future()
+        assert alarm.overdue and alarm.claim()
         alarm.stop()
 
     on_referee_loop(body)

@@ -182,7 +182,8 @@ class RefereeConfig:
     shutdown_grace_ms: int = 5000
     """On stop, how long running games get to finish before they are recorded INTERRUPTED."""
     write_timeout_ms: int = 2000
-    """How long a message to a bot may wait to be sent outside a decision (a bot not reading)."""
+    """How long a message to a bot may wait to be sent (a bot not reading): outside a decision,
+    from the write's start; a request, from its deadline (then a timeout) on."""
     time_warning_ms: int = 1000
     """A seat whose time bank falls below this gets a TimeWarning (once per game)."""
     reconnect_after_ms: int = 1000

@@ -136,10 +136,13 @@ class _Alarm:
     re-arms for it.
 
     When the open request's deadline passes, the alarm puts an :class:`Expired` marker in the
-    session's inbox, which the waiting table reads like any message (nothing is cancelled); only
-    while the request is still being written (a bot that does not read its stream can hold up a
-    write) does it cancel the table's task, as ``asyncio.timeout()`` would, and :meth:`claim`
-    then tells that cancellation from anyone else's.
+    session's inbox, which the waiting table reads like any message (nothing is cancelled). A
+    request still being written at its deadline is :attr:`overdue`: the table records the timeout
+    once the write is done; only a write still not done ``write_s`` later (a bot that does not
+    read its stream can hold up a write) makes the alarm cancel the table's task, as
+    ``asyncio.timeout()`` would, and :meth:`claim` then tells that cancellation from anyone
+    else's. (Cancelling at the deadline itself ended the session of every bot at a table of 1 ms
+    moves and no bank: a write can take longer than that on a busy loop.)
     """
 
     __slots__ = (
@@ -151,8 +154,10 @@ class _Alarm:
         "_session",
         "_task",
         "cancelled",
+        "overdue",
         "sending",
         "task",
+        "write_s",
     )
 
     def __init__(self) -> None:
@@ -169,6 +174,11 @@ class _Alarm:
         """Whether the open request is being written (the alarm then cancels the task)."""
         self.cancelled = False
         """Whether the alarm cancelled the task (see :meth:`claim`)."""
+        self.overdue = False
+        """Whether the open request's deadline passed while it was being written."""
+        self.write_s = 0.0
+        """How long past the deadline a request may still be being written before the alarm
+        cancels the write (the referee's ``write_timeout_ms``)."""
         self.task: asyncio.Task[object] | None = None
         """The task that makes the seat's requests, set by the table (asking asyncio for the
         current task at every request costs two Python calls); None: the current task."""
@@ -184,6 +194,7 @@ class _Alarm:
         self._cancelling = task.cancelling()
         self.sending = False
         self.cancelled = False
+        self.overdue = False
         if self._handle is None or self._fires_at > due:
             self._arm(due)
 
@@ -229,6 +240,11 @@ class _Alarm:
             self._arm(self._due)
             return
         if self.sending and self._task is not None:
+            if not self.overdue:  # due while written: the write gets write_s more
+                self.overdue = True
+                self._due = now + self.write_s
+                self._arm(self._due)
+                return
             self.cancelled = True
             self._task.cancel()
         else:
@@ -300,6 +316,8 @@ class TableRun:
         self.feed = feed
         self._ids = request_ids
         self.seats = [Seat(i, name, spec.clocks.bank_ms) for i, name in enumerate(spec.seats)]
+        for seat in self.seats:
+            seat.alarm.write_s = config.write_timeout_ms / MS
         self._t0 = _monotonic()
         for seat, session in zip(self.seats, sessions, strict=True):
             if session is None or session.closed:
@@ -689,6 +707,11 @@ class TableRun:
             alarm.sending = True
             await session.send(message)
             alarm.sending = False
+            if alarm.overdue:
+                # Its deadline passed while it was written: a timeout, read first, so that
+                # _expire judges the answers already in by when they came, as the alarm's
+                # marker in order of arrival would have.
+                session.inbox.put_back((_monotonic(), Expired(request_id)))
             seat.told = True
             # The bot is deciding now: the records of earlier decisions are made meanwhile.
             self._record_decisions()
