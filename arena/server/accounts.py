@@ -28,11 +28,13 @@ from arena.store import StoreError, check_ours, check_regular, unreadable
 __all__ = [
     "BAN_NOTE",
     "MAX_NAME_LENGTH",
+    "MAX_NOTE_LENGTH",
     "TOKEN_BYTES",
     "Account",
     "AccountError",
     "AccountStatus",
     "AccountStore",
+    "AccountsBusy",
     "Identity",
     "hash_token",
 ]
@@ -43,6 +45,11 @@ MAX_NAME_LENGTH = 64
 """Longest bot name, as the protocol allows in Hello.bot_name."""
 BAN_NOTE = "banned by the organiser"
 """A ban's reason when none was ever given."""
+MAX_NOTE_LENGTH = 500
+"""Longest reason kept with an account. A ban's is told to the refused bot in its gRPC status,
+which travels in the call's metadata: past a few kilobytes (8 KiB by default, non-ASCII taking
+up to 12 bytes a character there) the bot's gRPC dropped it as RESOURCE_EXHAUSTED, and the
+banned bot, never told it was banned, retried for ever."""
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 _BUSY_TIMEOUT_S = 10.0
 _ADMIN = "admin"
@@ -66,6 +73,10 @@ CREATE TABLE IF NOT EXISTS server_admin (
 
 class AccountError(ArenaError, ValueError):
     """A bot name that is malformed, taken or unknown, or an account change that cannot be made."""
+
+
+class AccountsBusy(AccountError):
+    """Another program holds the database's write lock for longer than the busy timeout."""
 
 
 class AccountStatus(Enum):
@@ -123,6 +134,17 @@ def check_name(name: str) -> str:
             "'_', '.' or '-', starting with a letter or digit"
         )
     return name
+
+
+def check_note(note: str | None) -> str | None:
+    """The reason, if it is short enough to keep (and tell a bot); else an
+    :class:`AccountError` saying so."""
+    if note is not None and len(note) > MAX_NOTE_LENGTH:
+        raise AccountError(
+            f"the reason is {len(note)} characters long: give at most {MAX_NOTE_LENGTH} (a ban's "
+            "reason is told to the bot when it is refused, and a refusal carries no more)"
+        )
+    return note
 
 
 def connect(db: Path | str) -> sqlite3.Connection:
@@ -241,6 +263,7 @@ class AccountStore:
         the note the account has). A banned bot stays banned; its status now."""
         # Made revoked, a banned bot lost its ban: the new token `bots add --new-token` gives a
         # revoked bot made it active, with no unban.
+        check_note(note)
         banned = self.get(name).status is AccountStatus.BANNED
         status = AccountStatus.BANNED if banned else AccountStatus.REVOKED
         self._set(name, status, note, forget_token=True)
@@ -250,6 +273,7 @@ class AccountStore:
         """Refuse a bot's token (its results stay; ``note``: why; None keeps the note the
         account has, so that a second ban without a reason does not wipe the first's; with no
         note at all, :data:`BAN_NOTE`)."""
+        check_note(note)
         if not note and not self.get(name).note:
             # Else the refused bot heard only "(banned)", and `bots list` showed no reason.
             note = BAN_NOTE
@@ -318,7 +342,9 @@ class AccountStore:
         # that no code path compares secret material byte by byte.
         if row is None or not hmac.compare_digest(bytes(row[3]), digest):
             return None
-        return Identity(row[0], AccountStatus(row[1]), row[2])
+        # A longer note (kept before there was a limit) is cut to what a refusal can carry.
+        note = row[2] if len(row[2]) <= MAX_NOTE_LENGTH else row[2][: MAX_NOTE_LENGTH - 1] + "…"
+        return Identity(row[0], AccountStatus(row[1]), note)
 
     def new_admin_token(self, deliver: Callable[[str], None] | None = None) -> str:
         """Make (or replace) the admin token and return it, shown only now (``deliver``: as in
@@ -353,7 +379,17 @@ class _transaction:
         self._conn = conn
 
     def __enter__(self) -> None:
-        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as e:
+            if e.sqlite_errorcode not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                raise
+            # A traceback ("database is locked") said nothing of what to do.
+            raise AccountsBusy(
+                f"the database is locked by another program (waited {_BUSY_TIMEOUT_S:g} s for it "
+                "to finish writing): try again; if it stays locked, end what holds it open in a "
+                "transaction (a sqlite3 shell, a backup)"
+            ) from None
 
     def __exit__(self, kind: object, value: object, tb: object) -> None:
         self._conn.execute("COMMIT" if kind is None else "ROLLBACK")

@@ -32,7 +32,7 @@ from rich.table import Table
 from arena.config import check_port
 from arena.errors import ArenaError
 from arena.referee.loop import run as run_loop
-from arena.server.accounts import AccountStatus, AccountStore, check_not_a_batch
+from arena.server.accounts import AccountsBusy, AccountStatus, AccountStore, check_not_a_batch
 from arena.server.config import load_server_config
 from arena.store import StoreError
 
@@ -97,6 +97,15 @@ def _check_db(db: Path, *, create: bool) -> bool:
             f"`arena bots add NAME --db {db}`"
         )
     return True
+
+
+def _refused(db: Path, e: ArenaError) -> typer.Exit:
+    """One line for a change the account store refused: exit 2 for bad input, 1 for a database
+    another program keeps locked (nothing wrong with the command: it may be run again)."""
+    if isinstance(e, AccountsBusy):
+        typer.echo(f"arena: error: --db {db}: {e}", err=True)
+        return typer.Exit(EXIT_FAILED)
+    return _fail(str(e))
 
 
 def _say_new_db(db: Path) -> None:
@@ -369,7 +378,7 @@ def _issue(
         for path in (db, *(db.with_name(db.name + end) for end in ("-wal", "-shm"))):
             path.unlink(missing_ok=True)
     if refused is not None:
-        raise _fail(str(refused))
+        raise _refused(db, refused)
     if failed is not None:
         # Whatever is still buffered for the dead output would fail again at exit, with a
         # traceback-like complaint: it goes nowhere instead.
@@ -484,7 +493,7 @@ def _account_change(db: Path, change: Callable[[AccountStore], str | None], done
     try:
         said = change(accounts)
     except ArenaError as e:
-        raise _fail(str(e)) from None
+        raise _refused(db, e) from None
     finally:
         accounts.close()
     _say(said or done, "the change is made")
@@ -702,8 +711,17 @@ def _unreachable(url: str, reason: object, ca: Path | None = None) -> str:
 
 def _post(url: str, token: str | None, action: str, body: dict[str, Any], ca: Path | None) -> None:
     url = _admin_url(url)
+    # A token read from a file written on Windows ends in "\r": the server strips the header's
+    # spaces, so it goes without them rather than as a header http.client refuses (a traceback).
+    token = token.strip() if token else token
     if not token:
         raise _fail(f"give the admin token with --token or ${ADMIN_TOKEN_ENV}")
+    if not (token.isascii() and token.isprintable()):
+        bad = next(c for c in token if not (c.isascii() and c.isprintable()))
+        raise _fail(
+            f"the admin token holds {bad!r}, which no token has: give the token "
+            "`arena admin token` printed (letters, digits, '-' and '_')"
+        )
     request = urllib.request.Request(
         f"{url}/api/admin/{action}",
         data=json.dumps(body).encode(),

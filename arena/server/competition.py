@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from http import HTTPStatus
 from multiprocessing import get_context
 from typing import Any, Protocol
 
@@ -36,7 +37,7 @@ from arena.director.schedule import board_rules
 from arena.ratings import RatingsError, fit
 from arena.ratings.results import TableResult
 from arena.rules import Rules
-from arena.server.accounts import AccountError, AccountStatus, AccountStore
+from arena.server.accounts import AccountError, AccountsBusy, AccountStatus, AccountStore
 from arena.server.config import ServerConfig
 from arena.server.ledger import (
     BotTally,
@@ -932,6 +933,10 @@ class Competition:
             if action == "unban":
                 await asyncio.to_thread(self.accounts.unban, bot)
                 return {"unbanned": bot}
+        except AccountsBusy as e:
+            # Else a 500 "internal error" (a traceback in the log) of a database that an
+            # organiser's sqlite3 shell or backup held: nothing the server got wrong.
+            raise AdminError(f"{action} not done: {e}", HTTPStatus.SERVICE_UNAVAILABLE) from None
         except AccountError as e:
             raise AdminError(str(e)) from None
         raise AdminError(f"no admin action {action!r}")

@@ -74,7 +74,12 @@ _CSP = (
 
 
 class AdminError(ArenaError, ValueError):
-    """An admin action that cannot be done (unknown session or bot, bad arguments)."""
+    """An admin action that cannot be done (unknown session or bot, bad arguments); ``status``:
+    the answer's (503 for a database another program keeps locked: the action may be retried)."""
+
+    def __init__(self, message: str, status: HTTPStatus = HTTPStatus.BAD_REQUEST) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class NotFoundError(ArenaError, LookupError):
@@ -163,6 +168,21 @@ def _not_allowed(method: str, path: str, allow: str) -> Response:
 _PARAMETERS: dict[str, tuple[str, ...]] = {"/api/games": ("limit", "before", "bot")}
 """The query parameters an /api/ path takes; every other one takes none (a misspelt or misplaced
 parameter is refused, not ignored: `/api/standings?bot=x` would look like a filter that works)."""
+
+
+class _GivenTwice(ValueError):
+    """A key given twice in one JSON object of an admin body."""
+
+
+def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's keys and values; :class:`_GivenTwice` for a key given twice (the last
+    one won: ``{"bot": "alice", "bot": "bob"}`` banned bob, without a word)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _GivenTwice(f"{key!r} given twice in the JSON body: give it once")
+        out[key] = value
+    return out
 
 
 def _unknown_parameter(path: str, query: Mapping[str, str], hint: str = "") -> Response | None:
@@ -297,7 +317,9 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
         if refused is not None:
             return refused
         try:
-            args = request.json()
+            args = json.loads(request.body, object_pairs_hook=_once_each) if request.body else {}
+        except _GivenTwice as e:
+            return json_response({"error": str(e)}, HTTPStatus.BAD_REQUEST)
         except RecursionError:
             # Nested deeper than the parser goes (a body of "[[[[..."): it was a 500 with a
             # traceback in the log, where the API promises a 4xx saying why.
@@ -336,6 +358,6 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
         try:
             return json_response(await site.admin(action, args))
         except AdminError as e:
-            return json_response({"error": str(e)}, HTTPStatus.BAD_REQUEST)
+            return json_response({"error": str(e)}, e.status)
 
     return handle
