@@ -866,13 +866,18 @@ def replay(
     ] = False,
 ) -> None:
     """Print a stored game trick by trick: the deal, the passes, every card and fault."""
+    import sqlite3
+
     from arena.director.replay import replay_text
-    from arena.store import Store, replay_lines
+    from arena.store import Store, StoreError, replay_lines, unreadable
     from arena.table import GameRecord
 
     def load() -> tuple[int, GameRecord]:
-        with Store.open(db, create=False) as store:
-            _, number, record = store.find_game(game)
+        try:
+            with Store.open(db, create=False) as store:
+                _, number, record = store.find_game(game)
+        except sqlite3.DatabaseError as e:  # damaged, or locked since it was opened
+            raise StoreError(unreadable(db, e)) from None
         return number, record
 
     number, record = _guard(load)
@@ -936,8 +941,10 @@ def ratings(
     ] = None,
 ) -> None:
     """Rate the bots of a database: Elo with intervals clustered by board."""
+    import sqlite3
+
     from arena.config import MAX_SEED
-    from arena.store import Store, load_results
+    from arena.store import Store, StoreError, load_results, unreadable
 
     formats = {"table": "text", "text": "text", "json": "json", "csv": "csv"}
     if run_id == "":  # would rate every run, as if --run were not given
@@ -1018,7 +1025,13 @@ def ratings(
                 f"--plot {plot}: cannot write {e.filename} ({e.strerror}); give another file"
             ) from None
 
-    _guard(rate)
+    def rate_or_refuse() -> None:
+        try:
+            rate()
+        except sqlite3.DatabaseError as e:  # damaged, or locked since it was opened
+            raise StoreError(unreadable(db, e)) from None
+
+    _guard(rate_or_refuse)
 
 
 def _check_plot(plot: Path) -> None:

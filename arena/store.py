@@ -207,9 +207,22 @@ def check_regular(path: Path) -> None:
 
 
 def unreadable(path: Path | str, error: sqlite3.DatabaseError) -> str:
-    """What to say of a file SQLite could not use: not there to be made, or not a database."""
+    """What to say of a file SQLite could not use: not there to be made, held by another
+    program, damaged, or not a database."""
     if isinstance(error, sqlite3.OperationalError) and "unable to open" in str(error):
         return f"{path}: cannot open or create a database there ({error})"
+    name = getattr(error, "sqlite_errorname", "")
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+        # Not "not a database": another program holds it locked past the busy timeout.
+        return (
+            f"{path}: the database is locked by another program ({error}, for "
+            f"{_BUSY_TIMEOUT_MS // 1000} s); try again once it lets go"
+        )
+    if name.startswith("SQLITE_CORRUPT"):
+        return (
+            f"{path}: the database is damaged ({error}); "
+            "a backup, or `sqlite3 FILE .recover`, may save its games"
+        )
     return f"{path}: not a Hearts Arena database ({error})"
 
 
@@ -311,6 +324,47 @@ def check_ours(db: sqlite3.Connection, path: Path | str, *, create: bool) -> Non
         )
 
 
+_CANNOT_WRITE_BESIDE = ("SQLITE_READONLY", "SQLITE_CANTOPEN")
+"""The SQLite errors of a reader that may not write the file or its folder: reading a WAL
+database needs its ``-shm`` (and ``-wal``) file, made beside it on the first read."""
+
+
+def _readable(db: sqlite3.Connection, path: Path) -> sqlite3.Connection:
+    """A connection that can read the database at ``path``: ``db`` when it can, else, for a
+    file or folder this process may not write (a results file given read-only, a read-only
+    mount), a read-only one; a :class:`StoreError` naming what to do when none can."""
+    # A file this process may not write is opened read-only by SQLite, which then makes -wal
+    # and -shm files beside it that it cannot remove: such a file goes to the read-only ways.
+    if os.access(path, os.W_OK):
+        try:
+            db.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
+            return db
+        except sqlite3.OperationalError as e:
+            if not getattr(e, "sqlite_errorname", "").startswith(_CANNOT_WRITE_BESIDE):
+                raise
+    db.close()
+    uri = path.resolve().as_uri()
+    timeout = _BUSY_TIMEOUT_MS / 1000
+    wal = path.with_name(path.name + "-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        # Games committed but not yet copied into the file: only a WAL reader sees them, and it
+        # needs the -shm file (read-only will do when it is there, e.g. a run of another user).
+        try:
+            db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=timeout, isolation_level=None)
+            db.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
+            return db
+        except sqlite3.OperationalError:
+            db.close()
+        raise StoreError(
+            f"{path}: cannot read it here: its last games are in {wal.name}, which SQLite "
+            f"reads only by making {path.name}-shm beside it, and this user may not write "
+            f"there; copy {path.name} and {wal.name} to a folder you can write and read the copy"
+        ) from None
+    # No write-ahead log: the file holds every game and no writer has it open (one would have a
+    # -wal file). Immutable, SQLite reads it as it is and makes nothing beside it.
+    return sqlite3.connect(f"{uri}?immutable=1", uri=True, timeout=timeout, isolation_level=None)
+
+
 class Store:
     """An open database. Not thread-safe: one task at a time (the director has one writer)."""
 
@@ -339,9 +393,15 @@ class Store:
         except sqlite3.Error as e:
             raise StoreError(f"{path}: cannot open the database: {e}") from None
         try:
+            if not create:
+                db = _readable(db, path)
             check_ours(db, path, create=create)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=FULL")
+            if create:
+                # Only a writer sets them: a reader leaves the file as it found it (WAL is
+                # stored in the file; turning a copied rollback-mode database into WAL is a
+                # write to a file it was only asked to read).
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=FULL")
             db.execute("PRAGMA foreign_keys=ON")
             if create:
                 # executescript commits whatever is open first, so the script brings its own

@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import math
+import os
 import textwrap
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
@@ -148,6 +149,14 @@ def open_note(fit: RatingFit) -> str:
     )
 
 
+def _shows_open(fit: RatingFit) -> bool:
+    """Whether the table shows an open side (∞), for its caption to say why: not where the
+    results leave one open but every interval is unknown yet (one board: "-" throughout)."""
+    return fit.reach is not None and any(
+        math.isinf(r.low) or math.isinf(r.high) for r in fit.rows() if r.name != fit.anchor
+    )
+
+
 def interval_text(row: BotRating, anchor: str | None, digits: int = 1) -> tuple[str, str, str]:
     """The "−", "+" and interval cells of a row: how far the interval reaches below and above
     the Elo (the two differ where the interval is stretched to the fit without the prior, see
@@ -202,7 +211,7 @@ def ratings_table(fit: RatingFit) -> Table:
             f"pts/{unit}: mean points (fewer is better) ± the half-width of their {pct}% "
             "interval; score: share of head-to-head pairs won, a tie as half"
             + ("; place: mean place in full games" if with_games else "")
-            + (f"; {open_note(fit)}" if fit.reach is not None else "")
+            + (f"; {open_note(fit)}" if _shows_open(fit) else "")
         ),
         header_style="bold",
     )
@@ -551,10 +560,43 @@ def render_ratings(
             if with_los:
                 print_uncut(console, los_table(f))
     if plot is not None:
-        many = len(fits) > 1
+        _write_plots(
+            fits,
+            results,
+            Path(plot),
+            anchor=anchor,
+            method=method,
+            bootstrap_samples=bootstrap_samples,
+            seed=seed,
+            prior_draws=prior_draws,
+            checkpoints=checkpoints,
+        )
+    return fits
+
+
+def _write_plots(
+    fits: Mapping[int, RatingFit],
+    results: Sequence[TableResult],
+    plot: Path,
+    *,
+    anchor: str | None,
+    method: IntervalMethod | str,
+    bootstrap_samples: int,
+    seed: int,
+    prior_draws: float,
+    checkpoints: int,
+) -> None:
+    """Write the ratings and history plots of each fit, all or none: each is drawn into a
+    temporary file beside its place and renamed there once every one is drawn, so that a plot
+    that cannot be written (a full disk) leaves no cut-off file and no half of the set. An
+    :class:`OSError` names the file that could not be written."""
+    many = len(fits) > 1
+    staged: list[tuple[Path, Path]] = []  # (drawn into, its place)
+    final = plot
+    try:
         for size, f in fits.items():
-            target = _sized_path(Path(plot), size, many)
-            plot_ratings(f, target)
+            final = _sized_path(plot, size, many)
+            plot_ratings(f, _stage(final, staged))
             sized = [r for r in results if len(r.players) == size]
             history = rating_history(
                 sized,
@@ -565,9 +607,30 @@ def render_ratings(
                 bootstrap_samples=bootstrap_samples,
                 seed=seed,
             )
+            final = history_path(final)
             plot_history(
                 history,
-                history_path(target),
+                _stage(final, staged),
                 title=f"Ratings as results accumulate, {_size_label(f)}",
             )
-    return fits
+        for temporary, place in staged:
+            final = place
+            temporary.replace(place)
+    except OSError as e:
+        # Named, so that it reads as the plot's failure, not as our output's (a full disk).
+        raise OSError(e.errno, e.strerror or str(e), str(final)) from e
+    finally:
+        for temporary, _ in staged:
+            temporary.unlink(missing_ok=True)
+
+
+def _stage(place: Path, staged: list[tuple[Path, Path]]) -> Path:
+    """Where to draw the plot bound for ``place`` (recorded in ``staged``): a hidden file in the
+    folder of the file it is to replace (a link's target: the link stays), with its ending, which
+    tells matplotlib the format; ``place`` itself when that is no regular file."""
+    real = Path(os.path.realpath(place))
+    if real.exists() and not real.is_file():
+        return place  # a device or the like: written in place, nothing to rename over it
+    temporary = real.with_name(f".{real.stem}.{os.getpid()}.tmp{real.suffix}")
+    staged.append((temporary, real))
+    return temporary
