@@ -95,7 +95,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Check that a bot speaks the protocol: scripted situations, PASS/FAIL with the reason."""
         # Imported here so that `arena` starts fast for every other command (grpc is heavy).
-        from arena.checkbot.driver import CheckOptions
+        from arena.checkbot.driver import MAX_NAME_CHARS, CheckOptions
         from arena.checkbot.run import CheckResult, Verdict, run_check
         from arena.checkbot.scenarios import SCENARIOS
         from arena.config import MAX_DURATION_MS
@@ -116,6 +116,11 @@ def register(app: typer.Typer) -> None:
         problem = ""
         if not name:  # the SDK would exit at once, asking for ARENA_BOT_NAME
             problem = "--name '': give the bot a name, or leave --name out (bot)"
+        elif len(name) > MAX_NAME_CHARS:  # else the bot's Hello is blamed for the flag's name
+            problem = (
+                f"--name is {len(name)} characters long; a bot's name (Hello.bot_name) is at "
+                f"most {MAX_NAME_CHARS}"
+            )
         elif move_ms < 1:
             problem = f"--move-ms {move_ms}: give each move at least 1 ms"
         elif bank_ms < 0:

@@ -24,7 +24,13 @@ import grpc
 
 from arena.cards import Card, Suit
 from arena.checkbot.process import BotProcess, BotStartError
-from arena.checkbot.server import Garbage, ScriptedStream, ScriptServer, StreamEnded
+from arena.checkbot.server import (
+    MAX_MESSAGE_BYTES,
+    Garbage,
+    ScriptedStream,
+    ScriptServer,
+    StreamEnded,
+)
 from arena.engine import Hand, Phase
 from arena.errors import ArenaError, Violation
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
@@ -48,7 +54,6 @@ PROTOCOL_VERSION = 1
 MAX_NAME_CHARS = 64
 MS = 1000.0
 SERVER_VERSION = "arena-check-bot/1"
-MAX_MESSAGE_BYTES = 64 * 1024
 AFTER_START = "after it started"
 """Why :meth:`Checker.accept` waits, when the bot's process has just been started."""
 HAND_NUMBER = 0
@@ -127,6 +132,8 @@ class Checker:
         """The session_id of the last Welcome sent (a reconnect names it in resume_session_id)."""
         self.games = 0
         """How many scripted games have been started (the count in their game ids)."""
+        self.extra_streams: list[ScriptedStream] = []
+        """Streams the bot opened beside its live one, set aside (see :meth:`set_aside_extra`)."""
         self._next_id = 0
         self._closed_ids: set[int] = set()
         self._loop = asyncio.get_running_loop()
@@ -151,10 +158,13 @@ class Checker:
         await self.process.start()
 
     async def stop(self) -> None:
-        """Stop the bot's process and close its stream."""
+        """Stop the bot's process and close its streams."""
         if self.stream is not None:
             self.stream.close()
             self.stream = None
+        for extra in self.extra_streams:
+            extra.close()
+        self.extra_streams.clear()
         if self.process is not None:
             await self.process.stop()
 
@@ -171,17 +181,29 @@ class Checker:
 
     async def connect(self) -> ScriptedStream:
         """A live, welcomed stream: the current one, a new one the bot opens, or a restart's."""
-        if self.stream is not None and self.stream.ended is None:
-            return self.stream
+        previous = self.stream
+        if previous is not None and previous.is_open:
+            return previous
         self.stream = None
         process = self.process
-        if process is None or process.returncode is not None:
+        back = None
+        if previous is not None and previous.left and process is not None:
+            # The bot left its session (a Goodbye, or the end of its side of the stream), which
+            # the checker ended as the referee does: it may come back, or exit as a bot that
+            # left may. This check waits for either as for an exit after a Shutdown, then takes
+            # a fresh process, rather than wait out --start-timeout and fail for that.
+            back = await self.next_stream_or_exit(self.options.exit_timeout_s, process)
+            if back is None:
+                await process.stop()
+        if back is not None:
+            why = "after it left"
+        elif process is None or process.returncode is not None:
             await self.start()
             why = AFTER_START
         else:
             why = "after its stream ended"
         try:
-            stream = await self.accept(self.options.start_timeout_s, why)
+            stream = await self.accept(self.options.start_timeout_s, why, stream=back)
         except CheckFailedError as e:
             if self.process is not None and self.process.returncode is None:
                 # A live process that does not come back: give the next scenario a fresh one.
@@ -223,14 +245,21 @@ class Checker:
         self.stream = stream
 
     async def accept(
-        self, timeout_s: float, why: str, *, token: str | None = None
+        self,
+        timeout_s: float,
+        why: str,
+        *,
+        token: str | None = None,
+        stream: ScriptedStream | None = None,
     ) -> ScriptedStream:
-        """Wait for the bot's next stream and check its Hello (against ``token``, default ours).
+        """Wait for the bot's next stream (or take ``stream``, already opened) and check its
+        Hello (against ``token``, default ours).
 
         A stream refused for a bad Hello is closed with the status the referee would use.
         """
         process = self.process
-        stream = await self.next_stream_or_exit(timeout_s, process)
+        if stream is None:
+            stream = await self.next_stream_or_exit(timeout_s, process)
         if stream is None:
             raise self.no_stream(process, timeout_s, why)
         handshake_s = self.options.clocks.handshake_ms / MS
@@ -280,6 +309,39 @@ class Checker:
             )
         self.hello = hello
         return stream
+
+    def set_aside_extra(self) -> int:
+        """Set aside the streams the bot has opened beside its live one (how many).
+
+        A token may hold several sessions, and check-bot plays one: a stream opened while the
+        bot's session was live is not the reconnect or the new stream a check then waits for,
+        and was taken for it (a stream that had sent only its Hello, asked to play on).
+        """
+        extra = self.server.pending_streams()
+        self.extra_streams.extend(extra)
+        return len(extra)
+
+    def forced_note(self, request: bot_pb.DecisionRequest) -> str:
+        """Why a forced move went unanswered may matter: the bot asked for those ('' if not)."""
+        play = request.kind == bot_pb.DECISION_KIND_PLAY
+        if not (self.decide_forced and play and len(request.legal_cards) == 1):
+            return ""
+        return (
+            f": a forced move (its one legal card was {request.legal_cards[0]}), which it asked "
+            "to be asked in Hello.decide_forced_moves, so it must answer it too"
+        )
+
+    def beside_note(self) -> str:
+        """Why an answer may have gone missing when the bot has streams open beside the one
+        asked ('' when it has none)."""
+        others = self.server.waiting + sum(1 for s in self.extra_streams if s.ended is None)
+        if not others:
+            return ""
+        return (
+            f" (it has {others} other stream(s) open beside the one asked, which check-bot "
+            "leaves unanswered: it plays one session per bot process, on the first stream "
+            "that said Hello)"
+        )
 
     def no_stream(self, process: BotProcess | None, timeout_s: float, why: str) -> NoStreamError:
         """The failure of a bot that opened no stream ``why`` (e.g. :data:`AFTER_START`)."""
@@ -355,7 +417,8 @@ class Checker:
                 if got is None:
                     raise CheckFailedError(
                         f"no answer to {what} within its move_deadline_ms of "
-                        f"{request.move_deadline_ms} ms{self.exit_note()}"
+                        f"{request.move_deadline_ms} ms{self.exit_note()}{self.beside_note()}"
+                        + self.forced_note(request)
                     )
                 item = got.item
                 if isinstance(item, StreamEnded):
@@ -373,6 +436,17 @@ class Checker:
                         f"sent a second Hello on its stream while {what} was open"
                     )
                 if kind == "goodbye":
+                    # As the referee ends a session whose bot said Goodbye (the bot may be
+                    # waiting for that to exit).
+                    stream.leave(
+                        bot_pb.Shutdown(
+                            reason=bot_pb.SHUTDOWN_REASON_GOODBYE,
+                            message=f"goodbye ({item.goodbye.reason})"
+                            if item.goodbye.reason
+                            else "goodbye",
+                            may_reconnect=True,
+                        )
+                    )
                     raise CheckFailedError(
                         f"said Goodbye ({item.goodbye.reason or 'no reason'}) while {what} was open"
                     )

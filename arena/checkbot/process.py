@@ -42,6 +42,14 @@ def resolve(command: Sequence[str]) -> list[str]:
     program = command[0]
     problem = command_problem(program)
     if problem is not None:
+        words = program.split()
+        if len(command) == 1 and len(words) > 1 and command_problem(words[0]) is None:
+            # `arena run --bot NAME="python bot.py"` takes one string; after `--` each word is
+            # its own argument, and the quoted string is looked up as one program's name.
+            problem += (
+                ": give the program and its arguments as separate words after '--', unquoted "
+                f"(arena check-bot -- {program})"
+            )
         raise BotCommandError(f"bot {problem}")
     if is_path(program):
         return list(command)

@@ -130,6 +130,10 @@ async def play_game(
     checker: Checker, game: ScriptedGame, body: Callable[[], Awaitable[str]]
 ) -> str:
     """Deal ``game``, run ``body``, and always end the game (interrupted if it stopped early)."""
+    # The bot's Hello says whether it decides its forced moves, which the script must know
+    # before it plays any card: run alone (--only), a check played them for a bot that had
+    # not connected yet, as for one that leaves them to the referee.
+    await checker.connect()
     game.deal()
     try:
         return await body()
@@ -378,6 +382,7 @@ async def reconnect(checker: Checker) -> str:
         stream = checker.stream
         assert stream is not None
         broken = checker.session_id
+        extra = checker.set_aside_extra()  # opened before the drop: not its reconnect
         loop = asyncio.get_running_loop()
         dropped = loop.time()
         stream.close(
@@ -409,9 +414,14 @@ async def reconnect(checker: Checker) -> str:
         game.apply(bot, card)
         if wrong:
             raise CheckFailedError(wrong)
+        beside = (
+            f"; the {extra} other stream(s) it had opened beside its session were set aside"
+            if extra
+            else ""
+        )
         return (
             f"played {first}, was dropped, reconnected in {back_ms:.0f} ms ({named}), resumed "
-            f"and played {card}"
+            f"and played {card}{beside}"
         )
 
     return await play_game(checker, game, body)
@@ -460,16 +470,18 @@ async def shutdown(checker: Checker) -> str:
     process = checker.process
     assert process is not None
     loop = asyncio.get_running_loop()
-    stream.send(
-        bot_pb.PlayResponse(
-            shutdown=bot_pb.Shutdown(
-                reason=bot_pb.SHUTDOWN_REASON_NO_MORE_GAMES,
-                message="arena check-bot: all checks done",
-                may_reconnect=False,
-            )
+    checker.set_aside_extra()  # opened before the Shutdown: not a new stream after it
+    shutdown = bot_pb.PlayResponse(
+        shutdown=bot_pb.Shutdown(
+            reason=bot_pb.SHUTDOWN_REASON_NO_MORE_GAMES,
+            message="arena check-bot: all checks done",
+            may_reconnect=False,
         )
     )
-    stream.close()
+    # Every stream of the bot's is told, as the referee tells each of its sessions.
+    for told in (stream, *checker.extra_streams):
+        told.send(shutdown)
+        told.close()
     checker.stream = None
     sent = loop.time()
     code = await process.wait(checker.options.exit_timeout_s)

@@ -28,6 +28,11 @@ __all__ = ["Garbage", "Received", "ScriptServer", "ScriptedStream", "StreamEnded
 SERVICE = "hearts.v1.BotService"
 METHOD = "Play"
 HOST = "127.0.0.1"
+MAX_MESSAGE_BYTES = 64 * 1024
+"""Welcome.max_message_bytes as announced: the referee's default limit, enforced as it does."""
+GRPC_RECEIVE_LIMIT = 1024 * MAX_MESSAGE_BYTES
+"""gRPC's own receive limit, far above ours, so that the reader sees an oversized message and
+says how big it was: one past gRPC's limit reads as the end of the bot's side of the stream."""
 _EOF: object = grpc.aio.EOF  # type: ignore[attr-defined]  # missing from grpc-stubs
 
 
@@ -77,17 +82,38 @@ class ScriptedStream:
         """What the bot sent, oldest first, ending with a :class:`StreamEnded`."""
         self.ended: str | None = None
         """Why the stream ended, once it has."""
+        self.left = False
+        """Whether the bot ended the stream itself (Goodbye, or the end of its side), as a bot
+        leaving does: the checker then closed it with OK, as the referee does."""
         self._outbox: asyncio.Queue[bytes | _Close] = asyncio.Queue()
+        self._closing = False
 
     def send(self, message: bot_pb.PlayResponse) -> None:
         """Queue a message for the bot (written in order by the stream's handler)."""
-        if self.ended is None:
+        if self.ended is None and not self._closing:
             self._outbox.put_nowait(message.SerializeToString())
 
     def close(self, code: grpc.StatusCode | None = None, details: str = "") -> None:
         """End the stream after the queued messages: OK, or the given error status."""
-        if self.ended is None:
+        # Also once the bot's side has ended: its call lasts until the handler returns, and a
+        # bot that half-closed (or said Goodbye) waits for that, as it must, to learn the status.
+        if not self._closing:
+            self._closing = True
             self._outbox.put_nowait(_Close(code, details))
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the stream can still carry a question: neither ended nor being closed."""
+        return self.ended is None and not self._closing
+
+    def leave(self, shutdown: bot_pb.Shutdown | None = None) -> None:
+        """The bot left (Goodbye, or the end of its side): end the stream as the referee ends
+        the session, with ``shutdown`` first if given and then status OK."""
+        self.left = True
+        if shutdown is not None and not self._closing:
+            # Sent even once the bot's side has ended: the call is still open to the bot.
+            self._outbox.put_nowait(bot_pb.PlayResponse(shutdown=shutdown).SerializeToString())
+        self.close()
 
     async def receive(self, timeout_s: float) -> Received | None:
         """The next thing the bot sent, or None if nothing came within ``timeout_s``."""
@@ -109,8 +135,22 @@ class ScriptedStream:
                 data = await self._context.read()
                 if data is _EOF:
                     self._end("the bot closed its side of the stream")
+                    self.leave()  # the referee ends such a session with OK
                     return
                 assert isinstance(data, bytes)
+                if len(data) > MAX_MESSAGE_BYTES:
+                    # What the referee does with it: the session ends, RESOURCE_EXHAUSTED.
+                    said = (
+                        f"a message of {len(data)} bytes is over Welcome.max_message_bytes "
+                        f"({MAX_MESSAGE_BYTES}): send smaller messages"
+                    )
+                    self._end(
+                        f"the bot sent a message of {len(data)} bytes, over "
+                        f"Welcome.max_message_bytes ({MAX_MESSAGE_BYTES}; the referee ends the "
+                        "stream with RESOURCE_EXHAUSTED)"
+                    )
+                    self.close(grpc.StatusCode.RESOURCE_EXHAUSTED, said)
+                    return
                 item: bot_pb.PlayRequest | Garbage
                 try:
                     item = bot_pb.PlayRequest.FromString(data)
@@ -144,7 +184,9 @@ class ScriptServer:
 
     def __init__(self) -> None:
         """An idle server; :meth:`start` binds it."""
-        self._server = grpc.aio.server()
+        self._server = grpc.aio.server(
+            options=[("grpc.max_receive_message_length", GRPC_RECEIVE_LIMIT)]
+        )
         self._arrivals: asyncio.Queue[ScriptedStream] = asyncio.Queue()
         self._readers: set[asyncio.Task[None]] = set()
         handler = grpc.stream_stream_rpc_method_handler(self._play)  # raw bytes both ways
@@ -172,6 +214,11 @@ class ScriptServer:
                 return await self._arrivals.get()
         except TimeoutError:
             return None
+
+    @property
+    def waiting(self) -> int:
+        """How many streams are opened but not yet taken by the script."""
+        return self._arrivals.qsize()
 
     def pending_streams(self) -> list[ScriptedStream]:
         """Streams opened but not yet taken by the script (emptied)."""
