@@ -45,6 +45,7 @@ from arena.server.ledger import (
     LedgerDB,
     LedgerReader,
     interrupted_record,
+    is_busy,
     is_rated,
     read_only,
     read_rated_results,
@@ -461,8 +462,12 @@ class Competition:
                     continue
                 try:
                     await self._form_tables()
-                except Exception:
+                except Exception as e:
                     log.exception("forming tables failed")
+                    if is_busy(e):
+                        # Minutes of retries are over, and the lobby may stay as it is: try
+                        # again now, or the bots waiting there would wait for ever.
+                        self.poke()
 
     def _available(self) -> dict[str, int]:
         """Idle sessions per bot that no table of ours is about to take."""
@@ -495,6 +500,9 @@ class Competition:
 
     async def _form_tables(self) -> None:
         available = self._available()
+        # What planning changes, put back if the tables cannot be marked running: a board owed
+        # to these tables stays owed (else its rotations were never played).
+        owed, next_board, next_game = self._owed, self._next_board, self._next_game
         room = None
         if self.config.max_tables is not None:
             room = max(0, self.config.max_tables - len(self._running))
@@ -568,11 +576,21 @@ class Competition:
             ],
         }
         try:
-            await self.ledger.write(LedgerDB.begin, batch, state, now)
+            # A drain gives up waiting for a locked database: these tables would never start.
+            await self.ledger.write_patiently(
+                "starting tables",
+                LedgerDB.begin,
+                batch,
+                state,
+                now,
+                give_up=lambda: self.draining,
+                fields={"games": [game for game, _ in batch]},
+            )
         except BaseException:
             # Not marked running, so not started: the sessions are free again.
             for game, _ in batch:
                 self._running.pop(game, None)
+            self._owed, self._next_board, self._next_game = owed, next_board, next_game
             raise
         for game, spec in batch:
             log.info(
@@ -625,7 +643,15 @@ class Competition:
             result = table_result(record)
             changed = self._live.update(result)
         try:
-            await self.ledger.write(LedgerDB.finish, game, record, changed)
+            # Not given up in a drain: a finished game is worth the wait for the database.
+            await self.ledger.write_patiently(
+                f"committing game {game}",
+                LedgerDB.finish,
+                game,
+                record,
+                changed,
+                fields={"game": game, "table": record.spec.table_id},
+            )
         except Exception:
             # The table stays marked running in the database, so a restart records it as
             # interrupted; nothing is counted here that the database does not hold.

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import secrets
 import sqlite3
 import time
@@ -49,11 +50,14 @@ from arena.store import (
 from arena.table import GameRecord, TableSpec, Termination
 
 __all__ = [
+    "BUSY_RETRY_DELAYS_S",
+    "BUSY_WARNING",
     "INTERRUPTED_REASON",
     "BotTally",
     "Ledger",
     "LedgerDB",
     "interrupted_record",
+    "is_busy",
     "is_rated",
     "read_only",
     "read_rated_results",
@@ -64,11 +68,22 @@ INTERRUPTED_REASON = (
     "the server stopped (a crash or a kill) before this game ended; it is not rated"
 )
 _BUSY_TIMEOUT_S = 10.0
+BUSY_RETRY_DELAYS_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 30.0, 30.0, 30.0)
+"""The waits before each new attempt at a write that found the database locked by another
+program: with each attempt's own busy timeout, about four minutes in all before it is given up."""
+BUSY_WARNING = (
+    "the database is locked by another program (a sqlite3 shell or a backup in a write"
+    " transaction?): the server waits and tries again; end that program's transaction (COMMIT"
+    " or ROLLBACK, or quit it) so that the results are stored"
+)
+"""The warning each time a write of the server's finds the database locked."""
 SECRET_BYTES = 32
 """Random bytes in a competition's secret (written as hex)."""
 FLUSH_EVERY = 32
 """Finished tables whose running marks may wait for the next commit of the ledger's own."""
 _T = TypeVar("_T")
+
+log = logging.getLogger("arena.server")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS server_running (
@@ -101,6 +116,16 @@ def read_only(path: Path | str, timeout_s: float = _BUSY_TIMEOUT_S) -> sqlite3.C
     """
     uri = f"{Path(path).resolve().as_uri()}?mode=ro"
     return sqlite3.connect(uri, uri=True, timeout=timeout_s, check_same_thread=False)
+
+
+def is_busy(error: BaseException) -> bool:
+    """Whether an error is SQLite's "database is locked": another connection held the lock past
+    the busy timeout (the write may succeed when tried again)."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if not isinstance(error, sqlite3.OperationalError) or code is None:
+        return False
+    # The extended codes (SQLITE_BUSY_SNAPSHOT, ...) keep the primary code in the low byte.
+    return (code & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 def is_rated(record: GameRecord) -> bool:
@@ -295,7 +320,18 @@ class LedgerDB:
         ``discard``: remove it if this start made it (a start that failed)."""
         try:
             if not (discard and self.made):  # nothing to keep in a file about to go
-                self.flush()
+                try:
+                    self.flush()
+                except sqlite3.OperationalError as e:
+                    if not is_busy(e):
+                        raise
+                    # The games are stored; only their running marks stay, and the next start
+                    # clears them as it does after a crash (recover): nothing is lost.
+                    log.warning(
+                        "the database is locked by another program: the running marks of the"
+                        " last games stay until the next start, which clears them",
+                        extra={"games": [game for game, _ in self._pending]},
+                    )
             self._db.close()
             self.store.close()
             if discard:
@@ -444,13 +480,19 @@ class LedgerDB:
 
         Why later: it saves a synchronous commit per table, and a crash in between is harmless,
         since :meth:`recover` treats a committed game that is still marked exactly so.
+
+        Safe to call again for the same game after it raised (a locked database): a game stored
+        is not stored again, nor its mark queued twice.
         """
         stored = self._db.execute(
             "SELECT 1 FROM games WHERE run_id = ? AND game = ?", (self.run_id, game)
         ).fetchone()
         if stored is None:
             self.store.save_game(self.run_id, game, record)
-        self._pending.append((game, dict(live)))
+        # Once only: an attempt that stored the game may have failed in the flush below, and
+        # the caller then tries the whole call again.
+        if all(pending != game for pending, _ in self._pending):
+            self._pending.append((game, dict(live)))
         if len(self._pending) >= FLUSH_EVERY:
             self.flush()
 
@@ -588,6 +630,46 @@ class Ledger:
         """Run ``call(db, *args)`` in the writer thread."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._writer, call, self.db, *args)
+
+    async def write_patiently(
+        self,
+        what: str,
+        call: Callable[..., _T],
+        *args: Any,
+        give_up: Callable[[], bool] = lambda: False,
+        fields: Mapping[str, Any] | None = None,
+    ) -> _T:
+        """:meth:`write`, tried again after each of :data:`BUSY_RETRY_DELAYS_S` while another
+        program keeps the database locked (each time with a warning saying so: ``what`` is
+        waiting, and ``fields`` go in the log line); the last error is raised when they are
+        used up, or as soon as ``give_up()`` holds. Any other error is raised at once.
+
+        ``call`` must be safe to run again after it raised (as :meth:`LedgerDB.begin` and
+        :meth:`LedgerDB.finish` are: each transaction is rolled back when it fails).
+        """
+        extra = dict(fields or {})
+        for attempt, delay in enumerate((*BUSY_RETRY_DELAYS_S, None), start=1):
+            try:
+                result = await self.write(call, *args)
+            except sqlite3.OperationalError as e:
+                if not is_busy(e) or delay is None or give_up():
+                    raise
+                log.warning(
+                    BUSY_WARNING,
+                    extra={
+                        **extra,
+                        "waiting": what,
+                        "attempt": attempt,
+                        "attempts": len(BUSY_RETRY_DELAYS_S) + 1,
+                        "retry_in_s": delay,
+                    },
+                )
+                await asyncio.sleep(delay)
+                continue
+            if attempt > 1:
+                log.info("the database is free again", extra={**extra, "done": what})
+            return result
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def read(self, call: Callable[..., _T], *args: Any) -> _T:
         """Run ``call(reader, *args)`` in the reader thread."""

@@ -1,0 +1,81 @@
+"""A game that ends while another program keeps the competition database locked for writing (an
+organiser's ``sqlite3`` shell in ``BEGIN IMMEDIATE``, a backup) is stored once the lock goes: the
+server says it is waiting and tries again, instead of dropping the record."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from test_server_support import ServerProcess
+
+from arena.server.ledger import BUSY_WARNING
+
+CONFIG = """\
+max_sessions = 1
+move_time = "120s"
+time_bank = "0s"
+grace = "0s"
+"""
+"""One session per bot, so that the four bots make one table; a move clock that is only a guard
+against a hang (the hanging bot holds the table open until the test lets the game end); no grace,
+so that the hanging bot's seat is forfeited the moment its process is killed and the game ends."""
+COMMIT_FAILED = "committing a game failed"
+
+
+def log_lines(server: ServerProcess) -> list[dict[str, Any]]:
+    """The server's log so far, one JSON object per line."""
+    text = server.log.read_text() if server.log.exists() else ""
+    return [json.loads(line) for line in text.splitlines() if line.endswith("}")]
+
+
+def test_a_game_ending_while_the_database_is_locked_is_stored_once_the_lock_goes(
+    tmp_path: Path,
+) -> None:
+    # The record was dropped after the busy timeout ("committing a game failed"): the game was
+    # lost (interrupted at the next start) while the live rating had already counted it.
+    server = ServerProcess(tmp_path / "comp.db", CONFIG)
+    try:
+        tokens = {name: server.add_bot(name) for name in ("ann", "ben", "cat", "dan")}
+        server.start()
+        for name in ("ann", "ben", "cat"):
+            server.bot(name, tokens[name], sample="lowcard")
+        hanging = server.bot("dan", tokens["dan"], "hang", "0")  # never answers
+        server.wait_for(lambda: len(server.get("/api/lobby")["tables"]) == 1)
+
+        def heard() -> list[dict[str, Any]]:
+            return [
+                line
+                for line in log_lines(server)
+                if line.get("game") == 0 and line["msg"] in (BUSY_WARNING, COMMIT_FAILED)
+            ]
+
+        with contextlib.closing(sqlite3.connect(server.db, isolation_level=None)) as holder:
+            holder.execute("BEGIN IMMEDIATE")
+            try:
+                hanging.kill()  # dan's seat is forfeited: the game ends with the lock held
+                server.wait_for(lambda: bool(heard()))
+            finally:
+                holder.execute("ROLLBACK")
+        said = heard()[0]
+        assert said["msg"] == BUSY_WARNING, said
+        assert said["level"] == "warning" and said["waiting"] == "committing game 0", said
+
+        server.wait_for(lambda: server.get("/api/health")["games"] == 1)
+        games = server.get("/api/games")["games"]
+        assert [(g["game"], g["termination"], g["rated"]) for g in games] == [(0, "normal", True)]
+        assert server.terminate() == 0, server.errors
+    finally:
+        server.close()
+    assert all(line["msg"] != COMMIT_FAILED for line in log_lines(server))
+    with contextlib.closing(sqlite3.connect(server.db)) as db:
+        # Stored once, not marked running (a restart would call it interrupted), and the live
+        # ratings it changed were written with the mark's clearance.
+        stored = db.execute("SELECT game, termination FROM games").fetchall()
+        assert stored == [(0, "normal")]
+        assert db.execute("SELECT game FROM server_running").fetchall() == []
+        live = {bot for (bot,) in db.execute("SELECT bot FROM server_live")}
+        assert live == {"ann", "ben", "cat", "dan"}
