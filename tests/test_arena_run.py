@@ -209,7 +209,6 @@ def test_a_bot_that_now_exits_silently_is_not_quoted_from_an_earlier_run(tmp_pat
     with pytest.raises(ConfigError) as caught:
         run_batch(second, PlainReporter(io.StringIO()))
     assert str(caught.value) == (
-        f"bot 'flaky': '{PY} {flaky}' exited before it connected, with code 1 "
-        "(it wrote nothing)"
+        f"bot 'flaky': '{PY} {flaky}' exited before it connected, with code 1 (it wrote nothing)"
     )
     assert not second.db.exists()

@@ -479,9 +479,9 @@ def test_js_bot_refused_for_its_client_certificate_says_so_at_the_first_connecti
         done = run_js_bot(node, {"ARENA_ADDRESS": address, **tls_settings(client_certs, pair)})
     assert done.returncode == 2, done.stderr
     # The bot's line alone (Node.js's DEP0123 warning, an IP address as TLS server name, dropped).
-    assert done.stderr.splitlines() == [
-        f"js: cannot connect to {address} (UNAVAILABLE): {hint}"
-    ], done.stderr
+    assert done.stderr.splitlines() == [f"js: cannot connect to {address} (UNAVAILABLE): {hint}"], (
+        done.stderr
+    )
 
 
 def test_js_bot_retries_a_tls_hang_up_naming_the_client_certificate(client_certs: Path) -> None:

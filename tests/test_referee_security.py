@@ -59,8 +59,11 @@ def test_a_wrong_token_is_refused_with_unauthenticated(
     # And the organiser's log says so, with the name the bot gave: only a count at the stop did.
     lines = [r.getMessage() for r in caplog.records if r.name == "arena.referee"]
     assert any(
-        re.fullmatch(r"session s\d+ from \S+ as 'intruder' refused \(UNAUTHENTICATED\): "
-                     r"unknown token: .*", line)
+        re.fullmatch(
+            r"session s\d+ from \S+ as 'intruder' refused \(UNAUTHENTICATED\): "
+            r"unknown token: .*",
+            line,
+        )
         for line in lines
     ), lines
     assert not any("not-a-token" in line for line in lines)  # never the token itself
