@@ -1068,7 +1068,9 @@ def _cannot_write(path: Path) -> str:
     except OSError as e:
         return e.strerror or str(e)
     if not existed:
-        path.unlink(missing_ok=True)
+        # The file the try made: a dangling link's target, not the link (the link stays, as
+        # the plot is written through it).
+        Path(os.path.realpath(path)).unlink(missing_ok=True)
     return ""
 
 

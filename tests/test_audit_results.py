@@ -168,6 +168,26 @@ def test_plots_are_written_whole_beside_each_other(tmp_path: Path) -> None:
     assert stat.S_ISREG((out / "elo.svg").stat().st_mode)
 
 
+def test_a_plot_through_a_dangling_link_is_written_where_the_link_points(tmp_path: Path) -> None:
+    # The check that the plot can be written made the link's target and then removed the link
+    # itself, not the file it had made: the plot landed beside, as a regular file.
+    db = stored_db(tmp_path)
+    out = tmp_path / "plots"
+    out.mkdir()
+    (out / "elo.svg").symlink_to("real.svg")
+    done = subprocess.run(
+        [*BASE, "ratings", "--db", str(db), "--format", "json", "--plot", str(out / "elo.svg")],
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT_S,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert (out / "elo.svg").is_symlink()
+    assert (out / "real.svg").read_text().rstrip().endswith("</svg>")
+    assert sorted(p.name for p in out.iterdir()) == ["elo-history.svg", "elo.svg", "real.svg"]
+
+
 def sweep(boards: int) -> list[TableResult]:
     """Every rotation of ``boards`` boards, bot a taking no point and the others more."""
     results = []
