@@ -67,6 +67,7 @@ from arena.table import (
     DEFAULT_GRACE_MS,
     DEFAULT_MAX_FAULTS,
     DEFAULT_MOVE_MS,
+    MAX_CLOCK_MS,
     MAX_FAULTS,
     Clocks,
     FaultPolicy,
@@ -105,7 +106,7 @@ SAMPLE_BOT_DIR = Path(__file__).resolve().parent.parent / "sample_bots"
 _SAMPLE_FILES = {"random": "random_bot.py"}
 """Sample bot files not named after their bot (random.py would hide the standard module)."""
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-MAX_DURATION_MS: Final = 86_400_000
+MAX_DURATION_MS: Final = MAX_CLOCK_MS
 """The longest clock or grace period taken: a day."""
 MAX_BOARDS: Final = 100_000
 """The most boards one run takes (its schedule is held in memory)."""

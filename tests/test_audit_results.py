@@ -149,18 +149,23 @@ def test_a_plot_that_cannot_be_written_names_it_and_leaves_the_old_one(tmp_path:
     )
 
 
-def test_plots_are_written_whole_beside_each_other(tmp_path: Path) -> None:
-    # Drawn into temporary files and renamed: both plots are there, and nothing else.
-    db = stored_db(tmp_path)
-    out = tmp_path / "plots"
-    out.mkdir()
-    done = subprocess.run(
-        [*BASE, "ratings", "--db", str(db), "--format", "json", "--plot", str(out / "elo.svg")],
+def plot_ratings(db: Path, plot: Path) -> subprocess.CompletedProcess[str]:
+    """``arena ratings --db DB --format json --plot PLOT``, run to its end."""
+    return subprocess.run(
+        [*BASE, "ratings", "--db", str(db), "--format", "json", "--plot", str(plot)],
         capture_output=True,
         text=True,
         timeout=CLI_TIMEOUT_S,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
+
+
+def test_plots_are_written_whole_beside_each_other(tmp_path: Path) -> None:
+    # Drawn into temporary files and renamed: both plots are there, and nothing else.
+    db = stored_db(tmp_path)
+    out = tmp_path / "plots"
+    out.mkdir()
+    done = plot_ratings(db, out / "elo.svg")
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in out.iterdir()) == ["elo-history.svg", "elo.svg"]
     for name in ("elo.svg", "elo-history.svg"):
@@ -175,13 +180,7 @@ def test_a_plot_through_a_dangling_link_is_written_where_the_link_points(tmp_pat
     out = tmp_path / "plots"
     out.mkdir()
     (out / "elo.svg").symlink_to("real.svg")
-    done = subprocess.run(
-        [*BASE, "ratings", "--db", str(db), "--format", "json", "--plot", str(out / "elo.svg")],
-        capture_output=True,
-        text=True,
-        timeout=CLI_TIMEOUT_S,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
+    done = plot_ratings(db, out / "elo.svg")
     assert done.returncode == 0, done.stderr
     assert (out / "elo.svg").is_symlink()
     assert (out / "real.svg").read_text().rstrip().endswith("</svg>")

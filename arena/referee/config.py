@@ -8,6 +8,7 @@ from pathlib import Path
 
 from arena.errors import ConfigError
 from arena.pem import PairProblem, load_pair
+from arena.table import MAX_CLOCK_MS
 
 __all__ = ["PROTOCOL_VERSIONS", "RefereeConfig", "TlsConfig"]
 
@@ -17,23 +18,13 @@ SERVER_NAME = "hearts-arena-referee/0.1"
 MIN_PING_INTERVAL_MS = 5000
 """The default closest spacing of a bot's HTTP/2 keepalive pings on a quiet stream: gRPC cuts a
 connection that pings more often (GOAWAY too_many_pings); the protocol guide asks for 10 s."""
-MAX_MS = 86_400_000
-"""The longest time setting taken: a day, as the CLI takes (``arena.config.MAX_DURATION_MS``).
+MAX_MS = MAX_CLOCK_MS
+"""The longest time setting taken: a day, as a table's clocks and the CLI take.
 Longer ones failed far from here: ``grace_ms`` every handshake (``Welcome``'s 32 bits),
 ``reconnect_after_ms`` the stop (``Shutdown``'s), ``keepalive_ms`` and ``min_ping_interval_ms``
 the start (gRPC's options are C ints)."""
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 """The largest ``max_message_bytes`` taken: gRPC's own limit is set to four times it, a C int."""
-_MS_FIELDS = (
-    "handshake_ms",
-    "grace_ms",
-    "shutdown_grace_ms",
-    "write_timeout_ms",
-    "time_warning_ms",
-    "reconnect_after_ms",
-    "keepalive_ms",
-    "min_ping_interval_ms",
-)
 
 
 @dataclass(frozen=True)
@@ -228,7 +219,7 @@ class RefereeConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ConfigError(f"referee.{name} must be a whole number >= 0, got {value!r}")
-            if name in _MS_FIELDS and value > MAX_MS:
+            if name.endswith("_ms") and value > MAX_MS:
                 raise ConfigError(
                     f"referee.{name} must be at most a day ({MAX_MS} ms), got {value!r}"
                 )
