@@ -180,6 +180,32 @@ def test_a_bot_class_the_sdk_warns_of_fails_once_and_the_rest_still_run(tmp_path
     assert details(report)["refused token"][0] is Verdict.PASS
 
 
+ASYNC_HOOK = """
+from arena.client import Bot, lowest, run
+
+class Eager(Bot):
+    def choose_play(self, view):
+        return lowest(view.legal)
+
+    async def on_trick(self, event):
+        self.tricks = getattr(self, "tricks", 0) + 1
+
+run(Eager())
+"""
+
+
+def test_an_async_def_hook_the_sdk_warns_of_fails_the_handshake(tmp_path: Path) -> None:
+    # Its hook never runs (the SDK never awaits it) and its moves are legal: every scenario
+    # passed, and only the SDK's warning at start tells.
+    report = check_source(tmp_path, ASYNC_HOOK, ["handshake", "following suit"])
+    verdict, detail = details(report)["handshake"]
+    assert verdict is Verdict.FAIL
+    assert detail.startswith(
+        "the SDK warned that bot class Eager defines on_trick() with async def: the SDK calls"
+    ), detail
+    assert details(report)["following suit"][0] is Verdict.PASS
+
+
 HARD_CODED = """
 import time
 print("cannot connect to 127.0.0.1:50051", flush=True)  # as a bot with its own address says

@@ -166,10 +166,15 @@ SDK_ANSWERED = ("choose_play raised", "choose_pass raised")
 """What the Python SDK logs when the bot's decision code raised and it answered for the bot."""
 SDK_SKIPPED = ("hook raised",)
 """What the Python SDK logs when one of the bot's event hooks raised and it skipped the event."""
-SDK_SLIPS = ("which the SDK never calls", "overrides neither choose_play nor choose_pass")
+SDK_SLIPS = (
+    "which the SDK never calls",
+    "overrides neither choose_play nor choose_pass",
+    "with async def",
+)
 """What the Python SDK warns of at start when a bot's class looks miswritten: a method named like
-one of the SDK's that it never calls (``play`` for ``choose_play``), or no decision overridden.
-Such a bot plays the base class's defaults, legal moves that pass every scenario."""
+one of the SDK's that it never calls (``play`` for ``choose_play``), no decision overridden, or a
+method written ``async def`` (never awaited: its code never runs). Such a bot plays the base
+class's defaults (or, for an async hook, skips it), which pass every scenario."""
 SLIP_START = "bot class "
 """Where the SDK's warning of a slip begins, whatever the logging format before it."""
 _LOG_PREFIX = re.compile(r"^\d{4}-\d\d-\d\d [\d:,.]+ \S+ [A-Z]+ ")

@@ -8,9 +8,11 @@ method did not raise, and a traceback inside the SDK would point at the wrong co
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable
 
 from arena.cards import Card
+from arena.client.bot import ASYNC_FIX
 from arena.errors import CardParseError
 
 # The referee's own table of the spellings a bot may send, and its words for a refusal: local play
@@ -54,7 +56,22 @@ def play_code(value: object) -> tuple[str, str | None]:
     """
     if isinstance(value, Card | str):
         return str(value), None
-    return _short(str(value)), f"choose_play returned {describe(value)}, not a Card"
+    if inspect.iscoroutine(value):
+        return _short(str(value)), _coroutine("choose_play", value)
+    fix = ""
+    if isinstance(value, list | tuple) and len(value) == 1 and isinstance(value[0], Card):
+        fix = f": return the card itself, {value[0]}, not a {type(value).__name__}"
+    return _short(str(value)), f"choose_play returned {describe(value)}, not a Card{fix}"
+
+
+def _coroutine(method: str, value: object) -> str:
+    """What is wrong with a coroutine returned by ``method`` (an ``async def``), which is closed:
+    it will never run, and Python would add a "never awaited" warning of its own."""
+    close = getattr(value, "close", None)
+    if callable(close):
+        close()
+    wanted = "a Card" if method == "choose_play" else "a list of cards"
+    return f"{method} returned a coroutine, not {wanted}: {method} is async def; {ASYNC_FIX}"
 
 
 def pass_codes(value: object) -> tuple[list[str], str | None]:
@@ -62,6 +79,8 @@ def pass_codes(value: object) -> tuple[list[str], str | None]:
 
     What is wrong is None when the answer is a sequence of Cards or cards' texts.
     """
+    if inspect.iscoroutine(value):
+        return [_short(str(value))], _coroutine("choose_pass", value)
     wrong = f"choose_pass returned {describe(value)}, not a list of cards"
     if value is None or isinstance(value, Card | str) or not isinstance(value, Iterable):
         # One entry, as choose_play's answer would be sent ("None", "2C", "2C 3C 4C"): the

@@ -15,6 +15,7 @@ A minimal bot::
 from __future__ import annotations
 
 import difflib
+import inspect
 import warnings
 from collections.abc import Sequence
 
@@ -158,12 +159,24 @@ def api_slips(cls: type[Bot]) -> list[str]:
                 f"bot class {cls.__name__} defines {name}(), which the SDK never calls: did you "
                 f"mean {meant}()? (Bot's own {meant} runs instead)"
             )
+    for name in api:
+        if name in overridden and inspect.iscoroutinefunction(getattr(cls, name)):
+            # Its call only makes a coroutine: a decision answered with it was a MALFORMED fault
+            # ("<coroutine object ...> is not a card"), a hook silently never ran.
+            slips.append(f"bot class {cls.__name__} defines {name}() with async def: {ASYNC_FIX}")
     if "choose_play" not in overridden and "choose_pass" not in overridden:
         slips.append(
             f"bot class {cls.__name__} overrides neither choose_play nor choose_pass: it plays "
             "the base class's defaults (the lowest legal card; passes its highest cards)"
         )
     return slips
+
+
+ASYNC_FIX = (
+    "the SDK calls the bot's methods as plain functions and never awaits them, so its code never "
+    "runs; make it a plain def and run async code inside it with asyncio.run(...)"
+)
+"""What to do about an ``async def`` Bot method, for the warning at start and each answer."""
 
 
 class BotDefinitionWarning(UserWarning):
@@ -183,28 +196,29 @@ def warn_slips(cls: type[Bot]) -> None:
         warnings.warn(slip, BotDefinitionWarning, stacklevel=3)
 
 
+_HOOK_OF: dict[type, str] = {
+    GameStarted: "on_game_start",
+    HandStarted: "on_hand_start",
+    CardsDealt: "on_cards_dealt",
+    CardsReceived: "on_cards_received",
+    CardPlayed: "on_card_played",
+    TrickWon: "on_trick",
+    HandEnded: "on_hand_end",
+    GameEnded: "on_game_end",
+    FaultNotice: "on_fault",
+    SeatFaulted: "on_seat_fault",
+    TimeWarning: "on_time_warning",
+}
+"""Each event's type -> the Bot hook that receives it."""
+
+
 def dispatch_event(bot: Bot, event: Event) -> None:
     """Call the hook of ``bot`` that matches the event's type."""
-    match event:
-        case GameStarted():
-            bot.on_game_start(event)
-        case HandStarted():
-            bot.on_hand_start(event)
-        case CardsDealt():
-            bot.on_cards_dealt(event)
-        case CardsReceived():
-            bot.on_cards_received(event)
-        case CardPlayed():
-            bot.on_card_played(event)
-        case TrickWon():
-            bot.on_trick(event)
-        case HandEnded():
-            bot.on_hand_end(event)
-        case GameEnded():
-            bot.on_game_end(event)
-        case FaultNotice():
-            bot.on_fault(event)
-        case SeatFaulted():
-            bot.on_seat_fault(event)
-        case TimeWarning():
-            bot.on_time_warning(event)
+    name = _HOOK_OF.get(type(event))
+    if name is None:
+        return
+    result: object = getattr(bot, name)(event)
+    if inspect.iscoroutine(result):
+        # An async def hook (warned of at start): closed, so that Python does not add a
+        # "never awaited" RuntimeWarning for every event.
+        result.close()

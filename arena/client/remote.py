@@ -36,6 +36,7 @@ What happens when things go wrong:
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import logging
 import math
 import os
@@ -340,9 +341,31 @@ def _check_address(address: str, what: str = ENV_ADDRESS) -> None:
         raise ConfigError(
             f"{what} {address!r}: expected the referee's HOST:PORT, e.g. 127.0.0.1:50051"
         )
-    if ":" in host and not (host.startswith("[") and host.endswith("]")):
+    bracketed = host.startswith("[") and host.endswith("]")
+    if bracketed and not _is_ipv6(host[1:-1]):
+        # gRPC retried "[zz]:50051" for minutes as an unparsable name.
+        raise ConfigError(
+            f"{what} {address!r}: only an IPv6 address goes in brackets, and {host[1:-1]!r} is "
+            f"not one: give HOST:PORT, e.g. 127.0.0.1:50051 or [::1]:50051"
+        )
+    if ":" in host and not bracketed:
+        if not _is_ipv6(host):
+            # "127.0.0.1:50051:50051" was told to bracket "127.0.0.1:50051" as an IPv6 address.
+            raise ConfigError(
+                f"{what} {address!r}: expected the referee's HOST:PORT with one colon, before "
+                "the port, e.g. 127.0.0.1:50051 (an IPv6 address in brackets, [::1]:50051)"
+            )
         # gRPC retried "::1:50051" for minutes as a misformatted domain name.
         raise ConfigError(f"{what} {address!r}: an IPv6 address goes in brackets, [{host}]:{port}")
+
+
+def _is_ipv6(text: str) -> bool:
+    """Whether ``text`` is an IPv6 address (with a zone, ``fe80::1%eth0``, or without)."""
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _check_give_up(value: object) -> None:
@@ -559,7 +582,8 @@ def serve(bot: Bot, settings: ClientSettings, *, give_up_after: float | None = N
     :class:`~arena.errors.ConfigError` when the first connection fails on a TLS setting (TLS at
     a plain-text port; a certificate not trusted, out of date or not for the address's host; a
     referee that wants a client certificate the bot does not send, or refuses the one it sends;
-    the leaderboard's web port) or the settings' client certificate and key do not go together.
+    the leaderboard's web port; a host gRPC cannot read as a name, such as ``bot@host``) or the
+    settings' client certificate and key do not go together.
     """
     _check_bot(bot)
     if not isinstance(settings, ClientSettings):
@@ -604,6 +628,14 @@ def _serve(runner: _Runner, give_up_after: float) -> SessionEnd:
             # Raised here, outside any handler of gRPC's error: nothing of the call travels
             # with it (see _Broken).
             if code in REFUSALS and runner.stop_signal is None:
+                untrimmed = settings.token != settings.token.strip()
+                if code == grpc.StatusCode.UNAUTHENTICATED and untrimmed:
+                    # A token pasted with its line break (a CRLF .env file leaves "\r"): the
+                    # referee's "unknown token" alone sent the author to check the characters.
+                    detail += (
+                        f"; the token ({ENV_TOKEN}) begins or ends with a space or a line "
+                        "break: remove it"
+                    )
                 raise Refused(settings.address, settings.name, code, detail)
         else:
             end = outcome
@@ -635,9 +667,12 @@ def _serve(runner: _Runner, give_up_after: float) -> SessionEnd:
         hint = (
             ""
             if runner.welcomed or invited
-            else _tls_hint(settings, detail, first=not ever_welcomed) or _not_grpc_hint(detail)
+            else _tls_hint(settings, detail, first=not ever_welcomed)
+            or _not_grpc_hint(detail)
+            or _bad_host_hint(detail)
+            or _unknown_host_hint(detail)
         )
-        certain = _tls_mismatch(settings, detail) or _not_grpc(detail)
+        certain = _tls_mismatch(settings, detail) or _not_grpc(detail) or _bad_host(detail)
         if (
             not certain
             and not ever_welcomed
@@ -771,6 +806,37 @@ def _not_grpc_hint(detail: str) -> str:
         f": the server there does not speak gRPC (an HTTP/1 server: the leaderboard's web "
         f"port?); set {ENV_ADDRESS} to the referee's port for bots (arena serve --port)"
     )
+
+
+_BAD_HOST = ("Misformatted domain name", "Unparsable name")
+"""gRPC's words when the address's host cannot be a host name at all (``bot@host``, ``a..b``,
+a non-ASCII name): its resolver's own verdict, the same on every retry, unlike a name not found,
+which a DNS server may yet learn."""
+
+
+def _bad_host(detail: str) -> bool:
+    """Whether a failed connection's address has a host that gRPC cannot read as a name."""
+    return any(words in detail for words in _BAD_HOST)
+
+
+def _bad_host_hint(detail: str) -> str:
+    """What to change when gRPC cannot read the address's host as a name ("" if it can)."""
+    if not _bad_host(detail):
+        return ""
+    return (
+        f": that host is not a valid host name; set {ENV_ADDRESS} to the referee's HOST:PORT, "
+        "the host a name of ASCII letters, digits, '-' and '.' or an IP address (IPv6 in "
+        "brackets), e.g. 127.0.0.1:50051"
+    )
+
+
+def _unknown_host_hint(detail: str) -> str:
+    """What to check when the address's host name is not found ("" if it is another failure).
+
+    Retried all the same: the name may not exist yet (a container that has not started)."""
+    if "Domain name not found" not in detail:
+        return ""
+    return f": no such host; check the host name in {ENV_ADDRESS} (the organiser gives it)"
 
 
 _HOSTNAME_MISMATCH = "Hostname Verification Check failed"
