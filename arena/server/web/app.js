@@ -8,7 +8,14 @@ const SUITS = { C: "♣", D: "♦", H: "♥", S: "♠" };
 const SUIT_ORDER = "CDHS";
 const RANK_ORDER = "23456789TJQKA";
 
-const state = { replay: null, hand: 0, step: 0, bot: null };
+const GAMES_PAGE = 25;
+const state = { replay: null, hand: 0, step: 0, bot: null, wanted: null, downSince: null,
+  before: null, oldest: null, newest: null };
+// state.newest: the newest game's number the list has shown (a game numbered up to it that the
+// server does not have never will be: no use asking again).
+// state.before: the games list shows games numbered below it (older pages), or the newest if null.
+// state.wanted: the game the address asks for ({ number, hand, step }) while it is not loaded (a
+// server not answering): the next refresh tries again.
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -24,14 +31,30 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
+// A failed call: `status` is the HTTP status, or 0 when the server did not answer at all.
+class ApiError extends Error {
+  constructor(url, status) {
+    super(status ? `${url}: HTTP ${status}` : `${url}: no answer`);
+    this.status = status;
+  }
+}
+
 async function getJSON(url) {
-  const response = await fetch(url, { cache: "no-store" });
-  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  let response;
+  try {
+    response = await fetch(url, { cache: "no-store" });
+  } catch (e) {
+    throw new ApiError(url, 0);
+  }
+  if (!response.ok) throw new ApiError(url, response.status);
   return response.json();
 }
 
 function fmt(x, digits) {
-  return x === null || x === undefined || Number.isNaN(x) ? "–" : Number(x).toFixed(digits);
+  if (x === null || x === undefined || Number.isNaN(x)) return "–";
+  const text = Number(x).toFixed(digits);
+  // -0.3 rounds to "-0": a sign on nothing.
+  return /^-0(\.0+)?$/.test(text) ? text.slice(1) : text;
 }
 
 function when(seconds) {
@@ -75,9 +98,17 @@ async function refreshHealth() {
     document.getElementById("counts").textContent =
       `${counted(h.sessions, "session")} · ${counted(h.tables, "table")} playing · ` +
       `${counted(h.games, "game")}${event}`;
+    state.downSince = null;
   } catch (e) {
+    // The counts beside the pill were the last answer's ("4 sessions · 1 table playing"), and
+    // nothing said the standings and games below had stopped updating.
+    state.downSince = state.downSince || Date.now() / 1000;
     pill.textContent = "unreachable";
     pill.className = "pill down";
+    const why = e.status ? `the server answered HTTP ${e.status}` : "the server is not answering";
+    document.getElementById("counts").textContent =
+      `${why} since ${when(state.downSince).slice(11)}: the standings and games below are as ` +
+      `it last showed them; this page tries again every ${REFRESH_MS / 1000} s`;
   }
 }
 
@@ -132,6 +163,11 @@ async function refreshStandings() {
   const lo = Math.min(...known, 0);
   const hi = Math.max(...known, 0);
   const body = document.querySelector("#standings tbody");
+  if (rows.length === 0) {
+    body.replaceChildren(emptyRow(11, "No bots yet: the organiser adds each with " +
+      "`arena bots add NAME`, and a bot shows here from then on."));
+    return;
+  }
   body.replaceChildren(
     ...rows.map((r) => {
       const online = r.status === "banned"
@@ -160,6 +196,11 @@ async function refreshStandings() {
     }));
 }
 
+// One row across a table saying why it is empty (an empty table read as a page still loading).
+function emptyRow(columns, text) {
+  return el("tr", { class: "empty" }, el("td", { colspan: columns }, text));
+}
+
 // A bot's name, cut short with an ellipsis past a width (the style's .name) and whole in its
 // tooltip: a name may be 64 characters of one word, which pushed the other columns out of view.
 function nameNode(name) {
@@ -179,23 +220,46 @@ function endBadge(game) {
   return el("span", { class: "badge" }, "normal");
 }
 
+// Each games request's number: an answer to an older one (the filter or the page changed while
+// it was on its way) is dropped, not drawn under the new title.
+let gamesAsked = 0;
+
 async function refreshGames() {
   const filter = state.bot ? `&bot=${encodeURIComponent(state.bot)}` : "";
+  const page = state.before === null ? "" : `&before=${state.before}`;
   const title = document.getElementById("games-title");
   const body = document.querySelector("#games tbody");
+  const asked = ++gamesAsked;
   let data;
   try {
-    data = await getJSON(`/api/games?limit=25${filter}`);
+    data = await getJSON(`/api/games?limit=${GAMES_PAGE}${filter}${page}`);
   } catch (e) {
+    if (asked !== gamesAsked) return;
     // A #bot/NAME no account has (a typo, an old link) showed everyone's games under the old
     // title, as if the name had been taken.
-    if (state.bot && /HTTP 404$/.test(e.message)) {
+    if (state.bot && e.status === 404) {
       title.textContent = `No bot named ${state.bot}`;
       body.replaceChildren();
     }
     throw e;
   }
-  title.textContent = state.bot ? `Recent games of ${state.bot}` : "Recent games";
+  if (asked !== gamesAsked) return;
+  const of = state.bot ? ` of ${state.bot}` : "";
+  title.textContent = state.before === null ? `Recent games${of}` : `Games${of} before game ${state.before}`;
+  // Older games: the API's `before`, one page at a time (only the newest 25 could be reached).
+  document.getElementById("newest").hidden = state.before === null;
+  document.getElementById("older").hidden = data.games.length < GAMES_PAGE;
+  if (data.games.length > 0) state.oldest = data.games[data.games.length - 1].game;
+  if (data.games.length > 0 && !state.bot && state.before === null) state.newest = data.games[0].game;
+  if (data.games.length === 0) {
+    body.replaceChildren(emptyRow(5, state.before !== null
+      ? `No game${of} before game ${state.before}: these were the oldest.`
+      : state.bot
+      ? `${state.bot} has no finished game yet: its games show here as they end.`
+      : "No finished game yet: a table starts once enough bots wait in the lobby, and its " +
+        "game shows here when it ends."));
+    return;
+  }
   body.replaceChildren(
     ...data.games.map((g) => {
       const row = el("tr", { dataset: { game: g.game }, title: g.withheld || g.reason },
@@ -210,7 +274,23 @@ async function refreshGames() {
 }
 
 async function refresh() {
-  await Promise.allSettled([refreshHealth(), refreshStandings(), refreshGames()]);
+  await Promise.allSettled([refreshHealth(), refreshStandings(), refreshGames(), refreshReplay()]);
+}
+
+// The replay shown, again: a game that did not load (the server was not answering) is tried
+// again, and one whose cards were withheld is asked for again until its board is done (it read
+// "cards withheld" until the page was reloaded).
+async function refreshReplay() {
+  if (state.wanted) {
+    const { number, hand, step } = state.wanted;
+    await openReplay(number, hand, step);
+  } else if (state.replay && state.replay.withheld) {
+    const number = String(state.replay.game);
+    const record = await getJSON(`/api/games/${number}`);
+    if (state.replay && String(state.replay.game) === number && !record.withheld) {
+      showReplay(record, state.hand, 0, false);
+    }
+  }
 }
 
 // ---- replay ----------------------------------------------------------------------------------
@@ -317,34 +397,100 @@ function renderReplay() {
         (f.substitute.length ? `; played ${f.substitute.join(" ")} instead` : ""))));
 }
 
+// Empty the replay's parts, with a title saying why: a game that did not load left the last
+// one's deal, meta and controls beneath its "not found" (and the arrow keys still stepped it).
+function clearReplay(title, note) {
+  state.replay = null;
+  document.getElementById("replay-section").hidden = false;
+  document.getElementById("replay-title").textContent = title;
+  document.getElementById("replay-meta").textContent = note;
+  document.querySelector("#replay-section .controls").hidden = true;
+  document.getElementById("replay-table").hidden = true;
+  document.getElementById("hand-select").replaceChildren();
+  document.getElementById("step-label").textContent = "";
+  document.getElementById("replay-trick").textContent = "";
+  document.getElementById("replay-faults").replaceChildren();
+}
+
+// `number` is the address's digits, as text: Number() would round a number past 2^53 to
+// another game's.
 async function openReplay(number, hand, step) {
-  const section = document.getElementById("replay-section");
-  if (state.replay && state.replay.game === number) {
+  if (state.replay && String(state.replay.game) === number) {
     state.hand = Math.max(0, Math.min(hand, state.replay.hands.length - 1));
     state.step = step;
     document.getElementById("hand-select").value = String(state.hand);
     renderReplay();
     return;
   }
+  let record;
   try {
-    state.replay = await getJSON(`/api/games/${number}`);
+    record = await getJSON(`/api/games/${number}`);
   } catch (e) {
-    section.hidden = false;
-    document.getElementById("replay-title").textContent = `Game ${number}: not found`;
+    if (currentGame() !== number) return; // the address moved on meanwhile
+    // Asked for again at each refresh: a game still being played (its number is in
+    // /api/lobby) shows once it ends, and one that failed to load shows once the server answers.
+    state.wanted = { number, hand, step };
+    const playing = e.status === 404 && (await isPlaying(number));
+    if (currentGame() !== number) return;
+    if (playing) {
+      clearReplay(`Game ${number} is being played`, "Its replay shows here once it ends " +
+        `(this page looks again every ${REFRESH_MS / 1000} s).`);
+    } else if (e.status === 404 && state.newest !== null && Number(number) <= state.newest) {
+      state.wanted = null;
+      clearReplay(`No game ${number}`, "The server has no game of that number. The recent " +
+        "games below are the newest; click one to replay it.");
+    } else if (e.status === 404) {
+      clearReplay(`No game ${number} yet`, "The server has no finished game of that number: a " +
+        `game shows here once it ends (this page looks again every ${REFRESH_MS / 1000} s). ` +
+        "The recent games below are the newest; click one to replay it.");
+    } else {
+      clearReplay(`Game ${number}: not loaded yet`, (e.status
+        ? `The server answered HTTP ${e.status}.`
+        : "The server is not answering.") +
+        ` This page tries again every ${REFRESH_MS / 1000} s.`);
+    }
     return;
   }
-  const r = state.replay;
+  if (currentGame() !== number) return;
+  state.wanted = null;
+  showReplay(record, hand, step, true);
+}
+
+// Draw a loaded record from (hand, step); `scroll`: bring the replay into view (not when a
+// refresh redraws the replay already shown).
+function showReplay(record, hand, step, scroll) {
+  state.replay = record;
+  const r = record;
+  const section = document.getElementById("replay-section");
   state.hand = Math.max(0, Math.min(hand, r.hands.length - 1));
   state.step = step;
   section.hidden = false;
-  document.getElementById("replay-title").textContent = `Replay of game ${number} (${r.spec.table_id})`;
+  document.querySelector("#replay-section .controls").hidden = false;
+  document.getElementById("replay-table").hidden = false;
+  document.getElementById("replay-title").textContent = `Replay of game ${r.game} (${r.spec.table_id})`;
   document.getElementById("replay-meta").textContent =
     `Board ${r.spec.board} · ${r.spec.seats.join(", ")} · totals ${r.totals.join(", ")} · ${r.termination} · ${r.reason}`;
   const select = document.getElementById("hand-select");
   select.replaceChildren(...r.hands.map((h, i) => el("option", { value: i }, `${i + 1} (${h.pass_direction})`)));
   select.value = String(state.hand);
   renderReplay();
-  section.scrollIntoView({ block: "start" });
+  if (scroll) section.scrollIntoView({ block: "start" });
+}
+
+// Whether game `number` (text) is at a table now, by /api/lobby (false if that fails too).
+async function isPlaying(number) {
+  try {
+    const lobby = await getJSON("/api/lobby");
+    return lobby.tables.some((t) => String(t.game) === number);
+  } catch (e) {
+    return false;
+  }
+}
+
+// The game number the address asks for (text), or null.
+function currentGame() {
+  const match = location.hash.match(/^#game\/(\d+)(?:\/(\d+)\/(\d+))?$/);
+  return match ? match[1] : null;
 }
 
 function move(delta) {
@@ -364,17 +510,35 @@ function remember() {
   history.replaceState(null, "", `#game/${state.replay.game}/${state.hand}/${state.step}`);
 }
 
+// An address's part as text: decodeURIComponent throws on a stray "%" (#bot/50%), which stopped
+// the page before its first refresh, leaving it empty for good.
+function decoded(text) {
+  try {
+    return decodeURIComponent(text);
+  } catch (e) {
+    return text;
+  }
+}
+
 function route() {
   const match = location.hash.match(/^#game\/(\d+)(?:\/(\d+)\/(\d+))?$/);
-  if (match) openReplay(Number(match[1]), Number(match[2] || 0), Number(match[3] || 0));
-  else {
+  if (match) openReplay(match[1], Number(match[2] || 0), Number(match[3] || 0));
+  else if (location.hash.startsWith("#game/")) {
+    // #game/abc, #game/-1, a link cut short: it showed the standings as if nothing was asked.
+    state.wanted = null;
+    clearReplay(`No game ${decoded(location.hash.slice(6))}`,
+      "A replay's address is #game/NUMBER (or #game/NUMBER/HAND/STEP): click a game below " +
+      "to open its replay.");
+  } else {
     document.getElementById("replay-section").hidden = true;
     state.replay = null;
+    state.wanted = null;
     // #bot/NAME shows that bot's games; anything else, everyone's.
     const bot = location.hash.match(/^#bot\/(.+)$/);
-    const chosen = bot ? decodeURIComponent(bot[1]) : null;
+    const chosen = bot ? decoded(bot[1]) : null;
     if (chosen !== state.bot) {
       state.bot = chosen;
+      state.before = null;
       refresh();
     }
   }
@@ -386,6 +550,14 @@ document.addEventListener("DOMContentLoaded", () => {
   document.getElementById("next").addEventListener("click", () => move(1));
   document.getElementById("last").addEventListener("click", () => move(Infinity));
   document.getElementById("close-replay").addEventListener("click", () => { location.hash = ""; });
+  document.getElementById("older").addEventListener("click", () => {
+    state.before = state.oldest;
+    refreshGames();
+  });
+  document.getElementById("newest").addEventListener("click", () => {
+    state.before = null;
+    refreshGames();
+  });
   document.getElementById("hand-select").addEventListener("change", (e) => {
     state.hand = Number(e.target.value);
     state.step = 0;
