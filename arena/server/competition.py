@@ -326,6 +326,8 @@ class Competition:
         self._done_slots: set[int] = set()
         self._slots_left: dict[str, int] = {}
         """Per event board, its rotations not played to the end yet."""
+        self._blocked: tuple[tuple[int, frozenset[str]], bool] | None = None
+        """Whether every event table left seats a banned entrant, for (tables done, banned)."""
         self._tasks: set[asyncio.Task[Any]] = set()
         self._finished_recent: deque[float] = deque(maxlen=RECENT_FINISHED)
         self._recorded = asyncio.Event()
@@ -437,14 +439,36 @@ class Competition:
             return LadderState.PAUSED
         event = self.config.event
         if event is not None:
-            now = self._clock()
-            if event.start is not None and now < event.start:
+            if event.start is not None and self._clock() < event.start:
                 return LadderState.WAITING
-            if (event.end is not None and now >= event.end) or len(self._done_slots) == len(
-                self._schedule
-            ):
+            if self._event_over():
                 return LadderState.OVER
         return LadderState.RUNNING
+
+    def _event_over(self) -> bool:
+        """Whether no event table will start any more: its end has passed, every table is
+        played, or every table left seats a banned entrant (else the others waited in the lobby
+        for ever, and that entrant's half-played board stayed withheld)."""
+        event = self.config.event
+        assert event is not None
+        if event.end is not None and self._clock() >= event.end:
+            return True
+        if len(self._done_slots) == len(self._schedule):
+            return True
+        statuses = self._statuses()
+        banned = frozenset(n for n in event.entrants if statuses.get(n) is AccountStatus.BANNED)
+        if not banned:
+            return False
+        key = (len(self._done_slots), banned)
+        if self._blocked is None or self._blocked[0] != key:
+            # Looked at again only when a table is done or a ban changes: a schedule may be long.
+            blocked = all(
+                not banned.isdisjoint(t.seats)
+                for i, t in enumerate(self._schedule)
+                if i not in self._done_slots
+            )
+            self._blocked = (key, blocked)
+        return self._blocked[1]
 
     async def _ladder(self) -> None:
         while True:
@@ -802,7 +826,10 @@ class Competition:
             for s in self.host.sessions():
                 sessions.setdefault(s.bot, []).append(s)
         accounts = {a.name: a for a in self.accounts.accounts()}
-        names = set(self._tallies) | set(accounts) | set(self._published.rows)
+        # An event's table is its entrants' (one without an account yet shows, status
+        # "unknown"), not every account's: a bot not entered can never play in it.
+        entered = set(accounts) if self.config.event is None else set(self.config.event.entrants)
+        names = set(self._tallies) | entered | set(self._published.rows)
         pub = self._published
         rows = []
         for name in names:
@@ -884,8 +911,8 @@ class Competition:
         event = self.config.event
         if event is None:
             return boards | {o.board for o in self._owed}
-        if event.end is not None and self._clock() >= event.end:
-            return boards  # the rotations not played by the end never will be
+        if self._event_over():
+            return boards  # the rotations not played by now never will be
         return _EventBoards(boards, self._slots_left)
 
     async def recent(self, limit: int, before: int | None, bot: str | None) -> list[dict[str, Any]]:
@@ -955,9 +982,15 @@ class Competition:
                 await asyncio.to_thread(self.accounts.ban, bot, given)
                 account = await asyncio.to_thread(self.accounts.get, bot)  # the reason kept
                 kicked = self.host.kick_bot(bot, account.note) if self.host is not None else 0
+                # Read again now (a lookup while the ban was written may have cached "active"):
+                # an event may be over, and its other entrants are then sent home.
+                self._statuses_at = -math.inf
+                self.poke()
                 return {"banned": bot, "sessions_ended": kicked}
             if action == "unban":
                 await asyncio.to_thread(self.accounts.unban, bot)
+                self._statuses_at = -math.inf
+                self.poke()  # an event's tables of this bot may start again
                 return {"unbanned": bot}
         except AccountsBusy as e:
             # Else a 500 "internal error" (a traceback in the log) of a database that an

@@ -42,6 +42,7 @@ import datetime as dt
 import hashlib
 import json
 import math
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -389,6 +390,13 @@ def _event(data: Any, players: int) -> EventConfig:
             check_name(name)
         except ArenaError as e:
             raise ConfigError(f"server config: event.entrants: {e}") from None
+    twice = sorted(name for name, count in Counter(entrants).items() if count > 1)
+    if twice:
+        # Named, and how to fix it (the schedule's check printed the whole list, fixing nothing).
+        raise ConfigError(
+            f"server config: event.entrants names {', '.join(map(repr, twice))} more than once; "
+            "list each bot once"
+        )
     candidate = data.get("candidate")
     if candidate is not None and not isinstance(candidate, str):
         raise ConfigError(

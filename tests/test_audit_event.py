@@ -1,0 +1,77 @@
+"""A fixed event as an organiser runs one: an entrant banned mid-event does not keep the others
+waiting for ever, the standings list the entrants, and a bad entrant list says what to fix in
+one line."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_server_support import ServerProcess
+
+from arena.errors import ConfigError
+from arena.server.config import server_config_from_dict
+
+ENTRANTS = ("a", "b", "c", "d", "e")
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ServerProcess]:
+    process = ServerProcess(
+        tmp_path / "comp.db",
+        'fit_interval = "100ms"\n[event]\nentrants = ["a", "b", "c", "d", "e"]\nboards = 1\n',
+    )
+    yield process
+    process.close()
+
+
+def test_an_event_whose_tables_left_all_seat_a_banned_entrant_is_over(
+    server: ServerProcess,
+) -> None:
+    tokens = {name: server.add_bot(name) for name in ENTRANTS}
+    admin = server.admin_token()
+    server.start()
+    request = urllib.request.Request(
+        f"{server.url}/api/admin/ban",
+        data=b'{"bot": "e", "reason": "cheating"}',
+        method="POST",
+        headers={"Authorization": f"Bearer {admin}"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        assert json.loads(response.read())["banned"] == "e"
+    # Of the five groups of four, only the one without e can be played. It was left "running"
+    # for ever, the other entrants waiting in the lobby for tables that could never start.
+    bots = [server.bot(name, tokens[name], "low") for name in "abcd"]
+    assert [bot.wait(timeout=120) for bot in bots] == [0, 0, 0, 0]
+    health = server.get("/api/health")
+    assert health["ladder"] == "over" and health["event"] == {"tables": 20, "done": 4}
+    played = server.get("/api/games?limit=100")["games"]
+    assert len(played) == 4 and {g["withheld"] for g in played} == {None}
+    assert all(set(s["bot"] for s in g["seats"]) == set("abcd") for g in played)
+    standings = {row["name"]: row for row in server.get("/api/standings")["bots"]}
+    assert standings["e"]["status"] == "banned" and standings["e"]["games"] == 0
+    assert server.terminate() == 0
+
+
+def test_an_events_standings_list_its_entrants_not_every_account(server: ServerProcess) -> None:
+    for name in ("a", "b", "c", "d", "outsider"):
+        server.add_bot(name)
+    server.start()
+    rows = {row["name"]: row for row in server.get("/api/standings")["bots"]}
+    # They listed every account (a bot not entered, which can never play) and left out an
+    # entrant without an account yet, whose absence the organiser needs to see.
+    assert set(rows) == set(ENTRANTS)
+    assert rows["e"]["status"] == "unknown" and rows["a"]["status"] == "active"
+    assert server.terminate() == 0
+
+
+def test_an_entrant_named_twice_is_named_in_one_line() -> None:
+    with pytest.raises(ConfigError) as caught:
+        server_config_from_dict({"event": {"entrants": ["a", "b", "c", "d", "b", "a"]}})
+    # It printed the whole list ("event entrants ['a', ...] name a bot twice"), not which bot.
+    assert str(caught.value) == (
+        "server config: event.entrants names 'a', 'b' more than once; list each bot once"
+    )
