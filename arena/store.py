@@ -218,6 +218,12 @@ def unreadable(path: Path | str, error: sqlite3.DatabaseError) -> str:
             f"{path}: the database is locked by another program ({error}, for "
             f"{_BUSY_TIMEOUT_MS // 1000} s); try again once it lets go"
         )
+    if name.startswith(("SQLITE_FULL", "SQLITE_IOERR")) and "READ" not in name:
+        # The file may well be the arena's: the disk refused a write (full, over a size limit).
+        return (
+            f"{path}: cannot write the database ({error}); make room (or fix the disk) and "
+            "try again"
+        )
     if name.startswith("SQLITE_CORRUPT"):
         return (
             f"{path}: the database is damaged ({error}); "
@@ -284,8 +290,17 @@ def lock_database(path: Path, command: str) -> int:
         if same:
             break
         os.close(fd)
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{command} (pid {os.getpid()})".encode(), 0)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{command} (pid {os.getpid()})".encode(), 0)
+    except OSError as e:
+        # A full disk: said as the database's folder, not as our output (the CLI's reading of a
+        # bare ENOSPC), and no empty lock file left behind.
+        unlock_database(path, fd)
+        raise ConfigError(
+            f"--db {path}: cannot write its lock file {lock_path} ({e.strerror}); make room "
+            "(or fix the disk) and try again"
+        ) from None
     return fd
 
 

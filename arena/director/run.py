@@ -33,6 +33,7 @@ import math
 import shutil
 import signal
 import socket
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -63,6 +64,7 @@ __all__ = [
     "STARTUP_TIMEOUT_S",
     "Reporter",
     "RunOutcome",
+    "StoreWriteError",
     "Table",
     "first_arena_error",
     "open_run_store",
@@ -126,6 +128,11 @@ class RunOutcome:
     after_stop: int = 0
     """Of ``played``, the games stored after ``on_record`` asked to stop: they were in play
     then, and were finished rather than thrown away (a sequential test's after its decision)."""
+
+
+class StoreWriteError(ArenaError):
+    """The database or the output folder refused a write the run needs (a full disk): the run
+    stops, bots and referee stopped as on Ctrl-C, and what was stored stays for the resume."""
 
 
 @dataclass(frozen=True)
@@ -343,6 +350,8 @@ class _Director:
         self.on_record = on_record
         self.claimed = False
         self.played = 0
+        self._done = 0
+        """Games of the run already stored when this call started."""
         self._unplayed: int | None = None
         """Games of the schedule not yet finished (None: an open-ended run, a sequential test)."""
         self.interrupted = False
@@ -387,6 +396,7 @@ class _Director:
         from arena.referee import RefereeThread  # the referee brings grpc; load it only to play
 
         self._unplayed = None if self.total is None else self.total - done
+        self._done = done
         accounts = Accounts()
         referee = RefereeThread(_referee_config(self.config), accounts)
         try:
@@ -470,10 +480,32 @@ class _Director:
         # A sequential test is open-ended (NULL, as the schema says): its total here is only this
         # start's --max-boards, which is not part of the run and may differ at the next start.
         total = None if self.kind == SPRT_FORMAT else self.total
-        self.store.claim(self.run_id, self.kind, self.identity, total)
+        try:
+            self.store.claim(self.run_id, self.kind, self.identity, total)
+        except sqlite3.OperationalError as e:
+            raise self._cannot_write(f"record the run in {self.config.db}", e) from None
         self.claimed = True
-        self.config.out.mkdir(parents=True, exist_ok=True)
-        write_missing_replays(self.store, self.run_id, self.config.out)
+        try:
+            self.config.out.mkdir(parents=True, exist_ok=True)
+            write_missing_replays(self.store, self.run_id, self.config.out)
+        except OSError as e:
+            raise self._cannot_write(f"write the replays under {self.config.out}", e) from None
+
+    def _cannot_write(self, what: str, error: Exception, stored: int = 0) -> StoreWriteError:
+        """The one line of a write the run cannot do (a full disk): what, why, what is kept and
+        how to carry on. A traceback said none of it, and a full disk is no bad input."""
+        why = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        if not self.claimed:
+            return StoreWriteError(
+                f"cannot {what}: {why}; nothing was stored: make room (or fix the disk) and "
+                "run the command again"
+            )
+        games = self._done + self.played + stored
+        kept = f"{games} game{'' if games == 1 else 's'} of the run {'is' if games == 1 else 'are'}"
+        return StoreWriteError(
+            f"cannot {what}: {why}; {kept} stored in {self.config.db}: make room (or fix the "
+            "disk) and run the same command again to resume"
+        )
 
     def check_output(self) -> None:
         """After the reporter was told something: if its reader has gone, stop the run."""
@@ -597,12 +629,25 @@ class _Director:
     def _write(self, item: _GameDone | BotExit) -> None:
         assert self.store is not None
         if isinstance(item, BotExit):
-            self.store.save_crash(self.run_id, item.bot, item.at, item.exit_code, item.stderr)
+            try:
+                self.store.save_crash(self.run_id, item.bot, item.at, item.exit_code, item.stderr)
+            except sqlite3.OperationalError as e:
+                raise self._cannot_write(f"store a crash of bot {item.bot}", e) from None
             return
         # The database first: a replay file then always has its game stored. A stop between the
         # two leaves a stored game without a replay, which the next start writes (_claim).
-        self.store.save_game(self.run_id, item.table.index, item.record, item.crashed)
-        write_replay(self.config.out, item.table.index, item.record)
+        table_id = item.record.spec.table_id
+        try:
+            self.store.save_game(self.run_id, item.table.index, item.record, item.crashed)
+        except sqlite3.OperationalError as e:
+            # A full disk or a failing one (a bug's IntegrityError stays a traceback). Rolled
+            # back whole (the store's transaction): the game is played again on resume.
+            raise self._cannot_write(f"store game {table_id}", e) from None
+        try:
+            write_replay(self.config.out, item.table.index, item.record)
+        except OSError as e:
+            # The game is stored; the resume writes its replay (_claim).
+            raise self._cannot_write(f"write the replay of game {table_id}", e, 1) from None
 
     def _crashed_seats(self, record: GameRecord) -> dict[int, BotExit]:
         """Seats whose bot process died while the table ran (the referee was told of it, see

@@ -182,8 +182,10 @@ def _run_sprt(
         ):
             test.update(board_score(boards[next_board], a, b))
             next_board += 1
+            if replaying:
+                continue  # said once, below: a resumed test repeated its every status line
             on_board(test)
-            if test.decision is not SprtDecision.CONTINUE and not replaying:
+            if test.decision is not SprtDecision.CONTINUE:
                 reporter.note(
                     f"{test.decision.value} at board {next_board}: no new game starts; the "
                     "games in play are finished and stored, not counted by the test"
@@ -193,6 +195,8 @@ def _run_sprt(
     for index in sorted(stored):
         feed(index, stored[index])
     replaying = False
+    if test.boards:
+        on_board(test)  # where the stored boards leave the test, once
     finished = test.decision is not SprtDecision.CONTINUE or next_board >= max_boards
     if finished:
         if store is not None:
