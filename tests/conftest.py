@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import settings
@@ -21,6 +22,9 @@ from hypothesis import settings
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.referee import RefereeConfig, RefereeThread, TokenAccounts
 from arena.referee.loop import run as run_loop
+
+if TYPE_CHECKING:
+    from test_client_e2e import Procs
 
 BOTS_DIR = Path(__file__).parent / "bots"
 RAW_BOT = BOTS_DIR / "raw_bot.py"
@@ -165,3 +169,15 @@ def recorded_messages(log: Path, timeout_s: float) -> list[bot_pb.PlayResponse]:
             return messages
         assert time.monotonic() < deadline, "the bot never got the end of its game"
         time.sleep(0.01)
+
+
+@pytest.fixture
+def procs(tmp_path: Path) -> Iterator[Procs]:
+    """Bot processes (test_client_e2e's ``Procs``), always stopped at the end of the test."""
+    from test_client_e2e import Procs  # here: that module imports this one
+
+    p = Procs(tmp_path)
+    try:
+        yield p
+    finally:
+        p.stop_all()

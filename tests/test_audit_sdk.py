@@ -11,7 +11,6 @@ import os
 import subprocess
 import sys
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,16 +27,6 @@ from arena.table import Clocks, FaultKind, TableSpec
 LOBBY_WAIT_MS = 30_000
 GAME_TIMEOUT_S = 120.0
 """A guard against a hang, not a measure: each of these ends in well under a second."""
-
-
-@pytest.fixture
-def procs(tmp_path: Path) -> Iterator[Procs]:
-    """Bot processes (test_client_e2e's), always stopped at the end of the test."""
-    p = Procs(tmp_path)
-    try:
-        yield p
-    finally:
-        p.stop_all()
 
 
 def _bot_env(address: str, token: str, name: str, **extra: str) -> dict[str, str]:

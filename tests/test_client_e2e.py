@@ -106,16 +106,6 @@ class Procs:
 
 
 @pytest.fixture
-def procs(tmp_path: Path) -> Iterator[Procs]:
-    """Bot processes, always stopped at the end of the test."""
-    p = Procs(tmp_path)
-    try:
-        yield p
-    finally:
-        p.stop_all()
-
-
-@pytest.fixture
 def referee() -> Iterator[RefereeThread]:
     """A referee on its own thread, with one token per bot name used in these tests."""
     ref = RefereeThread(RefereeConfig(), {token: name for name, token in TOKENS.items()})

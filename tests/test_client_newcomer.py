@@ -11,7 +11,7 @@ import os
 import random
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -26,16 +26,6 @@ from arena.table import Clocks, FaultKind, FaultPolicy, GameRecord, TableSpec
 
 LOBBY_WAIT_MS = 30_000
 GAME_TIMEOUT_S = 120.0
-
-
-@pytest.fixture
-def procs(tmp_path: Path) -> Iterator[Procs]:
-    """Bot processes (test_client_e2e's), always stopped at the end of the test."""
-    p = Procs(tmp_path)
-    try:
-        yield p
-    finally:
-        p.stop_all()
 
 
 def _one_table(
