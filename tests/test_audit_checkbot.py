@@ -11,10 +11,9 @@ import re
 import sys
 from pathlib import Path
 
-import typer
+from test_checkbot import checkbot_app
 from typer.testing import CliRunner
 
-from arena.checkbot import register
 from arena.checkbot.driver import CheckOptions
 from arena.checkbot.run import CheckReport, Verdict, run_check
 from arena.table import Clocks
@@ -283,22 +282,11 @@ def test_a_forced_move_left_unanswered_is_named(tmp_path: Path) -> None:
     }
 
 
-def _app() -> typer.Typer:
-    app = typer.Typer()
-
-    @app.callback()
-    def main() -> None:
-        """The arena CLI, reduced to check-bot."""
-
-    register(app)
-    return app
-
-
 def test_a_name_too_long_for_a_hello_is_a_usage_error() -> None:
     # It was passed on to the bot, whose Hello then failed the handshake for the flag's name.
     runner = CliRunner()
     done = runner.invoke(
-        _app(), ["check-bot", "--only", "handshake", "--name", "n" * 65, "--", *GOOD]
+        checkbot_app(), ["check-bot", "--only", "handshake", "--name", "n" * 65, "--", *GOOD]
     )
     assert done.exit_code == 2, done.output
     assert done.output == (
@@ -310,7 +298,7 @@ def test_a_command_quoted_as_one_word_is_told_how_to_give_it() -> None:
     # `arena run --bot x="python bot.py"` takes one string; check-bot takes words after `--`.
     runner = CliRunner()
     bot = "python sample_bots/lowcard.py"
-    done = runner.invoke(_app(), ["check-bot", "--", bot])
+    done = runner.invoke(checkbot_app(), ["check-bot", "--", bot])
     assert done.exit_code == 2, done.output
     assert done.output == (
         f"arena: error: bot command {bot!r} does not exist: give the program and its "

@@ -312,13 +312,14 @@ def test_a_command_that_exits_at_once_cannot_start(tmp_path: Path) -> None:
             r"\(its last output: cannot find my model\)",
             said,
         ), said
-    done = CliRunner().invoke(_app(), ["check-bot", "--", *command])
+    done = CliRunner().invoke(checkbot_app(), ["check-bot", "--", *command])
     assert done.exit_code == 2
     assert done.output.startswith("arena: error: the bot's command cannot start: ")
     assert done.output.count("\n") == 1 and "within" not in done.output
 
 
-def _app() -> typer.Typer:
+def checkbot_app() -> typer.Typer:
+    """The arena CLI, reduced to check-bot (for typer's CliRunner)."""
     app = typer.Typer()
 
     @app.callback()
@@ -331,7 +332,7 @@ def _app() -> typer.Typer:
 
 def test_cli_exit_codes_and_lines(tmp_path: Path) -> None:
     runner = CliRunner()
-    app = _app()
+    app = checkbot_app()
     missing = runner.invoke(app, ["check-bot", "--", "no-such-bot-command-xyz"])
     assert missing.exit_code == 2
     assert "bot command 'no-such-bot-command-xyz' is not found on PATH" in missing.output
@@ -406,7 +407,7 @@ def test_the_cli_keeps_its_temporary_log_only_when_it_names_it(
     # Without --log the bot's output goes to a temp file, named only when a check fails: every
     # passing run, and every bot that could not start, left one behind in the temp folder.
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    runner, app = CliRunner(), _app()
+    runner, app = CliRunner(), checkbot_app()
     passing = runner.invoke(app, ["check-bot", "--only", "following suit", "--", *broken("good")])
     assert passing.exit_code == 0, passing.output
     exited = runner.invoke(app, ["check-bot", "--", sys.executable, "-c", EXITS_AT_ONCE])
