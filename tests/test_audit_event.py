@@ -5,6 +5,7 @@ one line."""
 from __future__ import annotations
 
 import json
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -53,6 +54,25 @@ def test_an_event_whose_tables_left_all_seat_a_banned_entrant_is_over(
     assert all(set(s["bot"] for s in g["seats"]) == set("abcd") for g in played)
     standings = {row["name"]: row for row in server.get("/api/standings")["bots"]}
     assert standings["e"]["status"] == "banned" and standings["e"]["games"] == 0
+    assert server.terminate() == 0
+
+
+def test_an_offline_ban_of_the_entrant_every_table_left_waits_for_ends_the_event(
+    server: ServerProcess,
+) -> None:
+    # e never comes: a to d play the one group without it, then wait in the lobby for tables
+    # that all need e. A ban from the offline CLI then changed nothing the ladder heard of (no
+    # table ended, no bot came or went), and the event stayed open with a to d waiting.
+    tokens = {name: server.add_bot(name) for name in ENTRANTS}
+    server.start()
+    bots = [server.bot(name, tokens[name], "low") for name in "abcd"]
+    deadline = time.monotonic() + 120
+    while server.get("/api/health")["event"]["done"] < 4:
+        assert time.monotonic() < deadline, "the group without e did not finish"
+        time.sleep(0.2)
+    server.cli_here("bots", "ban", "e", "--db", str(server.db), "--reason", "absent")
+    assert [bot.wait(timeout=120) for bot in bots] == [0, 0, 0, 0]
+    assert server.get("/api/health")["ladder"] == "over"
     assert server.terminate() == 0
 
 

@@ -79,9 +79,11 @@ PR_SET_PDEATHSIG = 1
 PARENT_CHECK_S = 1.0
 """Elsewhere, how often the fit's worker looks whether the server is still there."""
 STATUS_TTL_S = 1.0
+"""Longest time the ladder trusts its copy of the account statuses."""
+EVENT_LOOK_S = 5.0
+"""How often an event's ladder looks again with nothing else to wake it (see _event_clock)."""
 STANDINGS_TTL_S = 1.0
 """Longest time the page's standings are served from the last computation."""
-"""Longest time the ladder trusts its copy of the account statuses."""
 RECENT_FINISHED = 50
 """Finished tables remembered in memory for the health figures."""
 CRASH_REASON = "the referee failed while hosting this table ({error}); it is not rated"
@@ -746,15 +748,19 @@ class Competition:
             await asyncio.sleep(interval)
 
     async def _event_clock(self) -> None:
+        """Wake the ladder at the event's start and end, and every :data:`EVENT_LOOK_S` between:
+        a ban from the offline CLI (``arena bots ban``) of an entrant that every table left
+        waits for changes nothing the ladder hears of (no table ends, no bot comes or goes), and
+        the event stayed open, its other entrants waiting in the lobby."""
         event = self.config.event
         assert event is not None
-        for moment in (event.start, event.end):
-            if moment is not None:
-                delay = moment - self._clock()
-                if delay > 0:
-                    await asyncio.sleep(delay)
+        moments = [m for m in (event.start, event.end) if m is not None]
+        while True:
+            ahead = [m - self._clock() for m in moments]
+            await asyncio.sleep(max(0.0, min([EVENT_LOOK_S, *(d for d in ahead if d > 0)])))
+            if any(d > 0 and m <= self._clock() for d, m in zip(ahead, moments, strict=True)):
                 log.info("event clock", extra={"state": self.state.value})
-                self.poke()
+            self.poke()
 
     # ---- stopping ---------------------------------------------------------------------------
 
