@@ -429,6 +429,19 @@ def _guard(action: Callable[[], T], db: Path | None = None, run_id: str | None =
         _fail(_interrupted_text(db, run_id), EXIT_INTERRUPTED)
 
 
+def _reading(db: Path, action: Callable[[], T]) -> T:
+    """Run ``action``, which reads ``db``: a SQLite error on the way (a database damaged, or
+    locked since it was opened) is the store's one line (:func:`arena.store.unreadable`)."""
+    import sqlite3
+
+    from arena.store import StoreError, unreadable
+
+    try:
+        return action()
+    except sqlite3.DatabaseError as e:
+        raise StoreError(unreadable(db, e)) from None
+
+
 def _interrupted_text(db: Path | None, run_id: str | None = None) -> str:
     """What a command stopped by Ctrl-C says (see :func:`_guard`)."""
     from arena.store import not_made
@@ -866,21 +879,16 @@ def replay(
     ] = False,
 ) -> None:
     """Print a stored game trick by trick: the deal, the passes, every card and fault."""
-    import sqlite3
-
     from arena.director.replay import replay_text
-    from arena.store import Store, StoreError, replay_lines, unreadable
+    from arena.store import Store, replay_lines
     from arena.table import GameRecord
 
     def load() -> tuple[int, GameRecord]:
-        try:
-            with Store.open(db, create=False) as store:
-                _, number, record = store.find_game(game)
-        except sqlite3.DatabaseError as e:  # damaged, or locked since it was opened
-            raise StoreError(unreadable(db, e)) from None
+        with Store.open(db, create=False) as store:
+            _, number, record = store.find_game(game)
         return number, record
 
-    number, record = _guard(load)
+    number, record = _guard(lambda: _reading(db, load))
     if as_json:
         for line in replay_lines(record):
             typer.echo(json.dumps(line, separators=(",", ":")))
@@ -941,10 +949,8 @@ def ratings(
     ] = None,
 ) -> None:
     """Rate the bots of a database: Elo with intervals clustered by board."""
-    import sqlite3
-
     from arena.config import MAX_SEED
-    from arena.store import Store, StoreError, load_results, unreadable
+    from arena.store import Store, load_results
 
     formats = {"table": "text", "text": "text", "json": "json", "csv": "csv"}
     if run_id == "":  # would rate every run, as if --run were not given
@@ -1025,13 +1031,7 @@ def ratings(
                 f"--plot {plot}: cannot write {e.filename} ({e.strerror}); give another file"
             ) from None
 
-    def rate_or_refuse() -> None:
-        try:
-            rate()
-        except sqlite3.DatabaseError as e:  # damaged, or locked since it was opened
-            raise StoreError(unreadable(db, e)) from None
-
-    _guard(rate_or_refuse)
+    _guard(lambda: _reading(db, rate))
 
 
 def _check_plot(plot: Path) -> None:

@@ -41,6 +41,7 @@ __all__ = [
     "StoreError",
     "check_writable",
     "config_differences",
+    "is_busy",
     "load_results",
     "replay_lines",
     "write_replay",
@@ -206,13 +207,23 @@ def check_regular(path: Path) -> None:
         raise StoreError(f"{path}: {what}, not a database file")
 
 
+def is_busy(error: BaseException) -> bool:
+    """Whether an error is SQLite's "database is locked": another connection held the lock past
+    the busy timeout (the write may succeed when tried again)."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if not isinstance(error, sqlite3.OperationalError) or code is None:
+        return False
+    # The extended codes (SQLITE_BUSY_SNAPSHOT, ...) keep the primary code in the low byte.
+    return (code & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
 def unreadable(path: Path | str, error: sqlite3.DatabaseError) -> str:
     """What to say of a file SQLite could not use: not there to be made, held by another
     program, damaged, or not a database."""
     if isinstance(error, sqlite3.OperationalError) and "unable to open" in str(error):
         return f"{path}: cannot open or create a database there ({error})"
     name = getattr(error, "sqlite_errorname", "")
-    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+    if is_busy(error):
         # Not "not a database": another program holds it locked past the busy timeout.
         return (
             f"{path}: the database is locked by another program ({error}, for "

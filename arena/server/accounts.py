@@ -23,7 +23,7 @@ from enum import Enum
 from pathlib import Path
 
 from arena.errors import ArenaError, ConfigError
-from arena.store import StoreError, check_ours, check_regular, unreadable
+from arena.store import StoreError, check_ours, check_regular, is_busy, unreadable
 
 __all__ = [
     "BAN_NOTE",
@@ -382,7 +382,7 @@ class _transaction:
         try:
             self._conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as e:
-            if e.sqlite_errorcode not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+            if not is_busy(e):
                 raise
             # A traceback ("database is locked") said nothing of what to do.
             raise AccountsBusy(

@@ -45,7 +45,6 @@ from arena.server.ledger import (
     LedgerDB,
     LedgerReader,
     interrupted_record,
-    is_busy,
     is_rated,
     read_only,
     read_rated_results,
@@ -61,6 +60,7 @@ from arena.server.matchmaking import (
     prune_owed,
 )
 from arena.server.webapp import AdminError, NotFoundError
+from arena.store import is_busy
 from arena.table import GameRecord, TableSpec, Termination
 
 __all__ = [

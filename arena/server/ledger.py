@@ -42,6 +42,7 @@ from arena.store import (
     COMPETITION_KINDS,
     Store,
     config_differences,
+    is_busy,
     lock_database,
     result_of,
     results_where,
@@ -57,7 +58,6 @@ __all__ = [
     "Ledger",
     "LedgerDB",
     "interrupted_record",
-    "is_busy",
     "is_rated",
     "read_only",
     "read_rated_results",
@@ -116,16 +116,6 @@ def read_only(path: Path | str, timeout_s: float = _BUSY_TIMEOUT_S) -> sqlite3.C
     """
     uri = f"{Path(path).resolve().as_uri()}?mode=ro"
     return sqlite3.connect(uri, uri=True, timeout=timeout_s, check_same_thread=False)
-
-
-def is_busy(error: BaseException) -> bool:
-    """Whether an error is SQLite's "database is locked": another connection held the lock past
-    the busy timeout (the write may succeed when tried again)."""
-    code = getattr(error, "sqlite_errorcode", None)
-    if not isinstance(error, sqlite3.OperationalError) or code is None:
-        return False
-    # The extended codes (SQLITE_BUSY_SNAPSHOT, ...) keep the primary code in the low byte.
-    return (code & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 def is_rated(record: GameRecord) -> bool:
