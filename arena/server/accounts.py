@@ -35,6 +35,7 @@ __all__ = [
     "AccountStatus",
     "AccountStore",
     "AccountsBusy",
+    "Change",
     "Identity",
     "hash_token",
 ]
@@ -105,6 +106,21 @@ class Account:
 
 
 @dataclass(frozen=True)
+class Change:
+    """What a ban or a revoke did to an account."""
+
+    status: AccountStatus
+    """Its status now."""
+    note: str
+    """Its reason now."""
+    already: bool
+    """Whether it was so before (banned; or its token revoked), so that at most its reason
+    changed: a second revoke said "token revoked" as if the first had not been made."""
+    note_changed: bool
+    """Whether its reason changed."""
+
+
+@dataclass(frozen=True)
 class Identity:
     """What a token says: whose it is and whether that bot may play."""
 
@@ -145,6 +161,23 @@ def check_note(note: str | None) -> str | None:
             "reason is told to the bot when it is refused, and a refusal carries no more)"
         )
     return note
+
+
+def _same_but_case(conn: sqlite3.Connection, name: str) -> list[str]:
+    """The other accounts whose names equal ``name`` apart from case (names are ASCII, which
+    NOCASE folds)."""
+    rows = conn.execute(
+        "SELECT name FROM server_bots WHERE name = ? COLLATE NOCASE AND name != ? ORDER BY name",
+        (name, name),
+    ).fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def _unknown(conn: sqlite3.Connection, name: str) -> AccountError:
+    """The error for a name no account has, naming one that differs only in case."""
+    near = _same_but_case(conn, name)
+    hint = f" (names are exact: did you mean {' or '.join(map(repr, near))}?)" if near else ""
+    return AccountError(f"no bot named {name!r}{hint}; `arena bots list` shows them")
 
 
 def connect(db: Path | str) -> sqlite3.Connection:
@@ -213,7 +246,8 @@ class AccountStore:
     ) -> str:
         """Add a bot (or give an existing one a new token) and return its token, shown only now.
 
-        A new token for a bot that does not exist is refused, as is adding one that does.
+        A new token for a bot that does not exist is refused, as is adding one that does, or
+        one whose name equals another's apart from case.
 
         ``deliver`` is handed the token before the change is committed: if it raises (the token
         could not be shown), the change is rolled back and the error propagates, so that no
@@ -225,11 +259,26 @@ class AccountStore:
         now = time.time()
         with _transaction(conn):
             row = conn.execute("SELECT status FROM server_bots WHERE name = ?", (name,)).fetchone()
+            near = _same_but_case(conn, name) if row is None else []
             if row is None and new_token_for_existing:
                 # A mistyped name must not become a new account with a token nobody asked for.
+                hint = f"did you mean {' or '.join(map(repr, near))}? " if near else ""
                 raise AccountError(
-                    f"there is no bot {name!r} to give a new token (`arena bots list` shows "
-                    "the bots); to add it, leave out --new-token"
+                    f"there is no bot {name!r} to give a new token ({hint}`arena bots list` "
+                    "shows the bots); to add it, leave out --new-token"
+                )
+            if near:
+                # `Foo` beside `foo`: two bots that standings, logs and people tell apart only by
+                # case. Exact names stay exact (a database that has both keeps working).
+                taken = (
+                    f"bot {near[0]!r} already exists"
+                    if len(near) == 1
+                    else f"bots {' and '.join(map(repr, near))} already exist"
+                )
+                raise AccountError(
+                    f"{taken}, and {name!r} differs only in case; choose a name that differs in "
+                    f"more than case (or, to replace {near[0]!r}'s token, add {near[0]!r} with "
+                    "--new-token)"
                 )
             if row is None:
                 conn.execute(
@@ -258,54 +307,68 @@ class AccountStore:
                 deliver(token)
         return token
 
-    def revoke(self, name: str, note: str | None = None) -> AccountStatus:
+    def revoke(self, name: str, note: str | None = None) -> Change:
         """Forget a bot's token: it identifies nobody from now on (``note``: why; None keeps
-        the note the account has). A banned bot stays banned; its status now."""
+        the note the account has). A banned bot stays banned; what changed."""
         # Made revoked, a banned bot lost its ban: the new token `bots add --new-token` gives a
         # revoked bot made it active, with no unban.
         check_note(note)
-        banned = self.get(name).status is AccountStatus.BANNED
-        status = AccountStatus.BANNED if banned else AccountStatus.REVOKED
-        self._set(name, status, note, forget_token=True)
-        return status
+        conn = self._connection()
+        with _transaction(conn):
+            status, old_note, token_hash = self._row(conn, name)
+            if status is not AccountStatus.BANNED:
+                status = AccountStatus.REVOKED
+            new_note = old_note if note is None else note
+            conn.execute(
+                "UPDATE server_bots SET status = ?, note = ?, changed_at = ?, token_hash = NULL"
+                " WHERE name = ?",
+                (status.value, new_note, time.time(), name),
+            )
+        return Change(status, new_note, token_hash is None, new_note != old_note)
 
-    def ban(self, name: str, note: str | None = None) -> None:
+    def ban(self, name: str, note: str | None = None) -> Change:
         """Refuse a bot's token (its results stay; ``note``: why; None keeps the note the
         account has, so that a second ban without a reason does not wipe the first's; with no
-        note at all, :data:`BAN_NOTE`)."""
+        note at all, :data:`BAN_NOTE`); what changed."""
         check_note(note)
-        if not note and not self.get(name).note:
-            # Else the refused bot heard only "(banned)", and `bots list` showed no reason.
-            note = BAN_NOTE
-        self._set(name, AccountStatus.BANNED, note or None)
+        conn = self._connection()
+        with _transaction(conn):
+            status, old_note, _ = self._row(conn, name)
+            # Without a note, else the refused bot heard only "(banned)", and `bots list` showed
+            # no reason.
+            new_note = note or old_note or BAN_NOTE
+            conn.execute(
+                "UPDATE server_bots SET status = ?, note = ?, changed_at = ? WHERE name = ?",
+                (AccountStatus.BANNED.value, new_note, time.time(), name),
+            )
+        already = status is AccountStatus.BANNED
+        return Change(AccountStatus.BANNED, new_note, already, new_note != old_note)
 
     def unban(self, name: str) -> AccountStatus:
         """Let a banned bot play again; its status now: ACTIVE, or REVOKED for a bot whose token
         was revoked before the ban (it has none to play with until it is given a new one)."""
-        account = self.get(name)
-        if account.status is not AccountStatus.BANNED:
-            raise AccountError(f"bot {name!r} is not banned (it is {account.status.value})")
-        conn = self._connection()
-        row = conn.execute("SELECT token_hash FROM server_bots WHERE name = ?", (name,)).fetchone()
-        # Unbanned as "active", a revoked bot was listed as one that may play, with no token
-        # that could (and `bots add` then called it active, not revoked).
-        status = AccountStatus.ACTIVE if row is not None and row[0] else AccountStatus.REVOKED
-        self._set(name, status, "")
-        return status
-
-    def _set(
-        self, name: str, status: AccountStatus, note: str | None, forget_token: bool = False
-    ) -> None:
         conn = self._connection()
         with _transaction(conn):
-            cursor = conn.execute(
-                "UPDATE server_bots SET status = ?, note = COALESCE(?, note), changed_at = ?"
-                + (", token_hash = NULL" if forget_token else "")
-                + " WHERE name = ?",
-                (status.value, note, time.time(), name),
+            status, _, token_hash = self._row(conn, name)
+            if status is not AccountStatus.BANNED:
+                raise AccountError(f"bot {name!r} is not banned (it is {status.value})")
+            # Unbanned as "active", a revoked bot was listed as one that may play, with no token
+            # that could (and `bots add` then called it active, not revoked).
+            now = AccountStatus.ACTIVE if token_hash else AccountStatus.REVOKED
+            conn.execute(
+                "UPDATE server_bots SET status = ?, note = '', changed_at = ? WHERE name = ?",
+                (now.value, time.time(), name),
             )
-            if cursor.rowcount == 0:
-                raise AccountError(f"no bot named {name!r}; `arena bots list` shows them")
+        return now
+
+    def _row(self, conn: sqlite3.Connection, name: str) -> tuple[AccountStatus, str, bytes | None]:
+        """(status, note, token hash) of a bot, or an :class:`AccountError` naming none."""
+        row = conn.execute(
+            "SELECT status, note, token_hash FROM server_bots WHERE name = ?", (name,)
+        ).fetchone()
+        if row is None:
+            raise _unknown(conn, name)
+        return AccountStatus(row[0]), str(row[1]), None if row[2] is None else bytes(row[2])
 
     def get(self, name: str) -> Account:
         """One account by name."""
@@ -314,7 +377,7 @@ class AccountStore:
             "SELECT name, status, note, created_at FROM server_bots WHERE name = ?", (name,)
         ).fetchone()
         if row is None:
-            raise AccountError(f"no bot named {name!r}; `arena bots list` shows them")
+            raise _unknown(conn, name)
         return Account(row[0], AccountStatus(row[1]), row[2], row[3])
 
     def accounts(self) -> list[Account]:

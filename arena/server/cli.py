@@ -335,7 +335,9 @@ bots_app = typer.Typer(
 
 @bots_app.command("add")
 def bots_add(
-    name: str = typer.Argument(..., help="The bot's name, as shown in standings."),
+    name: str = typer.Argument(
+        ..., help="The bot's name, as shown in standings (no two may differ only in case)."
+    ),
     db: Path = _DB,
     new_token: bool = typer.Option(
         False, "--new-token", help="Give an existing bot a new token (the old one stops working)."
@@ -449,8 +451,18 @@ def bots_revoke(
     """Forget a bot's token: it no longer identifies anyone (its results stay)."""
 
     def revoke(accounts: AccountStore) -> str:
-        banned = accounts.revoke(name, reason) is AccountStatus.BANNED
-        return f"bot {name!r}: token revoked" + (" (it stays banned)" if banned else "")
+        change = accounts.revoke(name, reason)
+        banned = " (it stays banned)" if change.status is AccountStatus.BANNED else ""
+        if not change.already:
+            return f"bot {name!r}: token revoked{banned}"
+        # Exit 0 as for a second ban: the token is gone, as asked; but nothing was revoked now.
+        already = f"bot {name!r}: its token was already revoked{banned}"
+        if change.note_changed:
+            return f"{already}; reason now {change.note!r}"
+        return (
+            f"{already}, so nothing changed; to give it a new one: "
+            f"`arena bots add {name} --new-token --db {db}`"
+        )
 
     _account_change(db, revoke, "")
 
@@ -468,7 +480,16 @@ def bots_ban(
     ] = None,
 ) -> None:
     """Refuse a bot from its next connection on (`arena admin ban` also ends live sessions)."""
-    _account_change(db, lambda a: a.ban(name, reason), f"bot {name!r}: banned")
+
+    def ban(accounts: AccountStore) -> str:
+        change = accounts.ban(name, reason)
+        if not change.already:
+            return f"bot {name!r}: banned"
+        if change.note_changed:
+            return f"bot {name!r}: already banned; reason now {change.note!r}"
+        return f"bot {name!r}: already banned (reason {change.note!r}), so nothing changed"
+
+    _account_change(db, ban, "")
 
 
 @bots_app.command("unban")

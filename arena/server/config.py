@@ -365,6 +365,19 @@ def _when(value: Any, key: str) -> float | None:
     )
 
 
+def _as_written(value: Any, moment: float) -> str:
+    """An event time as the file spells it, with the time in UTC after it when the file gave
+    another offset (so that two times in different offsets can be compared)."""
+    written = value if isinstance(value, dt.datetime) else dt.datetime.fromisoformat(str(value))
+    shown = toml_spelling(value)
+    if isinstance(value, dt.datetime) and written.utcoffset() == dt.timedelta(0):
+        shown = shown.replace("+00:00", "Z")  # as the file most likely spelt it
+    if not written.utcoffset():  # UTC, or no offset (read as UTC)
+        return shown
+    utc = dt.datetime.fromtimestamp(moment, dt.UTC).isoformat().replace("+00:00", "Z")
+    return f"{shown} ({utc})"
+
+
 def _event(data: Any, players: int) -> EventConfig:
     if not isinstance(data, Mapping):
         raise ConfigError("server config: [event] must be a table")
@@ -426,7 +439,12 @@ def _event(data: Any, players: int) -> EventConfig:
         end=_when(data.get("end"), "end"),
     )
     if event.start is not None and event.end is not None and event.end <= event.start:
-        raise ConfigError("server config: event.end must come after event.start")
+        # Both times shown: "must come after" alone left the mistake (a date, an offset) to find.
+        raise ConfigError(
+            f"server config: event.end = {_as_written(data['end'], event.end)} is not after "
+            f"event.start = {_as_written(data['start'], event.start)}; give an end later than "
+            "the start, or leave end out to play the whole schedule"
+        )
     if not 1 <= event.boards <= MAX_BOARDS:
         raise ConfigError(f"server config: event.boards = {event.boards}; give 1 to {MAX_BOARDS}")
     # Counted before the schedule is made: a large one would take the memory and the time of
