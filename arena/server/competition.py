@@ -149,26 +149,37 @@ class LadderState(Enum):
 
 
 class LiveRatings:
-    """The live rating for matchmaking: OpenSkill Plackett-Luce, updated game by game."""
+    """The live rating for matchmaking: OpenSkill Plackett-Luce, updated game by game.
+
+    Updated in the ledger's writer thread, as each game is stored (so that it counts exactly
+    the games the database holds), and read in the loop: hence the lock.
+    """
 
     def __init__(self, saved: Mapping[str, tuple[float, float]] | None = None) -> None:
         from openskill.models import PlackettLuce
 
         self._model = PlackettLuce()
         self._ratings: dict[str, Any] = {}
+        self._lock = threading.Lock()
         for name, (mu, sigma) in (saved or {}).items():
             self._ratings[name] = self._model.rating(mu=mu, sigma=sigma, name=name)
 
     def update(self, result: TableResult) -> dict[str, tuple[float, float]]:
         """Apply one table (fewer points is better); returns the changed bots' (mu, sigma)."""
-        teams = [[self._get(name)] for name in result.players]
-        # OpenSkill ranks by score, higher better; points are better low.
-        new = self._model.rate(teams, scores=[-p for p in result.points])
-        changed = {}
-        for name, (rating,) in zip(result.players, new, strict=True):
-            self._ratings[name] = rating
-            changed[name] = (float(rating.mu), float(rating.sigma))
-        return changed
+        with self._lock:
+            teams = [[self._get(name)] for name in result.players]
+            # OpenSkill ranks by score, higher better; points are better low.
+            new = self._model.rate(teams, scores=[-p for p in result.points])
+            changed = {}
+            for name, (rating,) in zip(result.players, new, strict=True):
+                self._ratings[name] = rating
+                changed[name] = (float(rating.mu), float(rating.sigma))
+            return changed
+
+    def counter(self, record: GameRecord) -> Callable[[], dict[str, tuple[float, float]]]:
+        """What counts ``record`` (if rated) when called; for :meth:`LedgerDB.finish`, which
+        calls it once the game is stored."""
+        return lambda: self.update(table_result(record)) if is_rated(record) else {}
 
     def _get(self, name: str) -> Any:
         if name not in self._ratings:
@@ -177,12 +188,14 @@ class LiveRatings:
 
     def get(self, name: str) -> tuple[float, float] | None:
         """A bot's (mu, sigma), or None before its first game."""
-        rating = self._ratings.get(name)
+        with self._lock:
+            rating = self._ratings.get(name)
         return None if rating is None else (float(rating.mu), float(rating.sigma))
 
     def mu(self, name: str) -> float:
         """A bot's mu (the model's starting mu before its first game)."""
-        rating = self._ratings.get(name)
+        with self._lock:
+            rating = self._ratings.get(name)
         return float(rating.mu if rating is not None else self._model.mu)
 
 
@@ -348,8 +361,7 @@ class Competition:
         self._live = LiveRatings(await self.ledger.write(LedgerDB.live))
         for game, record in committed:
             # Committed just before a crash, its live update was not: apply it now.
-            changed = self._live.update(table_result(record)) if is_rated(record) else {}
-            await self.ledger.write(LedgerDB.finish, game, record, changed)
+            await self.ledger.write(LedgerDB.finish, game, record, self._live.counter(record))
         await self.ledger.write(LedgerDB.flush)
         state, tallies, rated, next_game, tables = await self.ledger.write(_load)
         for game, record in interrupted:
@@ -663,19 +675,18 @@ class Competition:
         await self._record(game, record)
 
     async def _record(self, game: int, record: GameRecord) -> None:
-        changed: dict[str, tuple[float, float]] = {}
-        result = None
-        if is_rated(record):
-            result = table_result(record)
-            changed = self._live.update(result)
+        rated = is_rated(record)
         try:
-            # Not given up in a drain: a finished game is worth the wait for the database.
+            # Not given up in a drain: a finished game is worth the wait for the database. The
+            # live rating counts the game as the ledger stores it, not before: a store given up
+            # after minutes of a locked database left it counted here until the next start,
+            # which did not count it (and matchmaking paired by it meanwhile).
             await self.ledger.write_patiently(
                 f"committing game {game}",
                 LedgerDB.finish,
                 game,
                 record,
-                changed,
+                self._live.counter(record),
                 fields={"game": game, "table": record.spec.table_id},
             )
         except Exception:
@@ -689,7 +700,7 @@ class Competition:
         self._games += 1
         for seat, bot in enumerate(record.spec.seats):
             self._tallies.setdefault(bot, BotTally()).add(record, seat, game)
-        if result is not None:
+        if rated:
             self._rated += 1
             self._fit_dirty.set()
         if self.config.event is not None and is_rated(record):
@@ -710,7 +721,7 @@ class Competition:
                 "totals": record.totals,
                 "termination": record.termination.value,
                 "faults": len(record.faults),
-                "rated": result is not None,
+                "rated": rated,
             },
         )
         for listener in self._listeners:
@@ -1036,6 +1047,7 @@ def withhold(record: dict[str, Any], reason: str) -> None:
 
 
 def _slot_of(table_id: str) -> int | None:
+    """An event table's place in the schedule, from its id (``g{N}-e{slot}``)."""
     _, sep, slot = table_id.partition("-e")
     return int(slot) if sep and slot.isdigit() else None
 

@@ -463,28 +463,42 @@ class LedgerDB:
         self,
         game: int,
         record: GameRecord,
-        live: Mapping[str, tuple[float, float]],
+        live: Mapping[str, tuple[float, float]] | Callable[[], Mapping[str, tuple[float, float]]],
     ) -> None:
         """Commit a table's record; its running mark is cleared, with the live ratings it changed,
         in a later commit (the next :meth:`begin` or :meth:`flush`).
+
+        ``live``: the live ratings the game changed, or a function that counts the game in the
+        live ratings and returns those it changed, called here once the game is stored (so that
+        a game whose store is given up, on a database locked for minutes, is never counted in
+        them: a restart would not count it either).
 
         Why later: it saves a synchronous commit per table, and a crash in between is harmless,
         since :meth:`recover` treats a committed game that is still marked exactly so.
 
         Safe to call again for the same game after it raised (a locked database): a game stored
-        is not stored again, nor its mark queued twice.
+        is not stored again, nor counted, nor its mark queued twice. A locked database makes it
+        raise only while the game is not stored.
         """
         stored = self._db.execute(
             "SELECT 1 FROM games WHERE run_id = ? AND game = ?", (self.run_id, game)
         ).fetchone()
         if stored is None:
             self.store.save_game(self.run_id, game, record)
-        # Once only: an attempt that stored the game may have failed in the flush below, and
-        # the caller then tries the whole call again.
+        # Once only: a call that stored the game may have raised in its flush below (an error
+        # other than a lock), and a caller may try the whole call again.
         if all(pending != game for pending, _ in self._pending):
-            self._pending.append((game, dict(live)))
+            changed = live() if callable(live) else live
+            self._pending.append((game, dict(changed)))
         if len(self._pending) >= FLUSH_EVERY:
-            self.flush()
+            try:
+                self.flush()
+            except sqlite3.OperationalError as e:
+                if not is_busy(e):
+                    raise
+                # The game is stored and counted: its mark's clearance waits for the next commit
+                # (a raise here had the caller give up a game that is stored).
+                log.warning(BUSY_WARNING, extra={"game": game, "waiting": "clearing running marks"})
 
     def flush(self) -> None:
         """Commit the pending mark clearances and live ratings."""
