@@ -522,7 +522,8 @@ def _exit_at_once(said: Callable[[], str]) -> Callable[[int, object], None]:
 
 def _reads_only(command: F) -> F:
     """Have a command that only reads (ratings, replay) end at once on Ctrl-C or SIGTERM, with
-    one line and exit code 130, and its usual handlers back once it returns."""
+    one line and exit code 130, and its usual handlers back once it returns (in the `arena`
+    process, one that says its output is complete, to the process's end)."""
 
     @functools.wraps(command)
     def reading(*args: Any, **kwargs: Any) -> Any:
@@ -532,10 +533,17 @@ def _reads_only(command: F) -> F:
         stop = _exit_at_once(lambda: "interrupted")
         before = {sig: signal.signal(sig, stop) for sig in _LOADING_SIGNALS}
         try:
-            return command(*args, **kwargs)
+            result = command(*args, **kwargs)
         finally:
             for sig, handler in before.items():
                 signal.signal(sig, handler)
+        from arena.director.ending import until_exit
+
+        # As Python exits after the output, a Ctrl-C was a traceback and exit code 0.
+        until_exit(
+            _exit_at_once(lambda: "interrupted while exiting; its output is complete"), before
+        )
+        return result
 
     return cast(F, reading)
 
@@ -738,6 +746,11 @@ def _do_run(
             database,
             run_id,
         )
+        # As Python exits after the summary (the referee's threads, the exit hooks), a Ctrl-C was
+        # a traceback and exit code 0: the same line as during the summary, to the end.
+        from arena.director.ending import until_exit
+
+        until_exit(_exit_at_once(lambda: _all_stored_text(outcome.total, settings.db)))
     except KeyboardInterrupt:
         # Between the guarded steps: the same words as in them.
         _fail(_interrupted_text(database, run_id), EXIT_INTERRUPTED)
@@ -1215,6 +1228,10 @@ def sprt(
         else:
             verdict = test.verdict(a, b)
         console.print(verdict, markup=False, highlight=False)
+        # As Python exits after the verdict, a Ctrl-C was a traceback and exit code 0.
+        from arena.director.ending import until_exit
+
+        until_exit(_exit_at_once(lambda: "interrupted while exiting; its output is complete"))
     except KeyboardInterrupt:
         # Between the guarded steps: the same words as in them.
         _fail(_interrupted_text(database), EXIT_INTERRUPTED)

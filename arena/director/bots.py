@@ -5,7 +5,8 @@ one table at a time). A process learns where to connect and who it is from its e
 ``ARENA_ADDRESS``, ``ARENA_TOKEN`` (fresh and random for each process of each run, so that a
 process of an earlier run can never take a seat) and ``ARENA_BOT_NAME``. Its stdout and stderr go
 to one log file per bot, ``logs/NAME.log`` under the output folder, between lines the director
-writes when it starts a process and when it sees one exit.
+writes when it starts a process, when it sees one exit and when a game of the bot is over. A log
+that refuses a write (a full disk) stops the run (:class:`LogWriteError`).
 
 The referee asks :class:`Accounts` who a token belongs to when a bot says Hello; that is how the
 pool knows a process has connected. A process that exits before it connects, at start-up, is bad
@@ -25,7 +26,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +46,7 @@ __all__ = [
     "BotPool",
     "BotStartError",
     "LogErrors",
+    "LogWriteError",
     "last_words",
     "log_errors",
     "log_path",
@@ -67,6 +69,17 @@ class BotStartError(ConfigError):
 
 class BotCrashLoopError(ArenaError):
     """A bot that crashed and whose restarts keep dying before they connect."""
+
+
+class LogWriteError(ArenaError):
+    """A bot's log file refused a write (a full disk): the run stops, as when the database
+    refuses one. The director says it in the run's words (what is stored, how to resume)."""
+
+    def __init__(self, bot: str, path: Path, error: OSError) -> None:
+        self.bot = bot
+        self.path = path
+        self.error = error
+        super().__init__(f"cannot write the log of bot {bot} ({path}): {error.strerror or error}")
 
 
 @dataclass(frozen=True)
@@ -269,9 +282,11 @@ class BotPool:
             ) from None
         try:
             for bot in self._bots:
-                fd = os.open(
-                    log_path(self._out, bot.name), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
-                )
+                path = log_path(self._out, bot.name)
+                try:
+                    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+                except OSError as e:  # a full disk (no room for the file), or a file read-only
+                    raise LogWriteError(bot.name, path, e) from None
                 self._logs[bot.name] = fd
                 self._note(bot.name, RUN_STARTS)
             try:
@@ -291,7 +306,10 @@ class BotPool:
                         await self._before_stop()
                     await self._stop_all(slots)
         finally:
-            for fd in self._logs.values():
+            # Emptied first: a worker that gets its game back as the pool ends finds no log to
+            # note it in, rather than a closed (or reused) descriptor.
+            logs, self._logs = self._logs, {}
+            for fd in logs.values():
                 os.close(fd)
 
     def begin_stop(self) -> None:
@@ -302,7 +320,13 @@ class BotPool:
 
     def _note(self, bot: str, text: str) -> None:
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-        os.write(self._logs[bot], f"--- arena {stamp}: {text}\n".encode())
+        try:
+            os.write(self._logs[bot], f"--- arena {stamp}: {text}\n".encode())
+        except OSError as e:
+            # Not carried on without it: the bot's own output goes to the same file and fails
+            # with it (a bot that dies of that would be charged with the games it loses), and
+            # the crash notes the run quotes are read from it. A full disk stops the run.
+            raise LogWriteError(bot, log_path(self._out, bot), e) from None
 
     async def _spawn(self, slot: _Slot) -> None:
         slot.connected = trio.Event()
@@ -382,6 +406,14 @@ class BotPool:
                 f"bot {name!r}: {label!r} did not connect within {self._connect_timeout_s:g} s "
                 f"({said})"
             )
+
+    def game_over(self, bots: Iterable[str], table_id: str) -> None:
+        """Note a game's end in the logs of its bots, before it is stored: also the check that
+        they can still be written, as the bots' output may have failed unseen (a full disk) and
+        with it a bot's code (see :class:`LogWriteError`)."""
+        for bot in dict.fromkeys(bots):
+            if bot in self._logs:
+                self._note(bot, f"game {table_id} over")
 
     def game_finished(self, bot: str) -> None:
         """A game with ``bot`` ended with its seat in good standing: its crashes are forgiven."""

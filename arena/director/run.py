@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import trio
 
 from arena.config import RunConfig, identity_hash
-from arena.director.bots import Accounts, BotExit, BotPool, log_path
+from arena.director.bots import Accounts, BotExit, BotPool, LogWriteError, log_path
 from arena.director.progress import Standings
 from arena.director.schedule import ScheduledTable, schedule
 from arena.errors import ArenaError, ConfigError
@@ -294,6 +294,8 @@ def play_tables(
             trio.run(director.main, todo_list, per_bot, done)
         except BaseException as e:
             error = first_arena_error(e)
+            if isinstance(error, LogWriteError):
+                raise director.cannot_log(error) from None
             if error is not None and error is not e:
                 raise error from None
             if interrupted(e) and not isinstance(e, KeyboardInterrupt):
@@ -507,6 +509,17 @@ class _Director:
             "disk) and run the same command again to resume"
         )
 
+    def cannot_log(self, error: LogWriteError) -> ArenaError:
+        """The one line of a bot's log that refused a write (a full disk), as the database's."""
+        if not self.claimed:
+            # A failed start, which leaves nothing it made: as a database with no room for it.
+            why = error.error.strerror or error.error
+            return ConfigError(
+                f"--out {self.config.out}: cannot write the log of bot {error.bot}, "
+                f"{error.path} ({why}); make room (or fix the disk) and try again"
+            )
+        return self._cannot_write(f"write the log of bot {error.bot} ({error.path})", error.error)
+
     def check_output(self) -> None:
         """After the reporter was told something: if its reader has gone, stop the run."""
         if self.reporter.closed and not self.output_closed:
@@ -603,6 +616,9 @@ class _Director:
             if crashed:
                 record = _with_crash_reason(record, crashed)
             assert self._pool is not None
+            # Raises, and the game is not stored, if a log of its bots cannot be written: their
+            # output may have failed during it, and a bot's code with it.
+            self._pool.game_over(record.spec.seats, record.spec.table_id)
             for seat, bot in enumerate(record.spec.seats):
                 if record.seat_status[seat] is Termination.NORMAL:
                     self._pool.game_finished(bot)

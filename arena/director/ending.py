@@ -1,0 +1,46 @@
+"""A command's end: a Ctrl-C or SIGTERM that comes once its output is complete, as Python exits.
+
+Python gives a moment's work after the last line (joining threads, the exit hooks of the
+libraries loaded: logging, matplotlib, the thread pools) before it resets the signals to their
+defaults. A Ctrl-C there raised a KeyboardInterrupt inside that work: a traceback ("Exception
+ignored in ...") and exit code 0, as if nothing had happened. :func:`until_exit` has the
+command's own handler take the signals to the process's end instead: one line, exit code 130.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["is_the_command", "until_exit"]
+
+Handler = Callable[[int, Any], None]
+
+ENDING_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def is_the_command() -> bool:
+    """Whether this process is the `arena` command, which ends when the command returns (its
+    ``__main__`` is ``arena.cli``, or the console script that calls its ``entry``), and not a
+    program that calls a command in-process (a test's CliRunner): that one keeps its signals."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if spec is not None and spec.name == "arena.cli":  # python -m arena.cli
+        return True
+    return getattr(getattr(main, "entry", None), "__module__", None) == "arena.cli"
+
+
+def until_exit(handler: Handler, before: dict[signal.Signals, Any] | None = None) -> None:
+    """Have ``handler`` take Ctrl-C and SIGTERM until the process ends, in the `arena` command
+    only (:func:`is_the_command`); a signal ``before`` says was ignored stays ignored (a script's
+    ``arena ratings ... &``)."""
+    if not is_the_command():
+        return
+    for sig in ENDING_SIGNALS:
+        if before is not None and before.get(sig) is signal.SIG_IGN:
+            continue
+        with contextlib.suppress(ValueError):  # not the main thread: Python's handling stays
+            signal.signal(sig, handler)
