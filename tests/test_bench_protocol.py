@@ -4,33 +4,14 @@ test's: no timing is checked here)."""
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-TIMEOUT_S = 180
+from test_bench_scripts import bench
 
 
 def test_the_protocol_benchmark_prints_both_comparisons() -> None:
-    command = [sys.executable, str(ROOT / "scripts" / "bench_protocol.py")]
-    proc = subprocess.Popen(
-        [*command, "--tables", "2", "--rounds", "1", "--seconds", "0.5"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # its client processes too, if it has to be stopped
-    )
-    try:
-        out, err = proc.communicate(timeout=TIMEOUT_S)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    assert proc.returncode == 0, err
+    out = bench("bench_protocol.py", "--tables", "2", "--rounds", "1", "--seconds", "0.5")
     assert re.search(r"request \(referee -> bot\) \d+ B, answer \(bot -> referee\) \d+ B", out)
     for what in ("1 table of 4 bots", "2 tables at once"):
         assert re.search(rf"referee, {what} +\d+ decisions/s", out), out

@@ -1,7 +1,8 @@
-"""The benchmark scripts other than bench_protocol.py (tested in its own file) run end to end with
-tiny settings and print their figure beside its anchor, as the README's table says they do: a
-script that rots is found here, not by the next person who needs a figure. Only the shape of the
-output is checked: its values are the benchmark's business (no timing is checked in a test)."""
+"""The benchmark scripts other than bench_protocol.py (tested in its own file, with
+:func:`bench`) run end to end with tiny settings and print their figure beside its anchor, as
+the README's table says they do: a script that rots is found here, not by the next person who
+needs a figure. Only the shape of the output is checked: its values are the benchmark's
+business (no timing is checked in a test)."""
 
 from __future__ import annotations
 
