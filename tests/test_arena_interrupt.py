@@ -91,12 +91,13 @@ def signalled_run(
 
 
 def signalled(
-    cwd: Path, sig: str, at: str, *args: str, hook: Path
+    cwd: Path, sig: str, at: str, *args: str, hook: Path, sender: str = SIGNAL_AT
 ) -> subprocess.CompletedProcess[str]:
     """`arena ARGS` in ``cwd``, sent ``sig`` at ``at``: ``module``, ``module:function`` or
-    ``module:__set_name__`` (see ``SIGNAL_AT``)."""
+    ``module:__set_name__`` (see ``SIGNAL_AT``), or what ``sender`` (a sitecustomize module
+    that reads ``ARENA_TEST_SIGNAL`` and ``ARENA_TEST_AT``) takes ``at`` to mean."""
     hook.mkdir(exist_ok=True)
-    (hook / "sitecustomize.py").write_text(SIGNAL_AT)
+    (hook / "sitecustomize.py").write_text(sender)
     return subprocess.run(
         [*BASE, *args],
         cwd=cwd,

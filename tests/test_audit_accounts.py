@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from test_cli_tokens import owner
 from typer.testing import CliRunner
 
 from arena.cli import app
@@ -41,16 +42,6 @@ def listed(db: Path) -> dict[str, tuple[str, str]]:
     code, out, err = bots("list", "--json", db=db)
     assert code == 0, err
     return {a["name"]: (a["status"], a["note"]) for a in json.loads(out)}
-
-
-def owner(db: Path, token: str) -> str | None:
-    """The bot whose token ``token`` is, if any."""
-    store = AccountStore(db)
-    try:
-        identity = store.lookup(token)
-    finally:
-        store.close()
-    return None if identity is None else identity.name
 
 
 def test_a_second_revoke_or_ban_says_nothing_changed(tmp_path: Path) -> None:

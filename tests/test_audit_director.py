@@ -20,7 +20,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_arena_interrupt import BASE, LOW, ROOT, SIGNAL_AT, alive
+from test_arena_interrupt import BASE, LOW, ROOT, SIGNAL_AT, alive, signalled
 from test_arena_resume import PY, bot_pids, kill_orphans
 from test_audit_resume import limited
 from typer.testing import CliRunner
@@ -160,22 +160,7 @@ module of those names is looked for: the hook of ``SIGNAL_AT`` never fires for t
 
 def exiting(work: Path, sig: str, at: str, *args: str) -> subprocess.CompletedProcess[str]:
     """`arena ARGS` in ``work``, sent ``sig`` at ``at``: one of ``MOMENTS``."""
-    hook = work.parent / "hook"
-    hook.mkdir(exist_ok=True)
-    (hook / "sitecustomize.py").write_text(EXITING)
-    return subprocess.run(
-        [*BASE, *args],
-        cwd=work,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        env={
-            **os.environ,
-            "PYTHONPATH": f"{hook}{os.pathsep}{ROOT}",
-            "ARENA_TEST_SIGNAL": sig,
-            "ARENA_TEST_AT": at,
-        },
-    )
+    return signalled(work, sig, at, *args, hook=work.parent / "hook", sender=EXITING)
 
 
 THREE = ["--bot", f"a={LOW}", "--bot", f"b={LOW}", "--bot", f"c={LOW}", "--players", "3"]
