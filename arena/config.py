@@ -422,7 +422,10 @@ def build_config(
                 raise ConfigError(
                     f"--game-to {points} and a target rule both set the target: give one of them"
                 )
-            the_rules = the_rules.replace(target=points)
+            try:
+                the_rules = the_rules.replace(target=points)
+            except RulesError as e:  # a target the other rules cannot reach safely
+                raise ConfigError(f"--game-to {points}: {e}") from None
 
         given_format = pick("format", format)
         if given_format is not None and not isinstance(given_format, str):

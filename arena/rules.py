@@ -94,6 +94,8 @@ _SEATS_RIGHT = {"right": 1, "right2": 2}
 
 MAX_POINTS: Final = 1_000_000
 """The largest point value or target a rule may give (either sign)."""
+MAX_TOTAL: Final = 2**31 - 1
+"""The largest game total the protocol carries, either sign (``game_totals`` are int32)."""
 
 DEFAULT_PASS_CYCLES: Mapping[int, tuple[PassDirection, ...]] = {
     3: (PassDirection.LEFT, PassDirection.RIGHT, PassDirection.HOLD),
@@ -315,9 +317,14 @@ class Rules:
             raise RulesError("removed_cards", "lists a card twice")
         in_play = self.deck_size - (len(removed) if removed is not None and not self.kitty else 0)
         if removed is not None and not self.kitty and in_play % self.players:
+            short = in_play % self.players
+            fewer = (
+                f" or {self.players - short} fewer" if self.players - short <= len(removed) else ""
+            )
             raise RulesError(
                 "removed_cards",
-                f"leaves {in_play} cards, which do not divide among {self.players} players",
+                f"leaves {in_play} cards, which do not divide among {self.players} players: "
+                f"remove {short} more{fewer}",
             )
         if in_play < self.players:
             raise RulesError("removed_cards", f"leaves {in_play} cards for {self.players} players")
@@ -327,13 +334,14 @@ class Rules:
         if QUEEN_OF_SPADES in gone and self.queen_penalty:
             raise RulesError(
                 "removed_cards",
-                f"removes the queen of spades, who scores {self.queen_penalty} (queen_penalty)",
+                f"removes the queen of spades, who scores {self.queen_penalty} (queen_penalty): "
+                "keep her, or give queen_penalty=0",
             )
         if JACK_OF_DIAMONDS in gone and self.jack_of_diamonds:
             raise RulesError(
                 "removed_cards",
                 f"removes the jack of diamonds, who scores {self.jack_of_diamonds} "
-                "(jack_of_diamonds)",
+                "(jack_of_diamonds): keep him, or give jack_of_diamonds=0",
             )
         if self.pass_count < 0:
             raise RulesError("pass_count", f"must be 0 (no passing) or more, got {self.pass_count}")
@@ -367,7 +375,8 @@ class Rules:
         ):
             v = getattr(self, name)
             if isinstance(v, int) and abs(v) > MAX_POINTS:
-                # Totals travel as 32-bit numbers; a bound far below that keeps any game's sum in.
+                # Points travel as 32-bit numbers; a bound far below that keeps any hand's in
+                # (and _check_total_range a whole game's totals).
                 raise RulesError(name, f"must be within -{MAX_POINTS} to {MAX_POINTS}, got {v}")
         if self.moon_points is not None:
             if (
@@ -387,7 +396,51 @@ class Rules:
         if self.first_lead is not FirstLead.LEFT_OF_DEALER and not any(
             c.suit is Suit.CLUBS for c in self.cards_in_deck
         ):
-            raise RulesError("first_lead", "the club lead needs clubs in play")
+            raise RulesError(
+                "first_lead",
+                "the club lead needs clubs in play: keep a club in the deck, or give "
+                "first_lead=left-of-dealer",
+            )
+        self._check_total_range()
+
+    def _check_total_range(self) -> None:
+        """Refuse rules whose totals could fall below what the protocol carries in a game.
+
+        Each value is within MAX_POINTS, but a game lasts up to ``max_hands`` hands: with a
+        large negative value and a large target, a total passed -2**31 after some thousands
+        of hands and the referee failed the table with a traceback (``Value out of range``).
+        Only the negative side needs a bound: a total at or above the target ends the game.
+        """
+        moon_loss = 0
+        if self.moon in (MoonRule.SUBTRACT, MoonRule.BEST):  # the shooter loses the moon
+            moon_loss = self.moon_value * (2 if self.sun else 1)
+        jack_loss = max(0, -self.jack_of_diamonds)
+        # A seat that took no trick took neither the jack nor the moon: the larger loss counts.
+        loss = max(jack_loss + moon_loss, max(0, -self.no_tricks_bonus))
+        if loss * self.max_hands <= MAX_TOTAL:
+            return
+        most = MAX_TOTAL // loss
+        causes = [
+            f"{name}={value}"
+            for name, value in (
+                ("jack_of_diamonds", self.jack_of_diamonds),
+                ("no_tricks_bonus", self.no_tricks_bonus),
+            )
+            if value < 0
+        ]
+        if moon_loss:
+            causes.append(f"moon={self.moon.value} worth {moon_loss}")
+        fix = (
+            f"give a target of at most {most}, or smaller negative points"
+            if most >= MIN_HAND_LIMIT
+            else f"give negative points that come to at most {MAX_TOTAL // MIN_HAND_LIMIT} a hand"
+        )
+        raise RulesError(
+            "target",
+            f"a game to {self.target} lasts up to {self.max_hands} hands and a seat may lose "
+            f"{loss} points a hand ({', '.join(causes)}), so its total could fall below "
+            f"-{MAX_TOTAL + 1}, the lowest the protocol carries: {fix}",
+        )
 
     # ---- derived values -------------------------------------------------------------------
     # Cached on first use (the fields are frozen, and the engine reads these on every deal).

@@ -219,7 +219,10 @@ def server_config_from_dict(data: Mapping[str, Any]) -> ServerConfig:
             raise ConfigError(
                 f"server config: game_to = {game_to}; the target must be 1 to {MAX_POINTS} points"
             )
-        rules = rules.replace(target=game_to)
+        try:
+            rules = rules.replace(target=game_to)
+        except RulesError as e:  # a target the [rule] table's negative points cannot reach safely
+            raise ConfigError(f"server config: game_to = {game_to}: {e}") from None
         hands = None
     if hands is not None and not 1 <= hands <= MAX_HANDS:
         # Above what the protocol can tell a bot (GameStarted.max_hands, 32 bits), every table
