@@ -707,10 +707,12 @@ def rules_example(given: object) -> str:
     """How to make a :class:`Rules` from what was given instead, for an error's "e.g. ...".
 
     A preset's name gets ``preset(name)``; anything else a plain example: ``preset(...)`` of a
-    dict or a number told the user to call something that refuses it.
+    dict, a number or any other text told the user to call something that refuses it.
     """
-    if isinstance(given, str):
+    if isinstance(given, str) and given in PRESETS:
         return f"Rules() or preset({given!r})"
+    if isinstance(given, str) and "=" in given:  # an option's text, "moon=best"
+        return f"Rules().with_options([{given!r}])"
     if isinstance(given, Mapping):
         return "Rules() or Rules.from_dict(mapping)"
     return "Rules() or preset('omnibus')"

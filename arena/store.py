@@ -403,6 +403,11 @@ class Store:
     def open(cls, path: Path | str, *, create: bool = True) -> Store:
         """Open (and with ``create``, create) the database at ``path``; a bad file is a
         :class:`StoreError` with one line."""
+        if not isinstance(path, str | os.PathLike):  # Path(None): a bare TypeError
+            raise StoreError(
+                f"the database must be given as a file path (a str or a pathlib.Path), "
+                f"got {path!r:.60}"
+            )
         path = Path(path)
         why = lookup_failure(path)
         if why is not None:
@@ -862,6 +867,8 @@ def load_results(db_path: Path | str, run: str | None = None) -> list[TableResul
     game cut short by a stopped referee (INTERRUPTED) or a failed one (CRASH) is kept in the
     database but is not a result: its scores say nothing about the bots.
     """
+    if run is not None and not isinstance(run, str):  # matched no run: [] said nothing
+        raise StoreError(f"run must be a run id (a string) or None (every run), got {run!r:.60}")
     condition = "termination NOT IN (?, ?)" + (" AND run_id = ?" if run is not None else "")
     args = (
         Termination.INTERRUPTED.value,

@@ -15,6 +15,7 @@ from enum import Enum
 
 from arena.cards import Card, Suit, cards_from_mask, mask_of
 from arena.engine import Trick
+from arena.errors import ConfigError
 from arena.rules import PassDirection, Rules
 
 __all__ = [
@@ -236,6 +237,7 @@ def position_key(view: DecisionView) -> str:
     ids count the games of its process), no clock readings, no forfeits (a forfeit can come from a
     timeout).
     """
+    _check_view("position_key", view)
     tricks = "/".join(
         f"{t.leader}:{_codes(t.cards)}" for t in (*view.tricks, view.trick) if t is not None
     )
@@ -262,4 +264,15 @@ def decision_rng(seed: str, view: DecisionView) -> random.Random:
     unbroken one. (A generator seeded once per process would depend on which games that process
     happened to play first.)
     """
+    _check_view("decision_rng(seed, view)", view)
     return random.Random(f"{seed}|{position_key(view)}")
+
+
+def _check_view(call: str, view: object) -> None:
+    """A ConfigError for what is not a view (the two arguments of decision_rng swapped, say),
+    instead of an AttributeError on a missing ``tricks``."""
+    if not isinstance(view, DecisionView):
+        raise ConfigError(
+            f"{call} takes the DecisionView given to choose_play or choose_pass, "
+            f"got {type(view).__name__} {view!r:.60}"
+        )

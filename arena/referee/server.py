@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import itertools
 import logging
 import signal
@@ -37,7 +38,7 @@ from arena.proto.hearts.v1 import spectator_service_pb2 as spec_pb
 from arena.proto.hearts.v1 import spectator_service_pb2_grpc as spec_grpc
 from arena.referee import wire
 from arena.referee.accounts import MAY_PLAY, Accounts, TokenAccounts, token_key
-from arena.referee.config import PROTOCOL_VERSIONS, RefereeConfig
+from arena.referee.config import MAX_MS, PROTOCOL_VERSIONS, RefereeConfig
 from arena.referee.game import Seat, TableRun
 from arena.referee.lobby import Lobby
 from arena.referee.loop import run as run_loop
@@ -143,13 +144,38 @@ def _duration(name: str, value: object, unit: str = "milliseconds") -> float:
     return value
 
 
-def _is_identity(answer: object) -> bool:
-    """Whether an account lookup's answer has the :class:`Identity` shape the handshake reads."""
-    return (
-        isinstance(getattr(answer, "name", None), str)
-        and isinstance(getattr(getattr(answer, "status", None), "value", None), str)
-        and isinstance(getattr(answer, "note", None), str)
-    )
+def _check_kick(call: str, reason: object, **flags: object) -> None:
+    """A ConfigError for a ``reason`` that is not text or a flag that is not True or False,
+    raised before anything is done: protobuf refused them deep inside, as a bare TypeError,
+    and kick_bot(forfeit=True) had by then forfeited the seats but ended no session."""
+    if not isinstance(reason, str):
+        raise ConfigError(
+            f"{call}: reason must be a string (shown to the bot and kept in the record), "
+            f"got {reason!r:.60}"
+        )
+    for name, value in flags.items():
+        if not isinstance(value, bool):
+            raise ConfigError(f"{call}: {name} must be True or False, got {value!r:.60}")
+
+
+def _identity_problem(answer: object) -> str | None:
+    """What keeps an account lookup's answer from the :class:`Identity` shape the handshake
+    reads, or None. Named, because a BotIdentity given ``status="active"`` (the text, not the
+    enum) was refused as "an answer of the wrong kind (BotIdentity)", the referee's own class."""
+    for field in ("name", "status", "note"):
+        if not hasattr(answer, field):
+            return f"it has no {field}"
+    if not isinstance(answer.name, str):  # type: ignore[attr-defined]
+        return f"its name is {answer.name!r:.60}, not a string"  # type: ignore[attr-defined]
+    status = answer.status  # type: ignore[attr-defined]
+    if not isinstance(getattr(status, "value", None), str):
+        return (
+            f"its status is {status!r:.60}, not an enum whose value is a string: give "
+            "arena.referee.Standing.ACTIVE (may play) or Standing.BANNED"
+        )
+    if not isinstance(answer.note, str):  # type: ignore[attr-defined]
+        return f"its note is {answer.note!r:.60}, not a string"  # type: ignore[attr-defined]
+    return None
 
 
 class Referee:
@@ -637,13 +663,15 @@ class Referee:
         except Exception:
             log.exception("account lookup failed")
             return Ending(grpc.StatusCode.INTERNAL, "the referee could not check the token")
-        if identity is not None and not _is_identity(identity):
+        problem = None if identity is None else _identity_problem(identity)
+        if problem is not None:
             # A custom store's mistake (a bare name, say): say what it should answer, in the log
             # for its author and in the status for the bot, instead of an AttributeError.
             log.error(
                 "accounts.lookup returned %r: it must return an Identity (name, status, note: "
-                "e.g. arena.referee.BotIdentity(name)) or None",
+                "e.g. arena.referee.BotIdentity(name)) or None, and %s",
                 identity,
+                problem,
             )
             return Ending(
                 grpc.StatusCode.INTERNAL,
@@ -836,6 +864,16 @@ class Referee:
         reconnect_after_ms: int | None = None,
     ) -> bool:
         """End one session with a KICKED shutdown (its seat, if any, is then away); found?"""
+        _check_kick("kick", reason, may_reconnect=may_reconnect)
+        if reconnect_after_ms is not None and (
+            isinstance(reconnect_after_ms, bool)
+            or not isinstance(reconnect_after_ms, int)
+            or not 0 <= reconnect_after_ms <= MAX_MS
+        ):
+            raise ConfigError(
+                f"kick: reconnect_after_ms must be a whole number from 0 to {MAX_MS} (ms: at "
+                f"most a day) or None (the config's), got {reconnect_after_ms!r:.60}"
+            )
         session = self._sessions.get(session_id)
         if session is None or session.closed:
             return False
@@ -860,6 +898,9 @@ class Referee:
         """End every session of a bot (e.g. banned); how many were ended. With ``forfeit``
         (the bot may never come back: a ban), every seat it holds at a running table is
         forfeited at once, as :meth:`forfeit_token` does."""
+        if not isinstance(bot, str):  # no session's bot: "0 ended" would hide the mistake
+            raise ConfigError(f"kick_bot: bot must be a bot's name (a string), got {bot!r:.60}")
+        _check_kick("kick_bot", reason, may_reconnect=may_reconnect, forfeit=forfeit)
         if forfeit:
             # Before the sessions end: a seat left to the grace period had its moves played by
             # the fallback, counted as one absence, and a game shorter than the grace ended
@@ -883,6 +924,7 @@ class Referee:
                 "forfeit_token takes the token's digest, token_key(token) from "
                 f"arena.referee.accounts (bytes), got a {type(key).__name__}"
             )
+        _check_kick("forfeit_token", reason)
         # Forfeited before the sessions end, so that a decision open on one moves straight to
         # the fallback instead of waiting out the grace for a bot that will not return.
         hits = [
@@ -1041,11 +1083,14 @@ async def serve(
     are recorded INTERRUPTED; a second signal interrupts them at once. Every stream is closed
     with a status.
     """
+    # Said before anything listens: a main or ready that cannot be called failed once the
+    # referee served, with a bare TypeError (main's inside an ExceptionGroup).
+    for name, given in (("main", main), ("ready", ready)):
+        if given is not None and not callable(given):
+            raise ConfigError(f"serve: {name} must be a function or None, got {given!r:.60}")
     loop = asyncio.get_running_loop()
     referee = Referee(config, accounts)
     port = await referee.start(address)
-    if ready is not None:
-        ready(port)
     signalled = asyncio.Event()
     signals = 0
 
@@ -1059,20 +1104,35 @@ async def serve(
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal)
+    waiter = asyncio.ensure_future(signalled.wait())
+    worker: asyncio.Future[object] | None = None
     try:
-        async with asyncio.TaskGroup() as tg:
-            waiter = tg.create_task(signalled.wait())
-            worker = tg.create_task(main(referee)) if main is not None else None
-            done = [waiter] if worker is None else [waiter, worker]
-            await asyncio.wait(done, return_when=asyncio.FIRST_COMPLETED)
-            stopping = tg.create_task(referee.stop())
-            await stopping
+        if ready is not None:
+            ready(port)
+        if main is not None:
+            work = main(referee)
+            if not inspect.isawaitable(work):
+                raise ConfigError(
+                    f"serve: main must be an async function of the referee (async def "
+                    f"main(referee): ...), and it returned {work!r:.60}"
+                )
+            worker = asyncio.ensure_future(work)
+        awaited: list[asyncio.Future[Any]] = [waiter] if worker is None else [waiter, worker]
+        await asyncio.wait(awaited, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        # Whatever ended the wait (a signal, main's return or its exception, a ready() that
+        # raised, a cancel): the referee stops and tells its bots. Under a TaskGroup, a main that
+        # raised cancelled the stop, and left the bots waiting on a referee that never answered.
+        waiter.cancel()
+        try:
+            await referee.stop()
             if worker is not None and not worker.done():
                 await asyncio.wait([worker])
-            waiter.cancel()
-    finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+    if worker is not None:
+        worker.result()  # main's own exception, as itself (it was an ExceptionGroup)
     return 0
 
 

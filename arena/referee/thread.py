@@ -144,13 +144,34 @@ class RefereeThread:
     ) -> concurrent.futures.Future[GameRecord]:
         """Play a table on the referee's loop; the future resolves to its record (ConfigError
         if the referee stops before the table starts)."""
+        if not isinstance(spec, TableSpec):
+            # Here, on the caller's thread, as play_table says it: in the future, a dict for a
+            # spec showed only once someone asked for the result.
+            raise ConfigError(
+                f"submit takes a TableSpec (TableSpec.from_dict for its dict form), got "
+                f"{type(spec).__name__} {spec!r:.60}"
+            )
+        if wait_ms is not None:
+            _duration("wait_ms", wait_ms)
         return self._schedule(self.referee.play_table(spec, wait_ms=wait_ms))
 
     def call(self, function: Callable[[Referee], T]) -> T:
-        """Run ``function(referee)`` on the referee's loop and return its result (a quick look)."""
+        """Run ``function(referee)`` on the referee's loop and return its result (a quick look:
+        a function that returns a coroutine is refused, see :meth:`wait_for_bots`)."""
 
         async def run() -> T:
-            return function(self.referee)
+            result = function(self.referee)
+            if inspect.iscoroutine(result):
+                # Handed back, it was never awaited: call(lambda r: r.wait_for_bots(...))
+                # answered a coroutine object, which reads as true, and warned at exit.
+                name = getattr(result, "__qualname__", "a coroutine")
+                result.close()
+                raise ConfigError(
+                    f"call() runs a plain function on the referee's loop, and this one returned "
+                    f"a coroutine ({name}) that nothing would await: use the thread's own "
+                    "wait_for_bots(...), submit(spec) for play_table, or stop()"
+                )
+            return result
 
         return _result(self._schedule(run()))
 
