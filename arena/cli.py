@@ -893,10 +893,14 @@ def replay(
 ) -> None:
     """Print a stored game trick by trick: the deal, the passes, every card and fault."""
     from arena.director.replay import replay_text
-    from arena.store import Store, replay_lines
+    from arena.store import Store, lookup_failure, replay_lines
     from arena.table import GameRecord
 
     def load() -> tuple[int, GameRecord]:
+        # The store's words ("x.db: no such database") said no way out; a path that cannot be
+        # looked up at all (exists() raises) is left to the store, which says why.
+        if lookup_failure(db) is None and not db.exists():
+            raise ConfigError(_no_database(db))
         with Store.open(db, create=False) as store:
             _, number, record = store.find_game(game)
         return number, record
@@ -999,7 +1003,7 @@ def ratings(
 
     def rate() -> None:
         if not db.exists():
-            raise ConfigError(f"--db {db}: no such database")
+            raise ConfigError(_no_database(db))
         results = load_results(db, run_id)
         if not results:
             with Store.open(db, create=False) as store:
@@ -1047,16 +1051,38 @@ def ratings(
     _guard(lambda: _reading(db, rate))
 
 
+def _no_database(db: Path) -> str:
+    """The line for a ``--db`` of ``arena ratings`` or ``arena replay`` that does not exist: the
+    databases beside it, as a newcomer's `arena demo` stores its games in arena-demo.db, and a
+    bare `arena ratings` then looked for arena.db."""
+    try:
+        found = sorted(p.name for p in db.parent.glob("*.db") if p.is_file())
+    except OSError:
+        found = []
+    where = "this folder" if db.parent == Path() else str(db.parent)
+    shown = ", ".join(found[:5]) + (", ..." if len(found) > 5 else "")
+    return f"--db {db}: no such database; give --db the database a run stored its games in" + (
+        f" ({where} has {shown})" if found else f" (none in {where}: arena run --db PATH makes one)"
+    )
+
+
 def _check_plot(plot: Path) -> None:
     """Refuse a plot file that cannot be written, before the ratings are fitted and printed."""
     from matplotlib.figure import Figure
 
-    from arena.ratings.report import history_path
+    from arena.ratings.report import history_path, missing_program
 
     kinds = Figure().canvas.get_supported_filetypes()
-    if plot.suffix.lstrip(".").lower() not in kinds:
+    kind = plot.suffix.lstrip(".").lower()
+    if kind not in kinds:
         _fail(
             f"--plot {plot}: give a file ending in .png, .svg or .pdf ({', '.join(sorted(kinds))})"
+        )
+    program = missing_program(kind)
+    if program is not None:  # else a traceback once the report is printed and the plot drawn
+        _fail(
+            f"--plot {plot}: matplotlib writes .{kind} with {program} (LaTeX), which is not "
+            "installed; install it, or give a file ending in .png, .svg or .pdf"
         )
     folder = plot.parent
     existing = next((p for p in (folder, *folder.parents) if p.exists()), folder)

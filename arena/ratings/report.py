@@ -11,6 +11,7 @@ import io
 import json
 import math
 import os
+import shutil
 import textwrap
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
-from matplotlib import colormaps, ticker
+from matplotlib import colormaps, rcParams, ticker
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from rich.console import Console
@@ -45,6 +46,7 @@ __all__ = [
     "history_path",
     "interval_text",
     "los_table",
+    "missing_program",
     "plot_history",
     "plot_ratings",
     "print_uncut",
@@ -132,12 +134,23 @@ def open_note(fit: RatingFit) -> str:
     if fit.reach is None:
         return ""
     won, lost = _swept(fit)
-    said = [
-        f"{', '.join(names)} {verb} every pair, so the results bound "
-        f"{'its rating' if len(names) == 1 else 'their ratings'} from {side} only"
-        for names, verb, side in ((won, "won", "below"), (lost, "lost", "above"))
-        if names
-    ]
+    said = []
+    for names, verb, side, other in (
+        (won, "won", "below", "above"),
+        (lost, "lost", "above", "below"),
+    ):
+        if fit.anchor in names:
+            # The anchor is 0, no interval: what is open is the others' side away from it.
+            said.append(
+                f"{fit.anchor}, the anchor, {verb} every pair, so the results bound the others' "
+                f"ratings from {other} only"
+            )
+            names = [n for n in names if n != fit.anchor]
+        if names:
+            said.append(
+                f"{', '.join(names)} {verb} every pair, so the results bound "
+                f"{'its rating' if len(names) == 1 else 'their ratings'} from {side} only"
+            )
     # A group that never conceded a point to the rest, none of its bots unbeaten on its own.
     why = "; ".join(said) or "a group of bots never conceded a point to the rest"
     if fit.anchor is not None:
@@ -492,6 +505,16 @@ def _tidy(ax: Any) -> None:
         ax.spines[side].set_visible(False)
     ax.grid(True, color="#e6e6e6", linewidth=0.8, zorder=0)
     ax.set_axisbelow(True)
+
+
+def missing_program(kind: str) -> str | None:
+    """The program that a plot format needs and that is not installed (``None`` if none is
+    missing): matplotlib writes .pgf by typesetting its text with LaTeX (``pgf.texsystem``,
+    xelatex by default), and without it fails only once the plot is drawn, after the report."""
+    if kind.lower() != "pgf":
+        return None
+    program = str(rcParams["pgf.texsystem"])
+    return None if shutil.which(program) else program
 
 
 def history_path(path: str | Path) -> Path:
