@@ -455,17 +455,24 @@ class BotPool:
                 if slot.process is not None and slot.process.returncode is None:
                     _signal(slot.process, signal.SIGKILL)
 
+    # Protected from Ctrl-C: trio raises KeyboardInterrupt in whatever task runs when the
+    # signal comes, and one that came as this ran left a bot that lingered past its SIGTERM
+    # running after arena had exited (the main task gets the interrupt once the bots are gone).
+    @trio.lowlevel.enable_ki_protection
     async def _stop_all(self, slots: list[_Slot]) -> None:
         live = [s.process for s in slots if s.process is not None and s.process.returncode is None]
-        for process in live:
-            _signal(process, signal.SIGTERM)
-        with trio.move_on_after(TERMINATE_GRACE_S):
+        try:
             for process in live:
-                await process.wait()
+                _signal(process, signal.SIGTERM)
+            with trio.move_on_after(TERMINATE_GRACE_S):
+                for process in live:
+                    await process.wait()
+        finally:
+            for process in live:
+                if process.returncode is None:
+                    _signal(process, signal.SIGKILL)
         for process in live:
-            if process.returncode is None:
-                _signal(process, signal.SIGKILL)
-                await process.wait()
+            await process.wait()
         for s in slots:
             if s.token:
                 self._accounts.revoke(s.token)
