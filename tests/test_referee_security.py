@@ -291,7 +291,7 @@ def test_an_account_store_answering_with_the_wrong_kind_is_said_clearly(
             proc = bots.start("plain", token=token)
             assert status_of(bots, proc) == (
                 "INTERNAL the referee could not check the token: its account store gave an "
-                "answer of the wrong kind (str); tell the organiser"
+                "answer of the wrong kind (str): retry with backoff, and tell the organiser"
             )
         assert "accounts.lookup returned 'plain': it must return an Identity" in caplog.text
         assert referee.idle() == {}

@@ -662,7 +662,12 @@ class Referee:
             )
         except Exception:
             log.exception("account lookup failed")
-            return Ending(grpc.StatusCode.INTERNAL, "the referee could not check the token")
+            # The contract (bot_service.proto) promises each refusal says what to do.
+            return Ending(
+                grpc.StatusCode.INTERNAL,
+                "the referee could not check the token (a fault of the referee): retry with "
+                "backoff, and tell the organiser",
+            )
         problem = None if identity is None else _identity_problem(identity)
         if problem is not None:
             # A custom store's mistake (a bare name, say): say what it should answer, in the log
@@ -676,7 +681,8 @@ class Referee:
             return Ending(
                 grpc.StatusCode.INTERNAL,
                 "the referee could not check the token: its account store gave an answer of the "
-                f"wrong kind ({type(identity).__name__}); tell the organiser",
+                f"wrong kind ({type(identity).__name__}): retry with backoff, and tell the "
+                "organiser",
             )
         if identity is None:
             return Ending(
