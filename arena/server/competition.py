@@ -449,15 +449,21 @@ class Competition:
         """What the ladder is doing."""
         if self.draining:
             return LadderState.DRAINING
+        event = self.config.event
+        # An event over is over, paused or not: a pause hid it, and the bots waiting (or
+        # arriving) sat in the lobby instead of being told there are no more games.
+        if event is not None and not self._before_start() and self._event_over():
+            return LadderState.OVER
         if self.paused:
             return LadderState.PAUSED
-        event = self.config.event
-        if event is not None:
-            if event.start is not None and self._clock() < event.start:
-                return LadderState.WAITING
-            if self._event_over():
-                return LadderState.OVER
+        if event is not None and self._before_start():
+            return LadderState.WAITING
         return LadderState.RUNNING
+
+    def _before_start(self) -> bool:
+        """Whether the event's start is still ahead."""
+        event = self.config.event
+        return event is not None and event.start is not None and self._clock() < event.start
 
     def _event_over(self) -> bool:
         """Whether no event table will start any more: its end has passed, every table is
@@ -942,8 +948,14 @@ class Competition:
         # Only an empty answer can hide a typo; a bot with games had an account when it played.
         if not games and bot is not None:
             known = await asyncio.to_thread(self.accounts.accounts)
-            if bot not in {a.name for a in known}:
-                raise NotFoundError(f"no bot named {bot!r}: /api/standings lists the bots")
+            names = {a.name for a in known}
+            if bot not in names:
+                # As the commands answer a wrong case: the right name, not only "no bot".
+                near = sorted(n for n in names if n.casefold() == bot.casefold())
+                hint = f" (names are exact: did you mean {' or '.join(map(repr, near))}?)"
+                raise NotFoundError(
+                    f"no bot named {bot!r}{hint if near else ''}: /api/standings lists the bots"
+                )
         # Asked after the read: a board not in play now is done (or was never dealt, and then
         # has no game in the answer), and a board is never dealt again once done.
         in_play = self._boards_in_play()
