@@ -152,8 +152,16 @@ def test_a_database_that_already_has_such_names_keeps_working(tmp_path: Path) ->
 
 def serve_with_event(tmp_path: Path, event: str) -> subprocess.CompletedProcess[str]:
     """``arena serve`` with a config of four entrants and ``event`` (TOML lines) in [event]."""
+    return serve_with_config(
+        tmp_path, f'players = 4\n[event]\nentrants = ["a", "b", "c", "d"]\n{event}\n'
+    )
+
+
+def serve_with_config(tmp_path: Path, text: str) -> subprocess.CompletedProcess[str]:
+    """``arena serve`` (on ephemeral ports) with the config ``text``, its database comp.db in
+    ``tmp_path``, run until it exits (a config it refuses)."""
     config = tmp_path / "comp.toml"
-    config.write_text(f'players = 4\n[event]\nentrants = ["a", "b", "c", "d"]\n{event}\n')
+    config.write_text(text)
     return subprocess.run(
         [
             *BASE,

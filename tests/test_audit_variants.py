@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from test_arena_interrupt import BASE, TIMEOUT_S
+from test_audit_accounts import serve_with_config
 
 from arena.errors import RulesError
 from arena.rules import Rules
@@ -116,20 +117,7 @@ def test_a_refused_deck_says_how_to_fix_it(tmp_path: Path, args: list[str], fix:
 def test_the_server_names_game_to_when_its_target_overflows_the_totals(tmp_path: Path) -> None:
     # The same refusal from `arena serve`'s config: it came without the "server config:
     # game_to = ..." that every other line of a bad config starts with.
-    config = tmp_path / "comp.toml"
-    config.write_text("game_to = 1000000\n[rule]\njack_of_diamonds = -1000000\n")
-    done = subprocess.run(
-        [
-            *BASE,
-            *("serve", "--config", str(config), "--db", str(tmp_path / "comp.db")),
-            *("--port", "0", "--web-port", "0"),
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        check=False,
-    )
+    done = serve_with_config(tmp_path, "game_to = 1000000\n[rule]\njack_of_diamonds = -1000000\n")
     assert done.returncode == 2, done.stderr
     lines = done.stderr.splitlines()
     assert len(lines) == 1, done.stderr
