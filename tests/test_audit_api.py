@@ -9,6 +9,7 @@ import logging
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from arena.referee import (
     Referee,
     RefereeConfig,
     RefereeThread,
+    Standing,
     TokenAccounts,
     serve,
 )
@@ -76,15 +78,21 @@ def test_kicking_with_a_value_the_shutdown_cannot_carry_is_refused_before_it_act
 def test_a_bot_identity_with_its_status_as_text_is_named_in_the_referee_log(
     caplog: pytest.LogCaptureFixture, tmp_path: Path
 ) -> None:
-    # Before: "accounts.lookup returned BotIdentity(name='a', status='active', note=''): it
-    # must return an Identity (... e.g. arena.referee.BotIdentity(name))": the referee's own
-    # class refused, with no word of which field was wrong.
+    # Before: "accounts.lookup returned ...(name='a', status='active', note=''): it must return
+    # an Identity (... e.g. arena.referee.BotIdentity(name))", with no word of which field was
+    # wrong. (BotIdentity itself now refuses a status as text where it is made.)
+    @dataclass(frozen=True)
+    class TextIdentity:  # a store's own identity class, with the status as text
+        name: str
+        status: str
+        note: str = ""
+
     class TextStatus:
-        def lookup(self, token: str) -> BotIdentity:
-            return BotIdentity("a", status="active")  # type: ignore[arg-type]
+        def lookup(self, token: str) -> TextIdentity:
+            return TextIdentity("a", status="active")
 
     caplog.set_level(logging.ERROR, logger="arena.referee")
-    thread = RefereeThread(RefereeConfig(), TextStatus())
+    thread = RefereeThread(RefereeConfig(), TextStatus())  # type: ignore[arg-type]  # the mistake
     thread.start("127.0.0.1:0")
     procs = BotProcesses(thread, TokenAccounts(), tmp_path)
     try:
@@ -232,3 +240,22 @@ def test_serve_refuses_a_main_or_ready_it_cannot_call(given: dict[str, object], 
             await serve(RefereeConfig(), {}, "127.0.0.1:0", **given)  # type: ignore[arg-type]
 
     on_referee_loop(body)
+
+
+def test_a_bot_identity_is_checked_where_it_is_made() -> None:
+    # A BotIdentity with its status as text passed, and every bot was refused at the handshake.
+    with pytest.raises(ConfigError, match=r"^BotIdentity.status must be a Standing .*'active'"):
+        BotIdentity("a", status="active")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"^BotIdentity.name must be a non-empty string"):
+        BotIdentity("")
+    with pytest.raises(ConfigError, match=r"^BotIdentity.note must be a string"):
+        BotIdentity("a", Standing.BANNED, None)  # type: ignore[arg-type]
+    assert BotIdentity("a", Standing.BANNED, "why").status is Standing.BANNED
+
+
+def test_issue_for_refuses_a_name_given_twice() -> None:
+    # It issued two tokens for "a" and handed back only the second.
+    with pytest.raises(ConfigError, match=r"^names lists 'a' more than once: give each bot once"):
+        TokenAccounts.issue_for(["a", "b", "a"])
+    accounts, tokens = TokenAccounts.issue_for(iter(["a", "b"]))  # any iterable, once
+    assert sorted(tokens) == ["a", "b"] and accounts.names == {"a", "b"}

@@ -91,6 +91,19 @@ class BotIdentity:
     note: str = ""
     """Why not, when it may not."""
 
+    def __post_init__(self) -> None:
+        # Checked where it is made: a status given as text ("active") passed here and had every
+        # bot refused at its handshake, far from the mistake.
+        if not isinstance(self.name, str) or not self.name:
+            raise ConfigError(f"BotIdentity.name must be a non-empty string, got {self.name!r:.60}")
+        if not isinstance(self.status, Standing):
+            raise ConfigError(
+                "BotIdentity.status must be a Standing (Standing.ACTIVE or Standing.BANNED from "
+                f"arena.referee), got {self.status!r:.60}"
+            )
+        if not isinstance(self.note, str):
+            raise ConfigError(f"BotIdentity.note must be a string, got {self.note!r:.60}")
+
 
 def token_key(token: str) -> bytes:
     """The digest a token is stored and compared as (SHA-256 of its UTF-8 bytes)."""
@@ -161,5 +174,13 @@ class TokenAccounts:
             raise ConfigError(f"names must be a list of bot names, got the string {names!r}")
         if not isinstance(names, Iterable):  # None: "'NoneType' object is not iterable"
             raise ConfigError(f"names must be a list of bot names, got {names!r}")
+        listed = list(names)
+        twice = sorted({n for n in listed if isinstance(n, str) and listed.count(n) > 1})
+        if twice:
+            # Else two tokens were issued for it and only the second handed back.
+            raise ConfigError(
+                f"names lists {', '.join(map(repr, twice))} more than once: give each bot once "
+                "(its sessions share its token)"
+            )
         accounts = cls()
-        return accounts, {name: accounts.issue(name) for name in names}
+        return accounts, {name: accounts.issue(name) for name in listed}
