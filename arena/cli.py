@@ -520,6 +520,17 @@ def _exit_at_once(said: Callable[[], str]) -> Callable[[int, object], None]:
     return stop
 
 
+def _to_the_end(
+    said: Callable[[], str] = lambda: "interrupted while exiting; its output is complete",
+    before: dict[signal.Signals, Any] | None = None,
+) -> None:
+    """Once a command's output is complete: a Ctrl-C or SIGTERM as Python exits (its threads,
+    the exit hooks) was a traceback and exit code 0; from here on it is one line and 130."""
+    from arena.director.ending import until_exit
+
+    until_exit(_exit_at_once(said), before)
+
+
 def _reads_only(command: F) -> F:
     """Have a command that only reads (ratings, replay) end at once on Ctrl-C or SIGTERM, with
     one line and exit code 130, and its usual handlers back once it returns (in the `arena`
@@ -537,12 +548,7 @@ def _reads_only(command: F) -> F:
         finally:
             for sig, handler in before.items():
                 signal.signal(sig, handler)
-        from arena.director.ending import until_exit
-
-        # As Python exits after the output, a Ctrl-C was a traceback and exit code 0.
-        until_exit(
-            _exit_at_once(lambda: "interrupted while exiting; its output is complete"), before
-        )
+        _to_the_end(before=before)
         return result
 
     return cast(F, reading)
@@ -746,11 +752,8 @@ def _do_run(
             database,
             run_id,
         )
-        # As Python exits after the summary (the referee's threads, the exit hooks), a Ctrl-C was
-        # a traceback and exit code 0: the same line as during the summary, to the end.
-        from arena.director.ending import until_exit
-
-        until_exit(_exit_at_once(lambda: _all_stored_text(outcome.total, settings.db)))
+        # The same line as during the summary.
+        _to_the_end(lambda: _all_stored_text(outcome.total, settings.db))
     except KeyboardInterrupt:
         # Between the guarded steps: the same words as in them.
         _fail(_interrupted_text(database, run_id), EXIT_INTERRUPTED)
@@ -1254,10 +1257,7 @@ def sprt(
         else:
             verdict = test.verdict(a, b)
         console.print(verdict, markup=False, highlight=False)
-        # As Python exits after the verdict, a Ctrl-C was a traceback and exit code 0.
-        from arena.director.ending import until_exit
-
-        until_exit(_exit_at_once(lambda: "interrupted while exiting; its output is complete"))
+        _to_the_end()
     except KeyboardInterrupt:
         # Between the guarded steps: the same words as in them.
         _fail(_interrupted_text(database), EXIT_INTERRUPTED)

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_arena_interrupt import alive
 from test_arena_resume import ROOT, TOTAL, bot_pids, command, kill_orphans
 
 from arena.config import build_config
@@ -50,15 +51,6 @@ def run(db: Path, size: int | None) -> subprocess.CompletedProcess[str]:
 def sprt_command(path: Path) -> str:
     """A Python bot's command line."""
     return shlex.join([sys.executable, str(path)])
-
-
-def alive(pid: int) -> bool:
-    """Whether a process of that id is running."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def test_a_full_disk_stops_the_run_in_one_line_and_the_same_command_resumes(

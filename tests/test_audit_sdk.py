@@ -7,14 +7,12 @@ Each test runs what an author would: a real bot process against a real referee o
 from __future__ import annotations
 
 import gc
-import os
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
 import pytest
 from test_client_e2e import Procs
+from test_client_newcomer import bot_env_at, run_script
 
 from arena.cards import Card
 from arena.client import Bot, BotDefinitionWarning, ClientSettings, DecisionView, play_local
@@ -27,24 +25,6 @@ from arena.table import Clocks, FaultKind, TableSpec
 LOBBY_WAIT_MS = 30_000
 GAME_TIMEOUT_S = 120.0
 """A guard against a hang, not a measure: each of these ends in well under a second."""
-
-
-def _bot_env(address: str, token: str, name: str, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
-    env.update(ARENA_ADDRESS=address, ARENA_TOKEN=token, ARENA_BOT_NAME=name)
-    env.update(extra)
-    return env
-
-
-def _run_script(script: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(script)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=GAME_TIMEOUT_S,
-        check=False,
-    )
 
 
 # ---- async def methods --------------------------------------------------------------------------
@@ -209,7 +189,7 @@ def test_a_host_grpc_cannot_read_as_a_name_exits_2_at_once_not_after_ten_minutes
     # retrying in 0.4 s", for ARENA_GIVE_UP_S (600 s by default), then exit 1.
     script = tmp_path / "plain.py"
     script.write_text(PLAIN_BOT)
-    done = _run_script(script, _bot_env("bot@127.0.0.1:1", "t", "n", ARENA_GIVE_UP_S="600"))
+    done = run_script(script, bot_env_at("bot@127.0.0.1:1", "t", "n", ARENA_GIVE_UP_S="600"))
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
     assert "not a valid host name; set ARENA_ADDRESS" in done.stderr, done.stderr
@@ -227,8 +207,8 @@ def test_a_refused_token_with_a_line_break_around_it_says_so(tmp_path: Path) -> 
     referee = RefereeThread(RefereeConfig(), accounts)
     port = referee.start("127.0.0.1:0")
     try:
-        env = _bot_env(f"127.0.0.1:{port}", tokens["plain"] + "\r", "plain")
-        done = _run_script(script, env)
+        env = bot_env_at(f"127.0.0.1:{port}", tokens["plain"] + "\r", "plain")
+        done = run_script(script, env)
     finally:
         referee.stop(0, finished=True)
     assert done.returncode == 2, done.stderr

@@ -49,10 +49,28 @@ def _one_table(
 
 
 def _bot_env(port: int, token: str, name: str, **extra: str) -> dict[str, str]:
+    return bot_env_at(f"127.0.0.1:{port}", token, name, **extra)
+
+
+def bot_env_at(address: str, token: str, name: str, **extra: str) -> dict[str, str]:
+    """This process's environment with the ARENA_* variables of a bot of ``name`` at
+    ``address`` (any others left out), plus ``extra``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
-    env.update(ARENA_ADDRESS=f"127.0.0.1:{port}", ARENA_TOKEN=token, ARENA_BOT_NAME=name)
+    env.update(ARENA_ADDRESS=address, ARENA_TOKEN=token, ARENA_BOT_NAME=name)
     env.update(extra)
     return env
+
+
+def run_script(script: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Run a bot script with ``env`` to its end (a guard of GAME_TIMEOUT_S against a hang)."""
+    return subprocess.run(
+        [sys.executable, str(script)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=GAME_TIMEOUT_S,
+        check=False,
+    )
 
 
 # ---- the clock of a request that waited while the bot was busy --------------------------------
@@ -208,14 +226,7 @@ def test_run_with_a_class_for_a_bot_exits_2_with_one_line(tmp_path: Path) -> Non
     script = tmp_path / "forgot.py"
     script.write_text("from arena.client import Bot, run\n\nrun(Bot)\n")
     env = _bot_env(1, "t", "n", ARENA_GIVE_UP_S="0")
-    done = subprocess.run(
-        [sys.executable, str(script)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=GAME_TIMEOUT_S,
-        check=False,
-    )
+    done = run_script(script, env)
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and "give an instance, Bot()" in done.stderr, done.stderr
 

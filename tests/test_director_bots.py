@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import sys
 from pathlib import Path
 
 import pytest
 import trio
+from test_arena_interrupt import alive
 
 from arena.config import BotSpec
 from arena.director.bots import (
@@ -100,14 +100,6 @@ class Handshakes:
             await stream.send_all(b"k")
             while await stream.receive_some(100):
                 pass
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 async def serve(nursery: trio.Nursery, handshakes: Handshakes) -> str:

@@ -133,7 +133,7 @@ def test_crash_loses_nothing_finished_and_marks_running_tables_interrupted(
     ledger.begin(
         [(0, finished.spec), (1, running.spec), (2, committed.spec)], {"next_board": 3}, 1.0
     )
-    ledger.finish(0, finished, {"a": (30.0, 5.0)})
+    ledger.finish(0, finished, lambda: {"a": (30.0, 5.0)})
     # A crash right after the store committed game 2 but before its mark was cleared.
     ledger.store.save_game(ledger.run_id, 2, committed)
     ledger.close()  # what a kill -9 leaves is the same file; nothing else is flushed on close
@@ -146,7 +146,7 @@ def test_crash_loses_nothing_finished_and_marks_running_tables_interrupted(
     (_, record) = interrupted[0]
     assert record.termination is Termination.INTERRUPTED and record.reason == INTERRUPTED_REASON
     assert [g for g, _ in late] == [2] and late[0][1] == committed
-    again.finish(2, committed, {})
+    again.finish(2, committed, dict)
     again.flush()
     assert [g for g, _ in again.rated_results()] == [0, 2]
     assert again.next_game() == 3
@@ -365,7 +365,7 @@ def test_a_board_begun_by_an_older_server_is_finished_with_its_own_seed_and_rule
     group = ["a", "b", "c", "d"]
     owed = [{"board": "9:1", "seed": 12345, "group": group, "rotations": [1, 2, 3], "created": 1}]
     old.begin([(0, first.spec)], {"next_board": 2, "owed": owed}, 1.0)
-    old.finish(0, first, {})
+    old.finish(0, first, dict)
     old._db.execute("DELETE FROM server_secret")
     old.close()
 

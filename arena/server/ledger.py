@@ -463,15 +463,14 @@ class LedgerDB:
         self,
         game: int,
         record: GameRecord,
-        live: Mapping[str, tuple[float, float]] | Callable[[], Mapping[str, tuple[float, float]]],
+        count: Callable[[], Mapping[str, tuple[float, float]]],
     ) -> None:
         """Commit a table's record; its running mark is cleared, with the live ratings it changed,
         in a later commit (the next :meth:`begin` or :meth:`flush`).
 
-        ``live``: the live ratings the game changed, or a function that counts the game in the
-        live ratings and returns those it changed, called here once the game is stored (so that
-        a game whose store is given up, on a database locked for minutes, is never counted in
-        them: a restart would not count it either).
+        ``count``: counts the game in the live ratings and returns those it changed; called here
+        once the game is stored (so that a game whose store is given up, on a database locked
+        for minutes, is never counted in them: a restart would not count it either).
 
         Why later: it saves a synchronous commit per table, and a crash in between is harmless,
         since :meth:`recover` treats a committed game that is still marked exactly so.
@@ -488,8 +487,7 @@ class LedgerDB:
         # Once only: a call that stored the game may have raised in its flush below (an error
         # other than a lock), and a caller may try the whole call again.
         if all(pending != game for pending, _ in self._pending):
-            changed = live() if callable(live) else live
-            self._pending.append((game, dict(changed)))
+            self._pending.append((game, dict(count())))
         if len(self._pending) >= FLUSH_EVERY:
             try:
                 self.flush()
