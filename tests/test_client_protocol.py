@@ -612,6 +612,173 @@ def test_ctrl_c_during_a_decision_says_at_once_that_the_bot_stops_after_it(
                 proc.wait()
 
 
+C_THINKER = """
+import os, sqlite3, sys
+from arena.client import Bot, run
+
+def wait_in_c(folder):
+    # SQLite's busy handler sleeps and retries in C until the other connection's lock goes
+    # (here never), without returning to Python, so Python runs no signal handler meanwhile:
+    # the main thread of a bot in a long C call (a query, a C extension's computation).
+    path = os.path.join(folder, "book.db")
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    waiter = sqlite3.connect(path, timeout=600, isolation_level=None)
+    print("thinking", file=sys.stderr, flush=True)
+    waiter.execute("BEGIN EXCLUSIVE")
+
+class Thinker(Bot):
+    def choose_play(self, view):
+        wait_in_c(sys.argv[1])
+
+run(Thinker())
+"""
+
+ASYNC_THINKER = (
+    C_THINKER.removesuffix("run(Thinker())\n")
+    + """
+import asyncio, signal
+
+async def own_signal():
+    # The bot's own asyncio signal handling: its loop takes Python's wakeup fd, and closing
+    # the loop leaves none set.
+    loop = asyncio.get_running_loop()
+    got = loop.create_future()
+    loop.add_signal_handler(signal.SIGUSR1, got.set_result, "SIGUSR1")
+    os.kill(os.getpid(), signal.SIGUSR1)
+    print("asyncio got", await got, file=sys.stderr, flush=True)
+
+class AsyncFirst(Thinker):
+    decisions = 0
+
+    def choose_play(self, view):
+        self.decisions += 1
+        if self.decisions == 1:
+            asyncio.run(own_signal())
+            return Bot.choose_play(self, view)
+        return super().choose_play(view)
+
+run(AsyncFirst())
+"""
+)
+
+
+def _ctrl_c_twice(
+    bot_env: dict[str, str], tmp_path: Path, thinker: str, decisions: int
+) -> tuple[str, ScriptedPeer]:
+    """Run ``thinker`` until it thinks on decision number ``decisions``, then Ctrl-C it twice:
+    its stderr once it has exited 130 (the peer has the first Ctrl-C's Goodbye by then)."""
+    said_goodbye = threading.Event()
+
+    async def script(n: int, stream: Stream) -> None:
+        await peer.read(stream)
+        await stream.write(bot_pb.PlayResponse(welcome=bot_pb.Welcome(session_id="s")))
+        for rid in range(1, decisions + 1):
+            await stream.write(bot_pb.PlayResponse(request=_play_request(rid)))
+            said = await peer.read(stream)
+            if said is not None and said.HasField("goodbye"):
+                said_goodbye.set()
+        await peer.drain(stream)
+
+    bot = tmp_path / "thinker.py"
+    bot.write_text(thinker)
+    err = tmp_path / "stderr"
+    with ScriptedPeer(script) as peer, err.open("wb") as out:
+        bot_env.update(ARENA_ADDRESS=f"127.0.0.1:{peer.port}", ARENA_TOKEN="t", ARENA_BOT_NAME="h")
+        proc = subprocess.Popen(
+            [sys.executable, str(bot), str(tmp_path)],
+            env=bot_env,
+            stdin=subprocess.DEVNULL,
+            stderr=out,
+        )
+        try:
+            _wait_for_line(err, proc, "thinking")
+            proc.send_signal(signal.SIGINT)
+            said = _wait_for_line(err, proc, "again to quit now")
+            assert said.splitlines()[-1] == (
+                "arena.client: SIGINT: stopping after this decision; Ctrl-C again to quit now"
+            )
+            assert said_goodbye.wait(PROCESS_TIMEOUT_S), "no Goodbye at the first Ctrl-C"
+            assert proc.poll() is None  # still thinking
+            proc.send_signal(signal.SIGINT)
+            try:
+                code = proc.wait(PROCESS_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                raise AssertionError(
+                    f"a second Ctrl-C did not stop it: {err.read_text()}"
+                ) from None
+            said = err.read_text()
+            assert code == EXIT_INTERRUPTED, said
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    lines = said.splitlines()
+    assert lines[-1] == "arena.client: interrupted", said
+    assert sum("stopping after this decision" in line for line in lines) == 1, said
+    assert sum(line.endswith("interrupted") for line in lines) == 1, said
+    assert peer.received[-1].goodbye.reason == "received SIGINT"
+    return said, peer
+
+
+def test_ctrl_c_reaches_a_bot_that_waits_in_c_code(bot_env: dict[str, str], tmp_path: Path) -> None:
+    # Python runs a signal's handler only between two bytecodes of the main thread: a bot in C
+    # code heard nothing, neither the first Ctrl-C (no line, no Goodbye) nor the second.
+    _ctrl_c_twice(bot_env, tmp_path, C_THINKER, decisions=1)
+
+
+def test_ctrl_c_reaches_a_bot_in_c_code_after_the_bots_own_asyncio_signals(
+    bot_env: dict[str, str], tmp_path: Path
+) -> None:
+    # The bot's asyncio loop takes Python's wakeup fd for its own signal handler, which works,
+    # and leaves none set when it closes: the SDK takes it back at the next decision.
+    said, peer = _ctrl_c_twice(bot_env, tmp_path, ASYNC_THINKER, decisions=2)
+    assert "asyncio got SIGUSR1" in said.splitlines(), said
+    assert peer.received[1].decision.play_card.card == "2C"
+
+
+AFTER_RUN = """
+import signal, socket, threading
+from arena.client import Bot, run
+
+# A wakeup fd of the program's own, set before run(): it must be given back.
+own, theirs = socket.socketpair()
+theirs.setblocking(False)
+signal.set_wakeup_fd(theirs.fileno())
+run(Bot())
+print("wakeup fd given back:", signal.set_wakeup_fd(-1) == theirs.fileno())
+print("threads left:", [t.name for t in threading.enumerate() if t.name.startswith("arena")])
+"""
+
+
+def test_run_gives_back_the_wakeup_fd_and_leaves_no_thread_behind(
+    bot_env: dict[str, str],
+) -> None:
+    async def script(n: int, stream: Stream) -> None:
+        await peer.read(stream)
+        await stream.write(bot_pb.PlayResponse(welcome=bot_pb.Welcome(session_id="s")))
+        await stream.write(bot_pb.PlayResponse(request=_play_request(3)))
+        await peer.read(stream)
+        await stream.write(_shutdown(bot_pb.SHUTDOWN_REASON_NO_MORE_GAMES))
+        await peer.drain(stream)
+
+    with ScriptedPeer(script) as peer:
+        bot_env.update(ARENA_ADDRESS=f"127.0.0.1:{peer.port}", ARENA_TOKEN="t", ARENA_BOT_NAME="h")
+        done = subprocess.run(
+            [sys.executable, "-c", AFTER_RUN],
+            env=bot_env,
+            capture_output=True,
+            text=True,
+            timeout=PROCESS_TIMEOUT_S,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "wakeup fd given back: True",
+        "threads left: []",
+    ], done.stderr
+
+
 # ---- settings ---------------------------------------------------------------------------------
 
 

@@ -30,7 +30,9 @@ What happens when things go wrong:
 * :func:`run` is sent SIGTERM (as ``arena run`` does to stop its bots) or SIGINT (Ctrl-C): it
   stops asking the bot, says Goodbye (so the referee frees the seat at once instead of holding it
   through the reconnection grace), waits up to half a second for the referee to close the stream,
-  and exits: code 0 after SIGTERM, 130 after Ctrl-C. A second signal exits at once.
+  and exits: code 0 after SIGTERM, 130 after Ctrl-C. A second signal exits at once. A thread of
+  the SDK's sees both signals too (see :class:`_SignalWatch`), so that they work while the bot's
+  code is in C code, where Python runs no signal handler.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ import os
 import queue
 import random
 import signal
+import socket
 import ssl
 import sys
 import threading
@@ -523,6 +526,10 @@ class _Interrupted(BaseException):
     """A stop signal cut a wait short (a backoff sleep): stop now."""
 
 
+_NEVER = threading.Event()
+"""Never set: where one observer of the stop signals waits while the other exits the process."""
+
+
 def _exit_now(first: signal.Signals) -> NoReturn:
     """A second stop signal: the user insists, so exit at once, as run() would have after the
     first (code and line), without unwinding through the bot's code.
@@ -549,11 +556,66 @@ def _stop_on_signals(runner: _Runner) -> Iterator[None]:
         return
     previous = {sig: signal.signal(sig, runner.on_signal) for sig in STOP_SIGNALS}
     try:
-        yield
+        runner.watch = _SignalWatch(runner)
+        try:
+            yield
+        finally:
+            runner.watch.close()
+            runner.watch = None
     finally:
         for sig, handler in previous.items():
             if handler is not None:  # None: set outside Python, cannot be put back
                 signal.signal(sig, handler)
+
+
+class _SignalWatch:
+    """A thread that sees each signal as it comes, through Python's wakeup fd, and tells
+    ``runner`` of the stop signals (:meth:`_Runner.on_stop`), as its handler does.
+
+    Why the handler is not enough: Python runs it on the main thread only, between two
+    bytecodes. Never while that thread is in C code (a long SQLite query, a C extension's
+    computation): the bot heard neither the first Ctrl-C nor the second until the call returned.
+    And a signal that comes just as the handler returns to the wait it interrupted (``time.sleep``
+    resumes after it) is handled only once that wait ends: a second Ctrl-C could be lost for the
+    rest of a long decision. The C-level handler writes the signal's number to the wakeup fd at
+    once, wherever the process is, and this thread runs unless the C code holds the GIL.
+    """
+
+    def __init__(self, runner: _Runner) -> None:
+        self._reader, self._writer = socket.socketpair()
+        self._writer.setblocking(False)  # set_wakeup_fd requires it: a signal never waits
+        self._previous = signal.set_wakeup_fd(self._writer.fileno(), warn_on_full_buffer=False)
+        self._thread = threading.Thread(
+            target=self._watch, args=(runner,), name="arena-signals", daemon=True
+        )
+        self._thread.start()
+
+    def _watch(self, runner: _Runner) -> None:
+        seen = 0
+        while numbers := self._reader.recv(64):  # b"" once close() has closed the other end
+            for number in numbers:
+                if number in STOP_SIGNALS:
+                    seen += 1
+                    runner.on_stop(signal.Signals(number), seen)
+
+    def rearm(self) -> None:
+        """Take the wakeup fd back if the bot's code has cleared it (closing an asyncio loop
+        that had signal handlers does); one the bot has set and may still use is left to it."""
+        mine = self._writer.fileno()
+        current = signal.set_wakeup_fd(mine, warn_on_full_buffer=False)
+        if current not in (-1, mine):
+            signal.set_wakeup_fd(current)
+
+    def close(self) -> None:
+        """Put back the wakeup fd found (unless the bot's code has set its own), end the thread."""
+        try:
+            current = signal.set_wakeup_fd(self._previous)
+            if current not in (-1, self._writer.fileno()):
+                signal.set_wakeup_fd(current)
+        finally:
+            self._writer.close()
+            self._thread.join()
+            self._reader.close()
 
 
 def _fatal(message: str, code: int) -> None:
@@ -926,6 +988,14 @@ class _Runner:
         """Whether the runner waits to reconnect, a wait a stop request cuts short."""
         self.deciding = False
         """Whether the bot's choose_pass/choose_play runs now (a stop waits for its answer)."""
+        self.watch: _SignalWatch | None = None
+        """The thread that sees the stop signals beside :meth:`on_signal`, while run() runs."""
+        self.signals_handled = 0
+        """How many times :meth:`on_signal` has run."""
+        self._firsts: dict[str, tuple[int, object]] = {}
+        """Which observer of the stop signals (the handler, the watch) was first to act on the
+        first ("told") and on the second ("leave"), with its thread: both see each signal, and
+        each line is written once."""
         for slip in api_slips(type(bot)):
             log.warning("%s", slip)  # in the bot's log, where its author looks
         # Events are only translated for the hooks a bot overrides (most override none).
@@ -942,24 +1012,43 @@ class _Runner:
         only where that is safe (in a backoff sleep), and otherwise only queues the Goodbye: a
         SimpleQueue's put may be called from a signal handler, and gRPC's thread sends it.
         """
-        if self.stop_signal is not None:
-            _exit_now(self.stop_signal)
-        self.stop_signal = signal.Signals(signum)
+        self.signals_handled += 1
+        self.on_stop(signal.Signals(signum), self.signals_handled)
+        if self.sleeping and "leave" not in self._firsts:  # not while the exit is under way
+            raise _Interrupted
+
+    def on_stop(self, sig: signal.Signals, count: int) -> None:
+        """The ``count``-th stop signal that one observer (:meth:`on_signal` on the main thread,
+        or :class:`_SignalWatch`'s thread) has seen: the first stops, the second exits at once.
+
+        Both see most signals, but neither sees one twice, so neither exits early; and the other
+        sees the second signal where one cannot (see :class:`_SignalWatch`). Whichever acts first
+        on a signal acts alone (a dict's setdefault is one step for the two threads).
+        """
+        if self.stop_signal is None:
+            self.stop_signal = sig
+        me = (threading.get_ident(), object())
+        if count > 1:
+            leaver = self._firsts.setdefault("leave", me)
+            if leaver is me:
+                _exit_now(self.stop_signal)
+            if leaver[0] != me[0]:
+                _NEVER.wait()  # the other thread is writing the line and exiting: not a word more
+            return  # this handler interrupted the exit on this thread (its write): let it go on
+        if self._firsts.setdefault("told", me) is not me:
+            return  # the other observer has acted on this signal
         if self.deciding:
             # The stop comes only once the bot answers, which may be long: say so at once. A raw
             # write, because a log handler's lock may be held by the code this interrupted.
-            again = "; Ctrl-C again to quit now" if signum == signal.SIGINT else ""
+            again = "; Ctrl-C again to quit now" if sig == signal.SIGINT else ""
             with contextlib.suppress(OSError):
                 os.write(
                     sys.stderr.fileno(),
-                    f"arena.client: {self.stop_signal.name}: stopping after this decision"
-                    f"{again}\n".encode(),
+                    f"arena.client: {sig.name}: stopping after this decision{again}\n".encode(),
                 )
         outbox = self.outbox
         if outbox is not None:
-            outbox.goodbye(f"received {self.stop_signal.name}")
-        if self.sleeping:
-            raise _Interrupted
+            outbox.goodbye(f"received {sig.name}")
 
     def sleep(self, seconds: float) -> bool:
         """Wait before reconnecting; False if a stop signal came (before or during the wait)."""
@@ -1151,6 +1240,8 @@ class _Runner:
         except Exception:
             log.exception("could not read decision request %d; not answering it", rid)
             return None
+        if self.watch is not None:
+            self.watch.rearm()  # the bot's code may have cleared it since the last decision
         self.deciding = True
         try:
             return self._answer(kind, rid, view)
