@@ -1211,6 +1211,8 @@ def sprt(
                 )
             )
             database = settings.db
+        # -0 is 0: the header said "H0 elo -0" (adding 0.0 makes -0.0 0.0, as the status does).
+        elo0, elo1 = elo0 + 0.0, elo1 + 0.0
         test = _guard(lambda: Sprt(elo0=elo0, elo1=elo1, alpha=alpha, beta=beta))
         a, b = settings.bot_names[:2]
         console = _console()
@@ -1231,7 +1233,9 @@ def sprt(
                 )
 
         # (SIGTERM is a Ctrl-C from here on: _run_loading set it so once loaded.)
-        reporter = _StartsWith(header, make_reporter(sys.stderr, label="arena sprt"))
+        # --max-boards is a cap: its games are not what the test will play.
+        inner = make_reporter(sys.stderr, label="arena sprt", stops_when="the test decides")
+        reporter = _StartsWith(header, inner)
         outcome = _guard(
             lambda: run_sprt(
                 settings,
@@ -1247,8 +1251,21 @@ def sprt(
         header()  # a test decided before this call plays nothing, so nothing started
         console.print(outcome.status, markup=False, highlight=False)
         if outcome.run is not None and outcome.run.interrupted:
+            if outcome.decision is not SprtDecision.CONTINUE:
+                # Stopped while the games in play at the decision were finishing: the decision is
+                # final all the same, and there is nothing to resume (it said to resume, and no
+                # verdict).
+                console.print(test.verdict(a, b), markup=False, highlight=False)
+                _fail(
+                    f"interrupted after the decision at board {outcome.boards}, while the games "
+                    "in play were finishing (the test does not count them); the decision "
+                    "above stands, and nothing is left to play (the same command prints it again)",
+                    EXIT_INTERRUPTED,
+                )
+            n = outcome.boards
             _fail(
-                f"interrupted after {outcome.boards} boards; run the same command again to resume",
+                f"interrupted after {n} board{'' if n == 1 else 's'}; run the same command again "
+                "to resume",
                 EXIT_INTERRUPTED,
             )
         if outcome.decision is SprtDecision.CONTINUE:

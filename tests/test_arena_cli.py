@@ -820,7 +820,7 @@ def test_sprt_plays_boards_until_a_decision_or_the_cap_and_resumes(tmp_path: Pat
     # The same command again feeds the stored boards and decides the same, playing nothing.
     again = arena(*args, cwd=tmp_path)
     assert again.returncode == 0 and again.stdout.splitlines()[-2:] == out[-2:]
-    assert "games to play" not in again.stderr
+    assert "up to" not in again.stderr and "games of at most" not in again.stderr
     too_many = arena(
         "sprt", "--bot", f"a={LOW}", "--bot", f"b={LOW}", "--filler", f"c={LOW}", "--filler",
         f"d={LOW}", "--filler", f"e={LOW}", cwd=tmp_path,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -155,3 +156,30 @@ def test_status_before_any_board_has_no_negative_zero() -> None:
     status = Sprt(-20.0, 0.0).status
     assert "-0.0" not in status and "-0.00" not in status and "[-20, 0]" in status
     assert "elo +0.0" in status and "LLR +0.00" in status
+
+
+def test_status_writes_an_open_bound_as_the_ratings_tables_do() -> None:
+    # It wrote "elo +inf [-141.4, +inf]", where `arena ratings` writes "[-141.4, +∞)".
+    from arena.ratings import fit
+    from arena.ratings.report import interval_text
+
+    test = Sprt(0.0, 20.0)
+    assert "elo +0.0 (-∞, +∞)  LLR" in test.status
+    test.update(1.0)
+    assert "elo +∞ [-141.4, +∞)  LLR" in test.status and "inf" not in test.status
+    # The words of a ratings row with the same bounds: one function writes both.
+    _, low, high = test.elo()
+    row = dataclasses.replace(fit(_a_board()).rows()[0], low=low, high=high)
+    assert f" {interval_text(row, None)[2]}  LLR" in test.status
+    test.update(0.0)
+    test.update(0.0)
+    assert "elo -120.4 (-∞, +338.1]  LLR" in test.status and "inf" not in test.status
+
+
+def _a_board() -> list[TableResult]:
+    """One board of A, B and two fillers in every rotation, for a fit to take rows from."""
+    seats = ("A", "B", "f1", "f2")
+    return [
+        TableResult("d", seats[r:] + seats[:r], tuple(float(x) for x in (3, 5, 8, 10)))
+        for r in range(4)
+    ]

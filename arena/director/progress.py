@@ -93,6 +93,25 @@ class _Rate:
         return self.count / elapsed if elapsed > 0 else 0.0
 
 
+def _start_text(total: int, done: int, stops_when: str | None) -> str:
+    """The line a run starts with: the games it will play, or at most (see ``stops_when``)."""
+    resumed = f", {done} already stored (resuming)" if done else ""
+    if stops_when is None:
+        return f"{total - done} games to play of {total}{resumed}"
+    # The total is a cap that the run seldom reaches (arena sprt's --max-boards): "8000 games to
+    # play of 8000" read as what it would play.
+    if done:
+        more = total - done
+        return (
+            f"up to {more} more game{'' if more == 1 else 's'}{resumed}; it stops when {stops_when}"
+        )
+    return f"up to {_games(total)} (stops when {stops_when})"
+
+
+def _games(n: int) -> str:
+    return f"{n} game" if n == 1 else f"{n} games"
+
+
 def _eta(left: int, rate: float) -> str:
     if rate <= 0:
         return "?"
@@ -103,9 +122,11 @@ def _eta(left: int, rate: float) -> str:
 class PlainReporter:
     """Progress as plain lines (for logs, pipes and CI)."""
 
-    def __init__(self, stream: TextIO, label: str = "arena") -> None:
+    def __init__(self, stream: TextIO, label: str = "arena", stops_when: str | None = None) -> None:
         self._stream = stream
         self._label = label
+        self._stops_when = stops_when
+        """What ends the run before its total, which is then a cap (None: it plays them all)."""
         self._total = 0
         self._done = 0
         self._rate = _Rate()
@@ -129,8 +150,7 @@ class PlainReporter:
         self._standings = standings
         self._rate = _Rate()
         self._last = time.monotonic()
-        resumed = f", {done} already stored (resuming)" if done else ""
-        self._print(f"{total - done} games to play of {total}{resumed}")
+        self._print(_start_text(total, done, self._stops_when))
 
     def game(self, record: GameRecord) -> None:
         """A game was stored."""
@@ -142,10 +162,13 @@ class PlainReporter:
         if now - self._last >= PLAIN_INTERVAL_S or step > self._step or self._done == self._total:
             self._last, self._step = now, step
             rate = self._rate.per_second()
-            self._print(
-                f"{self._done}/{self._total} games, {rate:.1f}/s, "
-                f"{_eta(self._total - self._done, rate)} left; {self._standings.leader()}"
-            )
+            eta = _eta(self._total - self._done, rate)
+            if self._stops_when is None:
+                played, left = f"{self._done}/{self._total} games", f"{eta} left"
+            else:  # the time to the cap, which the run seldom reaches
+                played = f"{_games(self._done)} of at most {self._total}"
+                left = f"at most {eta} left"
+            self._print(f"{played}, {rate:.1f}/s, {left}; {self._standings.leader()}")
 
     def note(self, text: str) -> None:
         """A line worth showing now."""
@@ -158,10 +181,12 @@ class PlainReporter:
 class RichReporter:
     """A live progress bar with the standings under it, on a terminal."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, stops_when: str | None = None) -> None:
         self._console = console
+        self._stops_when = stops_when
+        """What ends the run before its total, which is then a cap (None: it plays them all)."""
         self._progress = Progress(
-            TextColumn("[bold]games"),
+            TextColumn("[bold]games" if stops_when is None else "[bold]games (at most)"),
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.fields[rate]}"),
@@ -191,7 +216,9 @@ class RichReporter:
         self._standings = standings
         self._rate = _Rate()
         self._progress.update(self._task, total=total, completed=done)
-        if done:
+        if self._stops_when is not None:
+            self._console.print(_start_text(total, done, self._stops_when), markup=False)
+        elif done:
             self._console.print(f"resuming: {done} of {total} games already stored")
         self._live = Live(self._render(), console=self._console, refresh_per_second=4)
         self._live.start()
@@ -215,8 +242,11 @@ class RichReporter:
             self._live = None
 
 
-def make_reporter(stream: TextIO, label: str = "arena") -> PlainReporter | RichReporter:
-    """A rich display if ``stream`` is a terminal, else plain lines."""
+def make_reporter(
+    stream: TextIO, label: str = "arena", stops_when: str | None = None
+) -> PlainReporter | RichReporter:
+    """A rich display if ``stream`` is a terminal, else plain lines; ``stops_when`` says what
+    ends the run before its total (arena sprt: "the test decides"), which is then a cap."""
     if stream.isatty():
-        return RichReporter(Console(file=stream))
-    return PlainReporter(stream, label)
+        return RichReporter(Console(file=stream), stops_when)
+    return PlainReporter(stream, label, stops_when)

@@ -38,6 +38,7 @@ from arena.ratings.elo import (
     rating_history,
 )
 from arena.ratings.results import TableResult
+from arena.ratings.sprt import elo_interval_text
 
 __all__ = [
     "ReportFormat",
@@ -179,14 +180,11 @@ def interval_text(row: BotRating, anchor: str | None, digits: int = 1) -> tuple[
         return "", "", "anchor"
     if math.isnan(row.low) or math.isnan(row.high):
         return "-", "-", "-"
-    low = f"{row.low:+.{digits}f}" if math.isfinite(row.low) else "-∞"
-    high = f"{row.high:+.{digits}f}" if math.isfinite(row.high) else "+∞"
     minus = f"{row.elo - row.low:.{digits}f}" if math.isfinite(row.low) else "∞"
     plus = f"{row.high - row.elo:.{digits}f}" if math.isfinite(row.high) else "∞"
-    # An infinite bound is not a member of the interval: "(-∞, +12.0]", "[+3.0, +∞)".
-    left = "[" if math.isfinite(row.low) else "("
-    right = "]" if math.isfinite(row.high) else ")"
-    return minus, plus, f"{left}{low}, {high}{right}"
+    # An infinite bound is not a member of the interval: "(-∞, +12.0]", "[+3.0, +∞)"; written
+    # as arena sprt's status line writes its interval.
+    return minus, plus, elo_interval_text(row.low, row.high, digits)
 
 
 def _count(n: int, noun: str) -> str:

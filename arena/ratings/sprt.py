@@ -98,6 +98,22 @@ def _beyond(elo: float, a: str, side: str) -> str:
     return f"weaker than {a} by more than {-elo:g} Elo"
 
 
+def elo_text(elo: float, digits: int = 1) -> str:
+    """A signed Elo figure ("+12.0"), an infinite one as "+∞" or "-∞" (as the ratings tables)."""
+    if math.isinf(elo):
+        return "+∞" if elo > 0 else "-∞"
+    return f"{elo:+.{digits}f}"
+
+
+def elo_interval_text(low: float, high: float, digits: int = 1) -> str:
+    """An Elo interval, "[-3.0, +12.0]"; an open side as ∞, outside it: "[+3.0, +∞)"."""
+    # Defined here, not in arena.ratings.report (which imports matplotlib), so that the test's
+    # status line shares it without that import; the ratings tables write their intervals with it.
+    left = "[" if math.isfinite(low) else "("
+    right = "]" if math.isfinite(high) else ")"
+    return f"{left}{elo_text(low, digits)}, {elo_text(high, digits)}{right}"
+
+
 def elo_to_score(elo: float) -> float:
     """Expected head-to-head score of a bot ``elo`` points stronger (logistic)."""
     return float(1.0 / (1.0 + 10.0 ** (-elo / 400.0)))
@@ -231,7 +247,8 @@ class Sprt:
         """One line for a progress display: boards, score, Elo, LLR against its bounds, decision."""
         elo, low, high = (_unsigned_zero(x) for x in self.elo())
         return (
-            f"boards {self._n}  score {self.mean:.3f}  elo {elo:+.1f} [{low:+.1f}, {high:+.1f}]  "
+            f"boards {self._n}  score {self.mean:.3f}  "
+            f"elo {elo_text(elo)} {elo_interval_text(low, high)}  "
             f"LLR {_unsigned_zero(self.llr):+.2f} "
             f"({self._bounds.lower:+.2f}, {self._bounds.upper:+.2f})  "
             f"[{_unsigned_zero(self.elo0):g}, {_unsigned_zero(self.elo1):g}]  "
