@@ -95,8 +95,10 @@ def test_a_banned_bot_is_refused_with_permission_denied(
     bots.token("cheat")
     referee[1].ban("cheat", "caught peeking")
     proc = bots.start("cheat")
+    # And it says what to do, as the contract promises of every refusal.
     assert status_of(bots, proc) == (
         f"PERMISSION_DENIED bot 'cheat' may not play now ({Standing.BANNED.value}: caught peeking)"
+        ": stop, and ask the organiser; retrying gets the same answer until they let it play"
     )
 
 

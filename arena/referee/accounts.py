@@ -24,6 +24,7 @@ from typing import Protocol
 from arena.errors import ConfigError
 
 __all__ = [
+    "MAX_NOTE_LENGTH",
     "Accounts",
     "BotIdentity",
     "Identity",
@@ -36,6 +37,11 @@ TOKEN_BYTES = 32
 """Random bytes in a token made by :meth:`TokenAccounts.issue` (256 bits)."""
 MAY_PLAY = "active"
 """The ``status.value`` of an identity that may play; any other value is refused."""
+MAX_NOTE_LENGTH = 500
+"""Longest reason told to a bot: a ban's (the note of a refused identity) or a kick's. A ban's is
+told in the refused bot's gRPC status, which travels in the call's metadata: past a few kilobytes
+(8 KiB by default, non-ASCII taking up to 12 bytes a character there) the bot's gRPC dropped it as
+RESOURCE_EXHAUSTED, and the banned bot, never told it was banned, retried for ever."""
 
 
 class Identity(Protocol):
@@ -153,6 +159,13 @@ class TokenAccounts:
 
     def lookup(self, token: str) -> BotIdentity | None:
         """Who owns ``token`` (every entry is compared, in constant time), or None."""
+        if not isinstance(token, str):
+            # Else an AttributeError from inside the digest ('int' object has no attribute
+            # 'encode'); the value is never shown: it may be a token, and this may be logged.
+            raise ConfigError(
+                "lookup takes the token as text (a str, as Hello.token carries it), got a "
+                f"{type(token).__name__}"
+            )
         if not token:
             return None
         key = token_key(token)

@@ -37,7 +37,7 @@ from arena.proto.hearts.v1 import events_pb2 as ev_pb
 from arena.proto.hearts.v1 import spectator_service_pb2 as spec_pb
 from arena.proto.hearts.v1 import spectator_service_pb2_grpc as spec_grpc
 from arena.referee import wire
-from arena.referee.accounts import MAY_PLAY, Accounts, TokenAccounts, token_key
+from arena.referee.accounts import MAX_NOTE_LENGTH, MAY_PLAY, Accounts, TokenAccounts, token_key
 from arena.referee.config import MAX_MS, PROTOCOL_VERSIONS, RefereeConfig
 from arena.referee.game import Seat, TableRun
 from arena.referee.lobby import Lobby
@@ -59,6 +59,8 @@ log = logging.getLogger("arena.referee")
 
 BOT_SERVICE = bot_pb.DESCRIPTOR.services_by_name["BotService"].full_name
 SPECTATOR_SERVICE = spec_pb.DESCRIPTOR.services_by_name["SpectatorService"].full_name
+DENIED_ADVICE = "stop, and ask the organiser; retrying gets the same answer until they let it play"
+"""What a bot refused with PERMISSION_DENIED is told to do (after why it may not play)."""
 MS = 1000.0
 OVERSIZE_SLACK = 4
 """gRPC refuses messages over this many times the referee's limit itself; between the two, the
@@ -144,14 +146,21 @@ def _duration(name: str, value: object, unit: str = "milliseconds") -> float:
     return value
 
 
-def _check_kick(call: str, reason: object, **flags: object) -> None:
-    """A ConfigError for a ``reason`` that is not text or a flag that is not True or False,
-    raised before anything is done: protobuf refused them deep inside, as a bare TypeError,
-    and kick_bot(forfeit=True) had by then forfeited the seats but ended no session."""
+def _check_kick(call: str, reason: object, *, capped: bool = True, **flags: object) -> None:
+    """A ConfigError for a ``reason`` that is not text (or, ``capped``, longer than a ban's) or
+    a flag that is not True or False, raised before anything is done: protobuf refused them deep
+    inside, as a bare TypeError, and kick_bot(forfeit=True) had by then forfeited the seats but
+    ended no session."""
     if not isinstance(reason, str):
         raise ConfigError(
             f"{call}: reason must be a string (shown to the bot and kept in the record), "
             f"got {reason!r:.60}"
+        )
+    if capped and len(reason) > MAX_NOTE_LENGTH:
+        # As a ban's: the same organiser's text, told to the bot the same way.
+        raise ConfigError(
+            f"{call}: the reason is {len(reason)} characters long: give at most "
+            f"{MAX_NOTE_LENGTH} (it is told to the bot, as a ban's is)"
         )
     for name, value in flags.items():
         if not isinstance(value, bool):
@@ -691,10 +700,18 @@ class Referee:
                 "case-sensitive); retrying with the same token gets the same answer",
             )
         if identity.status.value != MAY_PLAY:
-            note = f": {identity.note}" if identity.note else ""
+            # Cut as a ban's reason is: the status travels in the call's metadata, which drops
+            # one of more than 8 KiB (see MAX_NOTE_LENGTH), and a custom store may keep more.
+            said = identity.note
+            if len(said) > MAX_NOTE_LENGTH:
+                said = said[: MAX_NOTE_LENGTH - 1] + "…"
+            note = f": {said}" if said else ""
+            # What to do, as the contract promises of every refusal: "banned: cheating" alone
+            # left the bot's author to guess whether a retry could ever succeed.
             return Ending(
                 grpc.StatusCode.PERMISSION_DENIED,
-                f"bot {identity.name!r} may not play now ({identity.status.value}{note})",
+                f"bot {identity.name!r} may not play now ({identity.status.value}{note}): "
+                f"{DENIED_ADVICE}",
             )
         if self._stopping:
             return Ending(
@@ -880,10 +897,14 @@ class Referee:
                 f"kick: reconnect_after_ms must be a whole number from 0 to {MAX_MS} (ms: at "
                 f"most a day) or None (the config's), got {reconnect_after_ms!r:.60}"
             )
+        after = self.config.reconnect_after_ms if reconnect_after_ms is None else reconnect_after_ms
+        return self._end_kicked(session_id, reason, may_reconnect, after)
+
+    def _end_kicked(self, session_id: str, reason: str, may_reconnect: bool, after: int) -> bool:
+        """:meth:`kick` once its arguments are checked; found?"""
         session = self._sessions.get(session_id)
         if session is None or session.closed:
             return False
-        after = self.config.reconnect_after_ms if reconnect_after_ms is None else reconnect_after_ms
         session.end(
             Ending(
                 None,
@@ -930,7 +951,9 @@ class Referee:
                 "forfeit_token takes the token's digest, token_key(token) from "
                 f"arena.referee.accounts (bytes), got a {type(key).__name__}"
             )
-        _check_kick("forfeit_token", reason)
+        # Not capped: the director's reason names the crashed bot's log, a path of any length,
+        # and a refusal would leave the crashed bot's seats to play on through the grace.
+        _check_kick("forfeit_token", reason, capped=False)
         # Forfeited before the sessions end, so that a decision open on one moves straight to
         # the fallback instead of waiting out the grace for a bot that will not return.
         hits = [
@@ -939,7 +962,7 @@ class Referee:
             for index in run.forfeit_gone(key, reason)
         ]
         for session in list(self._by_key.get(key, [])):
-            self.kick(session.id, reason, may_reconnect=False)
+            self._end_kicked(session.id, reason, False, 0)
         return hits
 
     async def lobby_changed(self) -> None:

@@ -20,7 +20,7 @@ from arena.errors import ConfigError
 from arena.referee.accounts import Accounts
 from arena.referee.config import RefereeConfig
 from arena.referee.loop import run as run_loop
-from arena.referee.server import Referee, _as_config, _duration
+from arena.referee.server import Referee, _as_accounts, _as_config, _duration
 from arena.table import GameRecord, TableSpec
 
 __all__ = ["RefereeThread"]
@@ -40,7 +40,9 @@ class RefereeThread:
     ) -> None:
         """Prepare (not start) a referee thread."""
         self.config = _as_config(config)
-        self._accounts = accounts
+        # Checked here, as Referee(...) does: refused only at start(), the mistake was found
+        # far from where it was made, and only by a caller that got as far as starting.
+        self._accounts = _as_accounts(accounts if accounts is not None else {})
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._referee: Referee | None = None

@@ -23,6 +23,7 @@ from enum import Enum
 from pathlib import Path
 
 from arena.errors import ArenaError, ConfigError
+from arena.referee.accounts import MAX_NOTE_LENGTH  # the referee's: it tells the reason to the bot
 from arena.store import StoreError, check_ours, check_regular, is_busy, unreadable
 
 __all__ = [
@@ -46,11 +47,6 @@ MAX_NAME_LENGTH = 64
 """Longest bot name, as the protocol allows in Hello.bot_name."""
 BAN_NOTE = "banned by the organiser"
 """A ban's reason when none was ever given."""
-MAX_NOTE_LENGTH = 500
-"""Longest reason kept with an account. A ban's is told to the refused bot in its gRPC status,
-which travels in the call's metadata: past a few kilobytes (8 KiB by default, non-ASCII taking
-up to 12 bytes a character there) the bot's gRPC dropped it as RESOURCE_EXHAUSTED, and the
-banned bot, never told it was banned, retried for ever."""
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 _BUSY_TIMEOUT_S = 10.0
 _ADMIN = "admin"
@@ -158,9 +154,14 @@ def check_note(note: str | None) -> str | None:
     if note is not None and len(note) > MAX_NOTE_LENGTH:
         raise AccountError(
             f"the reason is {len(note)} characters long: give at most {MAX_NOTE_LENGTH} (a ban's "
-            "reason is told to the bot when it is refused, and a refusal carries no more)"
+            "or a kick's reason is told to the bot, and a refusal carries no more)"
         )
     return note
+
+
+def told_note(note: str) -> str:
+    """A reason kept before there was a limit, cut to what the bot can be told."""
+    return note if len(note) <= MAX_NOTE_LENGTH else note[: MAX_NOTE_LENGTH - 1] + "…"
 
 
 def _same_but_case(conn: sqlite3.Connection, name: str) -> list[str]:
@@ -406,8 +407,7 @@ class AccountStore:
         if row is None or not hmac.compare_digest(bytes(row[3]), digest):
             return None
         # A longer note (kept before there was a limit) is cut to what a refusal can carry.
-        note = row[2] if len(row[2]) <= MAX_NOTE_LENGTH else row[2][: MAX_NOTE_LENGTH - 1] + "…"
-        return Identity(row[0], AccountStatus(row[1]), note)
+        return Identity(row[0], AccountStatus(row[1]), told_note(row[2]))
 
     def new_admin_token(self, deliver: Callable[[str], None] | None = None) -> str:
         """Make (or replace) the admin token and return it, shown only now (``deliver``: as in

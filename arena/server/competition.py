@@ -37,7 +37,14 @@ from arena.director.schedule import board_rules
 from arena.ratings import RatingsError, fit
 from arena.ratings.results import TableResult
 from arena.rules import Rules
-from arena.server.accounts import AccountError, AccountsBusy, AccountStatus, AccountStore
+from arena.server.accounts import (
+    AccountError,
+    AccountsBusy,
+    AccountStatus,
+    AccountStore,
+    check_note,
+    told_note,
+)
 from arena.server.config import ServerConfig
 from arena.server.ledger import (
     BotTally,
@@ -298,7 +305,8 @@ class _NotEnteredStatus(Enum):
 class _NotEntered:
     name: str
     status: _NotEnteredStatus = _NotEnteredStatus.NOT_ENTERED
-    note: str = "this bot is not entered in the event; ask the organiser"
+    # What to do is the referee's to add, as to every PERMISSION_DENIED.
+    note: str = "this bot is not entered in the event"
 
 
 class Competition:
@@ -998,7 +1006,12 @@ class Competition:
             return {"ladder": self.state.value}
         if action == "kick":
             session = str(args.get("session", ""))
-            if self.host is None or not self.host.kick(session, str(args.get("reason", ""))):
+            reason = str(args.get("reason", ""))
+            try:
+                check_note(reason)  # as a ban's: else the referee's refusal was a 500
+            except AccountError as e:
+                raise AdminError(str(e)) from None
+            if self.host is None or not self.host.kick(session, reason):
                 raise AdminError(f"no session {session!r}; GET /api/lobby lists them")
             return {"kicked": session}
         bot = str(args.get("bot", ""))
@@ -1010,7 +1023,10 @@ class Competition:
                 # A write may wait for SQLite's lock (the offline CLI, say): off the loop.
                 await asyncio.to_thread(self.accounts.ban, bot, given)
                 account = await asyncio.to_thread(self.accounts.get, bot)  # the reason kept
-                kicked = self.host.kick_bot(bot, account.note) if self.host is not None else 0
+                # Cut as the refusal cuts it: a reason kept before there was a limit, which a
+                # ban without a new one keeps, is longer than the referee takes.
+                note = told_note(account.note)
+                kicked = self.host.kick_bot(bot, note) if self.host is not None else 0
                 # Read again now (a lookup while the ban was written may have cached "active"):
                 # an event may be over, and its other entrants are then sent home.
                 self._statuses_at = -math.inf

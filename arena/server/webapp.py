@@ -22,7 +22,8 @@ Admin (POST, ``Authorization: Bearer ADMIN_TOKEN``; the token comes from ``arena
 
     /api/admin/pause        stop forming new tables (running ones finish)
     /api/admin/resume
-    /api/admin/kick         {"session": ID}       end one session
+    /api/admin/kick         {"session": ID, "reason": TEXT}   end one session (a reason, as a
+                            ban's, is at most 500 characters: MAX_NOTE_LENGTH)
     /api/admin/ban          {"bot": NAME, "reason": TEXT}   refuse its token, end its sessions
     /api/admin/unban        {"bot": NAME}
 """
