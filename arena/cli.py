@@ -172,6 +172,10 @@ def _plain_metavar(param: Any) -> None:
     if isinstance(param, TyperArgument):
         # Its name says what it is (NAME, GAME, COMMAND...); the type column would add <str>.
         param.display_type_rich = _no_type  # type: ignore[method-assign]
+        if param.metavar is None and param.name:
+            # Else the usage line read "arena replay [OPTIONS] {game}" (typer 0.29), where the
+            # README and every other tool write GAME.
+            param.metavar = param.name.upper()
         return
     if not isinstance(param, TyperOption) or param.metavar is not None:
         return

@@ -447,13 +447,37 @@ def _interrupt(signum: int, frame: object) -> None:
 def main() -> None:
     """Parse the flags, run the anchor and the server, print the comparison."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sessions", type=at_least(PLAYERS), default=200)
-    parser.add_argument("--bots", type=at_least(PLAYERS), default=50)
-    parser.add_argument("--processes", type=at_least(1), default=4)
-    parser.add_argument("--seconds", type=positive_seconds, default=30.0)
-    parser.add_argument("--keep", type=Path, help="keep the database and log in this folder")
     parser.add_argument(
-        "--role", choices=("driver", "client", "pingpong-server", "referee-only"), default="driver"
+        "--sessions",
+        type=at_least(PLAYERS),
+        default=200,
+        help="bot sessions in all, spread over the client processes (default 200)",
+    )
+    parser.add_argument(
+        "--bots",
+        type=at_least(PLAYERS),
+        default=50,
+        help="bot accounts the sessions share, several sessions per token (default 50)",
+    )
+    parser.add_argument(
+        "--processes",
+        type=at_least(1),
+        default=4,
+        help="client processes holding the sessions (default 4)",
+    )
+    parser.add_argument(
+        "--seconds",
+        type=positive_seconds,
+        default=30.0,
+        help="length of each measured run, then SIGTERM (default 30)",
+    )
+    parser.add_argument("--keep", type=Path, help="keep the database and log in this folder")
+    # The script's own processes are this script run with a role: not for a user.
+    parser.add_argument(
+        "--role",
+        choices=("driver", "client", "pingpong-server", "referee-only"),
+        default="driver",
+        help=argparse.SUPPRESS,
     )
     args = parser.parse_args()
     if args.role == "driver" and args.bots > args.sessions:

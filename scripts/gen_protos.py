@@ -78,12 +78,13 @@ def check_generator_versions() -> None:
         if want is None:
             raise GeneratorError(f"pyproject.toml pins no exact version of {name} (name==X.Y.Z)")
         try:
-            have = importlib.metadata.version(name)
+            have: str | None = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
-            have = "nothing"
+            have = None
         if have != want:
+            installed = "is not installed" if have is None else f"{have} is installed"
             raise GeneratorError(
-                f"{name} {have} is installed but pyproject.toml pins {want}; "
+                f"{name} {installed}, but pyproject.toml pins {want}; "
                 f"run: {sys.executable} -m pip install -e '.[dev]'"
             )
 
