@@ -52,7 +52,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import NoReturn
@@ -191,7 +191,7 @@ class ClientSettings:
 
     address: str
     """The referee's ``host:port``."""
-    token: str
+    token: str = field(repr=False)  # a bot's log of its settings must not show it
     """The bot's secret token."""
     name: str
     """The bot's display name."""
@@ -201,7 +201,7 @@ class ClientSettings:
     """PEM CA certificate(s) to trust (None with ``tls``: the system's)."""
     tls_cert: bytes | None = None
     """PEM client certificate, for referees that ask for one."""
-    tls_key: bytes | None = None
+    tls_key: bytes | None = field(default=None, repr=False)  # a secret, as the token
     """The client certificate's PEM private key."""
     bot_version: str = ""
     """The bot's own version (Hello.bot_version), written to the referee's log with the session."""

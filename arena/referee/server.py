@@ -779,6 +779,21 @@ class Referee:
             bot_name=session.bot,
         )
         response = bot_pb.PlayResponse(welcome=welcome)
+        hello = session.hello
+        if hello is not None:
+            # Hello.bot_version and client_library are for diagnostics: the log is where an
+            # organiser looks them up (a game's record does not carry them). Before the Welcome
+            # is written, so that a session that leaves at once (a token tried out with a Hello
+            # and a Goodbye) leaves its line too.
+            log.info(
+                "session %s: bot %r (Hello.bot_name %r, bot_version %r, client %r) from %s",
+                session.id,
+                session.bot,
+                hello.bot_name,
+                hello.bot_version,
+                hello.client_library,
+                session.peer,
+            )
         if session.closed:
             # The bot left right after its Hello (a Goodbye, or the end of its side of the
             # stream: `grpcurl -d` sends one message and closes), and the reader saw it while the
@@ -791,19 +806,6 @@ class Referee:
             await session.send(response)
         except Exception:
             return None  # the session has ended: a seat it took back is away again
-        hello = session.hello
-        if hello is not None:
-            # Hello.bot_version and client_library are for diagnostics: the log is where an
-            # organiser looks them up (a game's record does not carry them).
-            log.info(
-                "session %s: bot %r (Hello.bot_name %r, bot_version %r, client %r) from %s",
-                session.id,
-                session.bot,
-                hello.bot_name,
-                hello.bot_version,
-                hello.client_library,
-                session.peer,
-            )
         if claim is not None:
             log.info("session %s (%s) took back its seat", session.id, session.bot)
             return None

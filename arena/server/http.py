@@ -6,9 +6,10 @@ GET of a few resources and POST of a few admin actions, and this file is all of 
 hundred lines) with no new dependency. It runs in whatever asyncio loop starts it.
 
 What it does: HTTP/1.1 with keep-alive, ``Content-Length`` bodies (chunked uploads are refused),
-bounded header and body sizes, an idle timeout per connection, a cap on open connections, and a
-graceful close. A handler is an ``async`` function from :class:`Request` to :class:`Response`; an
-exception in a handler becomes a 500 with a JSON body, logged, and the server goes on.
+bounded header and body sizes, an idle timeout per connection (for a request to come in, and for
+each part of an answer to go out), a cap on open connections, and a graceful close. A handler is
+an ``async`` function from :class:`Request` to :class:`Response`; an exception in a handler
+becomes a 500 with a JSON body, logged, and the server goes on.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 import socket
 import ssl
+import struct
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -40,13 +43,23 @@ DEFAULT_MAX_HEADER = 16 * 1024
 DEFAULT_MAX_BODY = 64 * 1024
 """Largest request body, in bytes (admin actions are a few dozen)."""
 DEFAULT_IDLE_S = 15.0
-"""A connection that sends no complete request for this long is closed."""
+"""A connection that sends no complete request, or takes nothing of an answer, for this long is
+closed."""
 DEFAULT_MAX_CONNECTIONS = 512
 """Open connections beyond this are answered 503 and closed."""
+SEND_CHUNK = 64 * 1024
+"""An answer goes out in parts this large, each of which the client must take within the idle
+timeout."""
 TLS_HANDSHAKE = b"\x16"
 """The first byte of a TLS ClientHello (a handshake record); no HTTP request starts with it."""
 
 log = logging.getLogger("arena.server.http")
+
+_FIELD_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+"""A header's name (RFC 9110's token): no space before the colon, no folded line."""
+_SINGLE = frozenset({"content-length", "authorization", "host"})
+"""Headers that may be given once: of two, this server would read one and a proxy in front of it
+perhaps the other (two Content-Lengths are how requests are smuggled past a proxy)."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +110,17 @@ def json_response(data: Any, status: int = HTTPStatus.OK) -> Response:
         "application/json",
         (("Cache-Control", "no-store"),),
     )
+
+
+def _abort(writer: asyncio.StreamWriter) -> None:
+    """Cut a connection off, with what its client has not read yet."""
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        # A reset, not a close: closed, the socket kept up to megabytes of unread answer in the
+        # kernel, and the connection open on the client's side, for as long as it did not read.
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    writer.transport.abort()
 
 
 class _BadRequest(Exception):
@@ -169,45 +193,70 @@ class HttpServer:
         peername = writer.get_extra_info("peername")
         peer = f"{peername[0]}:{peername[1]}" if isinstance(peername, tuple) else str(peername)
         try:
-            if len(self._connections) > self._max_connections:
-                await self._send(
-                    writer,
-                    json_response(
-                        {"error": "too many connections"}, HTTPStatus.SERVICE_UNAVAILABLE
-                    ),
-                    keep_alive=False,
-                )
-                return
-            keep_alive = True
-            while keep_alive:
-                try:
-                    async with asyncio.timeout(self._idle_s):
-                        request = await self._read(reader, peer)
-                except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
-                    return
-                except _BadRequest as e:
-                    await self._send(
-                        writer, json_response({"error": str(e)}, e.status), keep_alive=False
-                    )
-                    return
-                if request is None:
-                    return
-                keep_alive = request.headers.get("connection", "").lower() != "close"
-                try:
-                    response = await self._handler(request)
-                except Exception:
-                    log.exception("http handler failed", extra={"path": request.path, "peer": peer})
-                    response = json_response(
-                        {"error": "internal error"}, HTTPStatus.INTERNAL_SERVER_ERROR
-                    )
-                await self._send(writer, response, keep_alive, head=request.method == "HEAD")
-        except ConnectionError:
-            pass
+            await self._converse(reader, writer, peer)
+        except (TimeoutError, ConnectionError):
+            # A client that took nothing of an answer for the idle timeout: cut off, as one that
+            # sends no request is. It held its connection (and a place under the cap) for as
+            # long as it liked, and 512 of them kept the page from everyone for good.
+            _abort(writer)
+        except asyncio.CancelledError:
+            # The server closing (close() cancels every connection): at once, whatever the
+            # client has not read yet; waiting for a client that reads nothing kept a stopping
+            # server from exiting. Not raised on: the connection's task ends here, and Python
+            # 3.11's stream callback asks a cancelled one for its exception, which printed a
+            # traceback on standard error for each connection open at a stop.
+            _abort(writer)
         finally:
             self._connections.discard(task)
-            writer.close()
-            with contextlib.suppress(Exception):
+            await self._close(writer)
+
+    async def _close(self, writer: asyncio.StreamWriter) -> None:
+        """Close a connection once its last answer is out, or cut it off after the idle timeout
+        (a client that reads none of it)."""
+        writer.close()
+        try:
+            async with asyncio.timeout(self._idle_s):
                 await writer.wait_closed()
+        except Exception:  # the timeout, or the client gone: nothing left to wait for
+            _abort(writer)
+        except BaseException:
+            _abort(writer)
+            raise
+
+    async def _converse(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, peer: str
+    ) -> None:
+        """Answer the requests of one connection until either side ends it."""
+        if len(self._connections) > self._max_connections:
+            await self._send(
+                writer,
+                json_response({"error": "too many connections"}, HTTPStatus.SERVICE_UNAVAILABLE),
+                keep_alive=False,
+            )
+            return
+        keep_alive = True
+        while keep_alive:
+            try:
+                async with asyncio.timeout(self._idle_s):
+                    request = await self._read(reader, peer)
+            except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
+                return
+            except _BadRequest as e:
+                await self._send(
+                    writer, json_response({"error": str(e)}, e.status), keep_alive=False
+                )
+                return
+            if request is None:
+                return
+            keep_alive = request.headers.get("connection", "").lower() != "close"
+            try:
+                response = await self._handler(request)
+            except Exception:
+                log.exception("http handler failed", extra={"path": request.path, "peer": peer})
+                response = json_response(
+                    {"error": "internal error"}, HTTPStatus.INTERNAL_SERVER_ERROR
+                )
+            await self._send(writer, response, keep_alive, head=request.method == "HEAD")
 
     async def _read(self, reader: asyncio.StreamReader, peer: str) -> Request | None:
         try:
@@ -242,9 +291,14 @@ class HttpServer:
             if not line:
                 continue
             name, sep, value = line.partition(":")
-            if not sep:
+            if not sep or not _FIELD_NAME.fullmatch(name):
                 raise _BadRequest(HTTPStatus.BAD_REQUEST, f"bad header line {line[:80]!r}")
-            headers[name.strip().lower()] = value.strip()
+            key = name.lower()
+            if key in _SINGLE and key in headers:
+                raise _BadRequest(
+                    HTTPStatus.BAD_REQUEST, f"header {name!r} given twice: give it once"
+                )
+            headers[key] = value.strip()
         if "transfer-encoding" in headers:
             raise _BadRequest(HTTPStatus.LENGTH_REQUIRED, "send a Content-Length, not chunks")
         text = headers.get("content-length", "0")
@@ -279,10 +333,15 @@ class HttpServer:
             peer=peer,
         )
 
-    @staticmethod
     async def _send(
-        writer: asyncio.StreamWriter, response: Response, keep_alive: bool, head: bool = False
+        self,
+        writer: asyncio.StreamWriter,
+        response: Response,
+        keep_alive: bool,
+        head: bool = False,
     ) -> None:
+        """Send ``response``; TimeoutError if the client takes none of a part of it within the
+        idle timeout (a client that never reads would otherwise hold its connection for good)."""
         try:
             reason = HTTPStatus(response.status).phrase
         except ValueError:
@@ -296,6 +355,8 @@ class HttpServer:
         ]
         lines += [f"{name}: {value}" for name, value in response.headers]
         writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
-        if not head:
-            writer.write(response.body)
-        await writer.drain()
+        body = b"" if head else response.body
+        for start in range(0, max(len(body), 1), SEND_CHUNK):
+            writer.write(body[start : start + SEND_CHUNK])
+            async with asyncio.timeout(self._idle_s):
+                await writer.drain()

@@ -350,6 +350,16 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
                     {"error": f"{key} must be a string, not {given[:40]}: give {key} as text"},
                     HTTPStatus.BAD_REQUEST,
                 )
+            if key in args and not _encodable(args[key]):
+                # JSON lets "\ud800" through; SQLite and gRPC take UTF-8 only, and a ban with it
+                # was a 500 "internal error" (a traceback in the log) that banned nobody.
+                return json_response(
+                    {
+                        "error": f"{key} is not valid Unicode text (a lone surrogate such as "
+                        f"\\ud800): send {key} as UTF-8 text"
+                    },
+                    HTTPStatus.BAD_REQUEST,
+                )
         needed = takes[:1]
         if needed and needed[0] not in args:
             return json_response(
@@ -362,3 +372,12 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
             return json_response({"error": str(e)}, e.status)
 
     return handle
+
+
+def _encodable(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8 (JSON's escapes can name lone surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
