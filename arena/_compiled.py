@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -39,6 +40,13 @@ NOT_BUILT = "Python source (no compiled build installed)"
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 _warned = False
 """Whether this process was told that the variable's value is not one it reads."""
+
+
+def _is_arena_command() -> bool:
+    """Whether this process is the ``arena`` command, which refuses a value of the variable
+    other than 1 or 0 in one line of its own: the warning's two lines came before it."""
+    argv = getattr(sys, "argv", None) or [""]
+    return os.path.splitext(os.path.basename(str(argv[0])))[0] == "arena"
 
 
 def sources_digest(folder: str, names: Sequence[str] = REFEREE_MODULES) -> str:
@@ -65,7 +73,7 @@ def guard(
         return False, NOT_BUILT
     global _warned
     pure = os.environ.get(PURE_VARIABLE)
-    if pure not in (None, "", "0", "1") and not _warned:
+    if pure not in (None, "", "0", "1") and not _warned and not _is_arena_command():
         _warned = True
         # Only "1" switches: say so rather than run the compiled build without a word (the arena
         # command refuses such a value; a program importing the package is warned, once).

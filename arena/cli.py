@@ -107,6 +107,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def _version_callback(value: bool) -> None:
     if value:
+        _check_engine_switch()  # eager: it runs before main(), which checks it for the rest
         try:
             typer.echo(f"arena {__version__}")
         except BrokenPipeError:  # typer's own handler would exit 1
@@ -125,6 +126,11 @@ def main(
     ),
 ) -> None:
     """Hearts Arena: referee, arena runner and ratings for Hearts bots."""
+    _check_engine_switch()
+
+
+def _check_engine_switch() -> None:
+    """Refuse a value of HEARTS_ARENA_PURE_ENGINE other than 1 or 0, in one line."""
     pure = os.environ.get(PURE_VARIABLE)
     if pure not in (None, "", "0", "1"):
         # The build's guard reads only "1": any other value would silently run the compiled build.
