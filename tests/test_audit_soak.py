@@ -78,9 +78,6 @@ def test_a_referee_keeps_no_descriptor_thread_or_task_per_game_with_a_crashing_b
     try:
         counts: list[tuple[int, int, int, int]] = []
         for game in range(WARM_UP + GAMES):
-            # The crashing bot dies in every game; a new process of it comes for the next.
-            if crash.poll() is not None:
-                crash = _start(port, "crash", tokens["crash"], "crash")
             assert referee.wait_for_bots(names, READY_MS), referee.idle()
             if game in (WARM_UP, WARM_UP + GAMES - 1):
                 sessions = referee.call(lambda r: len(r.sessions()))
@@ -96,6 +93,11 @@ def test_a_referee_keeps_no_descriptor_thread_or_task_per_game_with_a_crashing_b
             )
             record = referee.submit(spec).result(timeout=60)
             assert record.seat_status[3] is Termination.DISCONNECT
+            # The crashing bot died in the game; a new process of it comes for the next. Waited
+            # for: its stream may end (the referee records the disconnect) a moment before the
+            # process has exited, and a poll() then found it alive and started none.
+            crash.wait(60)
+            crash = _start(port, "crash", tokens["crash"], "crash")
         (fds0, threads0, tasks0, sessions0), (fds1, threads1, tasks1, sessions1) = counts
         assert sessions0 == sessions1 == len(names)
         assert fds1 <= fds0 + SLACK, (fds0, fds1)

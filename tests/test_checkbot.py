@@ -7,6 +7,7 @@ script with no flaw (mode ``good``) passes the same scenarios, so a failure is t
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import signal
@@ -15,13 +16,15 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
 from typer.testing import CliRunner
 
-from arena.checkbot import register
+from arena.checkbot import _stop_on_sigterm, register
 from arena.checkbot.driver import CheckOptions
+from arena.checkbot.process import BotProcess
 from arena.checkbot.run import BotCommandError, CheckReport, Verdict, run_check
 from arena.checkbot.scenarios import SCENARIOS
 from arena.table import Clocks
@@ -486,4 +489,42 @@ def test_a_stopped_check_stops_its_bot_and_says_so(
     assert (
         said.strip().splitlines()[-1] == "arena: error: check-bot interrupted; the bot was stopped"
     )
+    assert not _bot_running(marker)
+
+
+def test_a_stop_while_the_bot_starts_still_stops_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SIGTERM (SIGINT ignored: raised as KeyboardInterrupt at once) that came after the fork
+    and before asyncio handed back the process lost it: nothing was left to stop, and the bot ran
+    on after "the bot was stopped" (seen once in a full-suite run of the test above)."""
+    real = asyncio.create_subprocess_exec
+
+    async def signalled_as_it_starts(*args: Any, **kwargs: Any) -> Any:
+        process = await real(*args, **kwargs)
+        signal.raise_signal(signal.SIGTERM)  # the process runs; its object is not handed back yet
+        return process
+
+    marker = f"checkbot-start-window-{os.getpid()}"
+    bot = BotProcess(
+        [sys.executable, "-c", f"import time; time.sleep(120)  # {marker}"], {}, tmp_path / "log"
+    )
+
+    async def start_then_stop() -> None:
+        try:
+            await bot.start()
+        finally:
+            await bot.stop()
+
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", signalled_as_it_starts)
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _stop_on_sigterm()
+        with pytest.raises(KeyboardInterrupt):
+            asyncio.run(start_then_stop())
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    assert bot.pid is not None and bot.returncode is not None  # in hand, and stopped
     assert not _bot_running(marker)

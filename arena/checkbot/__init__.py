@@ -56,10 +56,13 @@ def _stop_on_sigterm() -> None:
     script inherits SIGINT ignored: a SIGTERM turned into a SIGINT was ignored with it, and the
     check ran on to its end with its bot.
     """
+    from arena.checkbot.process import interrupt_now
 
     def on_sigterm(signum: int, frame: object) -> None:
         if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL, None):
-            raise KeyboardInterrupt
+            if interrupt_now():  # else raised once the bot being started is in hand
+                raise KeyboardInterrupt
+            return
         signal.raise_signal(signal.SIGINT)
 
     signal.signal(signal.SIGTERM, on_sigterm)

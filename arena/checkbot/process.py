@@ -26,6 +26,33 @@ TERMINATE_GRACE_S = 2.0
 TAIL_LINES = 3
 
 
+class _Starting:
+    """Whether a bot process is being started now, and whether a stop came meanwhile.
+
+    check-bot's SIGTERM handler raises KeyboardInterrupt at once when SIGINT is ignored (see
+    ``arena.checkbot._stop_on_sigterm``). Raised while asyncio starts the process, after the fork
+    and before the process object is handed back, it lost the process: asyncio re-raises a
+    KeyboardInterrupt there without closing it, the check then had nothing to stop, and the bot
+    ran on after "the bot was stopped". So the handler leaves the stop to :meth:`BotProcess.start`
+    while a start is under way.
+    """
+
+    active = False
+    pending = False
+
+
+STARTING = _Starting()
+
+
+def interrupt_now() -> bool:
+    """Whether a stop signal may raise KeyboardInterrupt now; else it is noted, and raised as
+    soon as the bot process being started is in hand."""
+    if STARTING.active:
+        STARTING.pending = True
+        return False
+    return True
+
+
 class BotCommandError(ConfigError):
     """The bot's command cannot be started (not found, not executable)."""
 
@@ -79,6 +106,7 @@ class BotProcess:
         with self.log.open("ab") as out:
             self._log_from = out.tell()
             self._started_at = time.monotonic()
+            STARTING.active, STARTING.pending = True, False
             try:
                 self._process = await asyncio.create_subprocess_exec(
                     *self.command,
@@ -90,6 +118,11 @@ class BotProcess:
                 )
             except OSError as e:
                 raise BotCommandError(f"cannot start {self.command[0]}: {e.strerror}") from None
+            finally:
+                STARTING.active = False
+            if STARTING.pending:  # a stop came while it started: now that it can be stopped
+                STARTING.pending = False
+                raise KeyboardInterrupt
 
     @property
     def pid(self) -> int | None:
