@@ -1141,13 +1141,29 @@ def sprt(
             help="NAME=COMMAND of a bot filling a seat (repeatable); sample bots fill the rest.",
         ),
     ] = None,
-    elo0: Annotated[float, typer.Option("--elo0", help="B's Elo advantage under H0.")] = 0.0,
-    elo1: Annotated[float, typer.Option("--elo1", help="B's Elo advantage under H1.")] = 20.0,
+    elo0: Annotated[
+        float,
+        typer.Option("--elo0", help="B's Elo advantage under H0, -2000 to 2000, below --elo1."),
+    ] = 0.0,
+    elo1: Annotated[
+        float,
+        typer.Option("--elo1", help="B's Elo advantage under H1, -2000 to 2000, above --elo0."),
+    ] = 20.0,
     alpha: Annotated[
-        float, typer.Option("--alpha", help="Chance of accepting H1 when H0 holds.")
+        float,
+        typer.Option(
+            "--alpha",
+            help="Chance of accepting H1 when H0 holds, above 0 and below 1 "
+            "(with --beta: a sum below 1).",
+        ),
     ] = 0.05,
     beta: Annotated[
-        float, typer.Option("--beta", help="Chance of accepting H0 when H1 holds.")
+        float,
+        typer.Option(
+            "--beta",
+            help="Chance of accepting H0 when H1 holds, above 0 and below 1 "
+            "(with --alpha: a sum below 1).",
+        ),
     ] = 0.05,
     max_boards: Annotated[
         int,

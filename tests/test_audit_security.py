@@ -276,3 +276,28 @@ def test_client_settings_never_show_the_token_or_the_key() -> None:
     shown = repr(settings)
     assert "s3cret-token" not in shown and "PRIVATE KEY" not in shown, shown
     assert "address='127.0.0.1:1'" in shown and "name='b'" in shown
+
+
+def test_a_refused_admin_request_is_logged_without_its_token(server: ServerProcess) -> None:
+    """An organiser had no way to see someone trying admin tokens: a refusal left no line."""
+    admin = server.admin_token()
+    server.start()
+    for given in ("", f"Bearer {admin}x"):
+        request = urllib.request.Request(
+            f"{server.url}/api/admin/pause",
+            data=b"{}",
+            method="POST",
+            headers={"Authorization": given} if given else {},
+        )
+        with pytest.raises(urllib.error.HTTPError) as answer:
+            urllib.request.urlopen(request, timeout=WAIT_S)
+        assert answer.value.code == 401
+
+    def refusals() -> list[dict[str, str]]:
+        lines = [json.loads(line) for line in server.log.read_text().splitlines() if line]
+        return [line for line in lines if line.get("msg") == "admin action refused"]
+
+    server.wait_for(lambda: len(refusals()) == 2, 30.0)
+    assert [r["why"] for r in refusals()] == ["no token", "wrong token"]
+    assert all(r["action"] == "pause" and r["peer"].startswith("127.0.0.1:") for r in refusals())
+    assert admin not in server.log.read_text()

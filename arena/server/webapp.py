@@ -31,6 +31,7 @@ Admin (POST, ``Authorization: Bearer ADMIN_TOKEN``; the token comes from ``arena
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Mapping
 from http import HTTPStatus
@@ -42,6 +43,8 @@ from arena.rules import PassDirection
 from arena.server.http import Handler, Request, Response, json_response
 
 __all__ = ["ADMIN_ACTIONS", "AdminError", "Site", "load_static", "make_handler"]
+
+log = logging.getLogger("arena.server")
 
 ADMIN_ACTIONS = ("pause", "resume", "kick", "ban", "unban")
 """The admin API's actions."""
@@ -305,6 +308,15 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
                 "one replaces the old)"
                 if token
                 else "admin actions need 'Authorization: Bearer TOKEN' with the admin token"
+            )
+            # Where an organiser sees someone trying tokens (never the token given).
+            log.warning(
+                "admin action refused",
+                extra={
+                    "action": action,
+                    "peer": request.peer,
+                    "why": "wrong token" if token else "no token",
+                },
             )
             return json_response({"error": why}, HTTPStatus.UNAUTHORIZED)
         if action not in ADMIN_ACTIONS:
