@@ -263,8 +263,6 @@ class BotPool:
         self._before_stop = before_stop
         self._logs: dict[str, int] = {}
         self._token = trio.lowlevel.current_trio_token()
-        self.exits: list[BotExit] = []
-        """Every unexpected exit seen, in order."""
         self._stopping = False
         self._strikes: dict[str, int] = {}
 
@@ -435,7 +433,6 @@ class BotPool:
             gone = BotExit(
                 name, slot.number, process.pid, code, time.time(), tail, last_words(scanned), key
             )
-            self.exits.append(gone)
             if self._on_exit is not None:
                 self._on_exit(gone)
             strikes = self._strikes.get(name, 0) + 1
