@@ -1190,7 +1190,7 @@ def sprt(
     try:
         with _run_loading(lambda: _interrupted_text(database)):
             from arena.config import build_config
-            from arena.director.progress import make_reporter
+            from arena.director.progress import StartHooks, make_reporter
             from arena.director.sprt import check_max_boards, run_sprt, sprt_bots
             from arena.ratings.sprt import MAX_ELO, Sprt, SprtDecision
 
@@ -1261,7 +1261,7 @@ def sprt(
         # (SIGTERM is a Ctrl-C from here on: _run_loading set it so once loaded.)
         # --max-boards is a cap: its games are not what the test will play.
         inner = make_reporter(sys.stderr, label="arena sprt", stops_when="the test decides")
-        reporter = _StartsWith(header, inner)
+        reporter = StartHooks(inner, before=header)
         outcome = _guard(
             lambda: run_sprt(
                 settings,
@@ -1304,36 +1304,6 @@ def sprt(
     except KeyboardInterrupt:
         # Between the guarded steps: the same words as in them.
         _fail(_interrupted_text(database), EXIT_INTERRUPTED)
-
-
-class _StartsWith:
-    """A run's reporter that calls ``first`` when the games start, then reports as ``inner``."""
-
-    def __init__(self, first: Callable[[], None], inner: Any) -> None:
-        self._first = first
-        self._inner = inner
-
-    def start(self, total: int, done: int, standings: Any) -> None:
-        """The games start: ``first``, then the inner reporter's start."""
-        self._first()
-        self._inner.start(total, done, standings)
-
-    def game(self, record: Any) -> None:
-        """A game has been committed."""
-        self._inner.game(record)
-
-    def note(self, text: str) -> None:
-        """A line worth showing."""
-        self._inner.note(text)
-
-    def stop(self) -> None:
-        """The run has ended."""
-        self._inner.stop()
-
-    @property
-    def closed(self) -> bool:
-        """Whether the inner reporter's reader has gone."""
-        return bool(self._inner.closed)
 
 
 def _register_other_commands() -> None:

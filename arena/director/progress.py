@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TextIO
+from typing import Any, TextIO
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
@@ -22,7 +22,7 @@ from rich.table import Table
 
 from arena.table import GameRecord
 
-__all__ = ["PlainReporter", "RichReporter", "Standings", "make_reporter"]
+__all__ = ["PlainReporter", "RichReporter", "Standings", "StartHooks", "make_reporter"]
 
 TOP = 5
 """Bots shown in the live standings."""
@@ -250,3 +250,43 @@ def make_reporter(
     if stream.isatty():
         return RichReporter(Console(file=stream), stops_when)
     return PlainReporter(stream, label, stops_when)
+
+
+class StartHooks:
+    """A reporter that reports as ``inner`` and calls ``before`` and ``after`` its start (when
+    the games start): a command's header before the run's first line, a status after it."""
+
+    def __init__(
+        self,
+        inner: Any,
+        before: Callable[[], None] | None = None,
+        after: Callable[[], None] | None = None,
+    ) -> None:
+        self._inner = inner
+        self._before = before
+        self._after = after
+
+    def start(self, total: int, done: int, standings: Any) -> None:
+        """The games start: ``before``, the inner reporter's start, then ``after``."""
+        if self._before is not None:
+            self._before()
+        self._inner.start(total, done, standings)
+        if self._after is not None:
+            self._after()
+
+    def game(self, record: GameRecord) -> None:
+        """A game has been committed."""
+        self._inner.game(record)
+
+    def note(self, text: str) -> None:
+        """A line worth showing."""
+        self._inner.note(text)
+
+    def stop(self) -> None:
+        """The run has ended."""
+        self._inner.stop()
+
+    @property
+    def closed(self) -> bool:
+        """Whether the inner reporter's reader has gone."""
+        return bool(self._inner.closed)

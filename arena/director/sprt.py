@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena.config import MAX_BOARDS, SAMPLE_BOTS, BotSpec, RunConfig, identity_hash, sample_bot
+from arena.director.progress import StartHooks
 from arena.director.run import RunOutcome, Table, open_run_store, play_tables
 from arena.director.schedule import sprt_tables
 from arena.errors import ConfigError
@@ -228,7 +229,7 @@ def _run_sprt(
         kind=SPRT,
         # Where the stored boards leave the test, once, as the games start: said at once, it came
         # before the command's header and the run's first line, which the games' start prints.
-        reporter=_ThenStatus(reporter, lambda: on_board(test)) if test.boards else reporter,
+        reporter=StartHooks(reporter, after=lambda: on_board(test)) if test.boards else reporter,
         per_bot=dict.fromkeys(seats, config.concurrency),
         on_record=lambda table, record: feed(table.index, record),
         identity=identity,
@@ -249,36 +250,6 @@ def _run_sprt(
         uncounted,
         after,
     )
-
-
-class _ThenStatus:
-    """A reporter that calls ``then`` once the games have started (after its start line)."""
-
-    def __init__(self, inner: Any, then: Callable[[], None]) -> None:
-        self._inner = inner
-        self._then = then
-
-    def start(self, total: int, done: int, standings: Any) -> None:
-        """The games start: the inner reporter's start, then ``then``."""
-        self._inner.start(total, done, standings)
-        self._then()
-
-    def game(self, record: GameRecord) -> None:
-        """A game has been committed."""
-        self._inner.game(record)
-
-    def note(self, text: str) -> None:
-        """A line worth showing."""
-        self._inner.note(text)
-
-    def stop(self) -> None:
-        """The run has ended."""
-        self._inner.stop()
-
-    @property
-    def closed(self) -> bool:
-        """Whether the inner reporter's reader has gone."""
-        return bool(self._inner.closed)
 
 
 def _note_uncounted(reporter: Any, test: Sprt, k: int, uncounted: int, after: int) -> None:
