@@ -380,7 +380,11 @@ def bot_env() -> Iterator[dict[str, str]]:
     yield {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
 
 
-def test_a_sample_bot_exits_0_when_there_are_no_more_games(bot_env: dict[str, str]) -> None:
+def _one_decision_then_no_more_games(
+    bot_env: dict[str, str], command: list[str]
+) -> tuple[subprocess.CompletedProcess[str], ScriptedPeer]:
+    """Run the bot ``command`` against a peer that asks one play, then has no more games."""
+
     async def script(n: int, stream: Stream) -> None:
         await peer.read(stream)
         await stream.write(bot_pb.PlayResponse(welcome=bot_pb.Welcome(session_id="s")))
@@ -392,13 +396,20 @@ def test_a_sample_bot_exits_0_when_there_are_no_more_games(bot_env: dict[str, st
     with ScriptedPeer(script) as peer:
         bot_env.update(ARENA_ADDRESS=f"127.0.0.1:{peer.port}", ARENA_TOKEN="t", ARENA_BOT_NAME="h")
         done = subprocess.run(
-            [sys.executable, str(ROOT / "sample_bots" / "heuristic.py")],
+            command,
             env=bot_env,
             capture_output=True,
             text=True,
             timeout=PROCESS_TIMEOUT_S,
             check=False,
         )
+    return done, peer
+
+
+def test_a_sample_bot_exits_0_when_there_are_no_more_games(bot_env: dict[str, str]) -> None:
+    done, peer = _one_decision_then_no_more_games(
+        bot_env, [sys.executable, str(ROOT / "sample_bots" / "heuristic.py")]
+    )
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     assert peer.received[-1].decision.play_card.card == "2C"
@@ -754,24 +765,7 @@ print("threads left:", [t.name for t in threading.enumerate() if t.name.startswi
 def test_run_gives_back_the_wakeup_fd_and_leaves_no_thread_behind(
     bot_env: dict[str, str],
 ) -> None:
-    async def script(n: int, stream: Stream) -> None:
-        await peer.read(stream)
-        await stream.write(bot_pb.PlayResponse(welcome=bot_pb.Welcome(session_id="s")))
-        await stream.write(bot_pb.PlayResponse(request=_play_request(3)))
-        await peer.read(stream)
-        await stream.write(_shutdown(bot_pb.SHUTDOWN_REASON_NO_MORE_GAMES))
-        await peer.drain(stream)
-
-    with ScriptedPeer(script) as peer:
-        bot_env.update(ARENA_ADDRESS=f"127.0.0.1:{peer.port}", ARENA_TOKEN="t", ARENA_BOT_NAME="h")
-        done = subprocess.run(
-            [sys.executable, "-c", AFTER_RUN],
-            env=bot_env,
-            capture_output=True,
-            text=True,
-            timeout=PROCESS_TIMEOUT_S,
-            check=False,
-        )
+    done, _ = _one_decision_then_no_more_games(bot_env, [sys.executable, "-c", AFTER_RUN])
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "wakeup fd given back: True",
