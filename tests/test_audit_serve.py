@@ -63,9 +63,12 @@ def test_a_database_of_whole_games_is_refused_in_the_config_files_words(tmp_path
     }
     for name, text in configs.items():
         (tmp_path / name).write_text(text)
-    refused = ServerProcess.clis(
-        *(("serve", "--db", str(db), *PORTS, "--config", str(tmp_path / n)) for n in configs)
-    )
+    # One after another: each takes the database's lock to read its identity, so run at once
+    # one could find another's lock and say so instead (seen once in a full-suite run).
+    refused = [
+        ServerProcess.cli("serve", "--db", str(db), *PORTS, "--config", str(tmp_path / n))
+        for n in configs
+    ]
     said = [one_error(done) for done in refused]
     assert "holds another competition (game_to = 100, not hands = 1);" in said[0]
     assert "holds another competition (game_to = 100, not game_to = 200);" in said[1]
