@@ -31,12 +31,18 @@ def server(tmp_path: Path) -> Iterator[ServerProcess]:
 
 
 def post(server: ServerProcess, action: str, body: bytes, token: str) -> tuple[int, Any]:
-    """(status, parsed JSON answer) of ``POST /api/admin/ACTION`` with ``body`` as it is."""
+    """(status, parsed JSON answer) of ``POST /api/admin/ACTION`` with ``body`` as it is and the
+    admin ``token`` as a bearer token."""
+    return post_as(server, action, body, f"Bearer {token}")
+
+
+def post_as(server: ServerProcess, action: str, body: bytes, authorization: str) -> tuple[int, Any]:
+    """:func:`post` with ``authorization`` as the whole Authorization header ("": none sent)."""
     request = urllib.request.Request(
         f"{server.url}/api/admin/{action}",
         data=body,
         method="POST",
-        headers={"Authorization": f"Bearer {token}"},
+        headers={"Authorization": authorization} if authorization else {},
     )
     try:
         with urllib.request.urlopen(request, timeout=60) as response:

@@ -7,14 +7,12 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from conftest import BotProcesses, on_referee_loop
+from test_audit_admin import post
 from test_audit_serve import one_error
 from test_referee_security import status_of
 from test_server_support import ServerProcess
@@ -34,21 +32,6 @@ def server(tmp_path: Path) -> Iterator[ServerProcess]:
     process = ServerProcess(tmp_path / "comp.db")
     yield process
     process.close()
-
-
-def post(server: ServerProcess, action: str, body: dict[str, str], token: str) -> tuple[int, Any]:
-    """(status, parsed JSON answer) of ``POST /api/admin/ACTION``."""
-    request = urllib.request.Request(
-        f"{server.url}/api/admin/{action}",
-        data=json.dumps(body).encode(),
-        method="POST",
-        headers={"Authorization": f"Bearer {token}"},
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
 
 
 def test_a_kick_reason_is_no_longer_than_a_bans_in_python() -> None:
@@ -95,7 +78,9 @@ def test_a_kick_reason_is_no_longer_than_a_bans_in_the_admin_api_and_cli(
         f"arena: error: kick: 400 the reason is {MAX_NOTE_LENGTH + 1} characters long: give at "
         f"most {MAX_NOTE_LENGTH} "
     ), line
-    status, answer = post(server, "kick", {"session": session, "reason": too_long}, admin)
+    status, answer = post(
+        server, "kick", json.dumps({"session": session, "reason": too_long}).encode(), admin
+    )
     assert status == 400, answer
     assert answer["error"].startswith(f"the reason is {MAX_NOTE_LENGTH + 1} characters long")
     assert [s["id"] for s in server.get("/api/lobby")["sessions"]] == [session]  # not kicked
@@ -109,7 +94,7 @@ def test_a_kick_reason_is_no_longer_than_a_bans_in_the_admin_api_and_cli(
     )  # the kicked bot is back
     with contextlib.closing(sqlite3.connect(server.db)) as db, db:
         db.execute("UPDATE server_bots SET note = ? WHERE name = 'alice'", ["r" * 20_000])
-    status, answer = post(server, "ban", {"bot": "alice"}, admin)
+    status, answer = post(server, "ban", b'{"bot": "alice"}', admin)
     assert (status, answer) == (200, {"banned": "alice", "sessions_ended": 1}), answer
 
 

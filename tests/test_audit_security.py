@@ -22,6 +22,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from test_audit_admin import post, post_as
 from test_server_support import ServerProcess
 
 from arena.client import ClientSettings
@@ -54,21 +55,6 @@ def slow_reader(port: int) -> socket.socket:
 def tcp_state(sock: socket.socket) -> int:
     """The kernel's state of a connection (the first byte of TCP_INFO)."""
     return int(struct.unpack("B", sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 1))[0])
-
-
-def refused_admin(
-    server: ServerProcess, action: str, body: bytes, authorization: str
-) -> tuple[int, str]:
-    """POST an admin action that the server must refuse: its status and body."""
-    request = urllib.request.Request(
-        f"{server.url}/api/admin/{action}",
-        data=body,
-        method="POST",
-        headers={"Authorization": authorization} if authorization else {},
-    )
-    with pytest.raises(urllib.error.HTTPError) as answer:
-        urllib.request.urlopen(request, timeout=WAIT_S)
-    return answer.value.code, answer.value.read().decode()
 
 
 def raw(port: int, data: bytes) -> bytes:
@@ -201,8 +187,9 @@ def test_no_token_is_shown_logged_or_stored_in_clear(server: ServerProcess) -> N
     finally:
         channel.close()
     for given in ("", "Bearer " + admin + "x", "Bearer " + token, "Basic " + admin):
-        code, said = refused_admin(server, "pause", b"{}", given)
+        code, answer = post_as(server, "pause", b"{}", given)
         assert code == 401
+        said = json.dumps(answer)
         assert token not in said and admin not in said, said
     shown = [
         server.get(path) for path in ("/api/health", "/api/standings", "/api/lobby", "/api/games")
@@ -259,9 +246,9 @@ def test_an_admin_text_that_is_no_unicode_is_a_clear_400(server: ServerProcess) 
         ("ban", b'{"bot": "dave", "reason": "\\ud800"}'),
         ("kick", b'{"session": "s", "reason": "x\\udfff"}'),
     ):
-        code, body_said = refused_admin(server, action, body, f"Bearer {admin}")
+        code, answer = post(server, action, body, admin)
         assert code == 400
-        said = json.loads(body_said)["error"]
+        said = answer["error"]
         assert said.startswith("reason is not valid Unicode text"), said
     listed = server.cli_here("bots", "list", "--json", "--db", str(server.db))
     assert json.loads(listed)[0]["status"] == "active"  # the bad ban changed nothing
@@ -283,7 +270,7 @@ def test_a_refused_admin_request_is_logged_without_its_token(server: ServerProce
     admin = server.admin_token()
     server.start()
     for given in ("", f"Bearer {admin}x"):
-        assert refused_admin(server, "pause", b"{}", given)[0] == 401
+        assert post_as(server, "pause", b"{}", given)[0] == 401
 
     def refusals() -> list[dict[str, str]]:
         lines = [json.loads(line) for line in server.log.read_text().splitlines() if line]

@@ -586,41 +586,7 @@ def _wait_for_line(path: Path, proc: subprocess.Popen[bytes], text: str) -> str:
 def test_ctrl_c_during_a_decision_says_at_once_that_the_bot_stops_after_it(
     bot_env: dict[str, str], tmp_path: Path, thinker: str
 ) -> None:
-    async def script(n: int, stream: Stream) -> None:
-        await peer.read(stream)
-        await stream.write(bot_pb.PlayResponse(welcome=bot_pb.Welcome(session_id="s")))
-        await stream.write(bot_pb.PlayResponse(request=_play_request(3)))
-        await peer.drain(stream)
-
-    bot = tmp_path / "thinker.py"
-    bot.write_text(thinker)
-    err = tmp_path / "stderr"
-    with ScriptedPeer(script) as peer, err.open("wb") as out:
-        bot_env.update(ARENA_ADDRESS=f"127.0.0.1:{peer.port}", ARENA_TOKEN="t", ARENA_BOT_NAME="h")
-        proc = subprocess.Popen(
-            [sys.executable, str(bot)], env=bot_env, stdin=subprocess.DEVNULL, stderr=out
-        )
-        try:
-            _wait_for_line(err, proc, "thinking")
-            proc.send_signal(signal.SIGINT)
-            said = _wait_for_line(err, proc, "again to quit now")
-            assert said.splitlines()[-1] == (
-                "arena.client: SIGINT: stopping after this decision; Ctrl-C again to quit now"
-            )
-            assert proc.poll() is None  # still thinking
-            proc.send_signal(signal.SIGINT)
-            try:
-                code = proc.wait(PROCESS_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                raise AssertionError(
-                    f"a second Ctrl-C did not stop it: {err.read_text()}"
-                ) from None
-            assert code == EXIT_INTERRUPTED, err.read_text()
-            assert err.read_text().splitlines()[-1] == "arena.client: interrupted"
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    _ctrl_c_twice(bot_env, tmp_path, thinker, decisions=1)
 
 
 C_THINKER = """
