@@ -97,7 +97,7 @@ def _start_text(total: int, done: int, stops_when: str | None) -> str:
     """The line a run starts with: the games it will play, or at most (see ``stops_when``)."""
     resumed = f", {done} already stored (resuming)" if done else ""
     if stops_when is None:
-        return f"{total - done} games to play of {total}{resumed}"
+        return f"{_games(total - done)} to play of {total}{resumed}"
     # The total is a cap that the run seldom reaches (arena sprt's --max-boards): "8000 games to
     # play of 8000" read as what it would play.
     if done:

@@ -18,8 +18,10 @@ instead of letting the table wait out the reconnect grace.
 
 Stopping: Ctrl-C or SIGTERM stops handing out tables, stops the referee (the games in play are
 interrupted and not stored; they are played again on resume) and the bots, and returns with
-``interrupted`` set. A progress stream whose reader has gone (``arena run 2>&1 | head -1``)
-stops the run the same way, with ``output_closed`` set instead: the finished games are kept.
+``interrupted`` set. A game that ends in the referee's grace with a seat its bot left (a stop that
+reached the bots too: systemd's, a shutdown's) is not stored either. A progress stream whose
+reader has gone (``arena run 2>&1 | head -1``) stops the run the same way, with
+``output_closed`` set instead: the finished games are kept.
 A kill -9 loses only the games not yet committed. Running the same command again resumes: the
 schedule is the same, the stored games are skipped.
 """
@@ -613,6 +615,8 @@ class _Director:
             crashed = self._crashed_seats(record)
             if record.termination is Termination.INTERRUPTED:
                 continue  # played again on resume
+            if await self._left_as_the_run_stopped(record, crashed):
+                continue  # played again on resume, as a game the stop interrupted
             if crashed:
                 record = _with_crash_reason(record, crashed)
             assert self._pool is not None
@@ -664,6 +668,26 @@ class _Director:
         except OSError as e:
             # The game is stored; the resume writes its replay (_claim).
             raise self._cannot_write(f"write the replay of game {table_id}", e, 1) from None
+
+    async def _left_as_the_run_stopped(
+        self, record: GameRecord, crashed: dict[int, BotExit]
+    ) -> bool:
+        """Whether a game that ended with a seat forfeited for leaving (a Goodbye, a lost
+        connection), not for a crash seen before, ended while the run is stopped by a signal or a
+        closed output. A stop that reaches the bots too (systemd's stop or a shutdown signal
+        every process of the run at once) makes them leave the games given the referee's grace:
+        such a game says nothing of the bots, and kept, a resumed run differed from an unbroken
+        one."""
+        if not any(
+            status is Termination.DISCONNECT and seat not in crashed
+            for seat, status in enumerate(record.seat_status)
+        ):
+            return False
+        # The signal that came with the bots' own is seen first: its handler has queued it for
+        # the watcher, which then runs within two passes of the scheduler.
+        await trio.lowlevel.checkpoint()
+        await trio.lowlevel.checkpoint()
+        return self.interrupted or self.output_closed
 
     def _crashed_seats(self, record: GameRecord) -> dict[int, BotExit]:
         """Seats whose bot process died while the table ran (the referee was told of it, see
