@@ -4,10 +4,12 @@ For each legal card it deals the cards it has not seen to the other seats at ran
 consistently with what it has seen (how many cards each holds, the suits each has shown it lacks,
 the cards it passed), plays the card, finishes the hand with the engine and a fast greedy policy,
 and keeps the card with the best average score (its own points minus the others' mean, so that a
-moon counts). The number of playouts is fixed by its budget and scaled down when the move time
-is short (``view.move_ms``: it never plans to draw on its time bank, which is kept for slow
-moments); nothing depends on the wall clock or on earlier decisions, so each answer is a function
-of its seed and the request alone.
+moon counts). The number of playouts is fixed by its budget and scaled down when the game's move
+time is short (it never plans to draw on its time bank, which is kept for slow moments). Nothing
+depends on the wall clock or on earlier decisions, so each answer is a function of its seed, the
+request and the game's move time: the move time as the game set it (``GameStarted.move_ms``),
+not the milliseconds left that the request gives (``view.move_ms``), which differ by one from run
+to run as the referee rounds them, and made the same game differ at short move times.
 
 Run it against a referee with ``python sample_bots/montecarlo.py`` and the environment variables
 ``ARENA_ADDRESS``, ``ARENA_TOKEN`` and ``ARENA_BOT_NAME`` (``ARENA_BOT_SEED`` sets its seed).
@@ -17,7 +19,15 @@ import os
 from collections.abc import Sequence
 
 from arena.cards import QUEEN_OF_SPADES, Card, Rank, Suit
-from arena.client import Bot, DecisionView, decision_rng, playout, run, sample_world
+from arena.client import (
+    Bot,
+    DecisionView,
+    GameStarted,
+    decision_rng,
+    playout,
+    run,
+    sample_world,
+)
 
 PLAYOUTS = 400
 """Playouts per decision when the move time allows (a few milliseconds each on a laptop core)."""
@@ -34,6 +44,11 @@ class MonteCarloBot(Bot):
     def __init__(self, seed: str | None = None, playouts: int = PLAYOUTS) -> None:
         self.seed = seed if seed is not None else os.environ.get("ARENA_BOT_SEED", "montecarlo")
         self.playouts = playouts
+        self.move_ms: int | None = None
+        """The game's move time (None: no game started yet, or none set)."""
+
+    def on_game_start(self, event: GameStarted) -> None:
+        self.move_ms = event.move_ms
 
     def choose_pass(self, view: DecisionView) -> Sequence[Card]:
         # Passing is judged by rule of thumb: the queen and her top guards unless the spades are
@@ -52,8 +67,11 @@ class MonteCarloBot(Bot):
         if len(legal) == 1:
             return legal[0]
         budget = self.playouts
-        if view.move_ms is not None:
-            budget = min(budget, view.move_ms * PLAYOUTS_PER_SECOND_ALLOWED // 1000)
+        # The game's move time where it is known: the time left that the request gives varies
+        # by a millisecond between runs of the same game.
+        move_ms = self.move_ms if self.move_ms is not None else view.move_ms
+        if move_ms is not None:
+            budget = min(budget, move_ms * PLAYOUTS_PER_SECOND_ALLOWED // 1000)
         samples = max(1, budget // len(legal))
         # One generator per decision, keyed by the position: the same view gets the same answer
         # in any process, whatever that process searched before.

@@ -24,7 +24,15 @@ from types import ModuleType
 import pytest
 
 from arena.cards import Card
-from arena.client import Bot, DecisionKind, DecisionView, play_local, position_key, view_of
+from arena.client import (
+    Bot,
+    DecisionKind,
+    DecisionView,
+    GameStarted,
+    play_local,
+    position_key,
+    view_of,
+)
 from arena.engine import Hand
 from arena.rules import FirstLead, MoonRule, Rules, preset
 
@@ -279,6 +287,45 @@ def test_montecarlo_searches_less_when_the_move_time_is_short(
         MonteCarloBot("c", playouts=400).choose_play(dataclasses.replace(view, move_ms=move_ms))
         searched[move_ms] = len(worlds)
     assert 0 < searched[50] < searched[1000]
+
+
+def test_montecarlo_searches_as_the_games_move_time_allows_not_the_millisecond_left(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The request's move time left is rounded down by the referee and is one millisecond less in
+    # one run than in another: the search sized by it played the same game differently at short
+    # move times. Sized by the game's move time, the search is the same.
+    module = sys.modules[MonteCarloBot.__module__]
+    real_sample_world = module.sample_world
+    worlds: list[int] = []
+
+    def counted(view: DecisionView, rng: random.Random) -> Hand:
+        worlds.append(1)
+        return real_sample_world(view, rng)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(module, "sample_world", counted)
+    view = _open_choice(3, 5)
+    legal, per_second = len(view.legal), int(module.PLAYOUTS_PER_SECOND_ALLOWED)
+
+    def samples(move_ms: int) -> int:
+        return move_ms * per_second // 1000 // legal
+
+    # A short move time at which one millisecond less is one sample (a world per sample, each
+    # card played out in it) less.
+    move_ms = next(m for m in range(20, 500) if samples(m) != samples(m - 1))
+
+    def searched(bot: Bot, left_ms: int) -> int:
+        worlds.clear()
+        bot.choose_play(dataclasses.replace(view, move_ms=left_ms))
+        return len(worlds)
+
+    started = GameStarted("g", view.seat, ("a", "b", "c", "d"), view.rules, move_ms, 0)
+    timed = MonteCarloBot("c")
+    timed.on_game_start(started)
+    assert searched(timed, move_ms) == searched(timed, move_ms - 1) == samples(move_ms)
+    # Without a game start (a view alone), the request's time left is all it has.
+    untimed = MonteCarloBot("c")
+    assert searched(untimed, move_ms - 1) < searched(untimed, move_ms)
 
 
 # ---- strength --------------------------------------------------------------------------------
