@@ -145,8 +145,9 @@ METAVARS: Final = {
     "--filler": "NAME=COMMAND",
     "--rule": "NAME=VALUE",
     "--rules": "PRESET",
-    "--candidate": "BOT",
-    "--anchor": "BOT",
+    # NAME, as the README and the refusals write them (`--candidate NAME`, `--anchor NAME`).
+    "--candidate": "NAME",
+    "--anchor": "NAME",
     "--game-to": "POINTS",
     "--move-time": "TIME",
     "--time-bank": "TIME",

@@ -34,6 +34,7 @@ the port do not change it, so a run may be resumed with other values of those.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import dataclasses
 import datetime as dt
 import hashlib
@@ -43,6 +44,7 @@ import os
 import re
 import shlex
 import shutil
+import sqlite3
 import sys
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -312,6 +314,8 @@ def load_toml(path: Path) -> dict[str, Any]:
                 "UTF-8), which TOML does not allow: save it as UTF-8 without one"
             )
         data = tomllib.loads(text.decode())
+    except ConfigError:  # a ValueError too: not to be taken for tomllib's below
+        raise
     except FileNotFoundError:
         raise ConfigError(f"--config {path}: no such file") from None
     except OSError as e:
@@ -321,6 +325,19 @@ def load_toml(path: Path) -> dict[str, Any]:
     except UnicodeDecodeError as e:
         raise ConfigError(
             f"--config {path}: not UTF-8 text (byte {e.start}), as TOML must be"
+        ) from None
+    except ValueError:
+        # tomllib reads an integer with int(), which refuses one of over 4300 digits (Python's
+        # guard against slow conversions): that was a traceback.
+        raise ConfigError(
+            f"--config {path}: holds a number of more than {sys.get_int_max_str_digits()} "
+            "digits, far past any setting's range: fix that value"
+        ) from None
+    except RecursionError:
+        # tomllib parses nested arrays and inline tables recursively.
+        raise ConfigError(
+            f"--config {path}: arrays or inline tables nested too deep to read (no setting "
+            "takes more than a list of words): fix that value"
         ) from None
     return _by_name(data, f"--config {path}:", "setting")
 
@@ -493,7 +510,7 @@ def build_config(
             raise ConfigError(f"--max-faults {fault_limit}: give 0 to {MAX_FAULTS} faults per game")
         strict_mode = pick("strict", strict)
         if strict_mode is not None and not isinstance(strict_mode, bool):
-            raise ConfigError(f"--strict {strict_mode!r}: expected true or false")
+            raise ConfigError(f"--strict {toml_spelling(strict_mode)}: expected true or false")
         grace_ms = _duration("--grace", pick("grace", grace), DEFAULT_GRACE_MS)
         the_port = _int("--port", pick("port", port), 0)
         check_port("--port", the_port)
@@ -516,6 +533,7 @@ def build_config(
         _check_folder("--db", db_path.parent)
         _check_folder("--out", out_path)
         _check_apart(db_path, out_path)
+        _check_not_a_competition(db_path)
         if check_commands:
             for b in bot_specs:
                 _check_command(b)
@@ -566,7 +584,8 @@ def _path_text(flag: str, value: Any) -> str | Path | None:
     """A path setting as given (a config file may hold a number or a list by mistake)."""
     if value is None or isinstance(value, str | Path):
         return value
-    raise ConfigError(f"{flag} {value!r}: expected a path (a string)")
+    # As the file spells it: `db = true` said "True", a date "datetime.date(...)".
+    raise ConfigError(f"{flag} {toml_spelling(value)}: expected a path (a string)")
 
 
 def _check_folder(flag: str, folder: Path) -> None:
@@ -607,6 +626,39 @@ def _check_apart(db: Path, out: Path) -> None:
         f"--out {out}: {where}; give the replays and logs a folder of their own "
         f"(default: {_default_out(db)})"
     )
+
+
+def _check_not_a_competition(db: Path) -> None:
+    """Refuse the database of ``arena serve``'s competition (its bot accounts, its secret).
+
+    A competition's first games are its runs: until then, nothing else tells a batch it is not
+    its own, and a batch written into it made ``arena serve`` and every ``arena bots`` command
+    refuse it from then on ("holds a batch run"), the organiser's accounts with it.
+    """
+    if not db.is_file() or db.stat().st_size == 0:
+        return
+    # Read-only and raw, as `arena bots` looks for a batch's runs: what else is wrong with the
+    # file the store says as it opens it. Reading a WAL database makes its side files; the ones
+    # this look made are removed (any that were there belong to whoever has it open).
+    sides = [Path(f"{db}{suffix}") for suffix in ("-wal", "-shm")]
+    ours = [side for side in sides if not side.exists()]
+    try:
+        with contextlib.closing(sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)) as c:
+            served = c.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name LIKE 'server\\_%' "
+                "ESCAPE '\\' LIMIT 1"
+            ).fetchone()
+    except sqlite3.Error:
+        return
+    finally:
+        for side in ours:
+            if side.exists():  # unlinking even a missing file fails on a read-only mount
+                side.unlink(missing_ok=True)
+    if served:
+        raise ConfigError(
+            f"--db {db}: holds arena serve's competition (its bot accounts), not a batch run; "
+            "give the run a database of its own (a new file)"
+        )
 
 
 def _from_file(error: ConfigError, from_file: set[str]) -> ConfigError:
@@ -701,7 +753,8 @@ def rule_names() -> tuple[str, ...]:
 def _rules(preset_name: Any, file_rule: Any, flag_rules: Sequence[str], players: int) -> Rules:
     if preset_name is not None and not isinstance(preset_name, str):
         raise ConfigError(
-            f'--rules {preset_name!r}: expected a preset name in quotes, e.g. "standard"'
+            f"--rules {toml_spelling(preset_name)}: expected a preset name in quotes, "
+            'e.g. "standard"'
         )
     if preset_name is not None and preset_name not in PRESETS:
         raise ConfigError(

@@ -141,6 +141,14 @@ def _host_problem(host: str) -> str:
             f"--host {host}: not an address or name this machine can resolve "
             f"({e.strerror or e}); give one of its addresses, e.g. 127.0.0.1 or 0.0.0.0 (all)"
         )
+    except UnicodeError:
+        # Python's IDNA encoding refuses a name before any lookup (a label over 63 characters,
+        # a character no host name may hold): that was a traceback.
+        return (
+            f"--host {host!r}: not an address or a host name (too long a label, or a character "
+            "no host name holds); give one of this machine's addresses, e.g. 127.0.0.1 or "
+            "0.0.0.0 (all)"
+        )
     for family, kind, proto, _, address in infos:
         with socket.socket(family, kind, proto) as probe:
             try:
@@ -609,6 +617,16 @@ def _admin_url(url: str) -> str:
             ipaddress.IPv6Address(host[1:-1])
         except ValueError:
             raise bad(f"{host} is not an IPv6 address") from None
+    else:
+        try:
+            # What the socket module does to a name before the lookup, done here: its
+            # UnicodeError (a label over 63 characters, an empty one) was a traceback.
+            host.encode("idna")
+        except UnicodeError:
+            raise bad(
+                f"{host!r} is not a host name (a label over 63 characters, an empty one, or a "
+                "character no host name holds)"
+            ) from None
     if port == "":
         raise bad("no port after the ':'")
     if port is not None and not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):

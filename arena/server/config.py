@@ -317,8 +317,15 @@ def _ms(data: Mapping[str, Any], key: str, default: int, at_least: int = 0) -> i
 
 def _rules(preset_name: Any, options: Any, players: int) -> Rules:
     named: dict[str, Any] = {}
+    if preset_name is not None and not isinstance(preset_name, str):
+        # str() of it said "rules = True: unknown preset 'True'" (or datetime.date(...)): Python's
+        # words for a value the file wrote otherwise.
+        raise ConfigError(
+            f"server config: rules = {toml_spelling(preset_name)}: expected a preset name in "
+            'quotes, e.g. "standard"'
+        )
     try:
-        base = preset(str(preset_name)) if preset_name is not None else Rules()
+        base = preset(preset_name) if preset_name is not None else Rules()
         base = base.replace(players=players)
         if options is None:
             return base
