@@ -22,11 +22,13 @@ import math
 import os
 import random
 import signal
+import sqlite3
 import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from http import HTTPStatus
@@ -256,7 +258,13 @@ def compute_fit(results: Sequence[TableResult], seed: int) -> _Published:
 
 def die_with_parent(parent: int) -> None:
     """Make this worker process end when the server does, even by kill -9 (else an orphan would
-    hold the server's output pipes open and compute fits for nobody)."""
+    hold the server's output pipes open and compute fits for nobody), and only then."""
+    # A Ctrl-C in the organiser's terminal reaches the whole process group, and a service
+    # manager's stop may SIGTERM every process of the server: the worker died of it (printing
+    # a KeyboardInterrupt traceback under the server's log) while the server was still draining.
+    # The server stops its worker itself when it closes.
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -382,6 +390,14 @@ class Competition:
         self._next_game = next_game
         self._games = len(tables)
         self._next_board = int(state.get("next_board", 0))
+        # An organiser's pause outlives a restart (a crash's, a service manager's): a ladder
+        # paused to look into a bot went back to playing it at the next start, unasked.
+        self.paused = bool(state.get("paused", False))
+        if self.paused:
+            log.warning(
+                "the ladder is paused (`arena admin pause` before this start): no table starts"
+                " until `arena admin resume`"
+            )
         self._owed = [
             OwedBoard(o["board"], o["seed"], tuple(o["group"]), tuple(o["rotations"]), o["created"])
             for o in state.get("owed", [])
@@ -767,6 +783,17 @@ class Competition:
                 self._published = await loop.run_in_executor(
                     self._fit_pool, fit_published, path, run_id, self.config.seed
                 )
+            except BrokenProcessPool:
+                # Its worker died (the OOM killer, a kill): the pool refuses every call from
+                # then on, and the published standings stayed frozen for the rest of the
+                # competition. A new worker fits them again.
+                log.warning(
+                    "the rating fit's worker process ended unexpectedly: starting a new one",
+                    extra={"pending": self._rated - self._published.results},
+                )
+                self._fit_pool.shutdown(wait=False, cancel_futures=True)
+                self._fit_pool = None
+                self._fit_dirty.set()
             except Exception:
                 log.exception("the rating fit failed")
             # Rate-limits refits: results arriving meanwhile set the flag again.
@@ -997,11 +1024,13 @@ class Competition:
         log.warning("admin action", extra={"action": action, "arguments": dict(args)})
         # An admin action may change who may play, and what the page shows.
         self._statuses_at = self._standings_at = -math.inf
-        if action == "pause":
-            self.paused = True
-            return {"ladder": self.state.value}
-        if action == "resume":
-            self.paused = False
+        if action in ("pause", "resume"):
+            self.paused = action == "pause"
+            # Kept in the database, so that a restart (a crash's, a service manager's) keeps
+            # it. Handed to the writer now and not waited for: the answer is the same, and a
+            # stop that begins meanwhile (closing the page's connections) still stores it.
+            written = self.ledger.submit(LedgerDB.put_state, {"paused": self.paused})
+            self._spawn(self._keep_pause(written, self.paused))
             self.poke()
             return {"ladder": self.state.value}
         if action == "kick":
@@ -1044,6 +1073,20 @@ class Competition:
         except AccountError as e:
             raise AdminError(str(e)) from None
         raise AdminError(f"no admin action {action!r}")
+
+    async def _keep_pause(self, written: asyncio.Future[None], paused: bool) -> None:
+        """Log a pause (or resume) that the database could not take: in force now, it would
+        not outlive a restart."""
+        try:
+            # Shielded: the server's close cancels this task, and with it the write if it had
+            # not begun.
+            await asyncio.shield(written)
+        except sqlite3.OperationalError as e:
+            log.warning(
+                "the ladder's pause or resume is in force but could not be stored, so a restart"
+                " would not keep it: give it again once the database is free",
+                extra={"paused": paused, "error": str(e)},
+            )
 
 
 @dataclass(frozen=True)

@@ -92,7 +92,7 @@ CREATE TABLE IF NOT EXISTS server_running (
     started_at REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS server_state (
-    key   TEXT PRIMARY KEY,          -- 'next_board', 'owed'
+    key   TEXT PRIMARY KEY,          -- 'next_board', 'owed', 'paused'
     value TEXT NOT NULL              -- JSON
 );
 CREATE TABLE IF NOT EXISTS server_secret (
@@ -498,6 +498,10 @@ class LedgerDB:
                 # (a raise here had the caller give up a game that is stored).
                 log.warning(BUSY_WARNING, extra={"game": game, "waiting": "clearing running marks"})
 
+    def put_state(self, state: Mapping[str, Any]) -> None:
+        """Commit ladder state on its own (an admin pause, which a restart keeps)."""
+        self._commit(lambda: self._put_state(state))
+
     def flush(self) -> None:
         """Commit the pending mark clearances and live ratings."""
         if self._pending:
@@ -632,6 +636,11 @@ class Ledger:
         """Run ``call(db, *args)`` in the writer thread."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._writer, call, self.db, *args)
+
+    def submit(self, call: Callable[..., _T], *args: Any) -> asyncio.Future[_T]:
+        """:meth:`write`, handed to the writer thread now rather than when awaited: it is done
+        before the ledger closes, even if nothing waits for it."""
+        return asyncio.get_running_loop().run_in_executor(self._writer, call, self.db, *args)
 
     async def write_patiently(
         self,
