@@ -463,17 +463,24 @@ def _interrupted_text(db: Path | None, run_id: str | None = None) -> str:
         # Stopped while the run loaded or its bots started: a run makes its database only once
         # they are up (in the empty file given, if one was).
         return "interrupted before any game was played; nothing was made"
-    total = _all_stored(db, run_id) if run_id is not None else None
-    if total is not None:
+    stored, total = _stored_of(db, run_id) if run_id is not None else (None, None)
+    if total is not None and stored is not None and stored >= total:
         return _all_stored_text(total, db)
+    if total is not None and stored is not None:
+        # As a run stopped after its start says it (a stop while a resumed run started its
+        # bots said only "every game finished so far is stored").
+        return (
+            f"interrupted: {stored} of {total} games stored in {db}; run the same command again "
+            "to resume"
+        )
     return (
         "interrupted; every game finished so far is stored: run the same command again to carry on"
     )
 
 
-def _all_stored(db: Path, run_id: str) -> int | None:
-    """The number of games of the run ``run_id`` when ``db`` holds every one of them, else None
-    (an open-ended run, a sequential test's, is never complete)."""
+def _stored_of(db: Path, run_id: str) -> tuple[int | None, int | None]:
+    """The games of the run ``run_id`` that ``db`` holds, and the run's total (None for either
+    where it cannot say: no such run yet, or an open-ended one, a sequential test's)."""
     import sqlite3
 
     from arena.store import Store
@@ -482,12 +489,12 @@ def _all_stored(db: Path, run_id: str) -> int | None:
         with Store.open(db, create=False) as store:
             run = next((r for r in store.runs() if r.run_id == run_id), None)
             if run is None or run.total is None:
-                return None
-            return run.total if len(store.finished(run_id)) >= run.total else None
+                return None, None
+            return len(store.finished(run_id)), run.total
     except (ArenaError, OSError, sqlite3.Error, KeyboardInterrupt):
         # Asked only to choose the words of an interruption: a database that cannot be read
         # now, or a second Ctrl-C, gets the general ones rather than a traceback.
-        return None
+        return None, None
 
 
 def _all_stored_text(total: int, db: Path) -> str:

@@ -19,6 +19,7 @@ import shlex
 import signal
 import sqlite3
 import subprocess
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
@@ -62,16 +63,30 @@ REPLAYED = {"run": "b1-g0-r2", "sprt": "b1-r2"}
 """A game of the second board, the one the stop came in."""
 
 
-def start(cwd: Path, args: list[str], gate: Path) -> subprocess.Popen[str]:
-    """`arena ARGS` in ``cwd`` (database and output there), the gate bot waiting for ``gate``."""
+def start(
+    cwd: Path, args: list[str], gate: Path, env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
+    """`arena ARGS` in ``cwd`` (database and output there), the gate bot waiting for ``gate``
+    (``env``: more of the environment)."""
     return subprocess.Popen(
         [*BASE, *args, "--db", "arena.db"],
         cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "ARENA_TEST_GATE": str(gate)},
+        env={**os.environ, "PYTHONPATH": str(ROOT), "ARENA_TEST_GATE": str(gate), **(env or {})},
     )
+
+
+def until_line(proc: subprocess.Popen[str], prefix: str) -> None:
+    """Read ``proc``'s standard error up to a line that starts with ``prefix``."""
+    assert proc.stderr is not None
+    lines = []
+    for line in proc.stderr:
+        lines.append(line)
+        if line.startswith(prefix):
+            return
+    raise AssertionError(f"it ended before a line {prefix!r}: {''.join(lines)}")
 
 
 def finish(proc: subprocess.Popen[str]) -> tuple[str, str]:
@@ -126,14 +141,7 @@ def test_a_stop_that_reaches_the_bots_too_keeps_no_game_they_left(
     broken = start(tmp_path / "broken", args, gate)
     out = tmp_path / "broken" / "arena-out"
     try:
-        assert broken.stderr is not None
-        lines = []
-        for line in broken.stderr:
-            lines.append(line)
-            if line.startswith(BOARD_0[command]):
-                break
-        else:
-            raise AssertionError(f"it ended before its first board: {''.join(lines)}")
+        until_line(broken, BOARD_0[command])
         for pid in [broken.pid, *(p for p in bot_pids(out) if alive(p))]:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
@@ -169,6 +177,41 @@ def test_a_stop_that_reaches_the_bots_too_keeps_no_game_they_left(
     replays = [arena(tmp_path / d, "replay", REPLAYED[command]) for d in ("ref", "broken")]
     assert replays[0].returncode == 0 and replays[0].stdout == replays[1].stdout
     assert "disconnect" not in replays[1].stdout
+
+
+def test_a_stop_while_a_resumed_run_starts_its_bots_says_how_many_games_are_stored(
+    tmp_path: Path,
+) -> None:
+    # It said only "interrupted; every game finished so far is stored", where a stop once the
+    # games had begun says how many of how many, as the README promises.
+    gate, hold = tmp_path / "gate", tmp_path / "hold"
+    first = start(tmp_path, COMMANDS["run"], gate)
+    out = tmp_path / "arena-out"
+    try:
+        until_line(first, BOARD_0["run"])
+        first.send_signal(signal.SIGINT)
+        _, said = finish(first)
+        assert first.returncode == 130, said
+        stopped = "arena: error: interrupted: 4 of 8 games stored in arena.db; run the same"
+        assert stopped in said
+        kill_orphans(out)
+        resumed = start(tmp_path, COMMANDS["run"], gate, {"ARENA_TEST_HOLD_START": str(hold)})
+        waiting = Path(f"{hold}.waiting")
+        until = time.monotonic() + TIMEOUT_S
+        while not waiting.exists() and resumed.poll() is None and time.monotonic() < until:
+            time.sleep(0.01)
+        assert waiting.exists(), "the gate bot never started"
+        resumed.send_signal(signal.SIGINT)
+        _, said = finish(resumed)
+    finally:
+        hold.touch()  # a bot still held connects, finds no referee and gives up
+        kill_orphans(out)
+    assert resumed.returncode == 130, said
+    assert said.strip().splitlines()[-1] == (
+        "arena: error: interrupted: 4 of 8 games stored in arena.db; run the same command again"
+        " to resume"
+    ), said
+    assert [i for i, _ in records(tmp_path / "arena.db")] == [0, 1, 2, 3]
 
 
 @functools.cache

@@ -4,6 +4,10 @@ file exists: the games of later boards are held in play until a test opens the g
 The gate is the file named by ``ARENA_TEST_GATE``; without the variable it never waits. A board is
 told by the game id (``g7-b1-r2``: board 1, rotation 2), as the referee names the tables of a
 sequential test.
+
+With ``ARENA_TEST_HOLD_START`` naming a file, the process does not connect at all until that file
+exists, and says it waits by making the file's name + ``.waiting``: a run is held while its bots
+start, for a test to stop it there.
 """
 
 import os
@@ -40,5 +44,18 @@ class GateBot(Bot):
         return lowest(view.legal)
 
 
+def _hold_start() -> None:
+    """Wait for ``ARENA_TEST_HOLD_START``'s file, if the variable is set (see the docstring)."""
+    hold = os.environ.get("ARENA_TEST_HOLD_START")
+    if not hold:
+        return
+    with open(f"{hold}.waiting", "w"):
+        pass
+    until = time.monotonic() + GIVE_UP_S
+    while not os.path.exists(hold) and time.monotonic() < until:
+        time.sleep(POLL_S)
+
+
 if __name__ == "__main__":
+    _hold_start()
     run(GateBot())
