@@ -379,3 +379,53 @@ def test_a_board_begun_by_an_older_server_is_finished_with_its_own_seed_and_rule
     with sqlite3.connect(db) as conn:
         (secret,) = conn.execute("SELECT secret FROM server_secret").fetchone()
     assert new.seed == board_seed(secret, 9, 2)
+
+
+def test_no_table_seats_a_bot_while_its_ban_is_being_written(tmp_path: Path) -> None:
+    # A table formed while a ban waited for the database read the bot as still active: it was
+    # seated, the ban then ended its session, and its seat forfeited a rated game it never sat.
+    db = tmp_path / "c.db"
+    config = server_config_from_dict({"seed": 3, "fit_interval": 0})
+
+    async def go() -> tuple[list[tuple[str, ...]], dict[str, Any]]:
+        ledger = Ledger.open(db, config)
+        accounts = AccountStore(db)
+        for bot in "abce":
+            accounts.add(bot)
+        competition = Competition(config, ledger, accounts, seed=1)
+        await competition.load()
+        host = EngineHost(dict.fromkeys("abce", 1))
+        competition.attach(host)
+        competition.paused = True
+        competition.start()
+        # Another program holds the database's write lock: the ban waits for it.
+        holder = sqlite3.connect(db, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            ban = asyncio.create_task(competition.admin("ban", {"bot": "e"}))
+            for _ in range(20):
+                await asyncio.sleep(0)
+            assert not ban.done()  # waiting for the lock, in its thread
+            competition.paused = False  # the ladder forms tables meanwhile
+            competition.poke()
+            for _ in range(50):
+                await asyncio.sleep(0)
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        answer = await asyncio.wait_for(ban, 30)
+        competition.poke()
+        for _ in range(50):
+            await asyncio.sleep(0)
+        await competition.wait_recorded()
+        planned = [spec.seats for spec in host.played]
+        planned += [r.spec.seats for r in competition._running.values()]
+        await competition.close()
+        ledger.close()
+        accounts.close()
+        return planned, answer
+
+    planned, answer = asyncio.run(go())
+    assert answer == {"banned": "e", "sessions_ended": 1}
+    # Three bots left: no table at all, and none with the banned bot.
+    assert planned == []

@@ -365,6 +365,9 @@ class Competition:
         self._listeners: list[Callable[[int, GameRecord], Awaitable[None] | None]] = []
         self._status_cache: dict[str, AccountStatus] = {}
         self._statuses_at = -math.inf
+        self._banning: dict[str, int] = {}
+        """Bots whose ban is being written (how many bans of each): seated at no new table
+        meanwhile."""
         self._standings: dict[str, Any] | None = None
         self._standings_at = -math.inf
 
@@ -547,7 +550,9 @@ class Competition:
                     idle[bot] = idle.get(bot, 0) - 1
         statuses = self._statuses(idle)
         return {
-            bot: n for bot, n in idle.items() if n > 0 and statuses.get(bot) is AccountStatus.ACTIVE
+            bot: n
+            for bot, n in idle.items()
+            if n > 0 and statuses.get(bot) is AccountStatus.ACTIVE and bot not in self._banning
         }
 
     def _statuses(self, names: Iterable[str] = ()) -> dict[str, AccountStatus]:
@@ -1049,8 +1054,17 @@ class Competition:
                 # Without a reason, an earlier one stays (as `arena bots ban` keeps it): a second
                 # ban must not wipe why the first was made.
                 given = str(args.get("reason", "")) or None
-                # A write may wait for SQLite's lock (the offline CLI, say): off the loop.
-                await asyncio.to_thread(self.accounts.ban, bot, given)
+                # A table formed while the ban is written (a game ending meanwhile) read the bot
+                # as active: it was seated, the ban ended its session just after, and its seat
+                # forfeited a rated game it never played. Not seated meanwhile.
+                self._banning[bot] = self._banning.get(bot, 0) + 1
+                try:
+                    # A write may wait for SQLite's lock (the offline CLI, say): off the loop.
+                    await asyncio.to_thread(self.accounts.ban, bot, given)
+                finally:
+                    self._banning[bot] -= 1
+                    if not self._banning[bot]:
+                        del self._banning[bot]
                 account = await asyncio.to_thread(self.accounts.get, bot)  # the reason kept
                 # Cut as the refusal cuts it: a reason kept before there was a limit, which a
                 # ban without a new one keeps, is longer than the referee takes.
