@@ -2,13 +2,14 @@
 
 ::
 
-    from arena.client import Bot, run
+    from arena.cards import Card
+    from arena.client import Bot, DecisionView, lowest, run
 
     class LowBot(Bot):
         \"\"\"Plays its lowest legal card.\"\"\"
 
-        def choose_play(self, view):
-            return min(view.legal, key=lambda c: c.rank)
+        def choose_play(self, view: DecisionView) -> Card:
+            return lowest(view.legal)
 
     if __name__ == "__main__":
         run(LowBot())  # address, token and name from ARENA_ADDRESS, ARENA_TOKEN, ARENA_BOT_NAME

@@ -1,11 +1,12 @@
 """The :class:`Bot` base class: override two methods, optionally listen to events.
 
-A minimal bot::
+A minimal bot (typed, as ``mypy --strict`` wants it)::
 
-    from arena.client import Bot, run
+    from arena.cards import Card
+    from arena.client import Bot, DecisionView, run
 
     class MyBot(Bot):
-        def choose_play(self, view):
+        def choose_play(self, view: DecisionView) -> Card:
             return view.legal[0]
 
     if __name__ == "__main__":
