@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
-from typing import Any, Final
+from typing import Any, Final, TypedDict, Unpack
 
 from arena.cards import (
     CARDS,
@@ -41,6 +41,7 @@ __all__ = [
     "GameEnd",
     "MoonRule",
     "PassDirection",
+    "RuleChanges",
     "Rules",
     "Settling",
     "preset",
@@ -178,6 +179,32 @@ def _enum_field(enum: type[Enum], value: Any, name: str) -> Any:
     except ValueError:
         choices = ", ".join(str(m.value) for m in enum)
         raise RulesError(name, f"unknown value {value!r}: expected one of {choices}") from None
+
+
+class RuleChanges(TypedDict, total=False):
+    """The fields :meth:`Rules.replace` takes, typed as :class:`Rules` types them (so that a type
+    checker catches a misspelt or mistyped rule; a test keeps the two alike)."""
+
+    players: int
+    removed_cards: tuple[Card, ...] | None
+    kitty: bool
+    pass_count: int
+    pass_cycle: tuple[PassDirection, ...] | None
+    first_lead: FirstLead
+    penalty_on_first_trick: bool
+    queen_breaks_hearts: bool
+    must_break_hearts: bool
+    lead_hearts_with_queen: bool
+    queen_penalty: int
+    jack_of_diamonds: int
+    spot_hearts: bool
+    moon: MoonRule
+    moon_points: int | None
+    sun: bool
+    no_tricks_bonus: int
+    target: int
+    game_end: GameEnd
+    settling: Settling
 
 
 @dataclass(frozen=True)
@@ -556,7 +583,7 @@ class Rules:
 
     # ---- construction helpers ------------------------------------------------------------
 
-    def replace(self, **changes: Any) -> Rules:
+    def replace(self, **changes: Unpack[RuleChanges]) -> Rules:
         """A copy with some fields changed (validated like any other)."""
         for name in changes:
             if name not in _FIELD_TYPES:  # else a bare TypeError from the dataclass's __init__

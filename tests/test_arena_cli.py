@@ -529,13 +529,13 @@ def test_replay_names_the_preset_the_rules_differ_least_from() -> None:
     # black-lady (standard with penalty_on_first_trick) with queen_penalty=10 was named as the
     # standard game with both options, as if the preset given were not one.
     from arena.director.replay import _rules_text
-    from arena.rules import MoonRule, Rules, preset
+    from arena.rules import MoonRule, PassDirection, Rules, preset
 
     black = preset("black-lady")
     assert _rules_text(black.replace(queen_penalty=10)) == (
         "black-lady with queen_penalty=10, 4 players, target 100"
     )
-    assert _rules_text(black.replace(pass_cycle=("across",))) == (
+    assert _rules_text(black.replace(pass_cycle=(PassDirection.ACROSS,))) == (
         "black-lady with pass_cycle=across, 4 players, target 100"
     )
     best = Rules(moon=MoonRule.BEST)

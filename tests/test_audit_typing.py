@@ -444,6 +444,8 @@ def misuse(view: DecisionView) -> None:
     play_local([Bot()] * 4, movems=5)  # expect: call-arg
     run(Wrong)  # expect: arg-type
     decision_rng(view, "seed")  # expect: arg-type arg-type
+    Rules().replace(targt=50)  # expect: call-arg
+    Rules().replace(moon=True)  # expect: arg-type
 '''
 
 INI = """\

@@ -362,5 +362,18 @@ def test_options_that_are_no_list_at_all_are_a_rules_error() -> None:
 def test_replace_refuses_an_unknown_field_naming_it() -> None:
     # Rules().replace(moons="best") raised a bare TypeError from the dataclass's __init__.
     with pytest.raises(RulesError, match=r"^rules\.moons: unknown rule; known rules: .*moon"):
-        Rules().replace(moons="best")
-    assert Rules().replace(moon="best").moon is MoonRule.BEST
+        Rules().replace(moons="best")  # type: ignore[call-arg]  # as an untyped caller may
+    # A rule's spelling is taken for its enum, as the constructor takes it (typed as the enum).
+    assert Rules().replace(moon="best").moon is MoonRule.BEST  # type: ignore[arg-type]
+
+
+def test_replace_is_typed_with_every_field_of_rules_as_rules_types_it() -> None:
+    # Rules.replace(**changes: Any) let a type checker pass replace(targt=50): its keywords are
+    # typed by RuleChanges, which must name every field of Rules, with the field's own type.
+    import typing
+
+    from arena.rules import RuleChanges
+
+    fields = typing.get_type_hints(Rules)
+    assert typing.get_type_hints(RuleChanges) == fields
+    assert RuleChanges.__optional_keys__ == frozenset(fields)
