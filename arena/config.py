@@ -166,8 +166,8 @@ def parse_bot(text: str, flag: str = "--bot") -> BotSpec:
 def _bot(name: str, command: str | Sequence[str]) -> BotSpec:
     if not _NAME.fullmatch(name):
         raise ConfigError(
-            f"bot name {name!r}: use up to 64 letters, digits, '.', '_' or '-', starting with a "
-            "letter or digit (it names the bot's log file)"
+            f"bot name {name!r}{_name_fault(name)}: use up to 64 ASCII letters, digits, '.', '_' "
+            "or '-', starting with a letter or digit (it names the bot's log file)"
         )
     if isinstance(command, str):
         try:
@@ -181,6 +181,17 @@ def _bot(name: str, command: str | Sequence[str]) -> BotSpec:
     # Not the text as typed: `--bot sp='python "my bot.py"'` and the file's ["python", "my
     # bot.py"] were "another run" of each other, and resuming from the other form was refused.
     return BotSpec(name, argv, shlex.join(argv))
+
+
+def _name_fault(name: str) -> str:
+    """What in ``name`` breaks the rule, said after it (" has 'é'"): "letters" alone read as
+    allowing 'é', which is one."""
+    if len(name) > 64:
+        return f" is {len(name)} characters long"
+    bad = next((c for c in name if not re.fullmatch(r"[A-Za-z0-9_.-]", c)), None)
+    if bad is not None:
+        return f" has {bad!r}"
+    return ""  # the first character: the rule's "starting with" says so
 
 
 def toml_spelling(value: Any) -> str:
@@ -726,6 +737,16 @@ def _merge_bots(file_bots: Any, flags: Sequence[str | BotSpec]) -> tuple[BotSpec
                 f"got {type(file_bots).__name__}"
             )
         for name, command in file_bots.items():
+            if isinstance(command, Mapping) and command:
+                # A bare key is split at its dots: `bot.v2 = "..."` is bots.bot = {v2 = "..."},
+                # and "bots.bot must be a command string" named a bot nobody wrote.
+                dotted = ".".join(_first_path(name, command))
+                raise ConfigError(
+                    f"config file: bots.{name} is a table, not a command: TOML splits a bare "
+                    f"key at each '.', so for a bot named {dotted} write \"{dotted}\" = "
+                    f'"COMMAND" under [bots], in quotes (for a bot named {name}: {name} = '
+                    '"COMMAND")'
+                )
             if not isinstance(command, str | list) or (
                 isinstance(command, list) and not all(isinstance(a, str) for a in command)
             ):
@@ -743,6 +764,16 @@ def _merge_bots(file_bots: Any, flags: Sequence[str | BotSpec]) -> tuple[BotSpec
     if not merged:
         return tuple(sample_bot(name) for name in SAMPLE_BOTS)
     return tuple(merged.values())
+
+
+def _first_path(key: str, value: Any) -> list[str]:
+    """The keys down to the first leaf of nested tables (``bot``, ``{v2: ...}`` gives
+    ``["bot", "v2"]``): the name a dotted bare key was meant to be."""
+    path = [str(key)]
+    while isinstance(value, Mapping) and value:
+        key, value = next(iter(value.items()))
+        path.append(str(key))
+    return path
 
 
 def rule_names() -> tuple[str, ...]:

@@ -202,7 +202,9 @@ class RichReporter:
 
     def _render(self) -> RenderableType:
         table = Table(box=None, pad_edge=False)
-        table.add_column("bot")
+        # Folded onto a second line, not cut: cut to fit a terminal, two long names alike in
+        # their first 50 characters showed as one.
+        table.add_column("bot", overflow="fold")
         table.add_column("pts/hand", justify="right")
         table.add_column("hands", justify="right")
         table.add_column("faults", justify="right")

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from arena.director.bots import log_errors, log_path
 from arena.ratings import RatingsError, TableResult
-from arena.ratings.report import render_ratings
+from arena.ratings.report import print_uncut, render_ratings
 from arena.store import BotFaults, Store, load_results
 
 __all__ = ["faults_table", "log_error_notes", "mean_interval", "points_table", "print_summary"]
@@ -112,10 +112,12 @@ def print_summary(console: Console, db: Path, run_id: str, out: Path | None = No
         render_ratings(results, with_crosstable=True, console=console)
     except RatingsError as e:
         console.print(f"no Elo fit: {e}", markup=False)
-        console.print(points_table(results))
+        print_uncut(console, points_table(results))
     with Store.open(db, create=False) as store:
         rows = store.bot_faults(run_id)
-    console.print(faults_table(rows))
+    # Uncut, as the rating table above: fitted to an 80-column terminal, a 64-character name was
+    # cut to 27 ("Lxxxx…"), and two names alike that far were one.
+    print_uncut(console, faults_table(rows))
     if out is not None:
         for note in log_error_notes(out, [row.bot for row in rows]):
             console.print(

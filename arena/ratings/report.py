@@ -44,6 +44,7 @@ __all__ = [
     "ReportFormat",
     "crosstable",
     "error_text",
+    "history_figure",
     "history_path",
     "interval_text",
     "los_table",
@@ -51,6 +52,7 @@ __all__ = [
     "plot_history",
     "plot_ratings",
     "print_uncut",
+    "ratings_figure",
     "ratings_table",
     "render_ratings",
     "to_csv",
@@ -63,6 +65,10 @@ ROW_HEIGHT_INCHES: Final = 0.38
 """Height per bot in the ratings plot, so that labels never collide."""
 MIN_PLOT_HEIGHT_INCHES: Final = 3.0
 HISTORY_HEIGHT_INCHES: Final = 5.0
+MIN_AXES_INCHES: Final = 4.5
+"""Narrowest plotting area: long names (tick labels, the legend) widen the figure past this."""
+WIDEN_SLACK_INCHES: Final = 0.02
+"""Overflow below this (a pixel or two at the plots' dpi) is not worth another layout."""
 HISTORY_TITLE_CHARS: Final = 70
 """Longest line of the history plot's title: about 6.5 inches at its 11-point font, inside the
 figure from wherever the axes (narrowed by the legend) centre it."""
@@ -339,6 +345,13 @@ def to_csv(fits: RatingFit | Mapping[int, RatingFit]) -> str:
 
 def plot_ratings(fit: RatingFit, path: str | Path) -> Path:
     """Write a PNG of every bot's Elo with its interval, best at the top."""
+    out = Path(path)
+    ratings_figure(fit).savefig(out)
+    return out
+
+
+def ratings_figure(fit: RatingFit) -> Figure:
+    """The figure :func:`plot_ratings` writes, wide enough for every bot's name and its title."""
     rows = fit.rows()
     n = len(rows)
     height = max(MIN_PLOT_HEIGHT_INCHES, 1.4 + ROW_HEIGHT_INCHES * n)
@@ -415,14 +428,20 @@ def plot_ratings(fit: RatingFit, path: str | Path) -> Path:
     )
     _tidy(ax)
     ax.grid(axis="y", visible=False)
-    out = Path(path)
-    fig.savefig(out)
-    return out
+    _widen_to_fit(fig, ax)
+    return fig
 
 
 def plot_history(history: RatingHistory, path: str | Path, *, title: str = "") -> Path:
     """Write a PNG of the ratings as results accumulate, with their intervals as bands (when
     there are few enough bots for bands to stay readable)."""
+    out = Path(path)
+    history_figure(history, title=title).savefig(out)
+    return out
+
+
+def history_figure(history: RatingHistory, *, title: str = "") -> Figure:
+    """The figure :func:`plot_history` writes, wide enough for its legend of names."""
     fig = _figure(HISTORY_HEIGHT_INCHES)
     ax = fig.subplots()
     x = np.asarray(history.results)
@@ -486,9 +505,29 @@ def plot_history(history: RatingHistory, path: str | Path, *, title: str = "") -
         title_fontsize=8,
     )
     _tidy(ax)
-    out = Path(path)
-    fig.savefig(out)
-    return out
+    _widen_to_fit(fig, ax)
+    return fig
+
+
+def _widen_to_fit(fig: Figure, ax: Any) -> None:
+    """Widen ``fig`` until no text runs off it and the axes keep :data:`MIN_AXES_INCHES`.
+
+    A bot's name may be 64 characters: as a tick label or in the legend it took half the fixed
+    width, and the title and the axis label, centred on the narrowed axes, ran off the right
+    edge ("board-clustered san"), cut in the file.
+    """
+    for _ in range(8):  # each round at least halves what is left; a few are plenty
+        fig.canvas.draw()  # lays the figure out (constrained), so the extents are final
+        box = fig.get_tightbbox()  # in inches, every artist's text included
+        width = fig.get_figwidth()
+        # The title and axis label are centred on the axes: widening by d moves their right end
+        # by only d / 2, hence twice the overflow.
+        over = 2 * (max(0.0, -box.x0) + max(0.0, box.x1 - width))
+        narrow = max(0.0, MIN_AXES_INCHES - ax.get_position().width * width)
+        grow = max(over, narrow)
+        if grow < WIDEN_SLACK_INCHES:
+            return
+        fig.set_figwidth(width + grow)
 
 
 def _figure(height: float) -> Figure:
