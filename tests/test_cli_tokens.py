@@ -209,3 +209,37 @@ def test_a_new_token_for_a_mistyped_name_or_database_adds_nothing(tmp_path: Path
     assert typo.returncode == 2 and typo.stdout == ""
     one_error_line(typo.stderr, "there is no bot 'alpha' to give a new token")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["comp.db"]
+
+
+def test_bots_list_shows_reasons_with_brackets_and_long_names_whole(tmp_path: Path) -> None:
+    # A ban's reason with square brackets was read as rich markup: "[/x] cheating" ended `arena
+    # bots list` in a MarkupError traceback, and "[bold]" vanished; a 64-character name was cut
+    # to fit 80 columns ("Lxxx…"), so two long names alike at the start showed as one.
+    db = tmp_path / "comp.db"
+    long_name = "L" + "x" * 62 + "Z"
+    for name in ("spiky", long_name):
+        here("bots", "add", name, "--db", str(db))
+    reason = "[/x] cheating [bold]loud[/bold]"
+    here("bots", "ban", "spiky", "--db", str(db), "--reason", reason)
+    done = subprocess.run(
+        [*BASE, "bots", "list", "--db", str(db)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+        env={**os.environ, "COLUMNS": "80"},
+    )
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    cells = [line.strip("│").split("│") for line in done.stdout.splitlines() if line[:1] == "│"]
+    bots = "".join(c[0].strip() for c in cells)  # the bot column, its folded lines joined
+    assert long_name + "spiky" == bots, done.stdout
+    assert any(c[2].strip() == reason for c in cells), done.stdout
+    assert "…" not in done.stdout
+
+
+def test_a_refused_account_name_says_ascii_letters(tmp_path: Path) -> None:
+    # "use 1 to 64 letters" for 'café', whose 'é' is a letter.
+    done = arena("bots", "add", "café", "--db", str(tmp_path / "comp.db"), cwd=tmp_path)
+    assert done.returncode == 2
+    one_error_line(done.stderr, "use 1 to 64 ASCII letters, digits")

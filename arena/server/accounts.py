@@ -142,7 +142,7 @@ def check_name(name: str) -> str:
     """The name, if it is a valid bot name; else an :class:`AccountError` saying why."""
     if not 1 <= len(name) <= MAX_NAME_LENGTH or not _NAME.fullmatch(name):
         raise AccountError(
-            f"bot name {name!r} is not allowed: use 1 to {MAX_NAME_LENGTH} letters, digits, "
+            f"bot name {name!r} is not allowed: use 1 to {MAX_NAME_LENGTH} ASCII letters, digits, "
             "'_', '.' or '-', starting with a letter or digit"
         )
     return name

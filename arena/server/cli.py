@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from arena.config import check_port
 from arena.errors import ArenaError
@@ -441,9 +442,15 @@ def bots_list(
             )
         )
         return
-    table = Table("bot", "status", "note", title=f"bots in {db}")
+    table = Table(title=f"bots in {db}")
+    # Folded, never cut: a 64-character name cut to fit 80 columns ("Lxxx…") could be another's.
+    table.add_column("bot", overflow="fold")
+    table.add_column("status")
+    table.add_column("note", overflow="fold")
     for a in rows:
-        table.add_row(a.name, a.status.value, a.note)
+        # As text, not markup: a reason with square brackets ("[/x] cheating") was a rich
+        # MarkupError traceback, and "[bold]" vanished into styling.
+        table.add_row(Text(a.name), a.status.value, Text(a.note))
     _say(table)
 
 
