@@ -1354,6 +1354,7 @@ def run_typer(application: typer.Typer, prog_name: str) -> NoReturn:
     """
     command = typer.main.get_command(application)
     _help_stops_on_a_closed_pipe()
+    _unencodable_as_question_marks()
     try:
         code = command.main(prog_name=prog_name, standalone_mode=False)
         _flush_output()  # the help's or version's
@@ -1375,6 +1376,21 @@ def run_typer(application: typer.Typer, prog_name: str) -> NoReturn:
         print(f"arena: error: {message()} (see {where} --help)", file=sys.stderr)
         raise SystemExit(exit_code) from None
     raise SystemExit(code if isinstance(code, int) else 0)
+
+
+def _unencodable_as_question_marks() -> None:
+    """Write "?" for a character the output's encoding lacks: under ``PYTHONIOENCODING=latin-1``
+    (or an ASCII terminal) the tables' "−", "±" and "∞" ended a finished run in a
+    UnicodeEncodeError traceback, its results unprinted."""
+    import codecs
+
+    for stream in (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None)
+        if stream is None or not encoding or getattr(stream, "errors", None) != "strict":
+            continue
+        with contextlib.suppress(LookupError, AttributeError, ValueError):
+            if codecs.lookup(encoding).name not in ("utf-8", "utf-16", "utf-32"):
+                stream.reconfigure(errors="replace")  # type: ignore[union-attr]
 
 
 def _help_stops_on_a_closed_pipe() -> None:

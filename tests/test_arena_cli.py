@@ -1248,3 +1248,23 @@ def test_ctrl_c_while_the_command_loads_is_one_line_and_exit_130(sig: str, tmp_p
     assert result.stderr == "arena: interrupted\n"
     assert result.returncode == 130
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hook"]
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_an_output_without_the_tables_characters_gets_question_marks_not_a_traceback(
+    sample_run: tuple[Path, str], encoding: str
+) -> None:
+    # Under PYTHONIOENCODING=latin-1 (or an ASCII terminal) the tables' "−" ended a finished
+    # run's report in a UnicodeEncodeError traceback, exit code 1, the ratings unprinted.
+    db, _ = sample_run
+    done = subprocess.run(
+        [*BASE, "ratings", "--db", str(db)],
+        cwd=db.parent,
+        capture_output=True,
+        timeout=CLI_TIMEOUT_S,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONIOENCODING": encoding},
+    )
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
+    out = done.stdout.decode(encoding)
+    assert "?/+: from the Elo down and up" in " ".join(out.split())  # "−/+", as "?"
+    assert all(name in out for name in ("heuristic", "lowcard", "montecarlo", "random"))
