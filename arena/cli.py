@@ -265,11 +265,13 @@ def _empty_path(command: TyperCommand, args: list[str], interspersed: bool) -> s
     "a folder, not a database file", or used."""
     for name, value in _option_words(command, args, interspersed):
         option = _options(command).get(name)
-        if value != "" or option is None or not _takes_path(option):
+        if value is None or value.strip() or option is None or not _takes_path(option):
             continue
         default = option.default
         instead = f"leave {name} out" + (f" for the default ({default})" if default else "")
-        return f"{name} '': an empty path was given; give a file name, or {instead}"
+        # Spaces alone too: `--db " "` made a database named by a space, unseen in `ls`.
+        what = "an empty path" if value == "" else "a path of spaces alone"
+        return f"{name} {value!r}: {what} was given; give a file name, or {instead}"
     return ""
 
 

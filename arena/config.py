@@ -526,8 +526,9 @@ def build_config(
         the_port = _int("--port", pick("port", port), 0)
         check_port("--port", the_port)
         db_value = _path_text("--db", pick("db", db))
-        if db_value is not None and not str(db_value):
-            raise ConfigError("--db '': give a database file, e.g. --db arena.db")
+        if db_value is not None and not str(db_value).strip():
+            # Spaces alone too: `--db " "` made a database named by a space, unseen in `ls`.
+            raise ConfigError(f"--db {str(db_value)!r}: give a database file, e.g. --db arena.db")
         db_path = Path(db_value or DEFAULT_DB)
         _looked_up("--db", db_path)
         if db_path.is_dir() or not db_path.name:
@@ -535,9 +536,9 @@ def build_config(
         if db_path.exists() and not db_path.is_file():
             raise ConfigError(f"--db {db_path}: not a regular file; give a database file")
         out_value = _path_text("--out", pick("out", out))
-        if out_value is not None and not str(out_value):
+        if out_value is not None and not str(out_value).strip():
             raise ConfigError(
-                f"--out '': give a folder, or leave --out out for the default "
+                f"--out {str(out_value)!r}: give a folder, or leave --out out for the default "
                 f"({_default_out(db_path)})"
             )
         out_path = Path(out_value) if out_value is not None else _default_out(db_path)

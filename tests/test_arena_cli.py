@@ -777,6 +777,10 @@ def test_a_single_valued_flag_given_twice_is_refused() -> None:
     assert "more than once" not in after.stderr
 
 
+FOUR_MISSING = tuple(w for n in "abcd" for w in ("--bot", f"{n}=no-such-command"))
+"""Four bots whose commands are looked for only after the paths are checked."""
+
+
 def test_an_empty_path_or_name_is_one_line_saying_so(tmp_path: Path) -> None:
     # typer reads --db "" as ".", which was refused as "a folder, not a database file".
     refusals = (
@@ -793,6 +797,12 @@ def test_an_empty_path_or_name_is_one_line_saying_so(tmp_path: Path) -> None:
         (("ratings", "--run", ""), "--run '': give a run id"),
         (("ratings", "--anchor", ""), "--anchor '': give a bot's name"),
         (("check-bot", "--name", "", "--", "true"), "--name '': give the bot a name"),
+        # Spaces alone: a database, a folder or a log named by a space, unseen in `ls`.
+        (("ratings", "--db", " "), "--db ' ': a path of spaces alone was given; give a file "
+         "name, or leave --db out for the default (arena.db)"),
+        (("bots", "add", "zed", "--db", "  "), "--db '  ': a path of spaces alone was given"),
+        (("run", "--db", " ", *FOUR_MISSING), "--db ' ': give a database file"),
+        (("run", "--out", "\t", *FOUR_MISSING), "--out '\\t': give a folder"),
     )  # fmt: skip
     runs = arenas(tmp_path, [args for args, _ in refusals])
     for done, (args, says) in zip(runs, refusals, strict=True):
