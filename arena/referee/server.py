@@ -67,6 +67,8 @@ OVERSIZE_SLACK = 4
 referee ends the stream with a message that names its limit."""
 MAX_BOT_NAME = 64
 """The longest Hello.bot_name accepted (the names of accounts are as long at most)."""
+MAX_ECHOED_ID = 100
+"""The longest part of an unknown table id a Watch's NOT_FOUND message repeats."""
 FINAL_WRITE_S = 1.0
 """How long the last message of a session (a Shutdown) may take to go out."""
 LOOKUP_THREADS = 4
@@ -996,11 +998,7 @@ class _Spectators(spec_grpc.SpectatorServiceServicer):
         feed = referee._feed(request.table_id)
         if feed is None:
             await context.abort(
-                grpc.StatusCode.NOT_FOUND,
-                f"no table {request.table_id!r} to watch: ListTables shows the tables"
-                " (a table whose deal is played at other tables too, a duplicate board's"
-                " rotation, is never shown; of the finished ones, only the last"
-                f" {referee.config.keep_finished} are kept)",
+                grpc.StatusCode.NOT_FOUND, _unknown_table(referee, request.table_id)
             )
         if referee.stopping:
             await context.abort(grpc.StatusCode.UNAVAILABLE, "the referee is shutting down")
@@ -1044,6 +1042,27 @@ class _Spectators(spec_grpc.SpectatorServiceServicer):
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 "this spectator stopped reading the table's last events and was dropped",
             )
+
+
+def _unknown_table(referee: Referee, table_id: str) -> str:
+    """Watch's NOT_FOUND message: what was asked (cut short, since a status message travels in
+    a header gRPC caps at 16 KiB, and an echo past that reaches the spectator as a bare
+    RESOURCE_EXHAUSTED "metadata size exceeds hard limit") and where the right id is."""
+    shown = repr(table_id[:MAX_ECHOED_ID]) + ("..." if len(table_id) > MAX_ECHOED_ID else "")
+    # A viewer that passes GameStarted.game_id (or TableSummary.game_id) is told the table's id.
+    # Only watchable tables are in the feeds, so the hint shows nothing a listing does not.
+    games = [f.table_id for f in referee._feeds.values() if table_id and f.game_id == table_id]
+    if games:
+        return (
+            f"no table {shown} to watch: that is the game id of table {games[-1]!r};"
+            " WatchRequest.table_id takes the table's id (TableSummary.table_id)"
+        )
+    return (
+        f"no table {shown} to watch: ListTables shows the tables"
+        " (a table whose deal is played at other tables too, a duplicate board's"
+        " rotation, is never shown; of the finished ones, only the last"
+        f" {referee.config.keep_finished} are kept)"
+    )
 
 
 async def _deliver(
