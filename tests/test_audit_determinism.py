@@ -27,6 +27,7 @@ from types import ModuleType
 import pytest
 from test_arena_interrupt import BASE, ROOT, alive
 from test_arena_resume import PY, bot_pids, kill_orphans, same_game
+from test_audit_director import finish
 
 from arena.cards import Card
 from arena.client import Bot, DecisionView, play_local
@@ -87,16 +88,6 @@ def until_line(proc: subprocess.Popen[str], prefix: str) -> None:
         if line.startswith(prefix):
             return
     raise AssertionError(f"it ended before a line {prefix!r}: {''.join(lines)}")
-
-
-def finish(proc: subprocess.Popen[str]) -> tuple[str, str]:
-    """Its output and error output to the end (killed if a test failed on the way)."""
-    try:
-        return proc.communicate(timeout=TIMEOUT_S)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 def arena(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -268,18 +268,22 @@ def test_montecarlo_answers_a_view_the_same_way_each_time() -> None:
     assert first in view.legal
 
 
-def test_montecarlo_searches_less_when_the_move_time_is_short(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+@pytest.fixture
+def worlds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that montecarlo's search appends 1 to for each world it samples."""
     module = sys.modules[MonteCarloBot.__module__]
     real_sample_world = module.sample_world
-    worlds: list[int] = []
+    sampled: list[int] = []
 
     def counted(view: DecisionView, rng: random.Random) -> Hand:
-        worlds.append(1)
+        sampled.append(1)
         return real_sample_world(view, rng)  # type: ignore[no-any-return]
 
     monkeypatch.setattr(module, "sample_world", counted)
+    return sampled
+
+
+def test_montecarlo_searches_less_when_the_move_time_is_short(worlds: list[int]) -> None:
     view = _open_choice(3, 5)
     searched = {}
     for move_ms in (1000, 50):
@@ -290,20 +294,12 @@ def test_montecarlo_searches_less_when_the_move_time_is_short(
 
 
 def test_montecarlo_searches_as_the_games_move_time_allows_not_the_millisecond_left(
-    monkeypatch: pytest.MonkeyPatch,
+    worlds: list[int],
 ) -> None:
     # The request's move time left is rounded down by the referee and is one millisecond less in
     # one run than in another: the search sized by it played the same game differently at short
     # move times. Sized by the game's move time, the search is the same.
     module = sys.modules[MonteCarloBot.__module__]
-    real_sample_world = module.sample_world
-    worlds: list[int] = []
-
-    def counted(view: DecisionView, rng: random.Random) -> Hand:
-        worlds.append(1)
-        return real_sample_world(view, rng)  # type: ignore[no-any-return]
-
-    monkeypatch.setattr(module, "sample_world", counted)
     view = _open_choice(3, 5)
     legal, per_second = len(view.legal), int(module.PLAYOUTS_PER_SECOND_ALLOWED)
 
