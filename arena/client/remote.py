@@ -135,6 +135,10 @@ DEFAULT_GIVE_UP_S = 600.0
 """How long :func:`run` keeps trying to reach an unreachable referee before it exits."""
 GOODBYE_WAIT_S = 0.5
 """After a Goodbye, how long to wait for the referee to close the stream before closing it."""
+KEEPALIVE_TIME_MS = 20_000
+"""How often the bot pings a quiet connection (the protocol guide asks for 10 s or more)."""
+KEEPALIVE_TIMEOUT_MS = 10_000
+"""How long an unanswered ping may wait before the connection counts as broken."""
 
 REFUSALS = {
     grpc.StatusCode.UNAUTHENTICATED: "refused the token",
@@ -681,6 +685,7 @@ def _serve(runner: _Runner, give_up_after: float) -> SessionEnd:
     ever_welcomed = False
     while True:
         runner.welcomed = False
+        runner.went_on = False
         pause: float | None = None  # the referee's own suggestion, when it gives one
         invited = ""  # why the referee ended a session it lets the bot back into
         end: SessionEnd | None = None
@@ -703,6 +708,8 @@ def _serve(runner: _Runner, give_up_after: float) -> SessionEnd:
             end = outcome
         if runner.stop_signal is not None:
             return end or SessionEnd("GOODBYE", "the referee did not confirm it")
+        now = time.monotonic()
+        went_on = runner.welcomed and (runner.went_on or now - runner.welcomed_at >= BACKOFF_MAX_S)
         if end is not None:
             # A restart, or a kick that lets the bot back: come back after the pause asked for.
             if end.reason not in _COME_BACK or not runner.may_reconnect:
@@ -713,16 +720,23 @@ def _serve(runner: _Runner, give_up_after: float) -> SessionEnd:
                     )
                 return end
             code, detail = grpc.StatusCode.UNAVAILABLE, end.message
-            pause = max(runner.reconnect_after_s, BACKOFF_FIRST_S)
+            # Never sooner than the backoff after a session that ended as it began: a referee
+            # that welcomed and sent the bot away at once, again and again, had it reconnect
+            # ten times a second, forever.
+            pause = max(runner.reconnect_after_s, BACKOFF_FIRST_S if went_on else delay)
             invited = (
                 "kicked by the referee, which lets the bot back"
                 if end.reason == "KICKED"
                 else "the referee is restarting"
             )
-        now = time.monotonic()
         ever_welcomed = ever_welcomed or runner.welcomed
-        if runner.welcomed:  # that session got going: this is a fresh failure
-            failing_since, delay = now, BACKOFF_FIRST_S
+        if runner.welcomed:  # the referee is there: the give-up time counts from now
+            failing_since = now
+            if went_on:
+                # Only then a fresh failure: a session that broke right after its welcome (an
+                # INTERNAL, a message over the SDK's limit, each time) kept the backoff at its
+                # first 0.1 s, and the bot reconnected ten times a second, forever.
+                delay = BACKOFF_FIRST_S
         elif failing_since is None:
             failing_since = now
         left = failing_since + give_up_after - now
@@ -734,6 +748,12 @@ def _serve(runner: _Runner, give_up_after: float) -> SessionEnd:
             or _bad_host_hint(detail)
             or _unknown_host_hint(detail)
         )
+        if _TOO_BIG in detail:
+            # gRPC's words alone read as a network failure of the bot's; it is the referee's.
+            hint = (
+                ": the referee sent a message larger than this SDK accepts "
+                f"({MAX_RECEIVE_BYTES} bytes); report it to the organiser"
+            )
         certain = _tls_mismatch(settings, detail) or _not_grpc(detail) or _bad_host(detail)
         if (
             not certain
@@ -774,7 +794,7 @@ def _serve(runner: _Runner, give_up_after: float) -> SessionEnd:
             )
         if not runner.sleep(wait):
             return SessionEnd("GOODBYE", "stopped while waiting to reconnect")
-        if pause is None:
+        if pause is None or not went_on:
             delay = min(delay * 2, BACKOFF_MAX_S)
 
 
@@ -848,6 +868,12 @@ def _refused_certificate_hint(settings: ClientSettings) -> str:
         "and key the organiser gives"
     )
 
+
+_TOO_BIG = "CLIENT: Received message larger than max"
+"""gRPC's words when the referee sends a message over the channel's receive limit."""
+MAX_RECEIVE_BYTES = 4 * 1024 * 1024
+"""The largest referee message the SDK reads: gRPC's default receive limit (a real referee's
+messages are a few KiB)."""
 
 _NO_ALPN = "missing selected ALPN property"
 """gRPC's words when a TLS server does not offer HTTP/2 (an https web server's port)."""
@@ -973,6 +999,11 @@ class _Runner:
         self.settings = settings
         self.seat = 0
         self.welcomed = False
+        self.went_on = False
+        """Whether the session went on past its welcome: it brought an event or a request, or
+        lasted :data:`BACKOFF_MAX_S` (a lobby). Only such a session restarts the backoff."""
+        self.welcomed_at = 0.0
+        """When the session's welcome came (:func:`time.monotonic`)."""
         self.may_reconnect = False
         self.reconnect_after_s = 0.0
         self.resume_id = ""
@@ -1066,12 +1097,26 @@ class _Runner:
 
     def _channel(self) -> grpc.Channel:
         s = self.settings
+        # The receive limit is said, not left to gRPC's default, so that the hint at a larger
+        # message names it. Keepalive: the referee's own pings keep the connection open but tell
+        # the bot nothing; without pings of its own, a bot whose referee vanished (a machine
+        # gone, a network cut: no FIN, no reset) waited on the silent stream for ever, and never
+        # reconnected nor gave up. Spaced as the protocol guide asks; without data between them
+        # (a lobby), or gRPC stops after two. The wait for the answer is ping_timeout_ms in
+        # gRPC 1.85 (keepalive_timeout_ms alone left an unanswered ping waiting for ever).
+        options = [
+            ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
+            ("grpc.keepalive_time_ms", KEEPALIVE_TIME_MS),
+            ("grpc.keepalive_timeout_ms", KEEPALIVE_TIMEOUT_MS),
+            ("grpc.http2.max_pings_without_data", 0),
+            ("grpc.http2.ping_timeout_ms", KEEPALIVE_TIMEOUT_MS),
+        ]
         if not s.tls:
-            return grpc.insecure_channel(s.address)
+            return grpc.insecure_channel(s.address, options)
         credentials = grpc.ssl_channel_credentials(
             root_certificates=s.tls_ca, private_key=s.tls_key, certificate_chain=s.tls_cert
         )
-        return grpc.secure_channel(s.address, credentials)
+        return grpc.secure_channel(s.address, credentials, options)
 
     def _hello(self) -> bot_pb.PlayRequest:
         s = self.settings
@@ -1132,6 +1177,8 @@ class _Runner:
                         received_at, response = arrival
                         if response.HasField("welcome"):
                             self._welcome(response.welcome)
+                        if response.events or response.HasField("request"):
+                            self.went_on = True
                         # Once stopping, the bot is asked nothing more and its hooks are not called.
                         if self.stop_signal is None:
                             for event in response.events:
@@ -1161,6 +1208,7 @@ class _Runner:
 
     def _welcome(self, welcome: bot_pb.Welcome) -> None:
         self.welcomed = True
+        self.welcomed_at = time.monotonic()
         self.resume_id = welcome.session_id
         known_as = welcome.bot_name or self.settings.name
         log.info(
@@ -1173,6 +1221,15 @@ class _Runner:
             welcome.reconnect_grace_ms,
             f": {welcome.message}" if welcome.message else "",
         )
+        if welcome.protocol_version not in (0, PROTOCOL_VERSION):
+            # The Welcome names the version the bot asked for; another is the referee's error,
+            # and its messages may not mean what this SDK reads in them.
+            log.warning(
+                "the referee says it speaks protocol version %d on this session, but this SDK "
+                "asked for %d; playing on (report it to the organiser)",
+                welcome.protocol_version,
+                PROTOCOL_VERSION,
+            )
         if known_as != self.settings.name:
             log.warning(
                 "the referee knows this token as bot %r, not %r (ARENA_BOT_NAME): standings "
@@ -1183,7 +1240,17 @@ class _Runner:
             )
 
     def _shutdown(self, shutdown: bot_pb.Shutdown) -> SessionEnd:
-        reason = bot_pb.ShutdownReason.Name(shutdown.reason).removeprefix("SHUTDOWN_REASON_")
+        try:
+            reason = bot_pb.ShutdownReason.Name(shutdown.reason).removeprefix("SHUTDOWN_REASON_")
+        except ValueError:
+            # A reason from a newer referee: the session is over all the same (Name raised, and
+            # the bot died with a traceback). Not one to come back after: that needs a known one.
+            reason = f"REASON_{shutdown.reason}"
+            log.warning(
+                "the referee ends the session for a reason unknown to this SDK (%d); "
+                "taking it as the end (update the arena package)",
+                shutdown.reason,
+            )
         self.resume_id = ""  # the referee has ended that session: there is nothing to replace
         self.may_reconnect = shutdown.may_reconnect
         self.reconnect_after_s = shutdown.reconnect_after_ms / 1000
@@ -1196,8 +1263,12 @@ class _Runner:
             return
         try:
             event = event_of(message, self.seat)
+        except (ArenaError, ValueError, KeyError) as unreadable:
+            # A referee message this SDK cannot read is a bug to report, not a reason to stop;
+            # one line says which (a card spelled wrongly, an enum value from a newer protocol).
+            log.error("cannot read the referee's %s event (%s); skipped", which, unreadable)
+            return
         except Exception:
-            # A referee message this SDK cannot read is a bug to report, not a reason to stop.
             log.exception("could not read a %s event; skipped", which)
             return
         if event is None:
@@ -1237,8 +1308,29 @@ class _Runner:
         rid = request.request_id
         try:
             view = view_of_request(request, kind, received_at)
+        except (ArenaError, ValueError, KeyError) as e:
+            # The referee's fault (a card spelled wrongly, an enum value from a newer protocol):
+            # one line saying what, not a traceback through the SDK that reads as the bot's bug.
+            log.error(
+                "cannot read the referee's decision request %d (%s); not answering it "
+                "(report it to the organiser)",
+                rid,
+                e,
+            )
+            return None
         except Exception:
             log.exception("could not read decision request %d; not answering it", rid)
+            return None
+        unanswerable = _unanswerable(view)
+        if unanswerable:
+            # Neither the bot nor the SDK's fallback can answer it: the fallback raised from
+            # inside the handler of the bot's own error, and the bot died with two tracebacks.
+            log.error(
+                "the referee's decision request %d %s; not answering it (report it to the "
+                "organiser)",
+                rid,
+                unanswerable,
+            )
             return None
         if self.watch is not None:
             self.watch.rearm()  # the bot's code may have cleared it since the last decision
@@ -1296,6 +1388,17 @@ class _Runner:
                 codes,
             )
         return pass_decision(rid, codes)
+
+
+def _unanswerable(view: DecisionView) -> str:
+    """What makes a request impossible to answer ("" if it can be answered)."""
+    if view.kind is DecisionKind.PLAY and not view.legal:
+        return "offers no card to play (no legal card, and no card in hand)"
+    # The fallback passes from the hand, the bot from the legal cards: both must hold enough.
+    held = min(len(set(view.legal)), len(view.hand))
+    if view.kind is DecisionKind.PASS and held < view.pass_count:
+        return f"asks to pass {view.pass_count} cards out of {held}"
+    return ""
 
 
 _HOOKS = {

@@ -73,8 +73,13 @@ def rules_of(message: game_pb.Rules) -> Rules:
 
 
 def _direction(value: int) -> PassDirection:
-    name = game_pb.PassDirection.Name(value).removeprefix("PASS_DIRECTION_")  # type: ignore[arg-type]
-    return PassDirection[name]
+    try:
+        name = game_pb.PassDirection.Name(value).removeprefix("PASS_DIRECTION_")  # type: ignore[arg-type]
+        return PassDirection[name]
+    except (ValueError, KeyError):
+        # Said in words: protobuf's "no name defined" and a bare KeyError('UNSPECIFIED') were
+        # what the bot's log showed of a referee's unset or newer direction.
+        raise ValueError(f"pass direction {value} is not one this SDK knows") from None
 
 
 def _fault_kind(value: int) -> FaultKind | None:
