@@ -34,7 +34,6 @@ the port do not change it, so a run may be resumed with other values of those.
 from __future__ import annotations
 
 import codecs
-import contextlib
 import dataclasses
 import datetime as dt
 import hashlib
@@ -44,7 +43,6 @@ import os
 import re
 import shlex
 import shutil
-import sqlite3
 import sys
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -63,7 +61,7 @@ from arena.rules import (
     Rules,
     preset,
 )
-from arena.store import lookup_failure
+from arena.store import SERVER_TABLE_PREFIX, lookup_failure, peek
 from arena.table import (
     DEFAULT_BANK_MS,
     DEFAULT_GRACE_MS,
@@ -649,24 +647,9 @@ def _check_not_a_competition(db: Path) -> None:
     """
     if not db.is_file() or db.stat().st_size == 0:
         return
-    # Read-only and raw, as `arena bots` looks for a batch's runs: what else is wrong with the
-    # file the store says as it opens it. Reading a WAL database makes its side files; the ones
-    # this look made are removed (any that were there belong to whoever has it open).
-    sides = [Path(f"{db}{suffix}") for suffix in ("-wal", "-shm")]
-    ours = [side for side in sides if not side.exists()]
-    try:
-        with contextlib.closing(sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)) as c:
-            served = c.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name LIKE 'server\\_%' "
-                "ESCAPE '\\' LIMIT 1"
-            ).fetchone()
-    except sqlite3.Error:
-        return
-    finally:
-        for side in ours:
-            if side.exists():  # unlinking even a missing file fails on a read-only mount
-                side.unlink(missing_ok=True)
-    if served:
+    # As `arena bots` looks for a batch's runs.
+    tables = peek(db, "SELECT name FROM sqlite_master WHERE type = 'table'") or ()
+    if any(str(name).startswith(SERVER_TABLE_PREFIX) for (name,) in tables):
         raise ConfigError(
             f"--db {db}: holds arena serve's competition (its bot accounts), not a batch run; "
             "give the run a database of its own (a new file)"

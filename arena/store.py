@@ -199,6 +199,30 @@ def lookup_failure(path: Path) -> str | None:
     return None
 
 
+def peek(db: Path, sql: str) -> list[tuple[Any, ...]] | None:
+    """The rows of ``sql`` read from ``db`` read-only and raw, or None if SQLite cannot read it
+    (what else is wrong with the file, the store says as it opens it): for a command that must
+    tell another command's database from its own before touching it."""
+    # Reading a WAL database makes its side files; the ones this look made are removed (files
+    # that were there belong to whoever has the database open).
+    sides = [Path(f"{db}{suffix}") for suffix in ("-wal", "-shm")]
+    ours = [side for side in sides if not side.exists()]
+    try:
+        connection = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            return connection.execute(sql).fetchall()
+        finally:
+            connection.close()
+    except sqlite3.Error:
+        return None
+    finally:
+        for side in ours:
+            # Only one that is there: on a read-only file system, removing even a missing file
+            # fails (EROFS), and every command on the database ended in that traceback.
+            if side.exists():
+                side.unlink(missing_ok=True)
+
+
 def check_regular(path: Path) -> None:
     """Refuse, before SQLite touches it, an existing path that is not a regular file (a device
     such as /dev/null: SQLite would make a journal beside it, then fail)."""

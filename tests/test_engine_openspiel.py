@@ -37,7 +37,7 @@ from __future__ import annotations
 import itertools
 import os
 import random
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -365,13 +365,19 @@ def test_engines_agree_hand_by_hand(spiel: OpenSpiel, changed: str) -> None:
     assert tally.situations.get("first trick, void in clubs", 0) > 0
 
 
+def every_parameter_set(
+    spiel: OpenSpiel,
+) -> Iterator[tuple[int, dict[str, bool], Rules, OpenSpiel]]:
+    """Each of OpenSpiel's parameter sets, numbered: the set, our rules and OpenSpiel's game."""
+    for k, values in enumerate(itertools.product((False, True), repeat=len(PARAMETERS))):
+        params = dict(zip(PARAMETERS, values, strict=True))
+        yield k, params, our_rules(params), openspiel_game(spiel, params)
+
+
 def test_engines_agree_under_every_openspiel_parameter_set(spiel: OpenSpiel) -> None:
     """All 256 of OpenSpiel's parameter sets, a few hands each (every pass direction)."""
     tally = Tally()
-    for k, values in enumerate(itertools.product((False, True), repeat=len(PARAMETERS))):
-        params = dict(zip(PARAMETERS, values, strict=True))
-        rules = our_rules(params)
-        game = openspiel_game(spiel, params)
+    for k, _, rules, game in every_parameter_set(spiel):
         for i in range(HANDS_PER_COMBINATION):
             compare_hand(game, rules, SEED + 1_000_000 + 100 * k + i, i, tally)
     assert tally.hands == 2 ** len(PARAMETERS) * HANDS_PER_COMBINATION
@@ -384,10 +390,7 @@ def test_engines_agree_under_every_openspiel_parameter_set(spiel: OpenSpiel) -> 
 def test_engines_agree_on_deals_rich_in_hearts_under_every_parameter_set(spiel: OpenSpiel) -> None:
     """The rare leads and first tricks, reached on purpose, under all 256 parameter sets."""
     tally = Tally()
-    for k, values in enumerate(itertools.product((False, True), repeat=len(PARAMETERS))):
-        params = dict(zip(PARAMETERS, values, strict=True))
-        rules = our_rules(params)
-        game = openspiel_game(spiel, params)
+    for k, params, rules, game in every_parameter_set(spiel):
         for i in range(RICH_HANDS_PER_COMBINATION):
             seed = SEED + 2_000_000 + 100 * k + i
             rng = random.Random(seed)

@@ -9,7 +9,6 @@ own (``server_bots``, ``server_admin``), so that ``arena bots add`` can run whil
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
 import re
@@ -24,7 +23,7 @@ from pathlib import Path
 
 from arena.errors import ArenaError, ConfigError
 from arena.referee.accounts import MAX_NOTE_LENGTH  # the referee's: it tells the reason to the bot
-from arena.store import StoreError, check_ours, check_regular, is_busy, unreadable
+from arena.store import StoreError, check_ours, check_regular, is_busy, peek, unreadable
 
 __all__ = [
     "BAN_NOTE",
@@ -467,23 +466,8 @@ def check_not_a_batch(db: Path) -> None:
     ledger would otherwise list every setting of that run as differing from the competition's."""
     if not db.is_file():
         return
-    # Read-only and raw: a database of accounts alone has no runs yet, and anything else that
-    # is wrong with the file the ledger reports as it opens it.
-    sides = [Path(f"{db}{suffix}") for suffix in ("-wal", "-shm")]
-    ours = [side for side in sides if not side.exists()]
-    try:
-        with contextlib.closing(sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)) as c:
-            kinds = [row[0] for row in c.execute("SELECT kind FROM runs")]
-    except sqlite3.Error:
-        return
-    finally:
-        # Reading a WAL database makes its side files; the ones this look made are removed (files
-        # that were there belong to whoever has the database open).
-        for side in ours:
-            # Only one that is there: on a read-only file system, removing even a missing file
-            # fails (EROFS), and every command on the database ended in that traceback.
-            if side.exists():
-                side.unlink(missing_ok=True)
+    # A database of accounts alone has no runs yet.
+    kinds = [row[0] for row in peek(db, "SELECT kind FROM runs") or ()]
     for kind in kinds:
         if kind in _OTHER_KINDS:
             raise ConfigError(
