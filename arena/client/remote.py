@@ -59,7 +59,7 @@ from typing import NoReturn
 
 import grpc
 
-from arena import __version__
+import arena
 from arena.client.answers import fit_pass, fit_play, pass_codes, play_code
 from arena.client.bot import Bot, api_slips, default_pass, default_play, dispatch_event
 from arena.client.events import FaultNotice
@@ -149,7 +149,6 @@ REFUSALS = {
 }
 """Statuses that retrying cannot fix, and what they mean for the author."""
 
-CLIENT_LIBRARY = f"arena-python/{__version__}"
 
 log = logging.getLogger("arena.client")
 
@@ -1127,7 +1126,7 @@ class _Runner:
                 protocol_version=PROTOCOL_VERSION,
                 bot_version=s.bot_version,
                 decide_forced_moves=s.decide_forced_moves,
-                client_library=CLIENT_LIBRARY,
+                client_library=f"arena-python/{arena.__version__}",
                 resume_session_id=self.resume_id,
             )
         )
