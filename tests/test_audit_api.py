@@ -183,6 +183,22 @@ def test_decision_rng_with_its_arguments_swapped_says_so() -> None:
     assert play_local([Right(), Bot(), Bot(), Bot()], seed=1, hands=1) == first
 
 
+def test_decision_rng_takes_an_integer_seed_as_its_string() -> None:
+    # It was typed `seed: str`, so mypy --strict refused `decision_rng(7, view)`, which runs.
+    views: list[DecisionView] = []
+
+    class Keep(Bot):
+        def choose_play(self, view: DecisionView) -> Card:
+            views.append(view)
+            return view.legal[0]
+
+    play_local([Keep(), Bot(), Bot(), Bot()], seed=1, hands=1)
+    for view in views:
+        drawn = decision_rng(7, view).random()
+        assert drawn == decision_rng("7", view).random()
+        assert drawn != decision_rng(8, view).random()
+
+
 def test_serve_stops_its_referee_and_raises_mains_own_error_when_main_fails() -> None:
     # Before: an ExceptionGroup ("unhandled errors in a TaskGroup") instead of the ValueError,
     # and the referee was never stopped: its bots got no Shutdown and waited on it.

@@ -163,6 +163,7 @@ class SearchBot(Bot):
 
     def choose_pass(self, view: DecisionView) -> list[Card]:
         assert_type(playout(sample_world(view, decision_rng(self.seed, view))), HandResult)
+        assert_type(decision_rng(7, view), random.Random)  # an integer seed as well
         return list(view.hand[: view.pass_count])
 
 

@@ -256,8 +256,10 @@ def position_key(view: DecisionView) -> str:
     )
 
 
-def decision_rng(seed: str, view: DecisionView) -> random.Random:
+def decision_rng(seed: str | int, view: DecisionView) -> random.Random:
     """A generator for one decision, seeded from the bot's seed and the view's position.
+
+    The seed is a string or an integer (``7`` and ``"7"`` give the same generator).
 
     A bot that draws its randomness here answers the same request the same way in any process,
     whatever it was asked before, so a game replays from its seed and a resumed run equals an
