@@ -1,0 +1,48 @@
+"""What importing the SDK and the referee's package loads: a bot process starts with the SDK
+only, and every public name of :mod:`arena.referee` is there when asked for."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+from importlib.metadata import version
+
+
+def test_a_bot_process_loads_neither_the_referee_server_nor_package_metadata() -> None:
+    # Loading the referee's server (through the SDK's card spellings in arena.referee.wire) and
+    # importlib.metadata (for arena.__version__) made each bot's start about 20 ms longer each.
+    code = (
+        "import json, sys, arena.client; "
+        "print(json.dumps(sorted(m for m in sys.modules if m in ("
+        "'arena.referee.server', 'arena.referee.thread', 'importlib.metadata'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout) == []
+    said = subprocess.run(
+        [sys.executable, "-c", "import arena; print(arena.__version__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert said.stdout.strip() == version("hearts-arena")
+
+
+def test_every_public_name_of_the_referee_package_resolves_to_its_module() -> None:
+    referee = importlib.import_module("arena.referee")
+    for name in referee.__all__:
+        value = getattr(referee, name)
+        home = next(
+            m
+            for m in ("accounts", "config", "fallback", "server", "thread")
+            if hasattr(importlib.import_module(f"arena.referee.{m}"), name)
+        )
+        assert value is getattr(importlib.import_module(f"arena.referee.{home}"), name)
+        assert name in dir(referee)
+    try:
+        referee.no_such_name  # noqa: B018
+    except AttributeError as e:
+        assert "arena.referee" in str(e) and "no_such_name" in str(e)
+    else:
+        raise AssertionError("an unknown name resolved")
