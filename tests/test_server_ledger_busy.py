@@ -81,3 +81,35 @@ def test_a_game_ending_while_the_database_is_locked_is_stored_once_the_lock_goes
         assert db.execute("SELECT game FROM server_running").fetchall() == []
         live = {bot for (bot,) in db.execute("SELECT bot FROM server_live")}
         assert live == {"ann", "ben", "cat", "dan"}
+
+
+def test_the_lobby_lists_a_table_only_once_its_start_is_stored(tmp_path: Path) -> None:
+    # The lobby listed a table as soon as it formed, before its start was committed: a kill -9
+    # then left no trace of a game the lobby had shown (a crash records as interrupted only the
+    # tables whose start is stored), and a test that took the database's lock on seeing the
+    # table held up its start instead of its end.
+    server = ServerProcess(tmp_path / "comp.db", CONFIG)
+    try:
+        tokens = {name: server.add_bot(name) for name in ("ann", "ben", "cat", "dan")}
+        server.start()
+        with contextlib.closing(sqlite3.connect(server.db, isolation_level=None)) as holder:
+            holder.execute("BEGIN IMMEDIATE")
+            try:
+                for name in ("ann", "ben", "cat", "dan"):
+                    server.bot(name, tokens[name], sample="lowcard")
+                # Formed (counted as busy) while its start waits for the lock.
+                server.wait_for(lambda: server.get("/api/health")["tables"] == 1)
+                lobby = server.get("/api/lobby")
+                assert lobby["tables"] == [] and len(lobby["sessions"]) == 4, lobby
+                assert holder.execute("SELECT game FROM server_running").fetchall() == []
+            finally:
+                holder.execute("ROLLBACK")
+        server.wait_for(lambda: bool(server.get("/api/lobby")["tables"]))
+        (table,) = server.get("/api/lobby")["tables"]
+        with contextlib.closing(sqlite3.connect(server.db)) as db:
+            stored = [game for (game,) in db.execute("SELECT game FROM server_running")]
+            stored += [game for (game,) in db.execute("SELECT game FROM games")]
+        assert table["game"] in stored
+        assert server.terminate() == 0, server.errors
+    finally:
+        server.close()

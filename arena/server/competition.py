@@ -952,6 +952,9 @@ class Competition:
             # Not the peer: the page is public, and a bot author's address is not the public's
             # business (the organiser has it in the log's line for each session).
             "sessions": [{"id": s.session_id, "bot": s.bot, "table": s.table_id} for s in sessions],
+            # Only tables whose start is stored (each one's task is spawned after that commit):
+            # a crash records every such table as interrupted, but a table listed while its
+            # start still waited for the database would have left no record at all.
             "tables": [
                 {
                     "game": r.game,
@@ -961,6 +964,7 @@ class Competition:
                     "started_at": r.started_at,
                 }
                 for r in sorted(self._running.values(), key=lambda r: r.game)
+                if r.task is not None
             ],
             "owed_boards": len(self._owed),
             "event": None
