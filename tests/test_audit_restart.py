@@ -16,15 +16,13 @@ import json
 import os
 import signal
 import sqlite3
-import subprocess
-import sys
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_server_support import REPO, ServerProcess
+from test_server_support import ServerProcess
 
 CONFIG = 'fit_interval = "100ms"\ndrain = "1s"\nmove_time = "60s"\ntime_bank = "0s"\n'
 """One-hand tables (the default); a long move clock, so that a bot that stops answering holds
@@ -42,26 +40,7 @@ class Server(ServerProcess):
 
     def serve(self) -> None:
         """Start the server: on free ports the first time, then on the same ones."""
-        self.proc = subprocess.Popen(
-            [
-                sys.executable, "-m", "arena.server.cli", "serve", "--db", str(self.db),
-                "--port", str(self.bots_port), "--web-port", str(self.web_port),
-                "--config", str(self.config_path), "--log", str(self.log),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=REPO,
-            start_new_session=True,
-        )  # fmt: skip
-        assert self.proc.stdout is not None
-        self.banner = self.proc.stdout.readline()
-        if "leaderboard at" not in self.banner:
-            self.proc.kill()
-            raise AssertionError(f"no banner: {self.banner!r} {self.proc.communicate()[1]}")
-        if not self.web_port:
-            self.bots_port = int(self.banner.split("connect to ")[1].split(";")[0].split(":")[-1])
-            self.web_port = int(self.banner.rstrip().rstrip("/").split(":")[-1])
+        self.start(same_ports=True, own_group=True)
 
     def stop(self, sig: signal.Signals, *, group: bool = False) -> tuple[int, str]:
         """Send ``sig`` to the server (``group``: to its whole process group, as a terminal's

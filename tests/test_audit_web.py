@@ -13,7 +13,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -23,7 +22,7 @@ from typing import Any
 import pytest
 from test_server_browser import browse, standing, stub_page
 from test_server_browser import chromium as chromium  # the fixture: skips, or fails under CI
-from test_server_support import REPO, ServerProcess
+from test_server_support import ServerProcess
 
 WAIT_S = 120.0
 """A deadline only against a hang (a condition the page never reaches); never a measured time."""
@@ -188,25 +187,6 @@ def admin(process: ServerProcess, token: str, action: str) -> None:
     assert done.returncode == 0, done.stderr
 
 
-def restart_on_same_ports(process: ServerProcess) -> None:
-    """Start the stopped server again on the ports it had (the page open in the browser keeps
-    its address); ServerProcess.start picks new ones."""
-    process.proc = subprocess.Popen(
-        [
-            sys.executable, "-m", "arena.server.cli", "serve", "--db", str(process.db),
-            "--port", str(process.bots_port), "--web-port", str(process.web_port),
-            "--config", str(process.config_path), "--log", str(process.log),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=REPO,
-    )  # fmt: skip
-    assert process.proc.stdout is not None
-    banner = process.proc.stdout.readline()
-    assert f":{process.web_port}/" in banner, banner
-
-
 def test_a_server_that_stops_is_said_and_the_page_recovers(
     browser: Browser, ladder: tuple[ServerProcess, str]
 ) -> None:
@@ -235,7 +215,7 @@ def test_a_server_that_stops_is_said_and_the_page_recovers(
     assert browser.eval("document.getElementById('replay-table').hidden") is True
     assert browser.eval("document.querySelector('#replay-section .controls').hidden") is True
 
-    restart_on_same_ports(process)
+    process.start(same_ports=True)  # the page open in the browser keeps its address
     browser.wait_text("replay-title", f"^Replay of game {second} ")
     browser.wait_text("counts", "sessions")
     assert browser.text("step-label") == "Deal"

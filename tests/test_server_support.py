@@ -267,8 +267,14 @@ class ServerProcess:
         """A new admin token for this server's database."""
         return self.cli_here("admin", "token", "--db", str(self.db)).strip()
 
-    def start(self, *extra: str) -> None:
-        """Start the server (``extra``: more ``serve`` flags) and wait for its ports."""
+    def start(self, *extra: str, same_ports: bool = False, own_group: bool = False) -> None:
+        """Start the server (``extra``: more ``serve`` flags) and wait for its ports.
+
+        ``same_ports``: on the ports it had before (bots and an open page keep their address;
+        free ones the first time). ``own_group``: in a process group of its own, as a
+        terminal's foreground job is.
+        """
+        ports = (self.bots_port, self.web_port) if same_ports else (0, 0)
         self.proc = subprocess.Popen(
             [
                 sys.executable,
@@ -278,9 +284,9 @@ class ServerProcess:
                 "--db",
                 str(self.db),
                 "--port",
-                "0",
+                str(ports[0]),
                 "--web-port",
-                "0",
+                str(ports[1]),
                 "--config",
                 str(self.config_path),
                 "--log",
@@ -291,6 +297,7 @@ class ServerProcess:
             stderr=subprocess.PIPE,
             text=True,
             cwd=REPO,
+            start_new_session=own_group,
         )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
