@@ -21,6 +21,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -54,6 +55,7 @@ def test_bots_enter_with_tokens_the_ladder_plays_and_standings_appear(
     server: ServerProcess,
 ) -> None:
     tokens = {name: server.add_bot(name) for name in (*SAMPLES, "mine")}
+    server.add_bot("idle")  # an account that never connects: a row with nothing yet
     server.start()
     for name in SAMPLES:
         server.bot(name, tokens[name], sample=name)
@@ -64,10 +66,15 @@ def test_bots_enter_with_tokens_the_ladder_plays_and_standings_appear(
 
     server.wait_for(lambda: games(server) >= 24)
     server.wait_for(lambda: server.get("/api/standings")["fit"]["results"] >= 24)
+    check_the_documented_fields(server)
     standings = server.get("/api/standings")
     assert standings["fit"]["status"] == "ok"
     rows = {r["name"]: r for r in standings["bots"]}
-    assert set(rows) == {*SAMPLES, "mine"}
+    assert set(rows) == {*SAMPLES, "mine", "idle"}
+    idle = rows.pop("idle")
+    assert idle["games"] == 0 and idle["sessions"] == 0 and idle["status"] == "active"
+    for nothing_yet in ("rank", "elo", "points_per_hand", "last_game", "live_mu"):
+        assert idle[nothing_yet] is None, nothing_yet
     for row in rows.values():
         assert row["games"] > 0 and row["rank"] is not None
         assert row["low"] <= row["elo"] <= row["high"]
@@ -94,6 +101,71 @@ def test_bots_enter_with_tokens_the_ladder_plays_and_standings_appear(
         assert db.execute("SELECT COUNT(*) FROM server_running").fetchone() == (0,)
         ends = {row[0] for row in db.execute("SELECT termination FROM games")}
     assert ends <= {"normal", "interrupted"}
+
+
+API_FIELDS = {
+    "GET /api/health": {
+        "": {"status", "name", "ladder", "mode", "sessions", "tables", "games", "rated"}
+        | {"uptime_s", "event"},
+    },
+    "GET /api/standings": {
+        "": {"name", "updated_at", "fit", "bots"},
+        "fit": {"status", "message", "results", "boards", "pending"},
+        "bots": {"name", "rank", "elo", "se", "low", "high", "los_next", "games", "hands"}
+        | {"points", "points_per_hand", "faults", "forfeits", "interrupted", "last_game"}
+        | {"live_mu", "live_sigma", "status", "sessions", "playing"},
+    },
+    "GET /api/games": {
+        "": {"games"},
+        "games": {"game", "table_id", "board", "seed", "hands", "termination", "reason"}
+        | {"started_at", "finished_at", "rated", "withheld", "seats"},
+        "seats": {"bot", "points", "placing", "status", "faults"},
+    },
+    "GET /api/games/N": {
+        "": {"spec", "hands", "decisions", "faults", "totals", "placings", "termination"}
+        | {"seat_status", "reason", "started_at", "finished_at", "late", "game", "withheld"},
+    },
+    "GET /api/lobby": {
+        "": {"ladder", "sessions", "tables", "owed_boards", "event"},
+        "sessions": {"id", "bot", "table"},
+        "tables": {"game", "table_id", "board", "seats", "started_at"},
+    },
+}
+"""Each API answer's fields, by where they sit ("": the answer itself; else the objects under
+that key, or in the list under it), as the README lists them."""
+
+
+def check_the_documented_fields(server: ServerProcess) -> None:
+    """Every field of every API answer is in the README's list for its path, and no more."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("The JSON API's answers, field by field", 1)[1]
+    section = section.split("- An error, on any path", 1)[0]
+    bullets = {b.split(":", 1)[0].strip("` \n"): b for b in section.split("\n- ")[1:]}
+    assert set(bullets) == set(API_FIELDS)
+    server.wait_for(lambda: bool(server.get("/api/lobby")["tables"]))
+    shown = server.get("/api/games?limit=1")["games"][0]["game"]
+    answers = {
+        "GET /api/health": server.get("/api/health"),
+        "GET /api/standings": server.get("/api/standings"),
+        "GET /api/games": server.get("/api/games?limit=5"),
+        "GET /api/games/N": server.get(f"/api/games/{shown}"),
+        "GET /api/lobby": server.get("/api/lobby"),
+    }
+    for path, levels in API_FIELDS.items():
+        for key, fields in levels.items():
+            answer = answers[path]
+            if key == "seats":  # the seats of each game listed
+                found: Any = [s for g in answer["games"] for s in g["seats"]]
+            else:
+                found = answer if key == "" else answer[key]
+            objects = found if isinstance(found, list) else [found]
+            assert objects, (path, key)
+            for got in objects:
+                assert set(got) == fields, (path, key, set(got) ^ fields)
+            for name in fields:
+                assert f"`{name}`" in bullets[path], (path, name)
+    hand = answers["GET /api/games/N"]["hands"][0]
+    assert "pass_to" in hand and "`pass_to`" in bullets["GET /api/games/N"]
 
 
 def test_kill_9_loses_nothing_finished_and_the_running_game_is_interrupted(

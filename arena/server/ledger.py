@@ -162,13 +162,13 @@ class BotTally:
     """Rated games it lost by forfeit."""
     interrupted: int = 0
     """Games it sat in that were interrupted (not rated)."""
-    last_game: int = -1
-    """Its latest game's number."""
+    last_game: int | None = None
+    """Its latest game's number (None before its first)."""
 
     def add(self, record: GameRecord, seat: int, game: int) -> None:
         """Count one game of this bot's."""
         self.faults += sum(1 for f in record.faults if f.seat == seat)
-        self.last_game = max(self.last_game, game)
+        self.last_game = game if self.last_game is None else max(self.last_game, game)
         if not is_rated(record):
             self.interrupted += 1
             return
@@ -411,7 +411,7 @@ class LedgerDB:
         ):
             t = tallies.setdefault(bot, BotTally())
             t.faults += faults
-            t.last_game = max(t.last_game, game)
+            t.last_game = game if t.last_game is None else max(t.last_game, game)
             if termination != Termination.NORMAL.value:
                 t.interrupted += 1
                 continue
