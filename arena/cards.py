@@ -202,8 +202,11 @@ CARDS: tuple[Card, ...] = tuple(
 """The 52 cards of a standard deck, in index order (2C..AC, 2D..AD, 2H..AH, 2S..AS)."""
 
 TWO_OF_CLUBS = CARDS[Suit.CLUBS * RANKS_PER_SUIT + Rank.TWO]
+"""The two of clubs (``2C``), which leads the first trick under the standard rules."""
 QUEEN_OF_SPADES = CARDS[Suit.SPADES * RANKS_PER_SUIT + Rank.QUEEN]
+"""The queen of spades (``QS``), 13 points under the standard rules."""
 JACK_OF_DIAMONDS = CARDS[Suit.DIAMONDS * RANKS_PER_SUIT + Rank.JACK]
+"""The jack of diamonds (``JD``): ``Rules.jack_of_diamonds`` points (-10 in the Omnibus game)."""
 
 
 def parse_cards(text: str | Iterable[str]) -> list[Card]:

@@ -58,7 +58,9 @@ __all__ = [
 log = logging.getLogger("arena.referee")
 
 BOT_SERVICE = bot_pb.DESCRIPTOR.services_by_name["BotService"].full_name
+"""The bots' gRPC service, ``hearts.v1.BotService`` (health checking answers for it by name)."""
 SPECTATOR_SERVICE = spec_pb.DESCRIPTOR.services_by_name["SpectatorService"].full_name
+"""The spectators' gRPC service, ``hearts.v1.SpectatorService``."""
 DENIED_ADVICE = "stop, and ask the organiser; retrying gets the same answer until they let it play"
 """What a bot refused with PERMISSION_DENIED is told to do (after why it may not play)."""
 MS = 1000.0

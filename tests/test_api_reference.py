@@ -1,0 +1,82 @@
+"""The README's Python API reference is exactly what scripts/api_reference.py makes of the sources.
+
+The script runs as a real process, as a developer or CI would run it: on this checkout, where
+the reference must be fresh, and on a copy of the README whose reference is out of date, where
+``--check`` must say so and a plain run must repair it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = Path("scripts") / "api_reference.py"
+PUBLIC = (
+    "arena",
+    "arena.cards",
+    "arena.rules",
+    "arena.engine",
+    "arena.errors",
+    "arena.table",
+    "arena.client",
+    "arena.referee",
+    "arena.ratings",
+    "arena.store",
+)
+"""The public modules: the ones the README's examples and sections import from."""
+
+
+def _run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(root / SCRIPT), *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+def _block(readme: str) -> str:
+    return readme.split("<!-- api-reference: start", 1)[1].split("<!-- api-reference: end", 1)[0]
+
+
+def test_the_readme_reference_is_fresh() -> None:
+    done = _run(ROOT, "--check")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_every_public_name_is_in_its_modules_section() -> None:
+    block = _block((ROOT / "README.md").read_text())
+    sections = dict(re.findall(r"### `([a-z_.]+)`\n(.*?)(?=\n### |\Z)", block, re.S))
+    assert list(sections) == list(PUBLIC)
+    for module in PUBLIC:
+        for name in importlib.import_module(module).__all__:
+            assert f"`{name}" in sections[module], f"{module}.{name} is not in the README"
+
+
+def test_a_stale_reference_is_reported_and_a_run_repairs_it(tmp_path: Path) -> None:
+    root = tmp_path / "checkout"
+    (root / "scripts").mkdir(parents=True)
+    shutil.copy2(ROOT / SCRIPT, root / SCRIPT)
+    (root / "arena").symlink_to(ROOT / "arena")
+    fresh = (ROOT / "README.md").read_text()
+    stale = fresh.replace("- `mask_of(cards)`: ", "- `mask_of(cards, old)`: ", 1)
+    assert stale != fresh
+    (root / "README.md").write_text(stale)
+
+    checked = _run(root, "--check")
+    assert checked.returncode == 1
+    assert "+- `mask_of(cards)`: " in checked.stdout
+    assert "the README's API reference is stale: run python scripts/api_reference.py" in (
+        checked.stdout
+    )
+    assert (root / "README.md").read_text() == stale  # --check writes nothing
+
+    assert _run(root).returncode == 0
+    assert (root / "README.md").read_text() == fresh
