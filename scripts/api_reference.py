@@ -6,8 +6,9 @@
 The reference lists every name of each public module's ``__all__`` with the first line of its
 docstring: a function with its parameters, a class with its public members (an enum with its
 values), a constant with its docstring or its value. Everything is read from the source files
-with :mod:`ast` (the module is imported only for its ``__all__`` and to tell where a re-exported
-name comes from), so the text is the same whether the referee is compiled with mypyc or not.
+with :mod:`ast`, a re-exported name followed through the imports to its definition (a module is
+imported only for its ``__all__``), so the text is the same whether the referee is compiled with
+mypyc or not.
 """
 
 from __future__ import annotations
