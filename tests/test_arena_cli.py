@@ -635,6 +635,33 @@ def test_any_command_given_a_path_that_cannot_be_looked_up_says_so_in_one_line(
     assert "File name too long" in done.stderr and "Traceback" not in done.output
 
 
+RATINGS_FIT_FIELDS = {"table_size", "anchor", "method", "confidence", "prior_draws", "results"} | {
+    "boards",
+    "bootstrap_samples",
+    "seed",
+    "ratings",
+    "names",
+    "covariance",
+    "los",
+    "crosstable",
+}
+RATINGS_ROW_FIELDS = (
+    {"rank", "name", "elo", "se", "low", "high", "naive_se", "los_next"}
+    | {
+        "tables",
+        "boards",
+        "pairs",
+        "score",
+        "points_mean",
+        "points_se",
+        "points_low",
+        "points_high",
+    }
+    | {"games", "placings", "mean_placing", "moons", "faults"}
+)
+"""The fields of ``arena ratings --format json``: each fit's, and each of its rows'."""
+
+
 def test_ratings_in_every_format(tmp_path: Path) -> None:
     db = stored_db(tmp_path)
     table = invoke("ratings", "--db", str(db), "--crosstable", "--los")
@@ -642,9 +669,21 @@ def test_ratings_in_every_format(tmp_path: Path) -> None:
     assert "Ratings, 4-seat tables" in table.stdout and "Crosstable" in table.stdout
     as_json = invoke("ratings", "--db", str(db), "--format", "json")
     assert as_json.exit_code == 0, as_json.stderr
-    assert "a" in json.dumps(json.loads(as_json.stdout))
     as_csv = invoke("ratings", "--db", str(db), "--format", "csv")
     assert as_csv.exit_code == 0 and as_csv.stdout.count("\n") >= 5
+    # Every field is the README's, and the README names every field.
+    readme = (ROOT / "README.md").read_text()
+    said = readme.split("`--format json` prints one object", 1)[1].split("\n\n", 1)[0]
+    (fit,) = json.loads(as_json.stdout)["fits"]
+    assert set(fit) == RATINGS_FIT_FIELDS
+    assert {r["name"] for r in fit["ratings"]} == {"a", "b", "c", "d"}
+    for row in fit["ratings"]:
+        assert set(row) == RATINGS_ROW_FIELDS
+    assert set(fit["crosstable"]["a"]["b"]) == {"score", "pairs"}
+    for name in (*RATINGS_FIT_FIELDS, *RATINGS_ROW_FIELDS, "score", "pairs", "table_size"):
+        assert f"`{name}`" in said, name
+    header = as_csv.stdout.splitlines()[0].split(",")
+    assert header == ["table_size", *[k for k in fit["ratings"][0]], "method"]
     plot = tmp_path / "elo.png"
     plotted = invoke("ratings", "--db", str(db), "--plot", str(plot))
     assert plotted.exit_code == 0 and plot.read_bytes().startswith(b"\x89PNG")
