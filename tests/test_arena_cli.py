@@ -569,8 +569,26 @@ def test_replay_prints_the_deal_the_passes_every_trick_and_fault(tmp_path: Path)
     assert sum("FAULT seat 2 d: timeout: too slow" in line for line in lines) == 1
     assert lines[-1] == "ended: normal: played to the end"
     as_json = invoke("replay", "7", "--db", str(db), "--json")
-    events = [json.loads(line)["event"] for line in as_json.stdout.splitlines()]
+    replay = [json.loads(line) for line in as_json.stdout.splitlines()]
+    events = [line["event"] for line in replay]
     assert events[0] == "table" and events[-1] == "result" and "fault" in events
+    # Each line's fields, as the README gives them: its record part's to_dict(), or the result's.
+    store = Store.open(db, create=False)
+    _, _, record = store.find_game("7")
+    store.close()
+    parts = {
+        "table": record.spec.to_dict(),
+        "hand": record.hands[0].to_dict(),
+        "decision": record.decisions[0].to_dict(),
+        "fault": record.faults[0].to_dict(),
+    }
+    result = {"totals", "placings", "termination", "seat_status", "reason", "started_at"}
+    for line in replay:
+        kind = line.pop("event")
+        assert set(line) == (set(parts[kind]) if kind in parts else result | {"finished_at"})
+    readme = (ROOT / "README.md").read_text()
+    for field in (*parts["table"], *result, "finished_at"):
+        assert f"`{field}`" in readme.split("`OUT/replays/NNNNNN-TABLE.jsonl`", 1)[1][:1200]
     # The game id in the bots' logs is the referee's count, then the table id.
     from_log = invoke("replay", "g31-b1-g0-r3", "--db", str(db))
     assert from_log.exit_code == 0 and from_log.stdout == done.stdout
