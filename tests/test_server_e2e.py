@@ -97,6 +97,12 @@ def test_bots_enter_with_tokens_the_ladder_plays_and_standings_appear(
     lines = [json.loads(line) for line in server.log.read_text().splitlines()]
     messages = [line["msg"] for line in lines]
     assert "serving" in messages and "drained" in messages and messages[-1] == "stopped"
+    # The README's fields of a log line.
+    levels = {"debug", "info", "warning", "error", "critical"}
+    assert all({"ts", "level", "logger", "msg"} <= set(line) for line in lines)
+    assert all(line["level"] in levels and isinstance(line["ts"], float) for line in lines)
+    started = next(line for line in lines if line["msg"] == "table started")
+    assert {"game", "table", "seats"} <= set(started)
     with sqlite3.connect(server.db) as db:
         assert db.execute("SELECT COUNT(*) FROM server_running").fetchone() == (0,)
         ends = {row[0] for row in db.execute("SELECT termination FROM games")}
