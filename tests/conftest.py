@@ -152,6 +152,26 @@ def bots(referee: tuple[RefereeThread, TokenAccounts], tmp_path: Path) -> Iterat
         procs.kill_all()
 
 
+def recorded_so_far(log: Path) -> list[bot_pb.PlayResponse]:
+    """What a bot run with ``--record`` (tests/bots/raw_bot.py) has written down so far, in
+    order: whole lines only (what follows the last newline is still being written)."""
+    lines = (log.read_text() if log.exists() else "").split("\n")[:-1]
+    return [bot_pb.PlayResponse.FromString(base64.b64decode(line)) for line in lines]
+
+
+def run_script(root: Path, script: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``root/script`` (a generator under scripts/) with this Python in ``root``; never
+    raises for its exit code."""
+    return subprocess.run(
+        [sys.executable, str(root / script), *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
 def recorded_messages(log: Path, timeout_s: float) -> list[bot_pb.PlayResponse]:
     """What a bot run with ``--record`` (tests/bots/raw_bot.py) received, in order, up to the
     end of its game.
@@ -162,9 +182,7 @@ def recorded_messages(log: Path, timeout_s: float) -> list[bot_pb.PlayResponse]:
     """
     deadline = time.monotonic() + timeout_s
     while True:
-        text = log.read_text() if log.exists() else ""
-        lines = text.split("\n")[:-1]  # what follows the last newline is unfinished
-        messages = [bot_pb.PlayResponse.FromString(base64.b64decode(x)) for x in lines]
+        messages = recorded_so_far(log)
         if any(e.HasField("game_ended") for m in messages for e in m.events):
             return messages
         assert time.monotonic() < deadline, "the bot never got the end of its game"

@@ -11,10 +11,11 @@ import importlib
 import importlib.util
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+
+from conftest import run_script
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = Path("scripts") / "api_reference.py"
@@ -30,23 +31,12 @@ def _script() -> ModuleType:
     return module
 
 
-def _run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(root / SCRIPT), *args],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
-
-
 def _block(readme: str) -> str:
     return readme.split("<!-- api-reference: start", 1)[1].split("<!-- api-reference: end", 1)[0]
 
 
 def test_the_readme_reference_is_fresh() -> None:
-    done = _run(ROOT, "--check")
+    done = run_script(ROOT, SCRIPT, "--check")
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -73,7 +63,7 @@ def test_a_stale_reference_is_reported_and_a_run_repairs_it(tmp_path: Path) -> N
     assert stale != fresh
     (root / "README.md").write_text(stale)
 
-    checked = _run(root, "--check")
+    checked = run_script(root, SCRIPT, "--check")
     assert checked.returncode == 1
     assert "+- `mask_of(cards)`: " in checked.stdout
     assert "the README's API reference is stale: run python scripts/api_reference.py" in (
@@ -81,5 +71,5 @@ def test_a_stale_reference_is_reported_and_a_run_repairs_it(tmp_path: Path) -> N
     )
     assert (root / "README.md").read_text() == stale  # --check writes nothing
 
-    assert _run(root).returncode == 0
+    assert run_script(root, SCRIPT).returncode == 0
     assert (root / "README.md").read_text() == fresh

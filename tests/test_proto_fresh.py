@@ -8,25 +8,14 @@ that regenerating repairs the tree byte for byte.
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
+
+from conftest import run_script
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATOR = Path("scripts") / "gen_protos.py"
 GENERATED = Path("arena") / "proto"
 A_GENERATED_MODULE = GENERATED / "hearts" / "v1" / "game_pb2.py"
-
-
-def _run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(root / GENERATOR), *args],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
 
 
 def _copy_of_checkout(tmp_path: Path) -> Path:
@@ -51,7 +40,7 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 
 def test_committed_code_is_fresh() -> None:
-    done = _run(ROOT, "--check")
+    done = run_script(ROOT, GENERATOR, "--check")
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -62,7 +51,7 @@ def test_check_names_a_stale_and_a_leftover_file(tmp_path: Path) -> None:
     leftover = root / GENERATED / "hearts" / "v1" / "removed_pb2.py"
     leftover.write_text("# generated from a .proto that no longer exists\n")
 
-    done = _run(root, "--check")
+    done = run_script(root, GENERATOR, "--check")
 
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"stale: {A_GENERATED_MODULE.as_posix()}" in done.stderr
@@ -75,10 +64,10 @@ def test_regenerating_repairs_the_tree_byte_for_byte(tmp_path: Path) -> None:
     committed = _tree(root)
     shutil.rmtree(root / GENERATED)
 
-    first = _run(root)
+    first = run_script(root, GENERATOR)
     assert first.returncode == 0, first.stdout + first.stderr
     assert _tree(root) == committed
-    second = _run(root)
+    second = run_script(root, GENERATOR)
     assert second.returncode == 0, second.stdout + second.stderr
     assert "0 changed" in second.stdout
-    assert _run(root, "--check").returncode == 0
+    assert run_script(root, GENERATOR, "--check").returncode == 0

@@ -9,7 +9,6 @@ here, not the machine's speed: no assertion depends on how long anything took.
 
 from __future__ import annotations
 
-import base64
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from conftest import BOT_READY_MS, BotProcesses, recorded_messages
+from conftest import BOT_READY_MS, BotProcesses, recorded_messages, recorded_so_far
 
 from arena.engine import Hand
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
@@ -148,12 +147,6 @@ def test_a_silent_bot_times_out_and_is_forfeited(arena: Arena, tmp_path: Path) -
 
 def _messages(log: Path) -> list[bot_pb.PlayResponse]:
     return recorded_messages(log, RESULT_S)
-
-
-def _so_far(log: Path) -> list[bot_pb.PlayResponse]:
-    """What a bot run with ``--record`` has written down so far (whole lines only)."""
-    lines = (log.read_text() if log.exists() else "").split("\n")[:-1]
-    return [bot_pb.PlayResponse.FromString(base64.b64decode(line)) for line in lines]
 
 
 def test_a_slow_bot_times_out_and_its_late_answers_are_dropped(arena: Arena) -> None:
@@ -331,7 +324,7 @@ def test_a_goodbye_before_the_bot_is_told_of_its_game_interrupts_it(
     # A request, not just any message: the Welcome is recorded too, before the table forms,
     # and a cue given then let a loaded machine see the Goodbye before the table seated the
     # leaver (the game then waited out its grace and played on, not interrupted).
-    while not any(m.HasField("request") for m in _so_far(asked)):
+    while not any(m.HasField("request") for m in recorded_so_far(asked)):
         assert time.monotonic() < deadline, "the first seat to decide was never asked"
         time.sleep(0.01)
     cue.touch()

@@ -165,10 +165,14 @@ class BotTally:
     last_game: int | None = None
     """Its latest game's number (None before its first)."""
 
+    def saw(self, game: int) -> None:
+        """Note that the bot sat in game number ``game`` (rated or not)."""
+        self.last_game = game if self.last_game is None else max(self.last_game, game)
+
     def add(self, record: GameRecord, seat: int, game: int) -> None:
         """Count one game of this bot's."""
         self.faults += sum(1 for f in record.faults if f.seat == seat)
-        self.last_game = game if self.last_game is None else max(self.last_game, game)
+        self.saw(game)
         if not is_rated(record):
             self.interrupted += 1
             return
@@ -411,7 +415,7 @@ class LedgerDB:
         ):
             t = tallies.setdefault(bot, BotTally())
             t.faults += faults
-            t.last_game = game if t.last_game is None else max(t.last_game, game)
+            t.saw(game)
             if termination != Termination.NORMAL.value:
                 t.interrupted += 1
                 continue
