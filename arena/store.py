@@ -72,7 +72,7 @@ CREATE TABLE IF NOT EXISTS games (
     table_id    TEXT NOT NULL,       -- e.g. 'b3-g2-r1': board 3, group 2, rotation 1
     board       TEXT NOT NULL,       -- the deal's cluster key, shared by every rotation
     seed        INTEGER NOT NULL,    -- the deal's seed
-    hands       INTEGER NOT NULL,    -- hands played
+    hands       INTEGER NOT NULL,    -- hands dealt (a game stopped early counts its last one)
     full_game   INTEGER NOT NULL,    -- 1 when played to a target (--game-to), 0 for single hands
     termination TEXT NOT NULL,       -- 'normal', or how the game stopped early
     reason      TEXT NOT NULL,       -- one human-readable line
