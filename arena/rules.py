@@ -404,7 +404,11 @@ class Rules:
             if isinstance(v, int) and abs(v) > MAX_POINTS:
                 # Points travel as 32-bit numbers; a bound far below that keeps any hand's in
                 # (and _check_total_range a whole game's totals).
-                raise RulesError(name, f"must be within -{MAX_POINTS} to {MAX_POINTS}, got {v}")
+                # The fields that may be negative say both ends; the others only the top one
+                # (their lower bound was checked above, in its own words).
+                signed = name in ("jack_of_diamonds", "no_tricks_bonus")
+                bound = f"within -{MAX_POINTS} to" if signed else "at most"
+                raise RulesError(name, f"must be {bound} {MAX_POINTS}, got {v}")
         if self.moon_points is not None:
             if (
                 not isinstance(self.moon_points, int)

@@ -88,6 +88,27 @@ def test_the_bound_on_totals_leaves_every_usual_game_alone() -> None:
 
 
 @pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        # Before: each said "must be within -1000000 to 1000000", a range these cannot take.
+        ("target", 2**31 - 1, "must be at most 1000000, got 2147483647"),
+        ("queen_penalty", 1_000_001, "must be at most 1000000, got 1000001"),
+        ("moon_points", 1_000_001, "must be at most 1000000, got 1000001"),
+        # These two may be negative: both ends are said.
+        ("jack_of_diamonds", -1_000_001, "must be within -1000000 to 1000000, got -1000001"),
+        ("no_tricks_bonus", 1_000_001, "must be within -1000000 to 1000000, got 1000001"),
+    ],
+)
+def test_a_point_value_past_the_bound_says_the_range_its_field_takes(
+    field: str, value: int, said: str
+) -> None:
+    with pytest.raises(RulesError) as refused:
+        Rules(**{field: value})
+    assert str(refused.value) == f"rules.{field}: {said}"
+    Rules(**{field: 1_000_000})  # the bound itself is taken
+
+
+@pytest.mark.parametrize(
     ("args", "fix"),
     [
         # Before: "rules.first_lead: the club lead needs clubs in play", and no way out said.
