@@ -553,7 +553,8 @@ class HandEnded(_message.Message):
     @_builtins.property
     def hand_scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """What the hand adds to each seat's total, indexed by seat: points_taken after the moon,
-        the sun, bonuses and the settling rule.
+        the sun and the no-tricks bonus. The settling rule (Rules.settling) is not applied here:
+        its counters follow from each seat's hearts taken (the tricks won show them).
         """
 
     @_builtins.property

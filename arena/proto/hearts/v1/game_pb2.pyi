@@ -174,7 +174,10 @@ class _SettlingEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Settling.Val
     SETTLING_POINTS: _Settling.ValueType  # 1
     """Running point totals to a target; the lowest total wins (the standard game)."""
     SETTLING_SWEEPSTAKES: _Settling.ValueType  # 2
-    """A pool of one counter per heart, won by the only player who took no heart, else carried."""
+    """A pool of one counter per heart: a lone player who took no heart wins it, two such players
+    split it (an odd counter stays in the pool); otherwise (nobody clean, more than two, or one
+    player took every heart) it is carried to the next hand.
+    """
     SETTLING_HOWELL: _Settling.ValueType  # 3
     """Each player pays players-1 counters per heart taken and receives one per heart not taken."""
     SETTLING_SPOT: _Settling.ValueType  # 4
@@ -188,7 +191,10 @@ SETTLING_UNSPECIFIED: Settling.ValueType  # 0
 SETTLING_POINTS: Settling.ValueType  # 1
 """Running point totals to a target; the lowest total wins (the standard game)."""
 SETTLING_SWEEPSTAKES: Settling.ValueType  # 2
-"""A pool of one counter per heart, won by the only player who took no heart, else carried."""
+"""A pool of one counter per heart: a lone player who took no heart wins it, two such players
+split it (an odd counter stays in the pool); otherwise (nobody clean, more than two, or one
+player took every heart) it is carried to the next hand.
+"""
 SETTLING_HOWELL: Settling.ValueType  # 3
 """Each player pays players-1 counters per heart taken and receives one per heart not taken."""
 SETTLING_SPOT: Settling.ValueType  # 4
