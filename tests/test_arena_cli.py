@@ -119,6 +119,17 @@ def test_every_help_says_what_each_option_takes_in_words(tmp_path: Path) -> None
     assert "sandwich|bootstrap" in ratings.stdout
 
 
+def test_check_bot_with_no_command_fails_rather_than_showing_help(tmp_path: Path) -> None:
+    # It printed its help and exited 0: a CI step whose bot command came out empty passed with
+    # nothing checked.
+    (bare,) = arenas(tmp_path, [["check-bot"]])
+    assert bare.returncode == 2, bare.stdout
+    assert bare.stderr == (
+        "arena: error: give the bot's command after '--', e.g. "
+        "arena check-bot -- python sample_bots/heuristic.py\n"
+    )
+
+
 def one_port_in_use() -> socket.socket:
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))

@@ -399,9 +399,12 @@ def test_cli_exit_codes_and_lines(tmp_path: Path) -> None:
         refused = runner.invoke(app, ["check-bot", *flags, "--", *broken("good")])
         assert refused.exit_code == 2 and says in refused.output, refused.output
 
-    missing = runner.invoke(app, ["check-bot", "--only", "void"])
-    assert missing.exit_code == 2
-    assert "give the bot's command after '--'" in missing.output
+    # Nothing to check is an error, not the help with exit code 0 (a CI line whose bot command
+    # came out empty passed).
+    for nothing in (["--only", "void"], [], ["--"]):
+        missing = runner.invoke(app, ["check-bot", *nothing])
+        assert missing.exit_code == 2, (nothing, missing.output)
+        assert "give the bot's command after '--'" in missing.output
 
 
 def test_the_cli_keeps_its_temporary_log_only_when_it_names_it(

@@ -73,8 +73,9 @@ def register(app: typer.Typer) -> None:
 
     @app.command(
         "check-bot",
+        # No help-and-exit-0 for a bare `arena check-bot`: nothing was checked, and a CI line
+        # whose bot command came out empty must fail, as `arena check-bot --` does.
         context_settings={"allow_interspersed_args": False},
-        no_args_is_help=True,
     )
     def check_bot_command(
         command: Annotated[
