@@ -129,3 +129,16 @@ def test_view_of_refuses_what_has_no_decision() -> None:
     # Before: a PASS view of an empty hand.
     with pytest.raises(StateError, match=r"the hand is over"):
         view_of(hand, 0)
+    # Before: a seat with nothing to decide got a made-up view: a second PASS view after its
+    # pass, or a PLAY view with no legal card (and `leading` set) when another seat was to play.
+    hand = Hand.deal(Rules(), seed=2)
+    hand.pass_cards(0, view_of(hand, 0).hand[:3])
+    with pytest.raises(StateError, match=r"^seat 0 has passed already"):
+        view_of(hand, 0)
+    for seat in (1, 2, 3):
+        hand.pass_cards(seat, view_of(hand, seat).hand[:3])
+    mover = hand.to_move
+    assert mover is not None and view_of(hand, mover).legal
+    other = (mover + 1) % 4
+    with pytest.raises(StateError, match=rf"^seat {other} is not to play: seat {mover} is"):
+        view_of(hand, other)

@@ -312,7 +312,11 @@ def view_of(
     bank_ms: int | None = None,
     max_hands: int | None = None,
 ) -> DecisionView:
-    """The :class:`DecisionView` of ``seat`` in an engine hand that awaits its pass or play."""
+    """The :class:`DecisionView` of ``seat`` in an engine hand that awaits its pass or play.
+
+    A :class:`StateError` if it awaits nothing of ``seat``: the hand is over, the seat has
+    passed already, or another seat is to play.
+    """
     # Checked here: None or a Game for the hand failed with an AttributeError ("no attribute
     # 'view'"), and a finished hand gave a PASS view of an empty hand.
     if not isinstance(hand, Hand):
@@ -322,6 +326,17 @@ def view_of(
     if hand.is_over:
         raise StateError("the hand is over: no pass or play awaits, so there is no view")
     sv = hand.view(seat)
+    # A seat with nothing to decide got a made-up view (a PLAY with no legal card, or a second
+    # PASS), and the bot's choice failed far from the cause.
+    if sv.current is not None and hand.to_move != seat:
+        raise StateError(
+            f"seat {seat} is not to play: seat {hand.to_move} is, so seat {seat} has no view"
+        )
+    if sv.current is None and hand.passed(seat) is not None:
+        raise StateError(
+            f"seat {seat} has passed already: the hand waits for the other seats' passes, so "
+            f"seat {seat} has no view"
+        )
     rules = hand.rules
     n = rules.players
     kind = DecisionKind.PASS if sv.current is None else DecisionKind.PLAY
