@@ -116,6 +116,11 @@ def signalled(
 @pytest.mark.parametrize(
     ("sig", "at", "said"),
     [
+        # The rules engine and its errors: `import arena` loaded them before the guard was set
+        # (a KeyboardInterrupt's traceback through arena/engine.py, or for SIGTERM a silent
+        # death by the signal).
+        ("SIGINT", "arena.engine", NOTHING_MADE),
+        ("SIGTERM", "arena.errors", "arena: interrupted\n"),
         # typer loads these as it starts the command, before anything handles a Ctrl-C: its
         # help's console (a traceback), pydantic (exit 130 without a word).
         ("SIGINT", "typer.rich_utils", "arena: interrupted\n"),
@@ -129,7 +134,16 @@ def signalled(
         # Python 3.11 turns a KeyboardInterrupt raised in a __set_name__ into a RuntimeError.
         ("SIGINT", "arena.director.summary:__set_name__", NOTHING_MADE),
     ],
-    ids=["typer-help", "pydantic", "director", "scipy", "SIGTERM-progress", "in-__set_name__"],
+    ids=[
+        "engine",
+        "SIGTERM-errors",
+        "typer-help",
+        "pydantic",
+        "director",
+        "scipy",
+        "SIGTERM-progress",
+        "in-__set_name__",
+    ],
 )
 def test_a_signal_while_the_run_loads_is_one_line_and_exit_130(
     tmp_path: Path, sig: str, at: str, said: str

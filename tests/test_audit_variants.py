@@ -103,9 +103,9 @@ def test_a_point_value_past_the_bound_says_the_range_its_field_takes(
     field: str, value: int, said: str
 ) -> None:
     with pytest.raises(RulesError) as refused:
-        Rules(**{field: value})
+        Rules.from_dict({field: value})
     assert str(refused.value) == f"rules.{field}: {said}"
-    Rules(**{field: 1_000_000})  # the bound itself is taken
+    Rules.from_dict({field: 1_000_000})  # the bound itself is taken
 
 
 @pytest.mark.parametrize(

@@ -46,3 +46,34 @@ def test_every_public_name_of_the_referee_package_resolves_to_its_module() -> No
         assert "arena.referee" in str(e) and "no_such_name" in str(e)
     else:
         raise AssertionError("an unknown name resolved")
+
+
+def test_the_package_loads_nothing_until_a_name_is_asked_for() -> None:
+    # `arena` (the command line) sets its Ctrl-C guard once arena.cli runs, after this package
+    # has loaded: the engine it loaded first left a Ctrl-C at the start a traceback.
+    code = (
+        "import json, sys, arena; "
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('arena.'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout) == []
+    arena = importlib.import_module("arena")
+    for name in arena.__all__:
+        if name == "__version__":
+            continue
+        home = next(
+            m
+            for m in ("cards", "engine", "errors", "rules")
+            if name in vars(importlib.import_module(f"arena.{m}"))
+        )
+        assert getattr(arena, name) is getattr(importlib.import_module(f"arena.{home}"), name)
+        assert name in dir(arena)
+    # The modules resolve as attributes too, as when the package imported them.
+    for module in ("cards", "engine", "errors", "rules"):
+        assert getattr(arena, module) is importlib.import_module(f"arena.{module}")
+    try:
+        arena.no_such_name  # noqa: B018
+    except AttributeError as e:
+        assert "'arena'" in str(e) and "no_such_name" in str(e)
+    else:
+        raise AssertionError("an unknown name resolved")
