@@ -14,6 +14,7 @@ import errno
 import functools
 import json
 import os
+import re
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -1375,9 +1376,29 @@ def run_typer(application: typer.Typer, prog_name: str) -> NoReturn:
             print(message())
             raise SystemExit(0) from None
         where = getattr(getattr(e, "ctx", None), "command_path", None) or prog_name
-        print(f"arena: error: {message()} (see {where} --help)", file=sys.stderr)
+        print(f"arena: error: {_in_words(e, message())} (see {where} --help)", file=sys.stderr)
         raise SystemExit(exit_code) from None
     raise SystemExit(code if isinstance(code, int) else 0)
+
+
+def _in_words(error: Exception, message: str) -> str:
+    """A flag's bad value in the words of the other refusals, not the validator's: typer
+    said "Invalid value for '--boards': Input should be a valid integer, unable to parse
+    string as an integer", and "Value error, 'foo' is not one of 'sandwich', 'bootstrap'."."""
+    said = getattr(error, "message", None)
+    opts = getattr(getattr(error, "param", None), "opts", None)
+    if not isinstance(said, str) or not opts:
+        return message
+    flag = max(opts, key=len)  # the long form, as the README and --help name it
+    choices = re.fullmatch(r"Value error, ('.*') is not one of (.*)\.", said)
+    if choices:
+        names = choices[2].replace("'", "")
+        return f"{flag} {choices[1]}: choose one of {names}"
+    if said.startswith("Input should be a valid integer"):
+        return f"{flag}: give a whole number"
+    if said.startswith("Input should be a valid number"):
+        return f"{flag}: give a number"
+    return message
 
 
 def _unencodable_as_question_marks() -> None:
