@@ -13,6 +13,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from test_arena_interrupt import signalled
 from test_server_support import ARENA, PORTS, REPO, ServerProcess, serve_piped
 
 EXIT_WAIT_S = 120.0
@@ -73,6 +74,19 @@ def test_a_start_that_fails_at_its_banner_leaves_no_new_database(tmp_path: Path)
         "arena: error: cannot write the output: No space left on device; the server stopped"
     )
     assert made(tmp_path / "b.db") == []
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("at", ["arena.server.app", "arena.referee.server"])
+def test_a_signal_while_the_server_loads_stops_it_with_exit_0_and_nothing_made(
+    tmp_path: Path, sig: str, at: str
+) -> None:
+    # A stop before the banner exits 0, as the README says, from the start of the command: while
+    # its modules loaded, a Ctrl-C said "arena: interrupted" (130) and a SIGTERM killed it (143).
+    db = tmp_path / "c.db"
+    done = signalled(tmp_path, sig, at, "serve", *PORTS, "--db", str(db), hook=tmp_path / "hook")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert made(db) == []
 
 
 @pytest.mark.parametrize("log", [True, False], ids=["log-file", "log-on-stderr"])

@@ -109,6 +109,21 @@ def _refused(db: Path, e: ArenaError) -> typer.Exit:
     return _fail(str(e))
 
 
+def _stop_quietly_until_serving() -> None:
+    """A Ctrl-C or SIGTERM from here until the server's own handlers take over (as it makes the
+    database) ends the start at once with exit code 0, as one a moment later does: the server
+    was stopped before it served, and nothing is made yet. (While the server's modules loaded,
+    a Ctrl-C said "arena: interrupted", exit 130, and a SIGTERM killed the process, 143.)"""
+
+    def stop(signum: int, frame: object) -> None:
+        # Not an exception raised into whatever runs then (an import): the process just ends.
+        os._exit(0)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(sig) in (signal.default_int_handler, signal.SIG_DFL):
+            signal.signal(sig, stop)  # an inherited "ignore" (a script's `&`) is kept
+
+
 def _say_new_db(db: Path) -> None:
     """Say on stderr that ``db`` is being started: a mistyped path would otherwise go unseen
     (accounts added where no server looks, or a server running an empty competition)."""
@@ -200,6 +215,7 @@ def serve_command(
     ] = None,
 ) -> None:
     """Run the competition: bots connect with their tokens, a ladder plays, a page shows it."""
+    _stop_quietly_until_serving()
     from arena.server.app import Ports, host_port, serve
     from arena.server.logs import EXIT_LOG_GONE, setup_logging
 
