@@ -89,6 +89,29 @@ def test_a_second_revoke_or_ban_says_nothing_changed(tmp_path: Path) -> None:
     assert error_line(err) == "arena: error: bot 'alice' is not banned (it is revoked)"
 
 
+def test_an_empty_reason_is_refused_not_read_as_none(tmp_path: Path) -> None:
+    # `--reason ""` was taken as no reason: the ban went through with the earlier reason (or
+    # "banned by the organiser"), where every other empty value is refused.
+    db = tmp_path / "comp.db"
+    assert bots("add", "alice", db=db)[0] == 0
+    for command in ("ban", "revoke"):
+        for empty in ("", "  "):
+            code, out, err = bots(command, "alice", "--reason", empty, db=db)
+            assert (code, out) == (2, "")
+            assert error_line(err) == (
+                f"arena: error: --reason {empty!r}: an empty reason was given; give one, or "
+                "leave --reason out"
+            )
+    assert listed(db) == {"alice": ("active", "")}  # nothing changed
+    # `arena admin ban` and `kick` refuse it before anything is sent (no server is asked).
+    for command in (["ban", "alice"], ["kick", "s1"]):
+        done = CliRunner().invoke(
+            app, ["admin", *command, "--reason", "", "--url", "http://127.0.0.1:9", "--token", "t"]
+        )
+        assert done.exit_code == 2
+        assert error_line(done.stderr).startswith("arena: error: --reason '': an empty reason")
+
+
 def test_bot_names_that_differ_only_in_case_are_refused(tmp_path: Path) -> None:
     # `Foo` and `foo` could both be added: two bots in the standings and logs that people (and
     # case-insensitive file systems, for their log folders) tell apart only by case.

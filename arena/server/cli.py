@@ -124,6 +124,16 @@ def _stop_quietly_until_serving() -> None:
             signal.signal(sig, stop)  # an inherited "ignore" (a script's `&`) is kept
 
 
+def _reason_given(reason: str | None) -> str | None:
+    """``--reason`` as given; refused in one line if empty or spaces alone, as every empty value
+    is (it was read as no reason: the earlier one stayed, or the default was told)."""
+    if reason is not None and not reason.strip():
+        raise _fail(
+            f"--reason {reason!r}: an empty reason was given; give one, or leave --reason out"
+        )
+    return reason
+
+
 def _say_new_db(db: Path) -> None:
     """Say on stderr that ``db`` is being started: a mistyped path would otherwise go unseen
     (accounts added where no server looks, or a server running an empty competition)."""
@@ -480,6 +490,7 @@ def bots_revoke(
     ] = None,
 ) -> None:
     """Forget a bot's token: it no longer identifies anyone (its results stay)."""
+    _reason_given(reason)
 
     def revoke(accounts: AccountStore) -> str:
         change = accounts.revoke(name, reason)
@@ -511,6 +522,7 @@ def bots_ban(
     ] = None,
 ) -> None:
     """Refuse a bot from its next connection on (`arena admin ban` also ends live sessions)."""
+    _reason_given(reason)
 
     def ban(accounts: AccountStore) -> str:
         change = accounts.ban(name, reason)
@@ -837,25 +849,25 @@ def admin_resume(url: str = _URL, token: _Token = None, ca: _Ca = None) -> None:
 @admin_app.command("kick")
 def admin_kick(
     session: str = typer.Argument(..., help="The session id (GET /api/lobby lists them)."),
-    reason: str = typer.Option("", "--reason", help="Told to the bot."),
+    reason: str | None = typer.Option(None, "--reason", help="Told to the bot."),
     url: str = _URL,
     token: _Token = None,
     ca: _Ca = None,
 ) -> None:
     """End one session (the bot may reconnect)."""
-    _post(url, token, "kick", {"session": session, "reason": reason}, ca)
+    _post(url, token, "kick", {"session": session, "reason": _reason_given(reason) or ""}, ca)
 
 
 @admin_app.command("ban")
 def admin_ban(
     bot: str = typer.Argument(..., help="The bot."),
-    reason: str = typer.Option("", "--reason", help="Told to the bot."),
+    reason: str | None = typer.Option(None, "--reason", help="Told to the bot."),
     url: str = _URL,
     token: _Token = None,
     ca: _Ca = None,
 ) -> None:
     """Ban a bot now: its token is refused and its sessions end."""
-    _post(url, token, "ban", {"bot": bot, "reason": reason}, ca)
+    _post(url, token, "ban", {"bot": bot, "reason": _reason_given(reason) or ""}, ca)
 
 
 @admin_app.command("unban")
