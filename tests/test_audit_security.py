@@ -280,3 +280,12 @@ def test_a_refused_admin_request_is_logged_without_its_token(server: ServerProce
     assert [r["why"] for r in refusals()] == ["no token", "wrong token"]
     assert all(r["action"] == "pause" and r["peer"].startswith("127.0.0.1:") for r in refusals())
     assert admin not in server.log.read_text()
+
+    # An action the server refuses with the right token is said as refused too, with why: the
+    # log showed only "admin action", as for one done.
+    status, _ = post_as(server, "kick", b'{"session": "s99"}', f"Bearer {admin}")
+    assert status == 400
+    server.wait_for(lambda: len(refusals()) == 3, 30.0)
+    kick = refusals()[2]
+    assert (kick["action"], kick["why"]) == ("kick", "no session 's99'; GET /api/lobby lists them")
+    assert kick["peer"].startswith("127.0.0.1:")

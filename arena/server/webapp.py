@@ -381,6 +381,12 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
         try:
             return json_response(await site.admin(action, args))
         except AdminError as e:
+            # Else the log showed only the "admin action" asked, as for one done: an organiser
+            # could not tell a ban that happened from one refused (no such bot, say).
+            log.warning(
+                "admin action refused",
+                extra={"action": action, "peer": request.peer, "why": str(e)},
+            )
             return json_response({"error": str(e)}, e.status)
 
     return handle
