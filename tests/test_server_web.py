@@ -318,6 +318,18 @@ def test_oversized_or_malformed_requests_are_refused_and_the_server_goes_on(
         )
         answer = await asyncio.to_thread(raw, two)
         assert answer.count(b"HTTP/1.1 200 OK") == 2
+        # HTTP/1.0 closes after the answer unless it asks to keep the connection: it was told
+        # "keep-alive" and held open until the idle timeout (longer than raw's). A 1.1 client's
+        # "close" among other tokens closes too.
+        for request in (
+            b"GET /healthz HTTP/1.0\r\n\r\n",
+            b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close, TE\r\n\r\n",
+        ):
+            answer = await asyncio.to_thread(raw, request)
+            assert answer.startswith(b"HTTP/1.1 200 OK") and b"Connection: close\r\n" in answer
+        kept = b"GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n" * 2
+        kept += b"GET /healthz HTTP/1.0\r\n\r\n"
+        assert (await asyncio.to_thread(raw, kept)).count(b"HTTP/1.1 200 OK") == 3
         assert (await get(site.base + "/healthz"))[0] == 200
 
     run(check, tmp_path)

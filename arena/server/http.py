@@ -78,6 +78,8 @@ class Request:
     """The body (empty for GET)."""
     peer: str = ""
     """The client's address, for logs."""
+    version: str = "HTTP/1.1"
+    """The request line's protocol version (``HTTP/1.0`` or ``HTTP/1.1``)."""
 
     def json(self) -> Any:
         """The body parsed as JSON (an empty body is an empty object)."""
@@ -248,7 +250,14 @@ class HttpServer:
                 return
             if request is None:
                 return
-            keep_alive = request.headers.get("connection", "").lower() != "close"
+            # HTTP/1.0 closes unless asked to keep the connection, HTTP/1.1 keeps it unless
+            # asked to close (RFC 9112 9.3): a 1.0 client was answered "keep-alive" and its
+            # connection held open until the idle timeout.
+            asked = {t.strip() for t in request.headers.get("connection", "").lower().split(",")}
+            if request.version == "HTTP/1.0":
+                keep_alive = "keep-alive" in asked
+            else:
+                keep_alive = "close" not in asked
             try:
                 response = await self._handler(request)
             except Exception:
@@ -285,7 +294,7 @@ class HttpServer:
         parts = lines[0].split(" ")
         if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
             raise _BadRequest(HTTPStatus.BAD_REQUEST, f"bad request line {lines[0][:80]!r}")
-        method, target, _version = parts
+        method, target, version = parts
         headers: dict[str, str] = {}
         for line in lines[1:]:
             if not line:
@@ -331,6 +340,7 @@ class HttpServer:
             headers=headers,
             body=body,
             peer=peer,
+            version=version,
         )
 
     async def _send(
