@@ -273,9 +273,10 @@ def not_made(path: Path) -> bool:
     return not path.exists() or path.stat().st_size == 0
 
 
-def check_writable(path: Path) -> None:
+def check_writable(path: Path | str) -> None:
     """Raise :class:`ConfigError` (one line) unless a database can be created or written at
     ``path``; creates nothing."""
+    path = Path(path)  # a str as Store.open takes one (it was an AttributeError: no is_dir)
     if path.is_dir():
         raise ConfigError(f"--db {path}: is a folder, not a database file")
     if path.exists() and not path.is_file():
@@ -1041,9 +1042,9 @@ def replay_path(out: Path, game: int, record: GameRecord) -> Path:
     return out / "replays" / f"{game:06d}-{record.spec.table_id}.jsonl"
 
 
-def write_replay(out: Path, game: int, record: GameRecord) -> Path:
+def write_replay(out: Path | str, game: int, record: GameRecord) -> Path:
     """Write the game's JSON-lines replay under ``out/replays`` atomically; returns its path."""
-    path = replay_path(out, game, record)
+    path = replay_path(Path(out), game, record)  # a str too (it was a TypeError: str / str)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".jsonl.tmp")
     with tmp.open("w", encoding="utf-8") as f:

@@ -277,6 +277,10 @@ def test_unusable_databases_are_one_line_errors(tmp_path: Path) -> None:
         check_writable(tmp_path / "nowhere" / "x.db")
     with pytest.raises(ConfigError, match="is a folder"):
         check_writable(tmp_path)
+    # A str as Store.open takes one: it was an AttributeError ('str' has no 'is_dir').
+    check_writable(str(tmp_path / "new.db"))
+    with pytest.raises(ConfigError, match="is a folder"):
+        check_writable(str(tmp_path))
     garbage = tmp_path / "garbage.db"
     garbage.write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(StoreError, match="not a Hearts Arena database"):
@@ -336,6 +340,8 @@ def test_replay_is_json_lines_that_rebuild_the_record(tmp_path: Path) -> None:
     path = write_replay(tmp_path / "out", 2, record)
     assert path.name == "000002-b0-g0-r2.jsonl"
     assert not list(path.parent.glob("*.tmp"))
+    # A str folder too (it was a TypeError: str / str), to the same file.
+    assert write_replay(str(tmp_path / "out"), 2, record) == path
     lines = [json.loads(x) for x in path.read_text().splitlines()]
     events = [x.pop("event") for x in lines]
     assert events[0] == "table" and events[-1] == "result"
