@@ -104,9 +104,9 @@ def test_an_empty_reason_is_refused_not_read_as_none(tmp_path: Path) -> None:
             )
     assert listed(db) == {"alice": ("active", "")}  # nothing changed
     # `arena admin ban` and `kick` refuse it before anything is sent (no server is asked).
-    for command in (["ban", "alice"], ["kick", "s1"]):
+    for words in (["ban", "alice"], ["kick", "s1"]):
         done = CliRunner().invoke(
-            app, ["admin", *command, "--reason", "", "--url", "http://127.0.0.1:9", "--token", "t"]
+            app, ["admin", *words, "--reason", "", "--url", "http://127.0.0.1:9", "--token", "t"]
         )
         assert done.exit_code == 2
         assert error_line(done.stderr).startswith("arena: error: --reason '': an empty reason")
