@@ -29,23 +29,27 @@ def test_a_bot_process_loads_neither_the_referee_server_nor_package_metadata() -
     assert said.stdout.strip() == version("hearts-arena")
 
 
-def test_every_public_name_of_the_referee_package_resolves_to_its_module() -> None:
-    referee = importlib.import_module("arena.referee")
-    for name in referee.__all__:
-        value = getattr(referee, name)
-        home = next(
-            m
-            for m in ("accounts", "config", "fallback", "server", "thread")
-            if hasattr(importlib.import_module(f"arena.referee.{m}"), name)
-        )
-        assert value is getattr(importlib.import_module(f"arena.referee.{home}"), name)
-        assert name in dir(referee)
+def resolves_lazily(package: str, modules: tuple[str, ...]) -> None:
+    """Each public name of ``package`` (but ``__version__``) is the object of the module among
+    ``modules`` it comes from and shows in ``dir()``; an unknown name is an AttributeError
+    naming the package."""
+    lazy = importlib.import_module(package)
+    for name in lazy.__all__:
+        if name == "__version__":
+            continue
+        home = next(m for m in modules if name in vars(importlib.import_module(f"{package}.{m}")))
+        assert getattr(lazy, name) is getattr(importlib.import_module(f"{package}.{home}"), name)
+        assert name in dir(lazy)
     try:
-        referee.no_such_name  # noqa: B018
+        lazy.no_such_name  # noqa: B018
     except AttributeError as e:
-        assert "arena.referee" in str(e) and "no_such_name" in str(e)
+        assert f"'{package}'" in str(e) and "no_such_name" in str(e)
     else:
         raise AssertionError("an unknown name resolved")
+
+
+def test_every_public_name_of_the_referee_package_resolves_to_its_module() -> None:
+    resolves_lazily("arena.referee", ("accounts", "config", "fallback", "server", "thread"))
 
 
 def test_the_package_loads_nothing_until_a_name_is_asked_for() -> None:
@@ -57,23 +61,8 @@ def test_the_package_loads_nothing_until_a_name_is_asked_for() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout) == []
-    arena = importlib.import_module("arena")
-    for name in arena.__all__:
-        if name == "__version__":
-            continue
-        home = next(
-            m
-            for m in ("cards", "engine", "errors", "rules")
-            if name in vars(importlib.import_module(f"arena.{m}"))
-        )
-        assert getattr(arena, name) is getattr(importlib.import_module(f"arena.{home}"), name)
-        assert name in dir(arena)
+    resolves_lazily("arena", ("cards", "engine", "errors", "rules"))
     # The modules resolve as attributes too, as when the package imported them.
+    arena = importlib.import_module("arena")
     for module in ("cards", "engine", "errors", "rules"):
         assert getattr(arena, module) is importlib.import_module(f"arena.{module}")
-    try:
-        arena.no_such_name  # noqa: B018
-    except AttributeError as e:
-        assert "'arena'" in str(e) and "no_such_name" in str(e)
-    else:
-        raise AssertionError("an unknown name resolved")
