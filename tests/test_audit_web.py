@@ -214,6 +214,10 @@ def test_a_server_that_stops_is_said_and_the_page_recovers(
     # The first game's deal and controls are gone, not left under the new title.
     assert browser.eval("document.getElementById('replay-table').hidden") is True
     assert browser.eval("document.querySelector('#replay-section .controls').hidden") is True
+    # Paging meanwhile: each click's failed fetch was an uncaught error (browser.errors below).
+    browser.eval("document.getElementById('older').click()")
+    browser.eval("document.getElementById('newest').click()")
+    browser.wait_text("counts", "not answering")
 
     process.start(same_ports=True)  # the page open in the browser keeps its address
     browser.wait_text("replay-title", f"^Replay of game {second} ")

@@ -550,14 +550,14 @@ document.addEventListener("DOMContentLoaded", () => {
   document.getElementById("next").addEventListener("click", () => move(1));
   document.getElementById("last").addEventListener("click", () => move(Infinity));
   document.getElementById("close-replay").addEventListener("click", () => { location.hash = ""; });
-  document.getElementById("older").addEventListener("click", () => {
-    state.before = state.oldest;
-    refreshGames();
-  });
-  document.getElementById("newest").addEventListener("click", () => {
-    state.before = null;
-    refreshGames();
-  });
+  // A page asked for while the server is not answering: the header says so already, and the
+  // 3 s refresh asks for that page again; the failure was an uncaught error in the console.
+  const page = (before) => {
+    state.before = before;
+    refreshGames().catch(() => {});
+  };
+  document.getElementById("older").addEventListener("click", () => page(state.oldest));
+  document.getElementById("newest").addEventListener("click", () => page(null));
   document.getElementById("hand-select").addEventListener("change", (e) => {
     state.hand = Number(e.target.value);
     state.step = 0;
