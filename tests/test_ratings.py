@@ -163,6 +163,40 @@ def test_bad_results_are_refused_with_the_input() -> None:
         fit(two_bot_results(3, 1), prior_draws=-1.0)
 
 
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        # A seed of None drew fresh entropy: intervals that never repeated, stored as no seed.
+        ({"seed": None}, "seed must be a whole number from 0 to 9223372036854775807, not None"),
+        # These failed inside numpy (ValueError, TypeError) or in a range() deep in the fit.
+        ({"seed": -1}, "seed must be a whole number from 0 to 9223372036854775807, not -1"),
+        ({"seed": 1.5}, "seed must be a whole number from 0 to 9223372036854775807, not 1.5"),
+        ({"seed": 2**63}, f"seed must be a whole number from 0 to {2**63 - 1}, not {2**63}"),
+        ({"bootstrap_samples": 2.5}, "bootstrap_samples must be a whole number, not 2.5"),
+        ({"bootstrap_samples": 1}, "bootstrap_samples must be at least 2, not 1"),
+    ],
+)
+def test_bad_bootstrap_options_are_refused_in_the_fit_and_the_history(
+    options: dict[str, object], said: str
+) -> None:
+    results = rotations("d", ("a", "b", "c", "d"), SEAT_POINTS) * 2
+    for call in (fit, rating_history):
+        with pytest.raises(RatingsError) as refused:
+            call(results, method="bootstrap", **options)  # type: ignore[arg-type]
+        assert str(refused.value) == said
+    # The sandwich draws nothing: a seed is no matter to it.
+    assert fit(results, seed=None).seed is None  # type: ignore[arg-type]
+
+
+def test_an_unknown_method_or_a_fractional_checkpoint_count_is_refused() -> None:
+    results = rotations("d", ("a", "b", "c", "d"), SEAT_POINTS) * 2
+    # It was Python's own ValueError from the enum, naming neither choice.
+    with pytest.raises(RatingsError, match=r"^method must be one of 'sandwich', 'bootstrap', "):
+        fit(results, method="boot")
+    with pytest.raises(RatingsError, match=r"^checkpoints must be a whole number, not 2\.5$"):
+        rating_history(results, checkpoints=2.5)  # type: ignore[arg-type]
+
+
 def test_arrays_round_trip_through_table_results() -> None:
     arrays = simulate_tables([0.0, 50.0, 100.0, 150.0, 200.0], 30, seed=5)
     results = arrays.to_results()

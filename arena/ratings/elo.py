@@ -472,6 +472,38 @@ class RatingHistory:
     confidence: float = DEFAULT_CONFIDENCE
 
 
+_MAX_SEED: Final = 2**63 - 1
+"""The largest bootstrap seed (the command line's ``--seed`` takes the same range)."""
+
+
+def _whole(value: object) -> bool:
+    """Whether ``value`` is a whole number (not a bool, a float or None)."""
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
+def _interval_options(
+    method: IntervalMethod | str, bootstrap_samples: int, seed: int
+) -> IntervalMethod:
+    """The interval method, its bootstrap's samples and seed checked (one RatingsError each):
+    a seed of None drew fresh entropy (intervals that never repeat, stored as no seed at all),
+    and a negative or fractional one failed inside numpy."""
+    try:
+        chosen = IntervalMethod(method)
+    except ValueError:
+        names = ", ".join(repr(m.value) for m in IntervalMethod)
+        raise RatingsError(f"method must be one of {names}, not {method!r}") from None
+    if chosen is IntervalMethod.BOOTSTRAP:
+        if not _whole(bootstrap_samples):
+            raise RatingsError(
+                f"bootstrap_samples must be a whole number, not {bootstrap_samples!r}"
+            )
+        if bootstrap_samples < 2:
+            raise RatingsError(f"bootstrap_samples must be at least 2, not {bootstrap_samples}")
+        if not _whole(seed) or not 0 <= seed <= _MAX_SEED:
+            raise RatingsError(f"seed must be a whole number from 0 to {_MAX_SEED}, not {seed!r}")
+    return chosen
+
+
 def fit(
     results: Sequence[TableResult] | TableArrays,
     *,
@@ -484,13 +516,11 @@ def fit(
     confidence: float = DEFAULT_CONFIDENCE,
 ) -> RatingFit:
     """Fit Elo ratings with intervals clustered by board, for one table size."""
-    method = IntervalMethod(method)
+    method = _interval_options(method, bootstrap_samples, seed)
     if not (math.isfinite(prior_draws) and prior_draws >= 0.0):
         raise RatingsError(f"prior_draws must be a finite number >= 0, not {prior_draws}")
     if not 0.0 < confidence < 1.0:
         raise RatingsError(f"confidence must lie strictly between 0 and 1, not {confidence}")
-    if method is IntervalMethod.BOOTSTRAP and bootstrap_samples < 2:
-        raise RatingsError(f"bootstrap_samples must be at least 2, not {bootstrap_samples}")
     if isinstance(results, TableArrays):
         arrays = results
         if table_size is not None and table_size != arrays.table_size:
@@ -551,10 +581,10 @@ def rating_history(
     bootstrap with the same samples and seed for every prefix, so the last point is the whole
     fit's); prefixes that cannot be rated yet (a disconnected graph, the anchor not yet seen)
     are left out."""
-    method = IntervalMethod(method)
-    if method is IntervalMethod.BOOTSTRAP and bootstrap_samples < 2:
-        # Said here: every prefix's fit would refuse it, and be skipped as not yet rateable.
-        raise RatingsError(f"bootstrap_samples must be at least 2, not {bootstrap_samples}")
+    # Checked here: every prefix's fit would refuse them, and be skipped as not yet rateable.
+    method = _interval_options(method, bootstrap_samples, seed)
+    if not _whole(checkpoints):
+        raise RatingsError(f"checkpoints must be a whole number, not {checkpoints!r}")
     if checkpoints < 1:
         raise RatingsError(f"checkpoints must be at least 1, not {checkpoints}")
     arrays = (
