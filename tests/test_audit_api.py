@@ -6,6 +6,7 @@ never a bare TypeError or AttributeError from deep inside."""
 from __future__ import annotations
 
 import logging
+import random
 import re
 import subprocess
 import sys
@@ -197,6 +198,11 @@ def test_decision_rng_takes_an_integer_seed_as_its_string() -> None:
         drawn = decision_rng(7, view).random()
         assert drawn == decision_rng("7", view).random()
         assert drawn != decision_rng(8, view).random()
+    # Any other seed is refused: a random.Random's text holds its address (draws that changed
+    # from process to process), and 7.0 drew unlike 7.
+    for seed in (random.Random(1), None, 7.0, True):
+        with pytest.raises(ConfigError, match=r"takes the bot's seed as a string or an integer"):
+            decision_rng(seed, views[0])  # type: ignore[arg-type]
 
 
 def test_serve_stops_its_referee_and_raises_mains_own_error_when_main_fails() -> None:

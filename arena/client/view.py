@@ -259,7 +259,8 @@ def position_key(view: DecisionView) -> str:
 def decision_rng(seed: str | int, view: DecisionView) -> random.Random:
     """A generator for one decision, seeded from the bot's seed and the view's position.
 
-    The seed is a string or an integer (``7`` and ``"7"`` give the same generator).
+    The seed is a string or an integer (``7`` and ``"7"`` give the same generator); anything
+    else is a :class:`ConfigError`.
 
     A bot that draws its randomness here answers the same request the same way in any process,
     whatever it was asked before, so a game replays from its seed and a resumed run equals an
@@ -267,6 +268,13 @@ def decision_rng(seed: str | int, view: DecisionView) -> random.Random:
     happened to play first.)
     """
     _check_view("decision_rng(seed, view)", view)
+    # Only these: another object's text may hold its memory address (a random.Random given by
+    # mistake), so its draws changed from process to process; 7.0 drew unlike 7.
+    if not isinstance(seed, str | int) or isinstance(seed, bool):
+        raise ConfigError(
+            f"decision_rng(seed, view) takes the bot's seed as a string or an integer, "
+            f"got {type(seed).__name__} {seed!r:.60}"
+        )
     return random.Random(f"{seed}|{position_key(view)}")
 
 
