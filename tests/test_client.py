@@ -507,3 +507,18 @@ def test_misnamed_methods_are_warned_of_naming_the_method_meant() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # told once per class, and never of Bot or a good bot
         play_local([Misnamed(), Bot(), Recorder(), RandomLegal(1)], seed=1, hands=1)
+
+
+def test_lowest_and_highest_refuse_no_cards_and_card_text_naming_themselves() -> None:
+    # min()'s "arg is an empty sequence", and "'str' object has no attribute 'rank'" for text,
+    # named neither helper.
+    for helper in (lowest, highest):
+        name = helper.__name__
+        nothings: tuple[Sequence[Card], ...] = ([], ())
+        for nothing in nothings:
+            with pytest.raises(ConfigError, match=rf"^{name}\(cards\) of no cards"):
+                helper(nothing)
+        with pytest.raises(ConfigError, match=rf"^{name}\(cards\) takes Card objects"):
+            helper("AS KS")  # type: ignore[arg-type]
+    cards = [Card.parse("AS"), Card.parse("2C"), Card.parse("2D")]
+    assert (lowest(cards), highest(cards)) == (Card.parse("2C"), Card.parse("AS"))

@@ -216,12 +216,26 @@ def voids_shown(tricks: Iterable[Trick], players: int) -> tuple[frozenset[Suit],
 
 def lowest(cards: Sequence[Card]) -> Card:
     """The lowest-ranked card (ties broken by suit order clubs, diamonds, hearts, spades)."""
+    _check_cards("lowest", cards)
     return min(cards, key=lambda c: (c.rank, c.suit))
 
 
 def highest(cards: Sequence[Card]) -> Card:
     """The highest-ranked card (ties broken by suit order: spades before hearts before ...)."""
+    _check_cards("highest", cards)
     return max(cards, key=lambda c: (c.rank, c.suit))
+
+
+def _check_cards(call: str, cards: Sequence[Card]) -> None:
+    """A ConfigError naming ``call`` for no cards, or for card codes as text: min()'s "arg is an
+    empty sequence", or "'str' object has no attribute 'rank'" for "AS KS", named neither."""
+    if isinstance(cards, str):
+        raise ConfigError(
+            f"{call}(cards) takes Card objects, e.g. view.legal, not the text {cards!r:.40} "
+            "(parse_cards turns text into cards)"
+        )
+    if not cards:
+        raise ConfigError(f"{call}(cards) of no cards: there is no {call} card")
 
 
 def _codes(cards: Iterable[Card]) -> str:
