@@ -633,3 +633,19 @@ def simulate_commands(runs: list[list[str]]) -> list[subprocess.CompletedProcess
         )
 
     return run_at_once([starter(args) for args in runs], 120)
+
+
+def test_a_history_nothing_rates_says_why_and_a_negative_prefix_is_refused() -> None:
+    results = rotations("d", ("a", "b", "c", "d"), SEAT_POINTS)
+    # It said only "no prefix of the results could be rated (see fit for why)".
+    with pytest.raises(RatingsError) as refused:
+        rating_history(results, anchor="zz")
+    assert str(refused.value) == (
+        "no prefix of the results could be rated: anchor 'zz' did not play at 4-seat tables; "
+        "give one of the bots there: a, b, c, d"
+    )
+    # A negative count sliced from the end: all but the last result, not "the first -1".
+    arrays = TableArrays.from_results(results)
+    with pytest.raises(RatingsError, match=r"^prefix takes a count of 0 or more results, not -1$"):
+        arrays.prefix(-1)
+    assert len(arrays.prefix(0)) == 0 and len(arrays.prefix(2)) == 2

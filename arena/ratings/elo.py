@@ -599,6 +599,7 @@ def rating_history(
     names = arrays.names
     kept: list[int] = []
     elo, low, high = [], [], []
+    refused: RatingsError | None = None
     for size in sizes[sizes > 0]:
         try:
             step = fit(
@@ -610,7 +611,8 @@ def rating_history(
                 seed=seed,
                 confidence=confidence,
             )
-        except RatingsError:
+        except RatingsError as e:
+            refused = e  # the last prefix's reason is the whole results'
             continue
         row = np.full((3, len(names)), np.nan)
         for k, name in enumerate(step.names):
@@ -621,7 +623,8 @@ def rating_history(
         low.append(row[1])
         high.append(row[2])
     if not kept:
-        raise RatingsError("no prefix of the results could be rated (see fit for why)")
+        # With why (an anchor that never played, say), as fit says it: "see fit for why" was all.
+        raise RatingsError(f"no prefix of the results could be rated: {refused}")
     bootstrap = method is IntervalMethod.BOOTSTRAP
     return RatingHistory(
         names,

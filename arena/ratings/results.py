@@ -191,6 +191,8 @@ class TableArrays:
 
     def prefix(self, count: int) -> TableArrays:
         """The first ``count`` results (views, not copies); names and boards keep their codes."""
+        if count < 0:  # a slice would take all but the last -count, not "the first count"
+            raise RatingsError(f"prefix takes a count of 0 or more results, not {count}")
         return TableArrays(
             names=self.names,
             board_names=self.board_names,
