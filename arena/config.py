@@ -189,7 +189,9 @@ def _name_fault(name: str) -> str:
     bad = next((c for c in name if not re.fullmatch(r"[A-Za-z0-9_.-]", c)), None)
     if bad is not None:
         return f" has {bad!r}"
-    return ""  # the first character: the rule's "starting with" says so
+    if name and not name[0].isalnum():
+        return f" starts with {name[0]!r}"
+    return ""
 
 
 def toml_spelling(value: Any) -> str:

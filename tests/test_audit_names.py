@@ -166,6 +166,8 @@ def test_a_refused_name_says_what_in_it_breaks_the_rule(tmp_path: Path) -> None:
             ["run", "--db", "x.db", "--bot", f"{too_long}={BOT}"],
             ["run", "--db", "x.db", "--bot", f"my/bot={BOT}"],
             ["sprt", "--db", "x.db", "--bot", f"a={BOT}", "--bot", f"café={BOT}"],
+            # The first character, which only the rule's "starting with" said.
+            ["run", "--db", "x.db", "--bot", f"_b={BOT}"],
         ],
     )
     rule = (
@@ -174,7 +176,11 @@ def test_a_refused_name_says_what_in_it_breaks_the_rule(tmp_path: Path) -> None:
     )
     # "use up to 64 letters" was said of 'café', whose 'é' is a letter.
     said = ["bot name 'café' has 'é'", f"bot name {too_long!r} is 65 characters long"]
-    said += ["bot name 'my/bot' has '/'", "bot name 'café' has 'é'"]
+    said += [
+        "bot name 'my/bot' has '/'",
+        "bot name 'café' has 'é'",
+        "bot name '_b' starts with '_'",
+    ]
     for done, start in zip(runs, said, strict=True):
         assert done.returncode == 2, done
         assert done.stdout == "" and done.stderr == f"arena: error: {start}{rule}", done.stderr
