@@ -306,3 +306,14 @@ def test_sample_world_refuses_what_is_not_a_random_generator(rng: object) -> Non
     view = view_of(Hand.deal(Rules(), seed=4, hand_number=0), 2)
     with pytest.raises(ConfigError, match=r"random\.Random"):
         sample_world(view, rng)  # type: ignore[arg-type]
+
+
+def test_a_bad_address_is_named_as_it_was_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A bad run(address=...) was said to be ARENA_ADDRESS's, which was not set: the author was
+    # sent to fix a variable instead of the argument.
+    monkeypatch.delenv("ARENA_ADDRESS", raising=False)
+    with pytest.raises(ConfigError, match=r"^address 'http://x:1': give the referee's HOST:PORT"):
+        ClientSettings.resolve("http://x:1", "t", "n")
+    monkeypatch.setenv("ARENA_ADDRESS", "http://y:1")
+    with pytest.raises(ConfigError, match=r"^ARENA_ADDRESS 'http://y:1': give the referee's"):
+        ClientSettings.resolve(None, "t", "n")

@@ -245,6 +245,8 @@ class ClientSettings:
         if give_up_after is not None:
             _check_give_up(give_up_after)
         env = os.environ
+        # Named as it was given: a bad run(address=...) was said to be ARENA_ADDRESS's, unset.
+        address_from = "address" if address else ENV_ADDRESS
         address = (address or env.get(ENV_ADDRESS, "")).strip()
         token = token or env.get(ENV_TOKEN, "")
         name = name or env.get(ENV_BOT_NAME, "")
@@ -263,7 +265,7 @@ class ClientSettings:
                 f"set {' and '.join(missing)} (or pass {'it' if len(missing) == 1 else 'them'} "
                 "to run()): " + ", ".join(meaning[var] for var in missing)
             )
-        _check_address(address)
+        _check_address(address, address_from)
         ca_path = tls_ca or env.get(ENV_TLS_CA) or None
         cert_path, key_path = env.get(ENV_TLS_CERT) or None, env.get(ENV_TLS_KEY) or None
         if (cert_path is None) != (key_path is None):
