@@ -36,6 +36,10 @@ from arena.referee import RefereeThread, TokenAccounts
 from arena.rules import Rules
 from arena.table import Clocks, TableSpec
 
+# Patience where the bot is expected to act: a loaded host can take over check-bot's default 5 s
+# to end a refused bot (the interpreter's teardown).
+PATIENT = CheckOptions(exit_timeout_s=30.0)
+
 RECORDING_BOT = Path(__file__).resolve().parent / "checkbot_bots" / "recording_bot.py"
 HAND_NUMBERED = ("cards_dealt", "cards_received", "card_played", "trick_won", "hand_ended")
 """The events of a hand, each carrying its hand_number (faults are not expected here)."""
@@ -204,7 +208,7 @@ def problems(game: GameSeen) -> list[str]:
 
 def test_check_bot_numbers_and_counts_its_hands_as_a_referee_does(tmp_path: Path) -> None:
     record = tmp_path / "record"
-    report = run_check(recording_bot(record), log=tmp_path / "log")
+    report = run_check(recording_bot(record), PATIENT, log=tmp_path / "log")
     assert report.passed, "\n".join(r.line() for r in report.failures)
     games = games_of(read_record(record))
     scripted = [s.name for s in SCENARIOS if s.uses_game]

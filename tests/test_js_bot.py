@@ -22,6 +22,7 @@ import make_certs
 import pytest
 from loopback import closing_port
 
+from arena.checkbot.driver import CheckOptions
 from arena.checkbot.run import run_check
 from arena.referee import Referee, RefereeConfig, RefereeThread, TlsConfig, TokenAccounts
 from arena.rules import Rules
@@ -36,6 +37,8 @@ SEED = 7
 EXIT_WAIT_S = 10.0
 RUN_TIMEOUT_S = 120.0
 GIVE_UP_WAIT_S = 30.0  # a bot that should exit at once but retries is stopped after this
+# check-bot's wait for a refused bot to end: its default 5 s is too short on a loaded host.
+PATIENT = CheckOptions(exit_timeout_s=GIVE_UP_WAIT_S)
 PYTHON_BOTS = {
     "lowcard": ROOT / "sample_bots" / "lowcard.py",
     "heuristic": ROOT / "sample_bots" / "heuristic.py",
@@ -145,7 +148,7 @@ def test_js_bot_plays_whole_games_beside_python_bots(tmp_path: Path) -> None:
 
 def test_js_bot_passes_check_bot(tmp_path: Path) -> None:
     node = require_node()
-    report = run_check([node, str(JS_BOT)], log=tmp_path / "log")
+    report = run_check([node, str(JS_BOT)], PATIENT, log=tmp_path / "log")
     assert report.passed, "\n".join(r.line() for r in report.failures)
     assert len(report.results) == 15
 
