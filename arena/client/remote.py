@@ -700,10 +700,8 @@ def _serve(runner: _Runner, give_up_after: float) -> SessionEnd:
                 if code == grpc.StatusCode.UNAUTHENTICATED and untrimmed:
                     # A token pasted with its line break (a CRLF .env file leaves "\r"): the
                     # referee's "unknown token" alone sent the author to check the characters.
-                    detail += (
-                        f"; the token ({ENV_TOKEN}) begins or ends with a space or a line "
-                        "break: remove it"
-                    )
+                    # Not named ARENA_TOKEN: the token may have come from run(token=...).
+                    detail += "; the token begins or ends with a space or a line break: remove it"
                 raise Refused(settings.address, settings.name, code, detail)
         else:
             end = outcome
