@@ -61,7 +61,7 @@ from arena.rules import (
     Rules,
     preset,
 )
-from arena.store import SERVER_TABLE_PREFIX, lookup_failure, peek
+from arena.store import SERVER_TABLE_PREFIX, check_writable, lookup_failure, peek
 from arena.table import (
     DEFAULT_BANK_MS,
     DEFAULT_GRACE_MS,
@@ -531,18 +531,24 @@ def build_config(
             raise ConfigError(f"--db {str(db_value)!r}: give a database file, e.g. --db arena.db")
         db_path = Path(db_value or DEFAULT_DB)
         _looked_up("--db", db_path)
-        if db_path.is_dir() or not db_path.name:
+        if not db_path.name:
             raise ConfigError(f"--db {db_path}: is a folder, not a database file")
-        if db_path.exists() and not db_path.is_file():
-            raise ConfigError(f"--db {db_path}: not a regular file; give a database file")
+        _check_folder("--db", db_path.parent)  # names a file on the way ("x is a file")
+        # Here, not only when the run opens it: a bad `db` from a config file was named `--db`.
+        check_writable(db_path)
         out_value = _path_text("--out", pick("out", out))
         if out_value is not None and not str(out_value).strip():
+            # `--out ""` over a file's `out` named the built-in default, not the file's folder.
+            file_out = f.get("out") if out is not None and "out" in f else None
+            fallback = (
+                f"the config file's ({file_out})"
+                if isinstance(file_out, str) and file_out.strip()
+                else f"the default ({_default_out(db_path)})"
+            )
             raise ConfigError(
-                f"--out {str(out_value)!r}: give a folder, or leave --out out for the default "
-                f"({_default_out(db_path)})"
+                f"--out {str(out_value)!r}: give a folder, or leave --out out for {fallback}"
             )
         out_path = Path(out_value) if out_value is not None else _default_out(db_path)
-        _check_folder("--db", db_path.parent)
         _check_folder("--out", out_path)
         _check_apart(db_path, out_path)
         _check_not_a_competition(db_path)

@@ -170,7 +170,8 @@ def test_identity_ignores_what_does_not_change_the_games() -> None:
         ({"bots": FIVE, "db": ""}, "--db '': give a database file"),
         ({"bots": FIVE, "db": "x.db", "out": "x.db"}, r"--out x.db: is the --db path; give"),
         ({"bots": FIVE, "db": "x.db", "out": "x.db/o"}, r"--out x.db/o: lies inside the --db path"),
-        ({"bots": FIVE, "db": "o/x.db", "out": "o"}, None),  # the database in the folder is fine
+        # The run makes the output folder but not the database's: refused here, as the run did.
+        ({"bots": FIVE, "db": "o/x.db", "out": "o"}, r"--db o/x.db: folder o does not exist"),
         ({"bots": [*FIVE[:3], "-x=true"]}, r"bot name '-x' starts with '-': use up"),
         ({"bots": FIVE, "rule": ["moon=sideways"]}, "--rule: rules.moon: unknown value"),
         ({"bots": FIVE, "rule": ["players=3"]}, "set the table size with --players"),
@@ -277,9 +278,17 @@ def test_bad_files_are_one_line_errors(tmp_path: Path) -> None:
         ({"rules": "nope"}, r"^config file: rules = 'nope': not a preset"),
         ({"rule": {"colour": 1}}, r"^config file: \[rule\] 'colour' is not a rule; known rules"),
         ({"out": 5}, r"^config file: out = 5: expected a path"),
+        # Checked where the file is known, not later as the run opens it (said `--db` then).
+        (
+            {"db": str(tmp_path / "nowhere" / "x.db")},
+            r"^config file: db = .*x\.db: folder .*nowhere does not exist$",
+        ),
     ):
         with pytest.raises(ConfigError, match=says):
             build_config(setting, bots=FIVE)
+    # `--out ""` over the file's folder: leaving the flag out gives the file's, not the default.
+    with pytest.raises(ConfigError, match=r"leave --out out for the config file's \(kept\)$"):
+        build_config({"out": "kept"}, bots=FIVE, out="")
     # Both spellings of one setting: the last one won without a word.
     twice = tmp_path / "twice.toml"
     twice.write_text('move-time = "1s"\nmove_time = "2s"\n')
