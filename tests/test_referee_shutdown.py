@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from conftest import BOT_READY_MS, RAW_BOT, BotProcesses
 
 from arena.referee import RefereeThread, TokenAccounts
@@ -17,6 +18,7 @@ from arena.rules import Rules
 from arena.table import Clocks, GameRecord, TableSpec, Termination
 
 REFEREE_MAIN = Path(__file__).parent / "bots" / "referee_main.py"
+REFEREE_LOOP = Path(__file__).parent / "bots" / "referee_loop.py"
 RESULT_S = 120.0
 CALM = Clocks(move_ms=5000, bank_ms=10_000, handshake_ms=30_000)
 ENDLESS = Rules(target=1_000_000)
@@ -116,3 +118,36 @@ def test_a_bot_that_never_closes_its_side_still_gets_its_shutdown_and_an_ok_stat
         printed = bots.output(proc)
         assert "SHUTDOWN SHUTDOWN_REASON_SERVER_SHUTDOWN" in printed
         assert "STATUS OK" in printed, printed
+
+
+@pytest.mark.parametrize("mode", ["sleep", "loop"])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_ends_serve_forever_whatever_its_main_awaits(
+    tmp_path: Path, mode: str, sig: signal.Signals
+) -> None:
+    # serve_forever waited for main without end: a main asleep kept the process up through every
+    # signal, and a main looping on play_table got "interrupted before it started" records at
+    # once, by the hundred thousand, never letting the loop run (only SIGKILL ended it).
+    records = tmp_path / "records.txt"
+    host = subprocess.Popen(
+        [sys.executable, str(REFEREE_LOOP), mode, str(records)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _line(host, "STARTED")
+        host.send_signal(sig)
+        _, errors = host.communicate(timeout=RESULT_S)
+    finally:
+        if host.poll() is None:
+            host.kill()
+            host.communicate()
+    assert host.returncode == 0, errors
+    assert "Traceback" not in errors, errors
+    if mode == "loop":
+        # The table waiting for its bots when the signal came, and at most the one main asked
+        # for as the referee stopped; then main was cancelled.
+        reasons = records.read_text().splitlines()
+        assert 1 <= len(reasons) <= 2, reasons[:5]
+        assert all(r.startswith("interrupted before it started") for r in reasons), reasons

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import gc
 import threading
@@ -599,8 +600,49 @@ def test_calls_given_the_wrong_kind_of_value_are_refused_in_one_line() -> None:
         with pytest.raises(ConfigError, match=r"takes the token's digest, token_key\(token\)"):
             thread.call(lambda referee: referee.forfeit_token("tok", "gone"))  # type: ignore[arg-type]
         assert thread.call(lambda referee: referee.forfeit_token(token_key("tok"), "gone")) == []
+        # Numbers below zero were taken as no wait at all, and a count of 0 sessions as there:
+        # wait_for_bots({"a": -1}) said True for a bot that never connected.
+        with pytest.raises(ConfigError, match=r"^wait_for_bots: timeout_ms must be 0 or more"):
+            thread.wait_for_bots(["a"], -1)
+        for count in (0, -1):
+            with pytest.raises(ConfigError, match=r"bot 'a': wait for 1 or more sessions, got"):
+                thread.wait_for_bots({"a": count}, 10)
+        with pytest.raises(ConfigError, match=r"^wait_ms must be 0 or more milliseconds, got -1"):
+            thread.submit(spec, wait_ms=-1)
+        with pytest.raises(ConfigError, match=r"^stop: grace_ms must be 0 or more milliseconds"):
+            thread.stop(-1)
+        # A number for the message was protobuf's bare TypeError.
+        with pytest.raises(ConfigError, match=r"^dismiss_idle: message must be a string, got 5"):
+            thread.call(lambda referee: referee.dismiss_idle(5))  # type: ignore[arg-type]
     finally:
         thread.stop(0)
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1", "localhost", "[::1]", "127.0.0.1:http"])
+def test_an_address_without_a_port_is_refused_not_served_on_443(address: str) -> None:
+    # gRPC took a bare host as port 443, where no bot had been told to connect.
+    thread = RefereeThread(RefereeConfig(), TokenAccounts())
+    with pytest.raises(ConfigError, match=r": give HOST:PORT, e\.g\. 127\.0\.0\.1:50051"):
+        thread.start(address)
+    thread.stop(0)
+
+
+def test_a_stopped_referee_refuses_a_table_instead_of_recording_it_unplayed() -> None:
+    # Answered at once with an "interrupted before it started" record, a host looping on
+    # play_table after the stop spun for ever without letting the loop run.
+    async def after_stop() -> str:
+        referee = Referee(RefereeConfig(), TokenAccounts())
+        await referee.start("127.0.0.1:0")
+        await referee.stop(0)
+        spec = TableSpec("late", Rules(), 1, ("a", "b", "c", "d"), "1")
+        with pytest.raises(ConfigError) as refused:
+            await referee.play_table(spec)
+        return str(refused.value)
+
+    assert asyncio.run(after_stop()) == (
+        "play_table: the referee has stopped, so table 'late' cannot start: check "
+        "referee.stopping before starting a table"
+    )
 
 
 def test_accounts_and_tls_paths_of_the_wrong_kind_are_refused_in_one_line() -> None:

@@ -24,7 +24,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -91,12 +91,22 @@ HANDLER_FINISH_S = FINAL_WRITE_S + CLOSE_LINGER_S + 1.0
 side, and close the stream with its status, before gRPC's own stop cancels what is left."""
 
 
+_SOCKET_SCHEMES: Final = ("unix:", "unix-abstract:")
+"""gRPC's addresses of local sockets, which have no port."""
+
+
 def _check_port(address: str) -> None:
     """Refuse a HOST:PORT whose port is past 65535: gRPC would wrap it and listen elsewhere
     (127.0.0.1:99999 listened on 34463)."""
     if not isinstance(address, str):
         raise ConfigError(f"referee: the address to listen on is HOST:PORT, got {address!r}")
     _, colon, port = address.rpartition(":")
+    if not (colon and port.isdigit()) and not address.startswith(_SOCKET_SCHEMES):
+        # gRPC takes a bare host as port 443 (HTTPS's), which no bot was told of.
+        raise ConfigError(
+            f"referee: cannot listen on {address!r}: give HOST:PORT, e.g. 127.0.0.1:50051 "
+            "(port 0: any free one)"
+        )
     if colon and port.isdigit() and int(port) > MAX_PORT:
         raise ConfigError(
             f"referee: cannot listen on {address!r}: a port is 0 (any free one) to {MAX_PORT}"
@@ -147,6 +157,9 @@ def _duration(name: str, value: object, unit: str = "milliseconds") -> float:
     raised a bare TypeError from the division by 1000)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
         raise ConfigError(f"{name} must be a number of {unit}, got {value!r}")
+    if value < 0:
+        # Taken as no wait at all: wait_for_bots(..., -1) answered at once, stop(-1) as stop(0).
+        raise ConfigError(f"{name} must be 0 or more {unit}, got {value!r}")
     return value
 
 
@@ -397,6 +410,8 @@ class Referee:
         For a host whose work is done while the referee stays up (a finished event): the bots
         exit instead of waiting for games that will not come.
         """
+        if not isinstance(message, str):  # protobuf's bare TypeError otherwise
+            raise ConfigError(f"dismiss_idle: message must be a string, got {message!r:.60}")
         shutdown = bot_pb.Shutdown(
             reason=bot_pb.SHUTDOWN_REASON_NO_MORE_GAMES, message=message, may_reconnect=False
         )
@@ -420,6 +435,12 @@ class Referee:
         for name, count in needed.items():
             if not isinstance(name, str) or not isinstance(count, int) or isinstance(count, bool):
                 raise ConfigError(f"{expected} {name!r}: {count!r}")
+            if count < 1:
+                # A count of 0 or less was "there" at once, so the wait answered True for a bot
+                # that never connected.
+                raise ConfigError(
+                    f"wait_for_bots: bot {name!r}: wait for 1 or more sessions, got {count}"
+                )
         return await self._lobby.wait_for(needed, timeout / MS)
 
     async def play_table(self, spec: TableSpec, *, wait_ms: int | None = None) -> GameRecord:
@@ -444,7 +465,15 @@ class Referee:
                 f"table {spec.table_id!r} is already being played (or waits for its bots): "
                 "give each table at the referee its own table_id"
             )
+        if self._stopped.is_set():
+            # Answered at once with a record, a host's `while True: await play_table(...)` never
+            # let the loop run again: 100 % CPU, unplayed records by the thousand, no signal heard.
+            raise ConfigError(
+                f"play_table: the referee has stopped, so table {spec.table_id!r} cannot start: "
+                "check referee.stopping before starting a table"
+            )
         if self._stopping:
+            await self._stopped.wait()  # then the answer, once the stop is done (see above)
             return _unplayed(spec, "the referee is stopping")
         wait = spec.clocks.handshake_ms if wait_ms is None else _duration("wait_ms", wait_ms)
         self._hosting.add(spec.table_id)
@@ -1133,7 +1162,7 @@ async def serve(
 
     On the first signal, running games get ``config.shutdown_grace_ms`` to finish before they
     are recorded INTERRUPTED; a second signal interrupts them at once. Every stream is closed
-    with a status.
+    with a status. Then ``main``, if it has not returned, is cancelled.
     """
     # Said before anything listens: a main or ready that cannot be called failed once the
     # referee served, with a bare TypeError (main's inside an ExceptionGroup).
@@ -1179,11 +1208,15 @@ async def serve(
         try:
             await referee.stop()
             if worker is not None and not worker.done():
+                # Its tables have ended (their records are its to keep): a main waiting on
+                # anything else (a sleep, its next play_table) was waited for, without end, and
+                # no further signal could end the process.
+                worker.cancel()
                 await asyncio.wait([worker])
         finally:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
-    if worker is not None:
+    if worker is not None and not worker.cancelled():
         worker.result()  # main's own exception, as itself (it was an ExceptionGroup)
     return 0
 
