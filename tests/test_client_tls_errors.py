@@ -17,7 +17,7 @@ import socket
 import ssl
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -383,3 +383,48 @@ def test_serve_refuses_settings_whose_certificate_and_key_do_not_fit(certs: Path
     )
     with pytest.raises(ConfigError, match="is not the private key of the client certificate"):
         serve(Bot(), settings, give_up_after=0)
+
+
+def test_a_tls_config_made_by_hand_is_checked_as_from_files_checks_files(certs: Path) -> None:
+    # Made with the constructor, bytes that are no certificate made start() say the port was in
+    # use, a str raised gRPC's bare TypeError, and a client CA without require_client_cert
+    # checked nothing: gRPC then asks for no client certificate, and one of any CA got in.
+    server, key = (certs / "server.pem").read_bytes(), (certs / "server.key").read_bytes()
+    ca = (certs / "ca.pem").read_bytes()
+    cases: list[tuple[Callable[[], object], str]] = [
+        (lambda: TlsConfig(b"abc", key), r"^TLS: cert_chain holds no readable PEM certificate"),
+        (lambda: TlsConfig(server, b"def"), r"^TLS: private_key holds no readable PEM private"),
+        (
+            lambda: TlsConfig(server, (certs / "client.key").read_bytes()),
+            r"^TLS: private_key is not the private key of the certificate in cert_chain",
+        ),
+        (
+            lambda: TlsConfig("abc", "def"),  # type: ignore[arg-type]
+            r"^TLS: cert_chain must be the PEM file's bytes \(TlsConfig.from_files reads",
+        ),
+        (
+            lambda: TlsConfig(server, key, client_ca=b"nothing", require_client_cert=True),
+            r"^TLS: client_ca holds no PEM CA certificate",
+        ),
+        (
+            lambda: TlsConfig(server, key, client_ca=ca),
+            r"^TLS: client_ca checks client certificates only with require_client_cert=True",
+        ),
+        (
+            lambda: TlsConfig.from_files(
+                certs / "server.pem", certs / "server.key", certs / "ca.pem"
+            ),
+            r"only with require_client_cert=True \(without it gRPC asks for none\): pass",
+        ),
+        (
+            lambda: TlsConfig(server, key, ca, require_client_cert="yes"),  # type: ignore[arg-type]
+            r"^TLS: require_client_cert must be True or False, got 'yes'$",
+        ),
+    ]
+    for made, says in cases:
+        with pytest.raises(ConfigError, match=says):
+            made()
+    # What from_files makes, the constructor takes; the file's name still leads its errors.
+    assert TlsConfig(server, key, ca, require_client_cert=True).client_ca == ca
+    with pytest.raises(ConfigError, match=r"^TLS: \S+/ca.pem holds no readable PEM private key"):
+        TlsConfig.from_files(certs / "server.pem", certs / "ca.pem")

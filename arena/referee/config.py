@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ssl
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,8 +42,42 @@ class TlsConfig:
     """Refuse clients without a certificate signed by ``client_ca``."""
 
     def __post_init__(self) -> None:
+        # Checked here, not only in from_files: a pair gRPC cannot use made start() say the port
+        # was in use, and a str for bytes raised gRPC's bare TypeError.
+        for name in ("cert_chain", "private_key"):
+            value = getattr(self, name)
+            if not isinstance(value, bytes) or not value:
+                raise ConfigError(
+                    f"TLS: {name} must be the PEM file's bytes (TlsConfig.from_files reads the "
+                    f"files), got {value!r:.40}"
+                )
+        if self.client_ca is not None and not isinstance(self.client_ca, bytes):
+            raise ConfigError(
+                f"TLS: client_ca must be PEM bytes or None, got {self.client_ca!r:.40}"
+            )
+        if not isinstance(self.require_client_cert, bool):
+            raise ConfigError(
+                f"TLS: require_client_cert must be True or False, got {self.require_client_cert!r}"
+            )
         if self.require_client_cert and self.client_ca is None:
             raise ConfigError("TLS: requiring client certificates needs a client CA (client_ca)")
+        if self.client_ca is not None and not self.require_client_cert:
+            # gRPC's server then asks for no client certificate at all: the CA checked nothing,
+            # and a certificate from any other CA was let in.
+            raise ConfigError(
+                "TLS: client_ca checks client certificates only with require_client_cert=True "
+                "(without it gRPC asks for none): pass require_client_cert=True, or leave "
+                "client_ca out"
+            )
+        with tempfile.TemporaryDirectory() as folder:  # ssl loads a pair from files only
+            cert, key = Path(folder, "cert_chain"), Path(folder, "private_key")
+            cert.write_bytes(self.cert_chain)
+            key.write_bytes(self.private_key)
+            # Not its dates: gRPC serves an expired certificate (the bots refuse it), and a
+            # referee made by hand may mean to (from_files refuses it).
+            _check_pair(cert, key, "cert_chain", "private_key", dates=False)
+        if self.client_ca is not None:
+            _check_ca(self.client_ca, "client_ca")
 
     @classmethod
     def from_files(
@@ -64,30 +99,38 @@ class TlsConfig:
             except TypeError:  # None or a number: Path() says only "expected str, bytes..."
                 raise ConfigError(f"TLS: a PEM file's path is needed, got {path!r}") from None
 
-        config = cls(
-            cert_chain=read(cert),
-            private_key=read(key),
-            client_ca=None if client_ca is None else read(client_ca),
+        cert_chain, private_key = read(cert), read(key)
+        ca = None if client_ca is None else read(client_ca)
+        # Checked before the constructor checks the bytes again, so that the error names the file.
+        _check_pair(Path(cert), Path(key), str(cert), str(key))
+        if ca is not None:
+            _check_ca(ca, str(client_ca))
+        return cls(
+            cert_chain=cert_chain,
+            private_key=private_key,
+            client_ca=ca,
             require_client_cert=require_client_cert,
         )
-        # Checked here because gRPC, given a bad pair, only fails to bind (as if the port were
-        # taken) after logging lines of its own.
-        _check_pair(cert, key)
-        if client_ca is not None:
-            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            try:
-                context.load_verify_locations(client_ca)
-            except (ssl.SSLError, ValueError) as e:
-                raise ConfigError(f"TLS: {client_ca} holds no PEM CA certificate ({e})") from None
-        return config
 
 
-def _check_pair(cert: Path | str, key: Path | str) -> None:
-    """Refuse, in one line naming the file at fault, a certificate chain and private key that a
-    bot could not connect to: no certificate, no key, a key of another certificate, a key under
-    a pass phrase, or a certificate expired (or not valid yet)."""
+def _check_ca(pem: bytes, name: str) -> None:
+    """Refuse CA certificates that are not PEM (``name``: the file, or the field)."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    problem = load_pair(context, cert, key)
+    try:
+        context.load_verify_locations(cadata=pem.decode("ascii"))
+    except (ssl.SSLError, ValueError) as e:  # UnicodeDecodeError is a ValueError
+        raise ConfigError(f"TLS: {name} holds no PEM CA certificate ({e})") from None
+
+
+def _check_pair(
+    cert_file: Path, key_file: Path, cert: str, key: str, *, dates: bool = True
+) -> None:
+    """Refuse, in one line naming the file (or field) at fault, a certificate chain and private
+    key that a bot could not connect to: no certificate, no key, a key of another certificate, a
+    key under a pass phrase, or (``dates``) a certificate expired or not valid yet. ``cert`` and
+    ``key`` name the files ``cert_file`` and ``key_file`` in the message."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    problem = load_pair(context, cert_file, key_file)
     if problem is PairProblem.NO_CERTIFICATE:
         raise ConfigError(
             f"TLS: {cert} holds no readable PEM certificate (-----BEGIN CERTIFICATE-----): give "
@@ -109,12 +152,14 @@ def _check_pair(cert: Path | str, key: Path | str) -> None:
             f"TLS: {key} holds no readable PEM private key (-----BEGIN PRIVATE KEY-----): "
             f"give the private key of the certificate in {cert} as the key file"
         )
+    if not dates:
+        return
     probe = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    probe.load_verify_locations(cert)
-    dates = _validity_problem(context, probe)
-    if dates:
+    probe.load_verify_locations(cert_file)
+    wrong = _validity_problem(context, probe)
+    if wrong:
         raise ConfigError(
-            f"TLS: the certificate in {cert} {dates}, so every bot would refuse it; make or "
+            f"TLS: the certificate in {cert} {wrong}, so every bot would refuse it; make or "
             "get one valid now"
         )
 
