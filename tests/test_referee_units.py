@@ -654,3 +654,12 @@ def test_accounts_and_tls_paths_of_the_wrong_kind_are_refused_in_one_line() -> N
         TokenAccounts.issue_for(None)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match=r"^TLS: a PEM file's path is needed, got None$"):
         TlsConfig.from_files(None, None)  # type: ignore[arg-type]
+
+
+def test_an_account_answer_with_an_empty_name_is_of_the_wrong_kind() -> None:
+    # A custom store's identity named "" was welcomed, and its session could never be seated.
+    from arena.referee.server import _identity_problem
+
+    named = dataclasses.make_dataclass("Named", ["name", "status", "note"])
+    assert _identity_problem(named("", Standing.ACTIVE, "")) == "its name is empty"
+    assert _identity_problem(named("a", Standing.ACTIVE, "")) is None

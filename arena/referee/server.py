@@ -193,6 +193,9 @@ def _identity_problem(answer: object) -> str | None:
             return f"it has no {field}"
     if not isinstance(answer.name, str):  # type: ignore[attr-defined]
         return f"its name is {answer.name!r:.60}, not a string"  # type: ignore[attr-defined]
+    if not answer.name:  # type: ignore[attr-defined]
+        # Welcomed under no name, the session could never be seated (no table names "").
+        return "its name is empty"
     status = answer.status  # type: ignore[attr-defined]
     if not isinstance(getattr(status, "value", None), str):
         return (
