@@ -10,6 +10,7 @@ game has ended. Nothing here depends on how long anything took.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ import pytest
 from conftest import BOTS_DIR, BotProcesses
 
 from arena.referee import RefereeConfig, RefereeThread, TokenAccounts
+from arena.referee.game import LATE_RECORDED
 from arena.rules import Rules
 from arena.table import Clocks, FaultKind, FaultPolicy, GameRecord, TableSpec, Termination
 
@@ -28,14 +30,18 @@ CALM = Clocks(move_ms=10_000, bank_ms=20_000, handshake_ms=30_000)
 GOOD = ("g1", "g2", "g3")
 LATE_SEAT = 2
 WRONG_ID_OFFSET = 1_000_000
+BURST = 600
 """As in tests/bots/resume_bot.py."""
 
 
 @pytest.fixture
-def arena(tmp_path: Path) -> Iterator[BotProcesses]:
-    """A referee, three good bots and the forfeit-late bot, all waiting in the lobby."""
+def arena(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BotProcesses]:
+    """A referee, three good bots and the late bot (by default in the forfeit-late mode), all
+    waiting in the lobby."""
+    mode = getattr(request, "param", "forfeit-late")
     accounts = TokenAccounts()
-    referee = RefereeThread(RefereeConfig(), accounts)
+    # Room for the burst in the inbox: the test is of the record, not of the flood limit.
+    referee = RefereeThread(RefereeConfig(inbox_limit=4 * BURST), accounts)
     referee.start("127.0.0.1:0")
     bots = BotProcesses(referee, accounts, tmp_path)
     try:
@@ -49,7 +55,7 @@ def arena(tmp_path: Path) -> Iterator[BotProcesses]:
                     f"--address={bots.address}",
                     f"--token={bots.token('late')}",
                     "--name=late",
-                    "--mode=forfeit-late",
+                    f"--mode={mode}",
                 ],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -97,3 +103,34 @@ def test_a_forfeited_bots_late_answers_are_recorded_not_faulted(arena: BotProces
     assert [x.request_id for x in again.late] == [first]
     assert again.faults == ()
     assert again.seat_status == (Termination.NORMAL,) * 4
+
+
+@pytest.mark.parametrize("arena", ["echo-earlier"], indirect=True)
+def test_an_answer_to_an_earlier_games_request_is_late_not_a_fault(arena: BotProcesses) -> None:
+    # An answer echoing a request of the bot's last game, read while its next game's request was
+    # open, was a WRONG_REQUEST_ID fault there: a forfeited bot's burst of answers to its last
+    # request spilled into its next games and forfeited them too.
+    first = play(arena, "first", FaultPolicy())
+    assert first.faults == () and first.late == ()
+    last_id = max(d.request_id for d in first.decisions if d.seat == LATE_SEAT)
+    second = play(arena, "second", FaultPolicy(strict=True))
+    assert second.faults == ()
+    assert second.seat_status == (Termination.NORMAL,) * 4
+    assert [x.request_id for x in second.late] == [last_id]
+
+
+@pytest.mark.parametrize("arena", ["forfeit-burst"], indirect=True)
+def test_a_games_record_keeps_a_bounded_number_of_late_replies(
+    arena: BotProcesses, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Every late reply was kept: a forfeited bot answering all game long made a record of 400 KB.
+    with caplog.at_level("WARNING", logger="arena.referee"):
+        record = play(arena, "burst", FaultPolicy(strict=True))
+    assert record.seat_status[LATE_SEAT] is Termination.ILLEGAL
+    assert len(record.late) == LATE_RECORDED
+    (counted,) = [
+        r.getMessage() for r in caplog.records if "late replies, of which" in r.getMessage()
+    ]
+    # Those that came in the game (the rest came after it, between games) are counted in the log.
+    seen = re.fullmatch(r".*\(late\): (\d+) late replies, of which the record keeps 64", counted)
+    assert seen is not None and LATE_RECORDED < int(seen[1]) <= BURST, counted

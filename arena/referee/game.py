@@ -69,6 +69,9 @@ log = logging.getLogger("arena.referee")
 
 EXPIRED_REMEMBERED: Final = 16
 """Timed-out request ids a seat remembers, to tell a late answer from a wrong one."""
+LATE_RECORDED: Final = 64
+"""The late replies a game's record keeps per seat; the rest are counted in the log: a forfeited
+bot sending answers all game long made a record of 400 KB (2,620 late replies)."""
 MS: Final = 1000.0
 ALARM_EARLY_S: Final = 0.001
 """How early a timer may fire and still count as on time: an event loop's timers may round to
@@ -279,6 +282,11 @@ class Seat:
         """Request ids that timed out, with their deadlines (late answers are dropped, not
         faults); the oldest are forgotten past :data:`EXPIRED_REMEMBERED`. The seat's session's
         own (:attr:`Session.expired`) while it has one, so that it outlives the game."""
+        self.earlier = 0
+        """The last request id its session was sent before this game: an answer echoing one up
+        to it belongs to an earlier game (a late reply here, never this game's fault)."""
+        self.late_noted = 0
+        """Late replies of its bot seen in this game (the record keeps :data:`LATE_RECORDED`)."""
         self.returned: asyncio.Event | None = None
         """Set when a session takes the seat back while a decision waits for it."""
         self.alarm = _Alarm()
@@ -326,6 +334,7 @@ class TableRun:
             seat.session = session
             seat.key = session.key
             seat.expired = session.expired  # answers to an earlier game's requests are late too
+            seat.earlier = session.last_request_id
             session.owner = self
         self.game = Game(spec.rules, spec.seed)
         self._rules_msg = wire.rules_message(spec.rules)
@@ -610,6 +619,7 @@ class TableRun:
             if not self._drain(seat, session, number, hand):
                 continue
             request_id = next(self._ids)
+            session.last_request_id = request_id
             request = self._request(hand, number, index, kind, request_id, deadline, legal)
             outcome = await self._exchange(
                 seat, session, request, request_id, deadline, hand, kind, legal
@@ -806,7 +816,7 @@ class TableRun:
                 what,  # FaultNotice.your_answer: empty only for a timeout or a disconnect
             )
         if decision.request_id != request_id:
-            if decision.request_id in seat.expired:
+            if _late(seat, decision.request_id):
                 self._note_late(seat, decision, at)
                 return None
             return self._stray(
@@ -918,6 +928,19 @@ class TableRun:
     ) -> None:
         """Record a late reply; ``since``: when the request ended, if the seat does not
         remember it (a forfeited seat's answer to a request that had not timed out)."""
+        seat.late_noted += 1
+        if seat.late_noted > LATE_RECORDED:
+            if seat.late_noted == LATE_RECORDED + 1:
+                log.warning(
+                    "game %s seat %d (%s): more than %d late replies; the record keeps the "
+                    "first %d, the game's end logs how many there were",
+                    self.game_id,
+                    seat.index,
+                    seat.bot,
+                    LATE_RECORDED,
+                    LATE_RECORDED,
+                )
+            return
         ended = seat.expired.get(decision.request_id, at if since is None else since)
         self.late.append(
             LateReply(
@@ -939,7 +962,7 @@ class TableRun:
         decision = _decision_in(message)
         if decision is None:
             return _not_a_decision(message)
-        if decision.request_id in seat.expired:
+        if _late(seat, decision.request_id):
             self._note_late(seat, decision, at)
             return None
         return _describe(decision)
@@ -1381,6 +1404,7 @@ class TableRun:
         seat.key = session.key
         session.expired.update(seat.expired)
         seat.expired = session.expired
+        seat.earlier = max(seat.earlier, session.last_request_id)
         self._settle(seat, session)
         seat.away_since = None
         seat.said_goodbye = False
@@ -1536,6 +1560,15 @@ class TableRun:
         for s in self.seats:
             if s.forfeit is not None:
                 reason += f"; seat {s.index} ({s.bot}) forfeited: {s.forfeit_reason}"
+            if s.late_noted > LATE_RECORDED:
+                log.warning(
+                    "game %s seat %d (%s): %d late replies, of which the record keeps %d",
+                    self.game_id,
+                    s.index,
+                    s.bot,
+                    s.late_noted,
+                    LATE_RECORDED,
+                )
         return GameRecord(
             spec=self.spec,
             hands=tuple(self.hands),
@@ -1550,6 +1583,12 @@ class TableRun:
             finished_at=time.time(),
             late=tuple(self.late),
         )
+
+
+def _late(seat: Seat, request_id: int) -> bool:
+    """Whether an answer echoing ``request_id`` is late: to a request that timed out (or was given
+    up on), or to one of an earlier game (which a fault of this game must not punish)."""
+    return request_id in seat.expired or 0 < request_id <= seat.earlier
 
 
 def _decision_in(message: object) -> bot_pb.Decision | None:

@@ -260,6 +260,9 @@ class Session:
         self.expired: dict[int, float] = {}
         """Request ids sent on this stream that timed out, with their deadlines, across games:
         an answer to one that arrives in the bot's next game is late, not a wrong request id."""
+        self.last_request_id = 0
+        """The last request id sent on this stream, in any game: an answer echoing one up to the
+        last of its earlier games belongs to that game (a late reply, never the next's fault)."""
         self.inbox = Inbox()
         """What the bot sent, in order; bounded by :attr:`inbox_limit` (see module docstring)."""
         self.inbox_limit = inbox_limit

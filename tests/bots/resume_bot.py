@@ -13,6 +13,10 @@ Modes (every one plays the lowest legal card and passes its first cards when it 
   request id (one fault: strict mode forfeits the seat), then at once with the right answer (late:
   the seat is forfeited) and with one more wrong id; when that game ends, it sends the right
   answer once more (between games); it answers every later request at once.
+* ``forfeit-burst``: answers its session's first request with a wrong request id (strict mode
+  forfeits the seat), then sends the right answer :data:`BURST` times at once (each late).
+* ``echo-earlier``: answers every request at once; at the first request of its second game it
+  first sends its last answer of the first game again (as one still in flight would arrive).
 
 ``--resume ID`` sets Hello.resume_session_id. It prints ``WELCOME <session_id> <resumed>`` for the
 Welcome, ``SHUTDOWN <reason>`` for a Shutdown, and last ``STATUS <code>`` with the status the
@@ -33,6 +37,7 @@ from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 
 PLAY_METHOD = "/hearts.v1.BotService/Play"
 WRONG_ID_OFFSET = 1_000_000
+BURST = 600
 
 
 def lowest(cards: list[str]) -> str:
@@ -74,6 +79,8 @@ async def play(args: argparse.Namespace) -> str:
         first: bot_pb.DecisionRequest | None = None
         """The forfeit-late mode's first request, answered late again after its game."""
         games_ended = 0
+        last: bot_pb.DecisionRequest | None = None
+        """The echo-earlier mode's last request answered in its first game."""
         while True:
             try:
                 response = await call.read()
@@ -107,7 +114,18 @@ async def play(args: argparse.Namespace) -> str:
                     await send(call, answer(request, request.request_id + WRONG_ID_OFFSET))
                     await send(call, answer(request))
                     await send(call, answer(request, request.request_id + 2 * WRONG_ID_OFFSET))
+                elif args.mode == "forfeit-burst" and first is None:
+                    first = request
+                    await send(call, answer(request, request.request_id + WRONG_ID_OFFSET))
+                    for _ in range(BURST):
+                        await send(call, answer(request))
+                elif args.mode == "echo-earlier" and games_ended == 1 and last is not None:
+                    await send(call, answer(last))
+                    last = None
+                    await send(call, answer(request))
                 else:
+                    if games_ended == 0:
+                        last = request
                     await send(call, answer(request))
             if response.HasField("shutdown"):
                 reason = bot_pb.ShutdownReason.Name(response.shutdown.reason)
@@ -132,7 +150,11 @@ def main() -> None:
     parser.add_argument("--address", required=True)
     parser.add_argument("--token", required=True)
     parser.add_argument("--name", default="resume")
-    parser.add_argument("--mode", choices=("good", "stall", "forfeit-late"), default="good")
+    parser.add_argument(
+        "--mode",
+        choices=("good", "stall", "forfeit-late", "forfeit-burst", "echo-earlier"),
+        default="good",
+    )
     parser.add_argument("--stall-at", type=int, default=2)
     parser.add_argument("--resume", default="")
     args = parser.parse_args()

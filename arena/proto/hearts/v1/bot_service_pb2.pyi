@@ -208,7 +208,9 @@ class Decision(_message.Message):
     """The request_id of the DecisionRequest this answers. A Decision for a request that timed out
     (or that the referee gave up on: its stream broke, its seat was forfeited) is dropped, and
     the referee records it as a late reply, in the game's record (in the session's next game's,
-    if it arrives between games). Any other that answers no open request is dropped and counted
+    if it arrives between games); so is one that echoes a request of the session's earlier
+    game (a fault belongs to its game), and a record keeps at most 64 late replies per seat (the
+    referee's log counts the rest). Any other that answers no open request is dropped and counted
     as a fault: FAULT_KIND_WRONG_REQUEST_ID while another request is open,
     FAULT_KIND_PROTOCOL when none is (a second answer to one request); between games, when the
     bot sits at no table, it is only dropped and logged (a fault belongs to a game). Once the
