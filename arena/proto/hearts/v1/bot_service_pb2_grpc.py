@@ -33,6 +33,9 @@ class BotServiceStub:
     whenever this seat must decide; the bot answers each request with exactly one Decision that
     echoes its request_id. The referee ends a session with a PlayResponse whose `shutdown` is set,
     then closes the stream with status OK. A bot may end it with Goodbye and then close its side.
+    A bot that closes its side without Goodbye has dropped its connection, as far as the referee
+    can tell: the stream closes with OK and no Shutdown, and its seat, if it has one, waits out
+    the grace period for a new session of its token (Hello.resume_session_id takes it back).
 
     Inside a game, a bad answer is a fault (see FaultKind), not a stream error: the stream stays
     open, the referee plays a substitute card and sends a FaultNotice. The stream itself fails with
@@ -89,6 +92,9 @@ class BotServiceServicer:
     whenever this seat must decide; the bot answers each request with exactly one Decision that
     echoes its request_id. The referee ends a session with a PlayResponse whose `shutdown` is set,
     then closes the stream with status OK. A bot may end it with Goodbye and then close its side.
+    A bot that closes its side without Goodbye has dropped its connection, as far as the referee
+    can tell: the stream closes with OK and no Shutdown, and its seat, if it has one, waits out
+    the grace period for a new session of its token (Hello.resume_session_id takes it back).
 
     Inside a game, a bad answer is a fault (see FaultKind), not a stream error: the stream stays
     open, the referee plays a substitute card and sends a FaultNotice. The stream itself fails with
@@ -155,6 +161,9 @@ class BotService:
     whenever this seat must decide; the bot answers each request with exactly one Decision that
     echoes its request_id. The referee ends a session with a PlayResponse whose `shutdown` is set,
     then closes the stream with status OK. A bot may end it with Goodbye and then close its side.
+    A bot that closes its side without Goodbye has dropped its connection, as far as the referee
+    can tell: the stream closes with OK and no Shutdown, and its seat, if it has one, waits out
+    the grace period for a new session of its token (Hello.resume_session_id takes it back).
 
     Inside a game, a bad answer is a fault (see FaultKind), not a stream error: the stream stays
     open, the referee plays a substitute card and sends a FaultNotice. The stream itself fails with

@@ -36,6 +36,9 @@ class BotServiceStub:
     whenever this seat must decide; the bot answers each request with exactly one Decision that
     echoes its request_id. The referee ends a session with a PlayResponse whose `shutdown` is set,
     then closes the stream with status OK. A bot may end it with Goodbye and then close its side.
+    A bot that closes its side without Goodbye has dropped its connection, as far as the referee
+    can tell: the stream closes with OK and no Shutdown, and its seat, if it has one, waits out
+    the grace period for a new session of its token (Hello.resume_session_id takes it back).
 
     Inside a game, a bad answer is a fault (see FaultKind), not a stream error: the stream stays
     open, the referee plays a substitute card and sends a FaultNotice. The stream itself fails with
@@ -87,6 +90,9 @@ class BotServiceAsyncStub(BotServiceStub):
     whenever this seat must decide; the bot answers each request with exactly one Decision that
     echoes its request_id. The referee ends a session with a PlayResponse whose `shutdown` is set,
     then closes the stream with status OK. A bot may end it with Goodbye and then close its side.
+    A bot that closes its side without Goodbye has dropped its connection, as far as the referee
+    can tell: the stream closes with OK and no Shutdown, and its seat, if it has one, waits out
+    the grace period for a new session of its token (Hello.resume_session_id takes it back).
 
     Inside a game, a bad answer is a fault (see FaultKind), not a stream error: the stream stays
     open, the referee plays a substitute card and sends a FaultNotice. The stream itself fails with
@@ -134,6 +140,9 @@ class BotServiceServicer(metaclass=_abc_1.ABCMeta):
     whenever this seat must decide; the bot answers each request with exactly one Decision that
     echoes its request_id. The referee ends a session with a PlayResponse whose `shutdown` is set,
     then closes the stream with status OK. A bot may end it with Goodbye and then close its side.
+    A bot that closes its side without Goodbye has dropped its connection, as far as the referee
+    can tell: the stream closes with OK and no Shutdown, and its seat, if it has one, waits out
+    the grace period for a new session of its token (Hello.resume_session_id takes it back).
 
     Inside a game, a bad answer is a fault (see FaultKind), not a stream error: the stream stays
     open, the referee plays a substitute card and sends a FaultNotice. The stream itself fails with
