@@ -185,6 +185,11 @@ def test_a_card_not_held_is_refused(arena: Arena) -> None:
     record, _ = play_beside(arena, "notheld", "notheld")
     assert kinds(record) == {FaultKind.CARD_NOT_HELD}
     assert record.seat_status[BAD_SEAT] is Termination.ILLEGAL
+    # The pass's refusal names the card, as a play's does ("names a card not in the hand" left
+    # the author to find it among three).
+    passed = next(f for f in record.faults_of(BAD_SEAT) if f.trick == -1)
+    missing = passed.detail.split()[3]  # "the pass of XX YY ZZ ...": the bot's missing card first
+    assert passed.detail.endswith(f"names a card not in the hand ({missing})"), passed.detail
 
 
 def test_an_empty_pass_is_refused_saying_so(arena: Arena) -> None:

@@ -303,13 +303,21 @@ def test_an_account_store_answering_with_the_wrong_kind_is_said_clearly(
 
 
 def test_a_message_over_the_size_limit_is_refused(
-    referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
+    referee: tuple[RefereeThread, TokenAccounts],
+    bots: BotProcesses,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    proc = bots.start("huge", "huge")
-    assert status_of(bots, proc).startswith(
-        "RESOURCE_EXHAUSTED a message of 200012 bytes is over this referee's limit of 65536 "
-        "bytes (Welcome.max_message_bytes)"
-    )
+    with caplog.at_level("INFO", logger="arena.referee"):
+        proc = bots.start("huge", "huge")
+        assert status_of(bots, proc).startswith(
+            "RESOURCE_EXHAUSTED a message of 200012 bytes is over this referee's limit of 65536 "
+            "bytes (Welcome.max_message_bytes)"
+        )
+    # The organiser's log says so too (it said nothing of a session cut after its welcome).
+    assert re.search(
+        r"session s\d+ \(huge\) ended \(RESOURCE_EXHAUSTED\): a message of 200012 bytes",
+        caplog.text,
+    ), caplog.text
 
 
 def test_garbage_on_the_socket_leaves_the_referee_serving(

@@ -886,7 +886,14 @@ class TableRun:
         # Cut as the echo of the answer is: a pass of 15,000 cards made a 45 kB notice.
         shown = f"the pass of {_listed(cards, str, ' ')}" if cards else "an empty pass"
         if why is Violation.CARD_NOT_HELD:
-            return _Refused(FaultKind.CARD_NOT_HELD, f"{shown} names a card not in the hand", sent)
+            # Which card, as a play's refusal says: "names a card not in the hand" left the bot's
+            # author to find it among three.
+            held = hand.hand_mask(index)
+            absent = [c for c in cards if not held & c.bit]
+            which_card = f" ({absent[0]})" if absent else ""
+            return _Refused(
+                FaultKind.CARD_NOT_HELD, f"{shown} names a card not in the hand{which_card}", sent
+            )
         if why in (Violation.DUPLICATE_CARD, Violation.WRONG_PASS_COUNT):
             return _Refused(
                 FaultKind.WRONG_PASS,

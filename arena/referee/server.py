@@ -612,6 +612,16 @@ class Referee:
                 )
             if ending is None:
                 ending = await session.ending
+                if ending.code is not None:
+                    # As a refusal is: a session cut with an error status (flooding, a message
+                    # over the limit) left no line saying why.
+                    log.info(
+                        "session %s (%s) ended (%s): %s",
+                        session.id,
+                        session.bot,
+                        ending.code_name,
+                        ending.message,
+                    )
             if ending.code is None and ending.shutdown is None:
                 # The stream ended, or broke, under the referee. A bot that only closed its
                 # side gets OK; for a cancelled stream gRPC's cancellation of this handler
