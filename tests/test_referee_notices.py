@@ -82,7 +82,10 @@ def test_a_wrong_request_id_notice_names_the_request_still_open(
         assert open_id != 0 and notice.request_id == open_id
         sent = f"request {open_id + WRONG_ID_OFFSET}"
         assert sent in notice.your_answer and sent in notice.message
-        assert f"the open request is {open_id}" in notice.message
+        assert notice.message.endswith(
+            f"the open request is {open_id}: answer each DecisionRequest once, echoing its "
+            "request_id"
+        ), notice.message
 
 
 def test_a_second_hello_notice_names_the_request_still_open(

@@ -824,7 +824,9 @@ class TableRun:
                 hand,
                 request_id,
                 f"an answer to request {decision.request_id}, but the open request is "
-                f"{request_id}: echo DecisionRequest.request_id",
+                # Not only "echo the id": the same id arrives for a second answer to a request
+                # already answered, whose fix is to answer once.
+                f"{request_id}: answer each DecisionRequest once, echoing its request_id",
                 FaultKind.WRONG_REQUEST_ID,
                 _describe(decision),
             )
