@@ -676,7 +676,13 @@ class Referee:
         if isinstance(first, wire.Play):
             first = first.full()
         if not isinstance(first, bot_pb.PlayRequest) or not first.HasField("hello"):
-            got = "undecodable bytes" if isinstance(first, wire.Malformed) else "another message"
+            # Named, as a Goodbye is: "another message" left the author to guess which.
+            if isinstance(first, wire.Malformed):
+                got = f"{first.size} bytes that are not a PlayRequest ({first.error})"
+            elif isinstance(first, bot_pb.PlayRequest) and first.WhichOneof("kind"):
+                got = f"a {first.WhichOneof('kind').capitalize()}"  # type: ignore[union-attr]
+            else:
+                got = "an empty PlayRequest (no field set)"
             return Ending(
                 grpc.StatusCode.INVALID_ARGUMENT,
                 f"the first message of a session must be a Hello, got {got}",
