@@ -24,12 +24,14 @@ from typing import Annotated, Any, Final, NoReturn, TypeVar, cast, get_args
 
 
 def _interrupted_while_loading(signum: int, frame: object) -> None:
-    # A Ctrl-C or SIGTERM before the command runs (its libraries take a moment to load) is not
-    # a crash: one line and 130, as during the command, instead of a KeyboardInterrupt's
-    # traceback (or, for SIGTERM, a silent death by the signal, 143).
+    # A Ctrl-C or SIGTERM before the command runs (its libraries take a moment to load, then
+    # its flags are read) is not a crash: one line and 130, as during the command, instead of a
+    # KeyboardInterrupt's traceback (or, for SIGTERM, a silent death by the signal, 143).
+    # Ended at once, not raised: nothing is made yet, and an exception raised into an import's
+    # lock callback was printed as "Exception ignored" and dropped, and the command went on.
     with contextlib.suppress(OSError):
-        print("arena: interrupted", file=sys.stderr)
-    raise SystemExit(130)
+        os.write(2, b"arena: interrupted\n")
+    os._exit(130)
 
 
 _LOADING_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
@@ -54,6 +56,8 @@ def _unguard_loading(before: dict[signal.Signals, Any]) -> None:
 
 
 _BEFORE_LOADING = _guard_loading()
+_STARTING: dict[signal.Signals, Any] = {}
+"""The handlers :func:`run_typer`'s guard replaced, put back once the command runs."""
 
 import typer
 from rich.console import Console
@@ -243,6 +247,8 @@ class OnceCommand(_PlainHelp, TyperCommand):
     def invoke(self, ctx: Any) -> Any:
         """Run the command; a closed output (``arena ratings | head -1``) stops it quietly, a
         full one (``> /dev/full``) with one line."""
+        # The flags are read: from here each command handles Ctrl-C and SIGTERM its own way.
+        _unguard_loading(_STARTING)
         try:
             result = super().invoke(ctx)
             _flush_output()
@@ -456,6 +462,9 @@ def _reading(db: Path, action: Callable[[], T]) -> T:
         raise StoreError(unreadable(db, e)) from None
 
 
+NOTHING_MADE_TEXT: Final = "interrupted before any game was played; nothing was made"
+
+
 def _interrupted_text(db: Path | None, run_id: str | None = None) -> str:
     """What a command stopped by Ctrl-C says (see :func:`_guard`)."""
     from arena.store import not_made
@@ -465,7 +474,7 @@ def _interrupted_text(db: Path | None, run_id: str | None = None) -> str:
     if not_made(db):
         # Stopped while the run loaded or its bots started: a run makes its database only once
         # they are up (in the empty file given, if one was).
-        return "interrupted before any game was played; nothing was made"
+        return NOTHING_MADE_TEXT
     stored, total = _stored_of(db, run_id) if run_id is not None else (None, None)
     if total is not None and stored is not None and stored >= total:
         return _all_stored_text(total, db)
@@ -479,6 +488,14 @@ def _interrupted_text(db: Path | None, run_id: str | None = None) -> str:
     return (
         "interrupted; every game finished so far is stored: run the same command again to carry on"
     )
+
+
+def _loading_text(db: Path | None, run_id: str | None = None) -> str:
+    """What a run or a test stopped as it reads its flags and loads says: before the flags name
+    its database, nothing can have been made (it said only "interrupted", the readers' line)."""
+    if db is None:
+        return NOTHING_MADE_TEXT
+    return _interrupted_text(db, run_id)
 
 
 def _stored_of(db: Path, run_id: str) -> tuple[int | None, int | None]:
@@ -716,7 +733,7 @@ def _do_run(
     database: Path | None = None  # the database, once the flags name it
     run_id: str | None = None
     try:
-        with _run_loading(lambda: _interrupted_text(database, run_id)):
+        with _run_loading(lambda: _loading_text(database, run_id)):
             from arena.config import build_config, load_toml
 
             settings = _guard(
@@ -1199,7 +1216,7 @@ def sprt(
     # referee, scipy: a second or more) ended in exit 130 without a word, or 143.
     database: Path | None = None  # the database, once the flags name it
     try:
-        with _run_loading(lambda: _interrupted_text(database)):
+        with _run_loading(lambda: _loading_text(database)):
             from arena.config import build_config
             from arena.director.progress import StartHooks, make_reporter
             from arena.director.sprt import check_max_boards, run_sprt, sprt_bots
@@ -1355,6 +1372,10 @@ def run_typer(application: typer.Typer, prog_name: str) -> NoReturn:
     Typer would draw the error in a box under the usage; its parser's exceptions are private
     types, so they are recognised by what they offer (a message and an exit code).
     """
+    # Guarded again until the command runs (OnceCommand.invoke): typer builds the command and
+    # reads its flags first, where a Ctrl-C was a traceback and a SIGTERM a silent 143. (The
+    # guard set as this module loads is lifted at its end, for programs that only import it.)
+    _STARTING.update(_guard_loading())
     command = typer.main.get_command(application)
     _help_stops_on_a_closed_pipe()
     _unencodable_as_question_marks()

@@ -220,3 +220,46 @@ def test_a_signal_during_the_closing_report_says_every_game_is_stored(tmp_path: 
     # The same command on the finished run, stopped while it loads: the same, not "carry on".
     again = signalled_run(work, "SIGINT", "arena.director.run", *args, hook=hook)
     assert (again.returncode, again.stderr) == (130, ALL_STORED + "\n")
+
+
+@pytest.mark.parametrize(
+    ("sig", "at"),
+    [
+        # typer builds the command and reads its flags after the loading guard was lifted and
+        # before the command handles a signal: a Ctrl-C there was a KeyboardInterrupt's
+        # traceback, a SIGTERM a silent death by the signal (143).
+        ("SIGINT", "typer.main:get_command"),
+        ("SIGTERM", "typer.main:get_command"),
+        ("SIGTERM", "arena.cli:_repeated_option"),
+    ],
+    ids=["SIGINT-building", "SIGTERM-building", "SIGTERM-reading-flags"],
+)
+@pytest.mark.parametrize("command", [["ratings", "--db", "none.db"], ["run", *THREE]])
+def test_a_signal_while_the_flags_are_read_is_one_line_and_exit_130(
+    tmp_path: Path, sig: str, at: str, command: list[str]
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    done = signalled(work, sig, at, *command, hook=tmp_path / "hook")
+    assert (done.returncode, done.stderr) == (130, "arena: interrupted\n")
+    assert list(work.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("at", "command"),
+    [
+        ("arena.ratings.sprt", ["sprt", "--bot", "a=true", "--bot", "b=true"]),
+        ("arena.config:build_config", ["run", *THREE]),
+    ],
+    ids=["sprt-loading", "run-reading-flags"],
+)
+def test_a_signal_before_the_flags_name_the_database_says_nothing_was_made(
+    tmp_path: Path, at: str, command: list[str]
+) -> None:
+    # Before the flags named the database, it said only "interrupted", the readers' line, where
+    # the README promises a run or a test says what there is.
+    work = tmp_path / "work"
+    work.mkdir()
+    done = signalled(work, "SIGTERM", at, *command, hook=tmp_path / "hook")
+    assert (done.returncode, done.stderr) == (130, NOTHING_MADE)
+    assert list(work.iterdir()) == []
