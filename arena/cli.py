@@ -1303,13 +1303,13 @@ def sprt(
         if outcome.run is not None and outcome.run.output_closed:
             output_closed()
         header()  # a test decided before this call plays nothing, so nothing started
-        console.print(outcome.status, markup=False, highlight=False)
+        console.print(outcome.status, markup=False, highlight=False, soft_wrap=True)
         if outcome.run is not None and outcome.run.interrupted:
             if outcome.decision is not SprtDecision.CONTINUE:
                 # Stopped while the games in play at the decision were finishing: the decision is
                 # final all the same, and there is nothing to resume (it said to resume, and no
                 # verdict).
-                console.print(test.verdict(a, b), markup=False, highlight=False)
+                console.print(test.verdict(a, b), markup=False, highlight=False, soft_wrap=True)
                 _fail(
                     f"interrupted after the decision at board {outcome.boards}, while the games "
                     "in play were finishing (the test does not count them); the decision "
@@ -1327,7 +1327,7 @@ def sprt(
             verdict = f"no decision: stopped at the cap of {cap} (--max-boards)"
         else:
             verdict = test.verdict(a, b)
-        console.print(verdict, markup=False, highlight=False)
+        console.print(verdict, markup=False, highlight=False, soft_wrap=True)
         _to_the_end()
     except KeyboardInterrupt:
         # Between the guarded steps: the same words as in them.

@@ -880,6 +880,22 @@ def test_an_empty_path_or_name_is_one_line_saying_so(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+def test_the_sprt_verdict_is_one_line_in_a_pipe(tmp_path: Path) -> None:
+    # A script reads the verdict from stdout (every outcome exits 0): piped, it was cut at 160
+    # columns into two lines. Equal bots and a test of -600 against -500 Elo: H1 in a few boards.
+    args = [
+        "sprt", "--bot", f"a={LOW}", "--bot", f"b={LOW}", "--players", "3", "--elo0", "-600",
+        "--elo1", "-500", "--alpha", "0.2", "--beta", "0.2", "--max-boards", "60",
+    ]  # fmt: skip
+    done = arena(*args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == (
+        "H1 accepted: the test favours elo1 = -500 over elo0 = -600; b is likely no more than "
+        "600 Elo weaker than a (-500 Elo is what the test was built to detect, not a measure of "
+        "the gap)"
+    )
+
+
 def test_sprt_plays_boards_until_a_decision_or_the_cap_and_resumes(tmp_path: Path) -> None:
     args = [
         "sprt", "--bot", f"low={LOW}", "--bot", f"heur={HEUR}", "--filler", f"h1={HASH}",
