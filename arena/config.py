@@ -533,7 +533,7 @@ def build_config(
         _looked_up("--db", db_path)
         if not db_path.name:
             raise ConfigError(f"--db {db_path}: is a folder, not a database file")
-        _check_folder("--db", db_path.parent)  # names a file on the way ("x is a file")
+        _check_folder("--db", db_path.parent, db_path)  # names a file on the way
         # Here, not only when the run opens it: a bad `db` from a config file was named `--db`.
         check_writable(db_path)
         out_value = _path_text("--out", pick("out", out))
@@ -606,17 +606,20 @@ def _path_text(flag: str, value: Any) -> str | Path | None:
     raise ConfigError(f"{flag} {toml_spelling(value)}: expected a path (a string)")
 
 
-def _check_folder(flag: str, folder: Path) -> None:
-    """Refuse a folder that cannot be made or written (before any game, not in the middle)."""
+def _check_folder(flag: str, folder: Path, given: Path | None = None) -> None:
+    """Refuse a folder that cannot be made or written (before any game, not in the middle);
+    ``given``: the path the flag was given, where ``folder`` is its parent (a database's)."""
     existing = folder
     while not _looked_up(flag, existing) and existing != existing.parent:
         existing = existing.parent
+    # Named as given: `--db ro.db` was refused as "--db .: . is not writable".
+    shown = folder if given is None else given
     if not existing.is_dir():
-        what = "is a file" if existing == folder else f"{existing} is a file"
-        raise ConfigError(f"{flag} {folder}: {what}; give a folder")
+        what = "is a file" if existing == shown else f"{existing} is a file"
+        raise ConfigError(f"{flag} {shown}: {what}; give a folder")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise ConfigError(
-            f"{flag} {folder}: {existing} is not writable; give a folder you can write"
+            f"{flag} {shown}: {existing} is not writable; give a folder you can write"
         )
 
 

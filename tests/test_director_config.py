@@ -238,7 +238,7 @@ def test_out_and_db_folders_that_cannot_be_made_are_refused(tmp_path: Path) -> N
         build_config(bots=FIVE, out=a_file)
     with pytest.raises(ConfigError, match=r"^--out .*bot.py/x: .*bot.py is a file"):
         build_config(bots=FIVE, out=a_file / "x")
-    with pytest.raises(ConfigError, match=r"^--db .*bot.py/x: .*bot.py is a file"):
+    with pytest.raises(ConfigError, match=r"^--db .*bot.py/x/a.db: .*bot.py is a file"):
         build_config(bots=FIVE, db=a_file / "x" / "a.db")
     assert build_config(bots=FIVE, out=tmp_path / "new" / "out").out == tmp_path / "new" / "out"
 
