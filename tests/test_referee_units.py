@@ -497,6 +497,7 @@ def test_a_port_past_65535_is_refused_not_wrapped() -> None:
         ({"welcome_message": None}, "referee.welcome_message must be a string, got None"),
         ({"options": "grpc.x=1"}, "referee.options must be (name, value) pairs"),
         ({"options": (("grpc.x", 1, 2),)}, "referee.options must be (name, value) pairs"),
+        ({"handshake_ms": 0}, "referee.handshake_ms must be at least 1 ms, got 0"),
     ],
 )
 def test_settings_of_the_wrong_type_are_refused_when_made(

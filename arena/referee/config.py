@@ -289,6 +289,12 @@ class RefereeConfig:
                 f"referee.max_message_bytes must be at most {MAX_MESSAGE_BYTES} (256 MiB), got "
                 f"{self.max_message_bytes}; a bot's messages are a few hundred bytes"
             )
+        if self.handshake_ms < 1:
+            # 0 refused every bot: "no Hello within 0 ms of opening the stream".
+            raise ConfigError(
+                f"referee.handshake_ms must be at least 1 ms, got {self.handshake_ms}: the time a "
+                "bot has to send its Hello (default 5000)"
+            )
         if self.inbox_limit < 1 or self.max_message_bytes < 1024 or self.max_sessions_per_token < 1:
             raise ConfigError(
                 "referee: inbox_limit and max_sessions_per_token must be >= 1 and "

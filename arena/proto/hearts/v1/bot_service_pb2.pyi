@@ -461,7 +461,9 @@ class DecisionRequest(_message.Message):
     TIME_BANK_MS_FIELD_NUMBER: _builtins.int
     STATE_FIELD_NUMBER: _builtins.int
     request_id: _builtins.int
-    """The identifier to echo in Decision.request_id: never 0, and unique within the session."""
+    """The identifier to echo in Decision.request_id: never 0, and unique within the referee (so
+    within the session too), not consecutive: echo it as it is.
+    """
     kind: Global___DecisionKind.ValueType
     """What to decide."""
     game_id: _builtins.str
