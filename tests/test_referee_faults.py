@@ -9,6 +9,7 @@ here, not the machine's speed: no assertion depends on how long anything took.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -190,6 +191,21 @@ def test_a_card_not_held_is_refused(arena: Arena) -> None:
     passed = next(f for f in record.faults_of(BAD_SEAT) if f.trick == -1)
     missing = passed.detail.split()[3]  # "the pass of XX YY ZZ ...": the bot's missing card first
     assert passed.detail.endswith(f"names a card not in the hand ({missing})"), passed.detail
+
+
+def test_a_seat_cut_off_for_an_oversized_answer_says_why_in_the_record(arena: Arena) -> None:
+    # The record said only "not connected ...": nothing of the message over the limit that had
+    # ended the bot's session (the bot itself was told, in the stream's status).
+    start_bad(arena, "hugeanswer", "hugeanswer")
+    record, _ = play_beside(arena, "hugeanswer", "hugeanswer")
+    assert kinds(record) == {FaultKind.DISCONNECT}
+    assert record.seat_status[BAD_SEAT] is Termination.DISCONNECT
+    for fault in record.faults_of(BAD_SEAT):
+        assert re.search(
+            r"\(its session ended: a message of 200\d{3} bytes is over this referee's limit of "
+            r"65536 bytes \(Welcome.max_message_bytes\): send smaller messages\)$",
+            fault.detail,
+        ), fault.detail
 
 
 def test_an_empty_pass_is_refused_saying_so(arena: Arena) -> None:

@@ -267,6 +267,8 @@ class Seat:
         """The token digest of the seat's bot: only a session with this key may take it back."""
         self.away_since: float | None = None
         """When the seat lost its session (``time.monotonic()``), or None while connected."""
+        self.lost_why = ""
+        """Why its last session ended, for the disconnect faults ('' while connected)."""
         self.forfeit: Termination | None = None
         """Set once the seat is forfeited; the fallback plays it from then on."""
         self.forfeit_reason = ""
@@ -677,13 +679,16 @@ class TableRun:
                 away_ms = (_monotonic() - seat.away_since) * MS
                 detail = (
                     f"not connected for {away_ms:.0f} ms, past the grace period of "
-                    f"{self.spec.faults.grace_ms} ms: the seat is forfeited"
+                    f"{self.spec.faults.grace_ms} ms: the seat is forfeited{_ended(seat)}"
                 )
             # Forfeited first, so that the fault's notices say so (SeatFaulted.forfeited).
             self._forfeit(seat, Termination.DISCONNECT, detail)
             self._fault(hand, number, index, FaultKind.DISCONNECT, detail, "", cards, 0)
         else:
-            detail = "not connected when the seat had to decide, and not back before the deadline"
+            detail = (
+                "not connected when the seat had to decide, and not back before the deadline"
+                + _ended(seat)
+            )
             counted = not seat.away_counted
             if not counted:
                 detail += (
@@ -1357,6 +1362,7 @@ class TableRun:
                 seat.away_since = now - (self.spec.faults.grace_ms / MS if goodbye else 0.0)
                 seat.said_goodbye = goodbye
                 seat.away_counted = False
+                seat.lost_why = session.close_reason
                 if not self._over and not seat.alarm.watches(session):
                     # No request is open on it, so nothing would read its inbox again: what it
                     # sent last (a late answer, say) is recorded now. (With a request open, the
@@ -1417,6 +1423,7 @@ class TableRun:
         self._settle(seat, session)
         seat.away_since = None
         seat.said_goodbye = False
+        seat.lost_why = ""
         session.owner = self
         seat.pending = self._replay(seat) + seat.pending
         if seat.returned is not None:
@@ -1592,6 +1599,12 @@ class TableRun:
             finished_at=time.time(),
             late=tuple(self.late),
         )
+
+
+def _ended(seat: Seat) -> str:
+    """Why the seat's session ended, for a disconnect fault's detail ('' if unknown): a session
+    cut for a message over the limit left only "not connected" in the record."""
+    return f" (its session ended: {seat.lost_why})" if seat.lost_why else ""
 
 
 def _late(seat: Seat, request_id: int) -> bool:

@@ -300,6 +300,10 @@ class Bot:
             await self.send(self.hello())
             await self.send(good_answer(request))
 
+    async def mode_hugeanswer(self, request: bot_pb.DecisionRequest) -> None:
+        """Answer the first request with a message over the referee's size limit."""
+        await self.send(play(request, "X" * HUGE_BYTES))
+
     async def mode_flood(self, request: bot_pb.DecisionRequest) -> None:
         """At the first request, send thousands of answers to a request that never was."""
         message = bot_pb.PlayRequest(
