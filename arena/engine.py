@@ -222,6 +222,9 @@ class SeatView:
     """Per seat, the suits it has shown it does not hold (by not following)."""
     cards_held: tuple[int, ...]
     """Per seat, how many cards it holds now (public: everyone sees the others' hands shrink)."""
+    kitty: tuple[Card, ...] = ()
+    """The kitty's cards once the first trick has taken them (public then); empty before that,
+    and without a kitty (as the SDK's view, and for :meth:`Hand.from_view`'s ``kitty``)."""
 
 
 def deal_order(rules: Rules, seed: int, hand_number: int = 0) -> list[Card]:
@@ -560,6 +563,18 @@ class Hand:
         played = list(view.tricks)
         if view.current is not None:
             played.append(view.current)
+        gone = 0
+        for trick in played:
+            for card in trick.cards:
+                gone |= card.bit
+        for seat, mask in enumerate(masks):
+            if mask & gone:
+                # Dropped silently as the replay put it back: a sampler's slip went unseen.
+                raise RulesError(
+                    "players",
+                    f"hands[{seat}] holds {_show_cards(cards_from_mask(mask & gone))}, played "
+                    "already in this hand",
+                )
         holdings = masks.copy()
         for trick in played:
             for pos, card in enumerate(trick.cards):
@@ -582,6 +597,11 @@ class Hand:
                     raise IllegalMoveError(seat, (card,), why)
                 hand.play_index(card.index)
         return hand
+
+    def __copy__(self) -> Hand:
+        """``copy.copy(hand)`` is :meth:`copy`: a shallow copy shared the hand's lists, and
+        playing it out changed the original."""
+        return self.copy()
 
     def copy(self) -> Hand:
         """An independent copy of this hand's state (cheap; for search)."""
@@ -933,13 +953,14 @@ class Hand:
         ``rng.random()`` draw, so a driver doing the same through :meth:`legal_mask` and
         :meth:`play_index` makes exactly the same moves (the tests hold the two together).
         """
-        draw = getattr(rng, "random", None)
-        if not callable(draw):
+        if not isinstance(rng, random.Random):
             # Read as it was, None or a seed failed with "'NoneType' object has no attribute
-            # 'random'"; a wrong rng is a slip in the caller, not in the engine.
+            # 'random'"; the random module itself drew from the unseeded global state, and an
+            # object whose random() strayed outside [0, 1) failed mid-hand with an IndexError.
             raise ConfigError(
                 f"playout takes a random.Random as rng, e.g. random.Random(1), got {rng!r:.80}"
             )
+        draw = rng.random
         if self.phase is _PASS:
             self._random_passes(draw)
         # A trick already begun is finished move by move; the loop below starts at a lead.
@@ -1161,6 +1182,7 @@ class Hand:
             points_taken=self.points_taken(),
             voids=tuple(self.voids(s) for s in range(self._n)),
             cards_held=tuple(m.bit_count() for m in self._hands),
+            kitty=tuple(cards_from_mask(self._kitty)) if self._history else (),
         )
 
     def __repr__(self) -> str:

@@ -8,6 +8,7 @@ before connecting, or an address that refuses at once (127.0.0.1:1) with give_up
 from __future__ import annotations
 
 import random
+import types
 
 import pytest
 
@@ -109,9 +110,13 @@ def test_rules_that_are_not_rules_get_an_example_that_works(given: object) -> No
         Game("omnibus", 1)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("rng", [None, 1, "seed"])
+@pytest.mark.parametrize(
+    "rng", [None, 1, "seed", random, types.SimpleNamespace(random=lambda: 1.0)]
+)
 def test_hand_playout_refuses_what_is_not_a_generator(rng: object) -> None:
-    # Before: AttributeError "'NoneType' object has no attribute 'random'".
+    # Before: AttributeError "'NoneType' object has no attribute 'random'"; the random module
+    # was taken (its unseeded global state), and an object whose random() gave 1.0 failed
+    # mid-hand with an IndexError.
     hand = Hand.deal(Rules(), seed=1)
     with pytest.raises(ConfigError, match=r"playout takes a random\.Random as rng"):
         hand.playout(rng)  # type: ignore[arg-type]

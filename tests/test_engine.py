@@ -3,6 +3,7 @@ the moon and the sun under each moon rule, and the errors a refused move raises.
 
 from __future__ import annotations
 
+import copy
 import random
 from collections.abc import Callable
 
@@ -906,3 +907,26 @@ def test_hands_or_a_view_that_are_none_are_refused_with_an_arena_error() -> None
 def test_a_view_names_its_seat_as_a_plain_int() -> None:
     # view(True) was a SeatView whose seat was True (any int-like value leaked into it).
     assert type(Hand.deal(Rules(), 3).view(True).seat) is int
+
+
+def test_a_shallow_copy_of_a_hand_is_independent_too() -> None:
+    # copy.copy shared the hand's lists: playing the copy out changed the original.
+    hand = Hand.deal(Rules(), 5, hand_number=3)  # hold: play starts at once
+    for _ in range(6):  # into the second trick: its cards are in a list the playout extends
+        hand.play(hand.legal_plays()[0])
+    before = (hand.trick_number, [hand.hand(s) for s in range(4)])
+    twin = copy.copy(hand)
+    twin.playout(random.Random(1))
+    assert twin.is_over and not hand.is_over
+    assert (hand.trick_number, [hand.hand(s) for s in range(4)]) == before
+
+
+def test_a_seats_view_shows_the_kitty_once_the_first_trick_has_taken_it() -> None:
+    # SeatView had no kitty: a bot on the engine alone could not see what the SDK's view shows.
+    rules = Rules(players=3, kitty=True)
+    hand = Hand.deal(rules, 4, hand_number=2)  # 3 players: hand 2 holds, play starts at once
+    assert hand.view(0).kitty == ()
+    while hand.trick_number == 0:
+        hand.play(hand.legal_plays()[0])
+    assert hand.kitty and all(hand.view(s).kitty == tuple(hand.kitty) for s in range(3))
+    assert Hand.deal(Rules(), 4).view(0).kitty == ()  # no kitty dealt

@@ -412,6 +412,11 @@ def test_a_view_that_contradicts_the_guess_is_refused() -> None:
     hands = [hand.hand(s) for s in range(4)]
     with pytest.raises(RulesError, match="is not the viewer's hand"):
         Hand.from_view(rules, view, [hands[1], hands[0], hands[2], hands[3]])
+    # A card played already, added to a guess: it was dropped without a word.
+    first = hand.tricks[0].cards[0]
+    extra = [hands[0], hands[1], [*hands[2], first], hands[3]]
+    with pytest.raises(RulesError, match=rf"hands\[2\] holds {first}, played already"):
+        Hand.from_view(rules, view, extra)
     # Give seat 1 a card of a suit it has shown it lacks, in exchange for one of seat 2's.
     voids = [s for s in range(1, 4) if hand.voids(s)]
     if voids:
