@@ -143,11 +143,19 @@ def _bad_requests() -> list[tuple[bot_pb.DecisionRequest, str]]:
     short_pass.legal_cards[:] = ["2C", "3C"]
     newer_direction = _play_request(4)
     newer_direction.state.pass_direction = 9  # type: ignore[assignment]
+    # Cards in hand but none legal: the empty list was taken for the whole hand, and answered.
+    no_legal = _play_request(5)
+    del no_legal.legal_cards[:]
+    newer_kind = _play_request(6)
+    newer_kind.kind = 3  # type: ignore[assignment]
     return [
         (empty, "request 1 offers no card to play"),
         (misspelt, "request 2 (cannot parse card '1X'"),
         (short_pass, "request 3 asks to pass 3 cards out of 2"),
         (newer_direction, "request 4 (pass direction 9 is not one this SDK knows)"),
+        (no_legal, "request 5 offers no card to play"),
+        # An ERROR, as the others (a WARNING went uncounted by `arena run`).
+        (newer_kind, "a decision of kind 3, unknown to this SDK; not answering it"),
     ]
 
 

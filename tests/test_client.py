@@ -163,6 +163,10 @@ def test_hands_limits_the_game_and_validates() -> None:
     for bots in (None, Bot(), "abcd"):
         with pytest.raises(ConfigError, match=r"^bots must be a list of Bot instances"):
             play_local(bots)  # type: ignore[arg-type]
+    # Seeds no table takes played a game no referee would deal.
+    for seed in (-1, 2**63, True, "7"):
+        with pytest.raises(ConfigError, match=r"^seed must be a whole number from 0 to "):
+            play_local([Bot()] * 4, seed=seed)  # type: ignore[arg-type]
 
 
 class Cheater(Bot):
@@ -285,6 +289,7 @@ def test_events_arrive_in_the_referees_order_and_add_up() -> None:
         assert isinstance(events[-1], GameEnded)
         assert events[-1].termination is Termination.NORMAL
         assert events[-1].totals == result.totals
+        assert events[-1].message == "2 hands played"  # the referee's words ("2 hand(s) ...")
         hands_started = [e for e in events if isinstance(e, HandStarted)]
         assert [h.hand_number for h in hands_started] == [0, 1]
         played = [e for e in events if isinstance(e, CardPlayed)]
@@ -522,3 +527,10 @@ def test_lowest_and_highest_refuse_no_cards_and_card_text_naming_themselves() ->
             helper("AS KS")  # type: ignore[arg-type]
     cards = [Card.parse("AS"), Card.parse("2C"), Card.parse("2D")]
     assert (lowest(cards), highest(cards)) == (Card.parse("2C"), Card.parse("AS"))
+
+
+def test_a_local_game_to_the_target_ends_with_the_referees_words() -> None:
+    bots = [Recorder() for _ in range(4)]
+    result = play_local(bots, seed=9, rules=Rules(target=30))
+    (ended,) = [e for e in bots[0].events if isinstance(e, GameEnded)]
+    assert ended.message == f"{len(result.hands)} hands played to 30"

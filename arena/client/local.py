@@ -33,7 +33,7 @@ from arena.client.view import DecisionKind, DecisionView
 from arena.engine import Game, Hand, HandResult, check_rules
 from arena.errors import ArenaError, CardParseError, ConfigError, IllegalMoveError, StateError
 from arena.rules import PassDirection, Rules
-from arena.table import Termination
+from arena.table import MAX_SEED, Termination
 
 __all__ = ["LOCAL_GAME_ID", "LocalResult", "play_local", "view_of"]
 
@@ -106,6 +106,12 @@ def play_local(
             what = f"the class {bot.__name__}" if isinstance(bot, type) else repr(bot)
             fix = f": give an instance, {bot.__name__}()" if isinstance(bot, type) else ""
             raise ConfigError(f"bots[{i}] is {what}, not a Bot{fix}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        # As a table's: -1 or 2**63 played here a game no referee would deal.
+        raise ConfigError(
+            f"seed must be a whole number from 0 to {MAX_SEED} (2**63 - 1), as a table's, "
+            f"got {seed!r}"
+        )
     if rules is None:
         rules = Rules(players=len(bots))
     check_rules(rules)
@@ -151,7 +157,7 @@ def play_local(
         totals=tuple(game.totals),
         placings=placings,
         hands_played=len(game.results),
-        message=f"{len(game.results)} hand(s) played",
+        message=_ended(len(game.results), rules.target, hands is None, game.at_hand_limit),
     )
     table.tell_all(ended)
     return LocalResult(
@@ -374,3 +380,12 @@ def view_of(
         # As at a table: the kitty is face down until the first trick's TrickWon shows it.
         kitty=tuple(hand.kitty) if sv.tricks else (),
     )
+
+
+def _ended(played: int, target: int, to_target: bool, at_hand_limit: bool) -> str:
+    """GameEnded.message, worded as the referee words a game that ended normally ("1 hand(s)
+    played" here differed from its "1 hand played")."""
+    words = f"{played} hand{'s' if played != 1 else ''} played"
+    if to_target and at_hand_limit:
+        return f"{words}, no total at {target}: the most hands a game to {target} plays"
+    return words + (f" to {target}" if to_target else "")

@@ -1298,7 +1298,8 @@ class _Runner:
             # The protocol asks an SDK to let an unknown kind time out rather than guess.
             if request.kind not in self.warned_kinds:
                 self.warned_kinds.add(request.kind)
-                log.warning(
+                # ERROR, as every request left unanswered (the README; `arena run` counts them).
+                log.error(
                     "the referee asks for a decision of kind %d, unknown to this SDK; "
                     "not answering it (update the arena package)",
                     request.kind,

@@ -135,7 +135,9 @@ def view_of_request(
         kind=kind,
         seat=request.your_seat,
         hand=hand,
-        legal=cards(request.legal_cards) if request.legal_cards else hand,
+        # As sent: an empty list was taken for the whole hand, and a play request offering no
+        # legal card was answered with any card (the README promises an ERROR line instead).
+        legal=cards(request.legal_cards),
         rules=rules_of(state.rules),
         players=players,
         dealer=state.dealer,
