@@ -112,10 +112,15 @@ class _Page(http.server.BaseHTTPRequestHandler):
         """Quiet."""
 
 
-@pytest.mark.parametrize("language", ["python", "node"])
-def test_an_http1_server_at_the_address_is_refused_at_once_naming_the_ports(language: str) -> None:
+@pytest.mark.parametrize(
+    ("language", "tls"), [("python", False), ("node", False), ("python", True)]
+)
+def test_an_http1_server_at_the_address_is_refused_at_once_naming_the_ports(
+    language: str, tls: bool
+) -> None:
     # A bot pointed at the leaderboard's web port instead of the bots' retried for ten minutes,
-    # saying only "Failed parsing HTTP/2" (Python) or "Protocol error" (Node.js).
+    # saying only "Failed parsing HTTP/2" (Python) or "Protocol error" (Node.js). With TLS, it
+    # was told "the referee does not speak TLS on this port; unset ARENA_TLS": the wrong fix.
     command = (
         [require_node(), str(JS_BOT)] if language == "node" else [sys.executable, str(LOWCARD)]
     )
@@ -129,6 +134,8 @@ def test_an_http1_server_at_the_address_is_refused_at_once_naming_the_ports(lang
             "ARENA_TOKEN": "t",
             "ARENA_BOT_NAME": "b",
         }
+        if tls:
+            env["ARENA_TLS"] = "1"
         try:
             done = subprocess.run(
                 command, env=env, capture_output=True, text=True, timeout=EXIT_WAIT_S, check=False

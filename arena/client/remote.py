@@ -63,7 +63,7 @@ import arena
 from arena.client.answers import fit_pass, fit_play, pass_codes, play_code
 from arena.client.bot import Bot, api_slips, default_pass, default_play, dispatch_event
 from arena.client.events import FaultNotice
-from arena.client.tls import check_client_pair, client_certificate_refused
+from arena.client.tls import check_client_pair, client_certificate_refused, http1_server
 from arena.client.view import DecisionKind, DecisionView
 from arena.client.wire import (
     PROTOCOL_VERSION,
@@ -826,6 +826,9 @@ def _tls_hint(settings: ClientSettings, detail: str, *, first: bool = True) -> s
             "the referee accepts (the organiser gives it)"
         )
     if settings.tls and "WRONG_VERSION_NUMBER" in detail:
+        if http1_server(settings.address):
+            # Not a plain-text referee: unsetting ARENA_TLS, as said below, would not help.
+            return _not_grpc_hint("http1.x server")
         return (
             f": the referee does not speak TLS on this port; unset {ENV_TLS} and {ENV_TLS_CA} "
             "(or ask the organiser for the TLS port)"

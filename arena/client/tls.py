@@ -5,6 +5,9 @@ name only a symptom (internal to :mod:`arena.client.remote`).
   another certificate, one under a pass phrase, a file that holds neither) are refused at start,
   naming the file. gRPC itself only logged raw "Invalid private key" lines on every attempt and
   retried "Failed to create security handshaker" for ten minutes.
+* :func:`http1_server`: whether the plain-text server a TLS bot failed to shake hands with
+  ("WRONG_VERSION_NUMBER", as at a plain-text referee) is an HTTP/1 server (the leaderboard's
+  web port): one plain request tells.
 * :func:`client_certificate_refused`: whether a referee that hung up on a TLS bot ("Socket
   closed", gRPC's only words) did so because it wants a client certificate the bot does not
   send, or does not accept the one it sends. Told by one more connection, made here: with TLS
@@ -136,3 +139,17 @@ def client_certificate_refused(
     # A gRPC server that accepts a client sends it a SETTINGS frame at once (HTTP/2's server
     # preface); one that waits for the client's preface first times out above: not certain.
     return answer == b""
+
+
+def http1_server(address: str) -> bool:
+    """Whether a plain-text HTTP/1 server answers at ``address`` (one ``HEAD`` request: a gRPC
+    server, which speaks HTTP/2 only, answers it with no ``HTTP/1.x`` status line)."""
+    where = _host_and_port(address)
+    if where is None:
+        return False
+    try:
+        with socket.create_connection(where, timeout=PROBE_TIMEOUT_S) as raw:
+            raw.sendall(b"HEAD / HTTP/1.0\r\n\r\n")
+            return raw.recv(8).startswith(b"HTTP/1.")
+    except OSError:
+        return False
