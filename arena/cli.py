@@ -241,7 +241,14 @@ class OnceCommand(_PlainHelp, TyperCommand):
         if empty:
             typer.echo(f"arena: error: {empty}", err=True)
             raise typer.Exit(EXIT_BAD_INPUT)
-        result: list[str] = super().parse_args(ctx, args)
+        try:
+            result: list[str] = super().parse_args(ctx, args)
+        except Exception as e:
+            if getattr(e, "ctx", False) is None:
+                # Raised by the parser without its command: the line said "(see arena --help)"
+                # for `arena replay 1 --json=yes`, not the command's own help.
+                e.ctx = ctx  # type: ignore[attr-defined]
+            raise
         return result
 
     def invoke(self, ctx: Any) -> Any:
@@ -1407,6 +1414,9 @@ def _in_words(error: Exception, message: str) -> str:
     said "Invalid value for '--boards': Input should be a valid integer, unable to parse
     string as an integer", and "Value error, 'foo' is not one of 'sandwich', 'bootstrap'."."""
     said = getattr(error, "message", None)
+    flag_valued = re.fullmatch(r"Option '(--[\w-]+)' does not take a value\.", str(said))
+    if flag_valued:
+        return f"{flag_valued[1]} takes no value: give {flag_valued[1]} alone"
     opts = getattr(getattr(error, "param", None), "opts", None)
     if not isinstance(said, str) or not opts:
         return message

@@ -963,7 +963,10 @@ def test_usage_errors_are_one_line(tmp_path: Path) -> None:
         (("sprt", "--elo0", "abc"), "arena: error: --elo0: give a number (see"),
         (("run", "--bogus"), "No such option: --bogus"),
         (("ratings", "--db"), "Option '--db' requires an argument."),
-    )
+        # In words, and the command's own help, not "(see arena --help)".
+        (("replay", "1", "--json=yes"), "--json takes no value: give --json alone (see arena "
+         "replay --help)"),
+    )  # fmt: skip
     groups: tuple[tuple[str, ...], ...] = ((), ("bots",), ("admin",))
     *refused, top, bots, admin = arenas(tmp_path, [*(args for args, _ in usage), *groups])
     for done, (_, says) in zip(refused, usage, strict=True):
