@@ -162,6 +162,10 @@ def browser(chromium: str, tmp_path: Path) -> Iterator[Browser]:
     opened.close()
 
 
+HANG_S = 400.0
+"""How long the ladder may take to play the games a test needs before it is deemed stuck."""
+
+
 @pytest.fixture
 def ladder(tmp_path: Path) -> Iterator[tuple[ServerProcess, str]]:
     """A server whose four sample bots have played some games, the ladder paused; and the
@@ -176,7 +180,8 @@ def ladder(tmp_path: Path) -> Iterator[tuple[ServerProcess, str]]:
     try:
         for name, sample in SAMPLES.items():
             process.bot(name, tokens[name], sample=sample)
-        process.wait_for(lambda: process.get("/api/health")["games"] >= 8)
+        # A deadline against a hang only: a loaded CI host once took over 120 s for these.
+        process.wait_for(lambda: process.get("/api/health")["games"] >= 8, HANG_S)
         yield process, admin
     finally:
         process.close()
@@ -261,7 +266,7 @@ def test_older_games_are_reached_page_by_page(
     """The page listed the newest 25 games and no more: an older game's replay could be reached
     only by typing its number. "Older games" pages back with the API's ``before``."""
     process, token = ladder
-    process.wait_for(lambda: process.get("/api/health")["games"] >= 60)
+    process.wait_for(lambda: process.get("/api/health")["games"] >= 60, HANG_S)
     admin(process, token, "pause")
     process.wait_for(lambda: process.get("/api/lobby")["tables"] == [])
     newest = [g["game"] for g in process.get("/api/games?limit=25")["games"]]
