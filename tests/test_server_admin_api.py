@@ -290,3 +290,34 @@ def test_the_bearer_scheme_is_read_in_any_case(server: ServerProcess) -> None:
         assert post(server, "pause", b"{}", admin, scheme)[0] == 200, scheme
     assert post(server, "pause", b"{}", admin, "Basic")[0] == 401
     assert server.terminate() == 0
+
+
+BARRED_EXIT_S = 120.0
+"""A deadline against a hang only: how long a barred bot may take to be sent away and exit."""
+
+
+def test_a_bot_barred_from_the_offline_cli_is_sent_away_not_left_waiting(
+    server: ServerProcess,
+) -> None:
+    # Banned or revoked with `arena bots` while the server ran, a bot's waiting session was
+    # never seated again and never told: it waited for good, and a small ladder stopped with
+    # nothing in the log. Now the session is ended and its reconnection refused.
+    tokens = {name: server.add_bot(name) for name in "abcdef"}
+    server.start()
+    bots = {name: server.bot(name, token, sample="lowcard") for name, token in tokens.items()}
+    server.wait_for(lambda: server.get("/api/health")["games"] >= 2)
+    db = ["--db", str(server.db)]
+    assert server.cli("bots", "ban", "e", "--reason", "cheats", *db).returncode == 0
+    assert server.cli("bots", "revoke", "f", *db).returncode == 0
+    for name, refused in (("e", b"(PERMISSION_DENIED)"), ("f", b"(UNAUTHENTICATED)")):
+        assert bots[name].wait(BARRED_EXIT_S) == 2, name
+        stderr = bots[name].stderr
+        assert stderr is not None and refused in stderr.read(), name
+    played = server.get("/api/health")["games"]
+    server.wait_for(lambda: server.get("/api/health")["games"] >= played + 2)  # the rest play on
+    lines = [json.loads(line) for line in server.log.read_text().splitlines()]
+    ended = "session ended: its bot may not play"
+    said = {line["bot"]: line["why"] for line in lines if line["msg"] == ended}
+    assert said["e"].startswith("this bot is banned (arena bots ban)"), said
+    assert said["f"].startswith("this bot's token was revoked (arena bots revoke)"), said
+    assert server.terminate() == 0

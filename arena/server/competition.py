@@ -89,6 +89,12 @@ PARENT_CHECK_S = 1.0
 """Elsewhere, how often the fit's worker looks whether the server is still there."""
 STATUS_TTL_S = 1.0
 """Longest time the ladder trusts its copy of the account statuses."""
+_BARRED = {
+    AccountStatus.BANNED: "this bot is banned (arena bots ban): it plays no more games here",
+    AccountStatus.REVOKED: "this bot's token was revoked (arena bots revoke): it plays no more "
+    "games here until the organiser gives it a new one",
+}
+"""What a waiting session of a bot the organiser barred from the offline CLI is told."""
 EVENT_LOOK_S = 5.0
 """How often an event's ladder looks again with nothing else to wake it (see _event_clock)."""
 STANDINGS_TTL_S = 1.0
@@ -549,11 +555,29 @@ class Competition:
                 for bot in running.spec.seats:
                     idle[bot] = idle.get(bot, 0) - 1
         statuses = self._statuses(idle)
+        self._end_barred(statuses)
         return {
             bot: n
             for bot, n in idle.items()
             if n > 0 and statuses.get(bot) is AccountStatus.ACTIVE and bot not in self._banning
         }
+
+    def _end_barred(self, statuses: dict[str, AccountStatus]) -> None:
+        """End the waiting sessions of bots banned or revoked from the offline CLI (``arena bots
+        ban``, ``revoke``): left in the lobby, never seated and never told, they sat there for
+        good, and a small ladder stopped with nothing logged. A game in play goes on; the bot's
+        reconnection is refused with the reason."""
+        assert self.host is not None
+        for session in self.host.sessions():
+            status = statuses.get(session.bot)
+            if session.table_id is not None or status not in _BARRED:
+                continue
+            why = _BARRED[status]
+            if self.host.kick(session.session_id, why):
+                log.info(
+                    "session ended: its bot may not play",
+                    extra={"session": session.session_id, "bot": session.bot, "why": why},
+                )
 
     def _statuses(self, names: Iterable[str] = ()) -> dict[str, AccountStatus]:
         """Account statuses, re-read at most every STATUS_TTL_S (a ban from the offline CLI
