@@ -186,6 +186,7 @@ def test_fixed_event_plays_its_schedule_once_and_is_over(tmp_path: Path) -> None
         await competition.load()
         host = EngineHost({n: 2 for n in "abcdef"})
         competition.attach(host)
+        competition.on_record(lambda game, record: owed.append(competition.lobby()["owed_boards"]))
         competition.start()
         for _ in range(500):
             if competition.state is LadderState.OVER:
@@ -196,8 +197,11 @@ def test_fixed_event_plays_its_schedule_once_and_is_over(tmp_path: Path) -> None
         ledger.close()
         return competition, host
 
+    owed: list[int] = []
     competition, host = asyncio.run(go())
     assert competition.state is LadderState.OVER
+    # Boards part played are owed, as the ladder's are (the lobby said 0 all event long).
+    assert max(owed) > 0 and owed[-1] == competition.lobby()["owed_boards"] == 0
     # 5 groups of 4 from 5 entrants, one board each, 4 rotations: 20 tables, never bot f.
     assert len(host.played) == 20
     assert all("f" not in spec.seats for spec in host.played)

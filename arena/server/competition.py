@@ -25,7 +25,7 @@ import signal
 import sqlite3
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -990,11 +990,29 @@ class Competition:
                 for r in sorted(self._running.values(), key=lambda r: r.game)
                 if r.task is not None
             ],
-            "owed_boards": len(self._owed),
+            "owed_boards": self._owed_boards(),
             "event": None
             if self.config.event is None
             else {"tables": len(self._schedule), "done": len(self._done_slots)},
         }
+
+    def _owed_boards(self) -> int:
+        """Boards dealt in some rotations (played or playing) with others still to be dealt.
+
+        An event's were never counted (the ladder's list of owed boards is the ladder's only):
+        the lobby said 0 while /api/games withheld a game for its board's rotations to come.
+        """
+        if self.config.event is None:
+            return len(self._owed)
+        if self._event_over():
+            return 0
+        rotations = Counter(t.board for t in self._schedule)
+        running = Counter(r.spec.board for r in self._running.values())
+        return sum(
+            1
+            for board, left in self._slots_left.items()
+            if left - running[board] > 0 and rotations[board] - left + running[board] > 0
+        )
 
     def _boards_in_play(self) -> set[str] | _EventBoards:
         """The boards some rotation of which is running or still owed (to be dealt later)."""
