@@ -145,6 +145,8 @@ def test_crash_loses_nothing_finished_and_marks_running_tables_interrupted(
     assert [g for g, _ in interrupted] == [1]
     (_, record) = interrupted[0]
     assert record.termination is Termination.INTERRUPTED and record.reason == INTERRUPTED_REASON
+    # Each seat's status as in a game a stop interrupted: no seat forfeited it.
+    assert record.seat_status == (Termination.NORMAL,) * 4
     assert [g for g, _ in late] == [2] and late[0][1] == committed
     again.finish(2, committed, dict)
     again.flush()

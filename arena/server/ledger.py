@@ -139,7 +139,9 @@ def interrupted_record(spec: TableSpec, started_at: float, now: float, reason: s
         totals=(0,) * seats,
         placings=(1,) * seats,
         termination=Termination.INTERRUPTED,
-        seat_status=(Termination.INTERRUPTED,) * seats,
+        # The seats' own ends: none forfeited (as in a game a stop interrupted, where a crash
+        # recovered said "interrupted" for each seat).
+        seat_status=(Termination.NORMAL,) * seats,
         reason=reason,
         started_at=started_at,
         finished_at=now,
