@@ -110,7 +110,8 @@ MAX_DURATION_MS: Final = MAX_CLOCK_MS
 """The longest clock or grace period taken: a day."""
 MAX_BOARDS: Final = 100_000
 """The most boards one run takes (its schedule is held in memory)."""
-_DURATION = re.compile(r"(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|m)?")
+_DURATION = re.compile(r"(?P<number>[-+]?\d+(?:\.\d+)?)\s*(?P<unit>ms|s|m)?")
+_OTHER_UNIT = re.compile(r"[-+]?\d+(?:\.\d+)?\s*(?P<unit>[a-zµ]+)")
 _UNIT_MS = {"ms": 1.0, "s": 1000.0, "m": 60_000.0, None: 1.0}
 
 
@@ -222,6 +223,13 @@ def parse_duration_ms(text: str | int | float, flag: str) -> int:
     else:
         match = _DURATION.fullmatch(text.strip().lower())
         if match is None:
+            other = _OTHER_UNIT.fullmatch(text.strip().lower())
+            if other is not None:
+                # "2h" was "expected a duration", as if it were no number at all.
+                raise ConfigError(
+                    f"{flag} {text!r}: {other['unit']!r} is not a unit here: give ms, s or m "
+                    "(e.g. 90m for an hour and a half)"
+                )
             raise ConfigError(
                 f"{flag} {text!r}: expected a duration such as 1000 (ms), 500ms or 1.5s"
             )

@@ -190,6 +190,9 @@ def test_identity_ignores_what_does_not_change_the_games() -> None:
         ({"bots": FIVE, "time_bank": "1441m"}, r"--time-bank '1441m': at most a day"),
         ({"bots": FIVE, "move_time": "0"}, r"--move-time 0: give each move at least 1 ms"),
         ({"bots": FIVE, "move_time": "0.4"}, r"--move-time '0.4': a duration is a whole number"),
+        # Not "expected a duration", as if no number had been given.
+        ({"bots": FIVE, "move_time": "-1s"}, r"--move-time '-1s': a duration cannot be negative"),
+        ({"bots": FIVE, "time_bank": "2h"}, r"--time-bank '2h': 'h' is not a unit here: give ms"),
         (
             {"bots": FIVE, "game_to": 2**31},
             r"--game-to 2147483648: the target must be 1 to 1000000",
