@@ -306,6 +306,16 @@ def test_oversized_or_malformed_requests_are_refused_and_the_server_goes_on(
         assert (await asyncio.to_thread(raw, headers)).startswith(b"HTTP/1.1 431")
         chunked = b"POST /api/admin/pause HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
         assert (await asyncio.to_thread(raw, chunked)).startswith(b"HTTP/1.1 411")
+        # A target's bytes past ASCII, as curl sends "?limit=٣", are UTF-8 (the error echoed
+        # them read as Latin-1, "limit='Ù£'"); bytes that are not UTF-8 are said to be so.
+        utf8 = "GET /api/games?limit=٣ HTTP/1.1\r\nConnection: close\r\n\r\n".encode()
+        answer = await asyncio.to_thread(raw, utf8)
+        assert answer.startswith(b"HTTP/1.1 400"), answer
+        said = json.loads(answer.partition(b"\r\n\r\n")[2])["error"]
+        assert said.startswith("limit='٣' is not a whole number"), said
+        latin = b"GET /api/games?bot=caf\xe9 HTTP/1.1\r\nConnection: close\r\n\r\n"
+        answer = await asyncio.to_thread(raw, latin)
+        assert answer.startswith(b"HTTP/1.1 400") and b"not UTF-8: percent-encode it" in answer
         # A TLS ClientHello (an https:// client) is answered at once, in plain text, rather than
         # left to wait for a request line until the idle timeout (longer than raw's timeout).
         hello = b"\x16\x03\x01\x00\xc0\x01\x00\x00\xbc\x03\x03" + bytes(32)

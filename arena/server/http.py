@@ -323,6 +323,14 @@ class HttpServer:
                 f"body of {length} bytes; the limit is {self._max_body}",
             )
         body = await reader.readexactly(length) if length else b""
+        try:
+            # Bytes past ASCII sent as they are (curl sends "?limit=٣" so) are UTF-8, as a
+            # percent-escape is: read as the head's Latin-1, an error echoed "limit='Ù£'".
+            target = target.encode("latin-1").decode("utf-8")
+        except UnicodeDecodeError:
+            raise _BadRequest(
+                HTTPStatus.BAD_REQUEST, "the request target is not UTF-8: percent-encode it"
+            ) from None
         url = urlsplit(target)
         # Blank values kept and repeats refused: "bot=" would otherwise vanish (every game, not
         # an error) and "limit=2&limit=3" would quietly mean the last.
