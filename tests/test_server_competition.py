@@ -26,6 +26,7 @@ from arena.server.competition import Competition, LadderState
 from arena.server.config import ServerConfig, server_config_from_dict
 from arena.server.ledger import INTERRUPTED_REASON, Ledger, LedgerDB
 from arena.server.matchmaking import board_seed
+from arena.server.webapp import NotFoundError
 from arena.table import GameRecord, Termination
 
 
@@ -435,3 +436,27 @@ def test_no_table_seats_a_bot_while_its_ban_is_being_written(tmp_path: Path) -> 
     assert answer == {"banned": "e", "sessions_ended": 1}
     # Three bots left: no table at all, and none with the banned bot.
     assert planned == []
+
+
+def test_an_entrant_without_an_account_has_no_games_yet_not_no_such_bot(tmp_path: Path) -> None:
+    # /api/games?bot=z answered 404 "no bot named 'z': /api/standings lists the bots", for an
+    # entrant the standings list (as "unknown") until its account is added.
+    config = server_config_from_dict({"event": {"entrants": list("abcz"), "boards": 1}})
+
+    async def go() -> list[dict[str, Any]]:
+        ledger = Ledger.open(tmp_path / "c.db", config)
+        accounts = AccountStore(tmp_path / "c.db")
+        for bot in "abc":
+            accounts.add(bot)
+        competition = Competition(config, ledger, accounts, seed=2)
+        await competition.load()
+        try:
+            with pytest.raises(NotFoundError, match="no bot named 'y'"):
+                await competition.recent(10, None, "y")
+            return await competition.recent(10, None, "z")
+        finally:
+            await competition.close()
+            ledger.close()
+            accounts.close()
+
+    assert asyncio.run(go()) == []

@@ -1035,6 +1035,10 @@ class Competition:
         if not games and bot is not None:
             known = await asyncio.to_thread(self.accounts.accounts)
             names = {a.name for a in known}
+            if self.config.event is not None:
+                # An entrant with no account yet is listed in the standings (as "unknown"):
+                # its games are none yet, not a bot that does not exist.
+                names |= set(self.config.event.entrants)
             if bot not in names:
                 # As the commands answer a wrong case: the right name, not only "no bot".
                 near = sorted(n for n in names if n.casefold() == bot.casefold())
