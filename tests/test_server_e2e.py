@@ -429,7 +429,7 @@ def test_fixed_event_plays_its_schedule_and_refuses_outsiders(server: ServerProc
 
 def test_an_event_that_cannot_be_played_is_warned_about(server: ServerProcess) -> None:
     server.config_path.write_text(
-        '[event]\nentrants = ["a", "b", "c", "zed"]\nboards = 1\n'
+        '[event]\nentrants = ["a", "b", "C", "zed"]\nboards = 1\n'
         "start = 2020-01-01T00:00:00Z\nend = 2020-01-01T01:00:00Z\n"
     )
     tokens = {name: server.add_bot(name) for name in ("a", "b", "c")}
@@ -453,6 +453,9 @@ def test_an_event_that_cannot_be_played_is_warned_about(server: ServerProcess) -
     warned = {line["msg"]: line for line in lines if line.get("level") == "warning"}
     missing = next(v for k, v in warned.items() if k.startswith("event entrants without"))
     assert missing["missing"] == ["zed"]
+    # 'C' is c's but for the case: sent to `arena bots add C`, which refuses it, it waited on.
+    spelled = next(v for k, v in warned.items() if k.startswith("event entrants spelled"))
+    assert spelled["entrants"] == {"C": "c"}
     assert "the event's end is already past: no table will start" in warned
 
 

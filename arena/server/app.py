@@ -127,6 +127,17 @@ def _warn_about_event(config: ServerConfig, accounts: AccountStore) -> None:
         return
     known = {a.name for a in accounts.accounts()}
     missing = [name for name in event.entrants if name not in known]
+    # Names are exact, and `arena bots add Alice` refuses a name 'alice' has but for its case:
+    # the warning below sent the organiser to a command that could not help.
+    folded = {name.casefold(): name for name in known}
+    spelled = {n: folded[n.casefold()] for n in missing if n.casefold() in folded}
+    if spelled:
+        log.warning(
+            "event entrants spelled unlike their accounts (names are exact): write them in "
+            "[event] entrants as the accounts spell them",
+            extra={"entrants": spelled},
+        )
+        missing = [n for n in missing if n not in spelled]
     if missing:
         log.warning(
             "event entrants without an account: add them with `arena bots add NAME --db ...`",
