@@ -223,43 +223,36 @@ def test_a_signal_during_the_closing_report_says_every_game_is_stored(tmp_path: 
 
 
 @pytest.mark.parametrize(
-    ("sig", "at"),
+    ("sig", "at", "command", "said"),
     [
         # typer builds the command and reads its flags after the loading guard was lifted and
         # before the command handles a signal: a Ctrl-C there was a KeyboardInterrupt's
         # traceback, a SIGTERM a silent death by the signal (143).
-        ("SIGINT", "typer.main:get_command"),
-        ("SIGTERM", "typer.main:get_command"),
-        ("SIGTERM", "arena.cli:_repeated_option"),
+        *(
+            (sig, at, command, "arena: interrupted\n")
+            for sig, at in (
+                ("SIGINT", "typer.main:get_command"),
+                ("SIGTERM", "typer.main:get_command"),
+                ("SIGTERM", "arena.cli:_repeated_option"),
+            )
+            for command in (["ratings", "--db", "none.db"], ["run", *THREE])
+        ),
+        # Before the flags named the database, a run or a test said only "interrupted", the
+        # readers' line, where the README promises it says what there is.
+        (
+            "SIGTERM",
+            "arena.ratings.sprt",
+            ["sprt", "--bot", "a=true", "--bot", "b=true"],
+            NOTHING_MADE,
+        ),
+        ("SIGTERM", "arena.config:build_config", ["run", *THREE], NOTHING_MADE),
     ],
-    ids=["SIGINT-building", "SIGTERM-building", "SIGTERM-reading-flags"],
 )
-@pytest.mark.parametrize("command", [["ratings", "--db", "none.db"], ["run", *THREE]])
 def test_a_signal_while_the_flags_are_read_is_one_line_and_exit_130(
-    tmp_path: Path, sig: str, at: str, command: list[str]
+    tmp_path: Path, sig: str, at: str, command: list[str], said: str
 ) -> None:
     work = tmp_path / "work"
     work.mkdir()
     done = signalled(work, sig, at, *command, hook=tmp_path / "hook")
-    assert (done.returncode, done.stderr) == (130, "arena: interrupted\n")
-    assert list(work.iterdir()) == []
-
-
-@pytest.mark.parametrize(
-    ("at", "command"),
-    [
-        ("arena.ratings.sprt", ["sprt", "--bot", "a=true", "--bot", "b=true"]),
-        ("arena.config:build_config", ["run", *THREE]),
-    ],
-    ids=["sprt-loading", "run-reading-flags"],
-)
-def test_a_signal_before_the_flags_name_the_database_says_nothing_was_made(
-    tmp_path: Path, at: str, command: list[str]
-) -> None:
-    # Before the flags named the database, it said only "interrupted", the readers' line, where
-    # the README promises a run or a test says what there is.
-    work = tmp_path / "work"
-    work.mkdir()
-    done = signalled(work, "SIGTERM", at, *command, hook=tmp_path / "hook")
-    assert (done.returncode, done.stderr) == (130, NOTHING_MADE)
+    assert (done.returncode, done.stderr) == (130, said)
     assert list(work.iterdir()) == []
