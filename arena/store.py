@@ -630,10 +630,10 @@ class Store:
                 (run_id, bot, at, exit_code, stderr),
             )
 
-    def replays_missing(self, run_id: str, out: Path) -> Iterator[tuple[int, GameRecord]]:
+    def replays_missing(self, run_id: str, out: Path | str) -> Iterator[tuple[int, GameRecord]]:
         """The stored games of the run whose replay file is not under ``out`` (a run stopped
         between a game's commit and its replay, or resumed with another ``--out``)."""
-        folder = out / "replays"
+        folder = Path(out) / "replays"  # a str as write_replay takes one (it was a TypeError)
         have = {p.name for p in folder.glob("*.jsonl")} if folder.is_dir() else set()
         rows = self._db.execute(
             "SELECT game, table_id FROM games WHERE run_id = ? ORDER BY game", (run_id,)
@@ -1017,11 +1017,14 @@ def _ranking(
 
 
 def replay_lines(record: GameRecord) -> list[dict[str, Any]]:
-    """A game as JSON-lines events: the table, each hand, each decision, each fault, the result."""
+    """A game as JSON-lines events: the table, each hand, each decision, each fault, each late
+    reply, the result."""
     lines: list[dict[str, Any]] = [{"event": "table", **record.spec.to_dict()}]
     lines += [{"event": "hand", **h.to_dict()} for h in record.hands]
     lines += [{"event": "decision", **d.to_dict()} for d in record.decisions]
     lines += [{"event": "fault", **f.to_dict()} for f in record.faults]
+    # The record's late replies too (they were left out: a replay was not the whole record).
+    lines += [{"event": "late", **x.to_dict()} for x in record.late]
     lines.append(
         {
             "event": "result",

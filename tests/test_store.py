@@ -32,6 +32,7 @@ from arena.table import (
     FaultKind,
     GameRecord,
     HandRecord,
+    LateReply,
     TableSpec,
     Termination,
     TrickRecord,
@@ -337,6 +338,9 @@ def test_unusable_databases_are_one_line_errors(tmp_path: Path) -> None:
 def test_replay_is_json_lines_that_rebuild_the_record(tmp_path: Path) -> None:
     config = build_config(bots=BOTS[:4], boards=1, db=tmp_path / "x.db")
     record = play_record(schedule(config)[2].spec, fault_seat=0)
+    # A late reply too: the replay left the record's out, and could not rebuild it.
+    late = LateReply(hand=0, seat=1, bot="b", request_id=9, sent="play '2C' (request 9)", late_ms=3)
+    record = dataclasses.replace(record, late=(late,))
     path = write_replay(tmp_path / "out", 2, record)
     assert path.name == "000002-b0-g0-r2.jsonl"
     assert not list(path.parent.glob("*.tmp"))
@@ -346,16 +350,24 @@ def test_replay_is_json_lines_that_rebuild_the_record(tmp_path: Path) -> None:
     events = [x.pop("event") for x in lines]
     assert events[0] == "table" and events[-1] == "result"
     assert events.count("hand") == 1 and events.count("fault") == 1
+    assert events.count("late") == 1
     rebuilt = GameRecord.from_dict(
         {
             "spec": lines[0],
             "hands": [x for x, e in zip(lines, events, strict=True) if e == "hand"],
             "decisions": [x for x, e in zip(lines, events, strict=True) if e == "decision"],
             "faults": [x for x, e in zip(lines, events, strict=True) if e == "fault"],
+            "late": [x for x, e in zip(lines, events, strict=True) if e == "late"],
             **lines[-1],
         }
     )
     assert rebuilt == record
+    # The stored game, its replay under a folder given as a str (it was a TypeError).
+    with Store.open(config.db) as store:
+        store.claim(config.run_id, "batch", config.identity(), 4)
+        store.save_game(config.run_id, 2, record)
+        assert list(store.replays_missing(config.run_id, str(tmp_path / "out"))) == []
+        assert [g for g, _ in store.replays_missing(config.run_id, str(tmp_path / "o2"))] == [2]
 
 
 @pytest.mark.parametrize("ending", [Termination.INTERRUPTED, Termination.CRASH])
