@@ -253,6 +253,23 @@ def test_the_reconnect_says_whether_the_bot_named_its_broken_session(
         assert "without Hello.resume_session_id: set it to the last Welcome.session_id" in detail
 
 
+def test_the_reconnect_sends_its_welcome_alone_as_the_referee_does(tmp_path: Path) -> None:
+    # The Welcome came with the replay and the request in one message, which the contract says
+    # a referee never does on a reconnection: a bot relying on it failed here, not at a referee.
+    report = run_check(broken("welcome-alone"), only=["reconnect"], log=tmp_path / "log")
+    verdict, detail = details(report)["reconnect"]
+    assert verdict is Verdict.PASS, detail
+
+
+def test_a_bot_answering_every_request_twice_fails(tmp_path: Path) -> None:
+    # It passed every check (the second answers were skipped as late), and forfeited every game
+    # at a referee, which counts a second answer as a fault.
+    report = run_check(broken("twice"), only=["pass left", "pass right"], log=tmp_path / "log")
+    failed = [r.detail for r in report.failures]
+    assert failed and all(" a second time (while " in d for d in failed), failed
+    assert "send exactly one Decision per DecisionRequest" in failed[0]
+
+
 def test_a_reconnect_naming_another_session_fails_the_reconnect(tmp_path: Path) -> None:
     only = ["reconnect", "whole hand"]
     report = run_check(broken("wrong-resume"), only=only, log=tmp_path / "log")

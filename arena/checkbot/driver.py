@@ -136,6 +136,8 @@ class Checker:
         """Streams the bot opened beside its live one, set aside (see :meth:`set_aside_extra`)."""
         self._next_id = 0
         self._closed_ids: set[int] = set()
+        self._answered_ids: set[int] = set()
+        """Requests the bot answered: a second answer to one fails the check it comes in."""
         self._loop = asyncio.get_running_loop()
 
     # ---- the process ------------------------------------------------------------------------
@@ -237,11 +239,16 @@ class Checker:
                 resumed=resumed,
                 bot_name=self.hello.bot_name,
             ),
-            events=events,
         )
-        if request is not None:
-            response.request.CopyFrom(request)
         stream.send(response)
+        # Then the replay and the open request, in a message of their own, as the referee sends
+        # them: "on a reconnection the Welcome comes alone" (bot_service.proto), and a bot that
+        # relied on it failed here though it played on at a real referee.
+        if events or request is not None:
+            rest = bot_pb.PlayResponse(events=events)
+            if request is not None:
+                rest.request.CopyFrom(request)
+            stream.send(rest)
         self.stream = stream
 
     async def accept(
@@ -454,12 +461,21 @@ class Checker:
                     raise CheckFailedError(f"answered {what} with an empty PlayRequest")
                 decision = item.decision
                 if decision.request_id != rid:
+                    if decision.request_id in self._answered_ids:
+                        # The referee counts it as a PROTOCOL fault; skipped here as if late,
+                        # a bot answering every request twice passed every check.
+                        raise CheckFailedError(
+                            f"answered request_id {decision.request_id} a second time (while "
+                            f"{what} was open): send exactly one Decision per DecisionRequest; "
+                            "the referee counts a second answer as a fault"
+                        )
                     if decision.request_id in self._closed_ids:
-                        continue  # a late answer to a request already judged: the referee drops it
+                        continue  # a late answer to a request that timed out: the referee drops it
                     raise CheckFailedError(
                         f"answered request_id {decision.request_id}, but the open request is "
                         f"{rid} ({what}): echo DecisionRequest.request_id"
                     )
+                self._answered_ids.add(rid)
                 return decision, (got.at - sent) * MS
         finally:
             self._closed_ids.add(rid)

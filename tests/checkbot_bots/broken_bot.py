@@ -12,7 +12,10 @@ these mistakes) and is correct in everything but its mode's flaw:
 * ``no-reconnect``: exits with code 1 when its stream breaks, instead of reconnecting;
 * ``retries-refusal``: keeps reconnecting after UNAUTHENTICATED;
 * ``no-resume``: reconnects without Hello.resume_session_id (optional: not a failure);
-* ``wrong-resume``: reconnects naming a session that never was.
+* ``wrong-resume``: reconnects naming a session that never was;
+* ``twice``: sends every answer twice;
+* ``welcome-alone``: no flaw, but exits with code 3 if a Welcome comes with anything else
+  (bot_service.proto: "on a reconnection the Welcome comes alone").
 
 Every other mode names its broken session in Hello.resume_session_id on a reconnect.
 """
@@ -39,7 +42,10 @@ MODES = (
     "retries-refusal",
     "no-resume",
     "wrong-resume",
+    "twice",
+    "welcome-alone",
 )
+EXIT_NOT_ALONE = 3
 RANKS = "23456789TJQKA"
 RETRY_S = 0.1
 EXIT_REFUSED = 2
@@ -97,8 +103,15 @@ def session(mode: str, welcomed: list[str]) -> int | None:
             for response in stub.Play(requests()):
                 if response.HasField("welcome"):
                     welcomed.append(response.welcome.session_id)
+                    if mode == "welcome-alone" and (
+                        response.events or response.HasField("request")
+                    ):
+                        print("broken_bot: the Welcome did not come alone", file=sys.stderr)
+                        return EXIT_NOT_ALONE
                 if response.HasField("request"):
                     outbox.put(answer(mode, response.request))
+                    if mode == "twice":
+                        outbox.put(answer(mode, response.request))
                 if response.HasField("shutdown"):
                     outbox.put(None)
                     return 0
