@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -357,6 +358,17 @@ def test_js_bot_gives_up_after_arena_give_up_s() -> None:
     assert done.returncode == 1, done.stderr
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("js: giving up: no session with the referee") and "0 s" in last, last
+
+
+def test_js_bot_never_waits_past_arena_give_up_s() -> None:
+    # It checked the limit only after each back-off wait: a 15 s ARENA_GIVE_UP_S gave up after
+    # about 20 s. Its waits (100 ms doubling) now stop at the limit, as the Python SDK's do.
+    node = require_node()
+    env = {"ARENA_ADDRESS": f"127.0.0.1:{closed_port()}", "ARENA_GIVE_UP_S": "2"}
+    done = run_js_bot(node, env)
+    assert done.returncode == 1, done.stderr
+    waits = [int(w) for w in re.findall(r"; reconnecting in (\d+) ms", done.stderr)]
+    assert len(waits) >= 4 and sum(waits) <= 2000, waits
 
 
 @pytest.mark.parametrize(

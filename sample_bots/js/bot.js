@@ -815,7 +815,10 @@ class Session {
       process.exit(EXIT_GAVE_UP);
     }
     const spread = asked ? Math.random() : 2 * Math.random() - 1;
-    const wait = Math.round(delayMs * (1 + BACKOFF_JITTER * spread));
+    // Never past the give-up time, as the Python SDK: the last attempt is made as it runs out
+    // (a back-off of up to 6 s made a 15 s ARENA_GIVE_UP_S about 20 s).
+    const left = this.giveUpAfterMs - (now - this.unreachableSince);
+    const wait = Math.max(0, Math.min(left, Math.round(delayMs * (1 + BACKOFF_JITTER * spread))));
     const what = this.welcomed ? "connection lost" : `cannot connect to ${this.address}`;
     log(`${what} (${why})${hint}; reconnecting in ${wait} ms`);
     setTimeout(() => this.connect(), wait);
