@@ -593,3 +593,23 @@ def test_js_bot_refuses_a_bad_client_certificate_setting_in_one_line(
     done = run_js_bot(node, {"ARENA_ADDRESS": f"127.0.0.1:{closed_port()}", **env})
     assert done.returncode == 2, done.stderr
     assert done.stderr == f"js: {says.replace('{dir}', str(client_certs))}\n", done.stderr
+
+
+def test_js_bot_says_when_its_refused_token_has_a_line_break_around_it() -> None:
+    # A CRLF .env file leaves "\r" on the token; the Python SDK said so, the JS bot gave only
+    # the referee's "unknown token", sending its author to compare characters that look alike.
+    node = require_node()
+    accounts, tokens = TokenAccounts.issue_for(["js"])
+    referee = RefereeThread(RefereeConfig(), accounts)
+    port = referee.start("127.0.0.1:0")
+    try:
+        done = run_js_bot(
+            node, {"ARENA_ADDRESS": f"127.0.0.1:{port}", "ARENA_TOKEN": tokens["js"] + "\r"}
+        )
+    finally:
+        referee.stop(0, finished=True)
+    assert done.returncode == 2, done.stderr
+    line = done.stderr.strip().splitlines()[-1]
+    assert "(UNAUTHENTICATED)" in line, line
+    assert line.endswith("begins or ends with a space or a line break: remove it"), line
+    assert tokens["js"] not in done.stderr  # a secret stays out of the log

@@ -760,8 +760,15 @@ class Session {
     }
     if (REFUSALS.has(status.code)) {
       const name = grpcStatusName(status.code);
+      // As the Python SDK says it: a token pasted with its line break (a CRLF .env file) left
+      // "unknown token" alone to send the author checking its characters.
+      const spaced =
+        status.code === grpc.status.UNAUTHENTICATED && this.token !== this.token.trim()
+          ? "; the token (ARENA_TOKEN) begins or ends with a space or a line break: remove it"
+          : "";
       process.stderr.write(
-        `${botName()}: refused by the referee at ${this.address} (${name}): ${status.details}\n`,
+        `${botName()}: refused by the referee at ${this.address} (${name}): ` +
+          `${status.details}${spaced}\n`,
       );
       process.exit(EXIT_REFUSED);
     }
