@@ -113,48 +113,6 @@ def signalled(
     )
 
 
-@pytest.mark.parametrize(
-    ("sig", "at", "said"),
-    [
-        # The rules engine and its errors: `import arena` loaded them before the guard was set
-        # (a KeyboardInterrupt's traceback through arena/engine.py, or for SIGTERM a silent
-        # death by the signal).
-        ("SIGINT", "arena.engine", NOTHING_MADE),
-        ("SIGTERM", "arena.errors", "arena: interrupted\n"),
-        # typer loads these as it starts the command, before anything handles a Ctrl-C: its
-        # help's console (a traceback), pydantic (exit 130 without a word).
-        ("SIGINT", "typer.rich_utils", "arena: interrupted\n"),
-        ("SIGINT", "pydantic", "arena: interrupted\n"),
-        # The run command loads the director (trio, the referee) and the summary (numpy, scipy,
-        # matplotlib) for a second or two: exit 130 without a word (typer's handling of a
-        # Ctrl-C), or for SIGTERM a silent death by the signal (143).
-        ("SIGINT", "arena.director.run", NOTHING_MADE),
-        ("SIGINT", "scipy", NOTHING_MADE),
-        ("SIGTERM", "arena.director.progress", NOTHING_MADE),
-        # Python 3.11 turns a KeyboardInterrupt raised in a __set_name__ into a RuntimeError.
-        ("SIGINT", "arena.director.summary:__set_name__", NOTHING_MADE),
-    ],
-    ids=[
-        "engine",
-        "SIGTERM-errors",
-        "typer-help",
-        "pydantic",
-        "director",
-        "scipy",
-        "SIGTERM-progress",
-        "in-__set_name__",
-    ],
-)
-def test_a_signal_while_the_run_loads_is_one_line_and_exit_130(
-    tmp_path: Path, sig: str, at: str, said: str
-) -> None:
-    work = tmp_path / "work"
-    work.mkdir()
-    done = signalled_run(work, sig, at, *THREE, hook=tmp_path / "hook")
-    assert (done.returncode, done.stderr) == (130, said)
-    assert list(work.iterdir()) == []
-
-
 def alive(pid: int) -> bool:
     """Whether a process ``pid`` is there, and not a zombie waiting for its parent."""
     try:
@@ -225,6 +183,23 @@ def test_a_signal_during_the_closing_report_says_every_game_is_stored(tmp_path: 
 @pytest.mark.parametrize(
     ("sig", "at", "command", "said"),
     [
+        # The rules engine and its errors: `import arena` loaded them before the guard was set
+        # (a KeyboardInterrupt's traceback through arena/engine.py, or for SIGTERM a silent
+        # death by the signal).
+        ("SIGINT", "arena.engine", ["run", *THREE], NOTHING_MADE),
+        ("SIGTERM", "arena.errors", ["run", *THREE], "arena: interrupted\n"),
+        # typer loads these as it starts the command, before anything handles a Ctrl-C: its
+        # help's console (a traceback), pydantic (exit 130 without a word).
+        ("SIGINT", "typer.rich_utils", ["run", *THREE], "arena: interrupted\n"),
+        ("SIGINT", "pydantic", ["run", *THREE], "arena: interrupted\n"),
+        # The run command loads the director (trio, the referee) and the summary (numpy, scipy,
+        # matplotlib) for a second or two: exit 130 without a word (typer's handling of a
+        # Ctrl-C), or for SIGTERM a silent death by the signal (143).
+        ("SIGINT", "arena.director.run", ["run", *THREE], NOTHING_MADE),
+        ("SIGINT", "scipy", ["run", *THREE], NOTHING_MADE),
+        ("SIGTERM", "arena.director.progress", ["run", *THREE], NOTHING_MADE),
+        # Python 3.11 turns a KeyboardInterrupt raised in a __set_name__ into a RuntimeError.
+        ("SIGINT", "arena.director.summary:__set_name__", ["run", *THREE], NOTHING_MADE),
         # typer builds the command and reads its flags after the loading guard was lifted and
         # before the command handles a signal: a Ctrl-C there was a KeyboardInterrupt's
         # traceback, a SIGTERM a silent death by the signal (143).
@@ -248,7 +223,7 @@ def test_a_signal_during_the_closing_report_says_every_game_is_stored(tmp_path: 
         ("SIGTERM", "arena.config:build_config", ["run", *THREE], NOTHING_MADE),
     ],
 )
-def test_a_signal_while_the_flags_are_read_is_one_line_and_exit_130(
+def test_a_signal_while_arena_starts_is_one_line_and_exit_130(
     tmp_path: Path, sig: str, at: str, command: list[str], said: str
 ) -> None:
     work = tmp_path / "work"
