@@ -158,6 +158,42 @@ def test_a_raising_hook_and_a_repeated_card_are_told_as_they_are(tmp_path: Path)
     assert re.fullmatch(r"passed (\w\w) three times \(\1 \1 \1\)", detail), detail
 
 
+GAME_END_RAISER = """
+from arena.client import Bot, lowest, run
+
+class Raiser(Bot):
+    games = 0
+
+    def choose_play(self, view):
+        return lowest(view.legal)
+
+    def on_game_end(self, event):
+        self.games += 1
+        if self.games == 1:
+            raise RuntimeError(f"cannot file {event.game_id}")
+
+run(Raiser())
+"""
+
+
+@pytest.mark.parametrize("only", [["hold"], ["hold", "void"]])
+def test_an_error_in_on_game_end_is_charged_to_its_own_check(
+    only: list[str], tmp_path: Path
+) -> None:
+    # Judged before the bot had read its game's end, the first check passed, and the error
+    # failed the next one (or, run alone, none: the bot was stopped first).
+    report = check_source(tmp_path, GAME_END_RAISER, only)
+    verdict, detail = details(report)["hold"]
+    assert verdict is Verdict.FAIL
+    assert re.fullmatch(
+        r"the bot's code raised RuntimeError: cannot file g1-check-hold in an event hook and "
+        r"the SDK skipped the event: the bot's on_game_end hook raised; event skipped",
+        detail,
+    ), detail
+    if "void" in only:
+        assert details(report)["void"][0] is Verdict.PASS, details(report)["void"]
+
+
 MISNAMED = """
 from arena.client import Bot, lowest, run
 

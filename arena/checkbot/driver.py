@@ -62,6 +62,14 @@ FIRST_DEALER = 0
 """The dealer of a game's first hand at the referee (``Game(rules, seed)`` deals from seat 0)."""
 MAX_HANDS = 1
 """GameStarted.max_hands of a scripted game: one hand, as ``arena run`` plays by default."""
+SDK_LIBRARY = "arena-python/"
+"""How the Python SDK names itself in Hello.client_library."""
+SDK_GAME_OVER = "game {} over: "
+"""What the Python SDK logs once the bot's hooks are done with a game's end (the game's id)."""
+SETTLE_S = 5.0
+"""How long a check waits, after its game's end, for a Python SDK bot to say it is done with
+it: a bound for a bot whose logging hides the line, not a verdict."""
+SETTLE_POLL_S = 0.02
 
 
 class CheckFailedError(ArenaError):
@@ -138,6 +146,9 @@ class Checker:
         self._closed_ids: set[int] = set()
         self._answered_ids: set[int] = set()
         """Requests the bot answered: a second answer to one fails the check it comes in."""
+        self.says_game_over: bool | None = None
+        """Whether the bot's output says when it is done with a game (the SDK's default
+        logging does); None until a game's end has been waited for."""
         self._loop = asyncio.get_running_loop()
 
     # ---- the process ------------------------------------------------------------------------
@@ -173,6 +184,48 @@ class Checker:
     def exit_note(self) -> str:
         """How the bot's process ended, if it has (for failure reasons)."""
         return "" if self.process is None else self.process.exit_note()
+
+    def log_size(self) -> int:
+        """How many bytes the bot's output log holds now."""
+        try:
+            return self.log.stat().st_size
+        except OSError:
+            return 0
+
+    async def settle(self, game_id: str, since: int) -> None:
+        """Wait until a Python SDK bot says it is done with the game ``game_id``, whose end
+        was sent when its log held ``since`` bytes (at most :data:`SETTLE_S`).
+
+        The check is judged on what the bot logs, and the SDK logs a hook's error as it runs
+        the hook: judged at once, an error in ``on_game_end`` was charged to the next check,
+        and with ``--only`` to none (the bot was stopped before it read the game's end).
+        """
+        process = self.process
+        hello = self.hello
+        if (
+            process is None
+            or hello is None
+            or not hello.client_library.startswith(SDK_LIBRARY)
+            or self.says_game_over is False
+        ):
+            return
+        said = SDK_GAME_OVER.format(game_id).encode()
+        until = self._loop.time() + SETTLE_S
+        while True:
+            try:
+                with self.log.open("rb") as f:
+                    f.seek(since)
+                    if said in f.read():
+                        self.says_game_over = True
+                        return
+            except OSError:
+                return
+            if process.returncode is not None or self._loop.time() >= until:
+                break
+            await asyncio.sleep(SETTLE_POLL_S)
+        if self.says_game_over is None:
+            # Its logging hides the line (the author set logging up): do not wait each game.
+            self.says_game_over = False
 
     # ---- streams and the handshake --------------------------------------------------------
 
@@ -802,8 +855,9 @@ class ScriptedGame:
 
     # ---- the end ------------------------------------------------------------------------------
 
-    def end(self) -> None:
-        """Send the end of the game: scored if the hand is over, else interrupted."""
+    def end(self) -> bool:
+        """Send the end of the game: scored if the hand is over, else interrupted (whether it
+        was sent: not to a stream that has ended)."""
         hand = self.hand
         n = hand.players
         stream = self.checker.stream
@@ -839,8 +893,10 @@ class ScriptedGame:
                 )
             )
         )
-        if stream is not None and stream.ended is None:
-            stream.send(bot_pb.PlayResponse(events=events))
+        if stream is None or stream.ended is not None:
+            return False
+        stream.send(bot_pb.PlayResponse(events=events))
+        return True
 
 
 def show_text(texts: Sequence[str]) -> str:

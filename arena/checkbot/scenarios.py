@@ -136,9 +136,22 @@ async def play_game(
     await checker.connect()
     game.deal()
     try:
-        return await body()
-    finally:
-        game.end()
+        note = await body()
+    except Exception:
+        await end_game(checker, game)
+        raise
+    except BaseException:
+        game.end()  # the scenario's time is up, or the user stops the check: no waiting
+        raise
+    await end_game(checker, game)
+    return note
+
+
+async def end_game(checker: Checker, game: ScriptedGame) -> None:
+    """End ``game`` and let the bot finish with it before the check is judged."""
+    since = checker.log_size()
+    if game.end():
+        await checker.settle(game.game_id, since)
 
 
 # ---- the scenarios -------------------------------------------------------------------------

@@ -1279,7 +1279,14 @@ class _Runner:
             _log_fault(event)
         elif which == "game_started":
             self.seat = message.game_started.your_seat
-        elif which == "game_ended":
+        if which in self.hooked:
+            try:
+                dispatch_event(self.bot, event)
+            except Exception:
+                log.exception("the bot's %s hook raised; event skipped", _HOOKS[which])
+        if which == "game_ended":
+            # After the bot's hook, so that the line says the bot is done with the game:
+            # `arena check-bot` waits for it before judging a check (a hook's error included).
             e = message.game_ended
             log.info(
                 "game %s over: totals %s, places %s",
@@ -1287,11 +1294,6 @@ class _Runner:
                 list(e.game_totals),
                 list(e.placings),
             )
-        if which in self.hooked:
-            try:
-                dispatch_event(self.bot, event)
-            except Exception:
-                log.exception("the bot's %s hook raised; event skipped", _HOOKS[which])
 
     def _decide(
         self, request: bot_pb.DecisionRequest, received_at: float
