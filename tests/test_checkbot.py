@@ -331,6 +331,18 @@ def test_a_bot_that_does_not_reconnect_fails_the_reconnect(tmp_path: Path) -> No
     assert details(report)["whole hand"][0] is Verdict.PASS
 
 
+def test_a_bot_alive_but_not_back_fails_the_reconnect_only(tmp_path: Path) -> None:
+    only = ["reconnect", "whole hand"]
+    report = run_check(broken("idles-after-break"), only=only, log=tmp_path / "log")
+    assert details(report)["reconnect"] == (
+        Verdict.FAIL,
+        "did not reconnect within Welcome.reconnect_grace_ms (5000 ms) after the checker "
+        "dropped its stream with UNAVAILABLE",
+    )
+    # Stopped and started afresh, rather than waited for (20 s) and failed a second time.
+    assert details(report)["whole hand"][0] is Verdict.PASS, details(report)["whole hand"]
+
+
 def test_a_bot_that_retries_a_refused_token_fails(tmp_path: Path) -> None:
     report = run_check(
         broken("retries-refusal"), QUICK, only=["refused token"], log=tmp_path / "log"

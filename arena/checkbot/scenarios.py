@@ -409,10 +409,15 @@ async def reconnect(checker: Checker) -> str:
         try:
             new = await checker.accept(grace_s, "after the drop")
         except NoStreamError:
-            raise CheckFailedError(
+            failure = CheckFailedError(
                 f"did not reconnect within Welcome.reconnect_grace_ms ({checker.options.grace_ms}"
                 f" ms) after the checker dropped its stream with UNAVAILABLE{checker.exit_note()}"
-            ) from None
+            )
+            if checker.process is not None and checker.process.returncode is None:
+                # Alive but not back: the next check takes a fresh process, rather than wait
+                # --start-timeout for a stream from this one and fail for the same reason.
+                await checker.process.stop()
+            raise failure from None
         back_ms = (loop.time() - dropped) * MS
         named, wrong = _resume_note(checker, broken)
         request = game.request("play")

@@ -10,6 +10,7 @@ these mistakes) and is correct in everything but its mode's flaw:
 * ``ignores-suit``: plays the lowest-ranked card of its whole hand, legal or not;
 * ``short-pass``: passes one card too few;
 * ``no-reconnect``: exits with code 1 when its stream breaks, instead of reconnecting;
+* ``idles-after-break``: when its stream breaks, stays running and never opens another;
 * ``retries-refusal``: keeps reconnecting after UNAUTHENTICATED;
 * ``no-resume``: reconnects without Hello.resume_session_id (optional: not a failure);
 * ``wrong-resume``: reconnects naming a session that never was;
@@ -39,6 +40,7 @@ MODES = (
     "ignores-suit",
     "short-pass",
     "no-reconnect",
+    "idles-after-break",
     "retries-refusal",
     "no-resume",
     "wrong-resume",
@@ -50,6 +52,7 @@ RANKS = "23456789TJQKA"
 RETRY_S = 0.1
 EXIT_REFUSED = 2
 EXIT_BROKEN = 1
+IDLE_S = 600.0
 
 
 def lowest(cards: list[str]) -> str:
@@ -125,6 +128,11 @@ def session(mode: str, welcomed: list[str]) -> int | None:
                 print("broken_bot: refused; trying again", file=sys.stderr, flush=True)
             if mode == "no-reconnect":
                 print(f"broken_bot: stream broke ({code.name}); giving up", file=sys.stderr)
+                return EXIT_BROKEN
+            if mode == "idles-after-break":
+                print(f"broken_bot: stream broke ({code.name}); idling", file=sys.stderr)
+                sys.stderr.flush()
+                time.sleep(IDLE_S)  # alive, and never back (check-bot stops it)
                 return EXIT_BROKEN
             return None
         outbox.put(None)
