@@ -388,6 +388,34 @@ def test_a_command_that_exits_at_once_cannot_start(tmp_path: Path) -> None:
     assert done.output.count("\n") == 1 and "within" not in done.output
 
 
+def test_a_bot_that_never_connects_fails_the_handshake_and_skips_the_rest(tmp_path: Path) -> None:
+    script = tmp_path / "mute.py"
+    script.write_text("import time\nprint('loading my model', flush=True)\ntime.sleep(120)\n")
+    command = [sys.executable, str(script)]
+    done = CliRunner().invoke(
+        checkbot_app(),
+        [
+            "check-bot",
+            "--start-timeout",
+            "1",
+            "--only",
+            "handshake",
+            "--only",
+            "hold",
+            "--",
+            *command,
+        ],
+    )
+    assert done.exit_code == 1, done.output
+    lines = done.output.splitlines()
+    assert re.fullmatch(
+        r"FAIL handshake: no stream opened to ARENA_ADDRESS=127\.0\.0\.1:\d+ within 1 s after "
+        r"it started \(its last output: loading my model\)",
+        lines[0],
+    ), lines
+    assert lines[1] == "SKIP hold: not run: no handshake"
+
+
 def checkbot_app() -> typer.Typer:
     """The arena CLI, reduced to check-bot (for typer's CliRunner)."""
     app = typer.Typer()
