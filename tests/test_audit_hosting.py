@@ -219,3 +219,19 @@ def test_the_shortest_clock_times_moves_out_and_cuts_no_session(
     assert {f.kind for f in record.faults} <= {FaultKind.TIMEOUT}
     assert record.seat_status == (Termination.NORMAL,) * 4
     assert referee[0].wait_for_bots(SEATS, BOT_READY_MS)  # all four back in the lobby
+
+
+def test_a_table_of_several_hands_ended_by_the_target_says_so(
+    referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
+) -> None:
+    # Target 1: the first hand's points end the game (every hand gives some seat a point), so
+    # the table's count of 5 hands is never reached; "1 hand played" read as if it had been.
+    for name in SEATS:
+        bots.start(name)
+    bots.ready(*SEATS)
+    spec = TableSpec("target", Rules(target=1), 3, SEATS, "t", hands=5)
+    record = referee[0].submit(spec).result(RESULT_S)
+    assert record.termination is Termination.NORMAL, record.reason
+    assert record.reason == "1 hand played to 1"
+    counted = TableSpec("count", Rules(), 3, SEATS, "c", hands=2)
+    assert referee[0].submit(counted).result(RESULT_S).reason == "2 hands played"

@@ -534,3 +534,12 @@ def test_a_local_game_to_the_target_ends_with_the_referees_words() -> None:
     result = play_local(bots, seed=9, rules=Rules(target=30))
     (ended,) = [e for e in bots[0].events if isinstance(e, GameEnded)]
     assert ended.message == f"{len(result.hands)} hands played to 30"
+    # A game of at most 5 hands that a total ends first says so, as the referee does.
+    bots = [Recorder() for _ in range(4)]
+    play_local(bots, seed=9, rules=Rules(target=1), hands=5)
+    (ended,) = [e for e in bots[0].events if isinstance(e, GameEnded)]
+    assert ended.message == "1 hand played to 1"
+    bots = [Recorder() for _ in range(4)]
+    play_local(bots, seed=9, hands=2)
+    (ended,) = [e for e in bots[0].events if isinstance(e, GameEnded)]
+    assert ended.message == "2 hands played"

@@ -157,7 +157,12 @@ def play_local(
         totals=tuple(game.totals),
         placings=placings,
         hands_played=len(game.results),
-        message=_ended(len(game.results), rules.target, hands is None, game.at_hand_limit),
+        message=_ended(
+            len(game.results),
+            rules.target,
+            game.is_over and not game.at_hand_limit,
+            hands is None and game.at_hand_limit,
+        ),
     )
     table.tell_all(ended)
     return LocalResult(
@@ -384,8 +389,9 @@ def view_of(
 
 def _ended(played: int, target: int, to_target: bool, at_hand_limit: bool) -> str:
     """GameEnded.message, worded as the referee words a game that ended normally ("1 hand(s)
-    played" here differed from its "1 hand played")."""
+    played" here differed from its "1 hand played"): ``to_target`` when a total reached the
+    target, ``at_hand_limit`` when a game to the target ran out of hands."""
     words = f"{played} hand{'s' if played != 1 else ''} played"
-    if to_target and at_hand_limit:
+    if at_hand_limit:
         return f"{words}, no total at {target}: the most hands a game to {target} plays"
     return words + (f" to {target}" if to_target else "")

@@ -1568,7 +1568,10 @@ class TableRun:
             if self.spec.hands is None and self.game.at_hand_limit:
                 reason = f"{words}, no total at {target}: the most hands a game to {target} plays"
             else:
-                reason = words + (f" to {target}" if self.spec.hands is None else "")
+                # A table of N hands also ends when a total reaches the target: say so ("1 hand
+                # played" read as if the hand count had ended it).
+                reached = self.game.is_over and not self.game.at_hand_limit
+                reason = words + (f" to {target}" if reached else "")
         elif termination is Termination.INTERRUPTED:
             reason = f"interrupted ({self._interrupt_reason}) after {words}"
         else:
