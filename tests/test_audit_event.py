@@ -9,6 +9,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_server_support import ServerProcess
@@ -95,3 +96,59 @@ def test_an_entrant_named_twice_is_named_in_one_line() -> None:
     assert str(caught.value) == (
         "server config: event.entrants names 'a', 'b' more than once; list each bot once"
     )
+
+
+def admin(server: ServerProcess, token: str, action: str, body: dict[str, str]) -> Any:
+    """POST an admin action; its JSON answer."""
+    request = urllib.request.Request(
+        f"{server.url}/api/admin/{action}",
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
+
+
+def test_a_board_an_events_end_showed_is_not_dealt_when_the_event_reopens(
+    tmp_path: Path,
+) -> None:
+    # One board, four rotations. d hangs in the second; banned, it is forfeited and every table
+    # left seats it, so the event is over and the board's cards are shown. Unbanning d reopened
+    # the event and dealt the board's last rotations with their deal already public.
+    server = ServerProcess(
+        tmp_path / "comp.db",
+        'fit_interval = "100ms"\nmove_time = "60s"\n'
+        '[event]\nentrants = ["a", "b", "c", "d"]\nboards = 1\n',
+    )
+    try:
+        tokens = {name: server.add_bot(name) for name in "abcd"}
+        token = server.admin_token()
+        server.start()
+        for name in "abc":
+            server.bot(name, tokens[name], "low")
+        server.bot("d", tokens["d"], "hang", "20")  # a rotation is at most 14 decisions
+        server.wait_for(lambda: server.get("/api/health")["event"]["done"] >= 1)
+        server.wait_for(lambda: bool(server.get("/api/lobby")["tables"]))
+        admin(server, token, "ban", {"bot": "d", "reason": "hung"})
+        server.wait_for(lambda: server.get("/api/health")["ladder"] == "over")
+        server.wait_for(lambda: not server.get("/api/lobby")["tables"])
+        shown = server.get("/api/games?limit=100")["games"]
+        assert len(shown) == 2 and {g["withheld"] for g in shown} == {None}, shown
+        seed = shown[0]["seed"]
+        assert seed is not None and {g["seed"] for g in shown} == {seed}
+        server.stop_bots()
+        admin(server, token, "unban", {"bot": "d"})
+        bots = [server.bot(name, tokens[name], "low") for name in "abcd"]
+        # Told there are no more games: the board's other rotations are given up for good.
+        assert [bot.wait(timeout=120) for bot in bots] == [0, 0, 0, 0]
+        assert server.get("/api/health")["ladder"] == "over"
+        assert len(server.get("/api/games?limit=100")["games"]) == 2
+        assert server.terminate() == 0
+        server.start()  # and so after a restart
+        bots = [server.bot(name, tokens[name], "low") for name in "abcd"]
+        assert [bot.wait(timeout=120) for bot in bots] == [0, 0, 0, 0]
+        assert len(server.get("/api/games?limit=100")["games"]) == 2
+        assert server.terminate() == 0
+    finally:
+        server.close()

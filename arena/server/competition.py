@@ -363,6 +363,13 @@ class Competition:
         self._done_slots: set[int] = set()
         self._slots_left: dict[str, int] = {}
         """Per event board, its rotations not played to the end yet."""
+        self._begun: set[str] = set()
+        """The event boards some rotation of which has been dealt (stored or running)."""
+        self._given_up: set[str] = set()
+        """Event boards begun, not finished, and shown once the event was over: never dealt
+        again, though the event reopen (an unban, a later end)."""
+        self._given_up_stored: set[str] = set()
+        """Those of :attr:`_given_up` committed to the database: only these are shown."""
         self._blocked: tuple[tuple[int, frozenset[str]], bool] | None = None
         """Whether every event table left seats a banned entrant, for (tables done, banned)."""
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -433,6 +440,9 @@ class Competition:
                 if i not in self._done_slots:
                     self._slots_left[t.board] = self._slots_left.get(t.board, 0) + 1
             boards = sorted(begun & set(self._slots_left))
+            self._begun = begun
+            self._given_up = set(state.get("given_up", []))
+            self._given_up_stored = set(self._given_up)
         else:
             boards = [o.board for o in self._owed]
         # A board's rotations still to come are dealt as its stored ones were, even if a server
@@ -508,6 +518,10 @@ class Competition:
             return True
         if len(self._done_slots) == len(self._schedule):
             return True
+        if self._given_up and len(self._slots_left) == sum(
+            1 for b in self._given_up if b in self._slots_left
+        ):
+            return True  # every table left is of a board given up
         statuses = self._statuses()
         banned = frozenset(n for n in event.entrants if statuses.get(n) is AccountStatus.BANNED)
         if not banned:
@@ -518,7 +532,7 @@ class Competition:
             blocked = all(
                 not banned.isdisjoint(t.seats)
                 for i, t in enumerate(self._schedule)
-                if i not in self._done_slots
+                if i not in self._done_slots and t.board not in self._given_up
             )
             self._blocked = (key, blocked)
         return self._blocked[1]
@@ -629,7 +643,7 @@ class Competition:
             slots = {
                 t: i
                 for i, t in enumerate(self._schedule)
-                if i not in self._done_slots and i not in busy
+                if i not in self._done_slots and i not in busy and t.board not in self._given_up
             }
             chosen = plan_event(list(slots), available, max_tables=room)
             planned = [(t, slots[t]) for t in chosen]
@@ -690,6 +704,8 @@ class Competition:
             self._owed, self._next_board, self._next_game = owed, next_board, next_game
             raise
         for game, spec in batch:
+            if _slot_of(spec.table_id) is not None:
+                self._begun.add(spec.board)
             log.info(
                 "table started",
                 extra={
@@ -1011,18 +1027,43 @@ class Competition:
         return sum(
             1
             for board, left in self._slots_left.items()
-            if left - running[board] > 0 and rotations[board] - left + running[board] > 0
+            if left - running[board] > 0
+            and rotations[board] - left + running[board] > 0
+            and board not in self._given_up
         )
 
-    def _boards_in_play(self) -> set[str] | _EventBoards:
+    async def _boards_in_play(self) -> set[str] | _EventBoards:
         """The boards some rotation of which is running or still owed (to be dealt later)."""
         boards = {r.spec.board for r in self._running.values()}
         event = self.config.event
         if event is None:
             return boards | {o.board for o in self._owed}
         if self._event_over():
-            return boards  # the rotations not played by now never will be
-        return _EventBoards(boards, self._slots_left)
+            # The rotations not played by now never will be: given up for good before their
+            # cards are shown. An event can reopen (an unban, a later `end` after a restart),
+            # and it dealt the rest of a board whose deal it had shown.
+            await self._give_up_begun(boards)
+            return boards | (self._given_up - self._given_up_stored)
+        return _EventBoards(boards, self._slots_left, self._given_up_stored)
+
+    async def _give_up_begun(self, running: set[str]) -> None:
+        """Give up the event's boards begun and not finished (none running), and store that."""
+        begun = {b for b in self._begun if b in self._slots_left and b not in running}
+        self._given_up |= begun
+        if self._given_up <= self._given_up_stored:
+            return
+        given_up = sorted(self._given_up)
+        try:
+            await self.ledger.write(LedgerDB.put_state, {"given_up": given_up})
+        except Exception as e:  # withheld still (not stored), and tried again at the next read
+            log.warning(
+                "cannot store the event boards given up; their cards stay withheld",
+                extra={"error": str(e)},
+            )
+            return
+        new = set(given_up) - self._given_up_stored
+        self._given_up_stored |= set(given_up)
+        log.info("event boards given up, their cards shown", extra={"boards": sorted(new)})
 
     async def recent(self, limit: int, before: int | None, bot: str | None) -> list[dict[str, Any]]:
         """Recent games, from the database; a bot with no account is :class:`NotFoundError`.
@@ -1048,7 +1089,7 @@ class Competition:
                 )
         # Asked after the read: a board not in play now is done (or was never dealt, and then
         # has no game in the answer), and a board is never dealt again once done.
-        in_play = self._boards_in_play()
+        in_play = await self._boards_in_play()
         for game in games:
             withheld = game["board"] in in_play
             game["withheld"] = WITHHELD_REASON.format(board=game["board"]) if withheld else None
@@ -1066,7 +1107,7 @@ class Competition:
         record: dict[str, Any] = json.loads(text)
         board = str(record["spec"]["board"])
         record["withheld"] = None
-        if board in self._boards_in_play():  # after the read, as in recent()
+        if board in await self._boards_in_play():  # after the read, as in recent()
             withhold(record, WITHHELD_REASON.format(board=board))
         return json.dumps(record, separators=(",", ":"))
 
@@ -1160,9 +1201,10 @@ class _EventBoards:
 
     running: set[str]
     left: Mapping[str, int]
+    given_up: set[str]
 
     def __contains__(self, board: object) -> bool:
-        return board in self.running or board in self.left
+        return board in self.running or (board in self.left and board not in self.given_up)
 
 
 def withhold(record: dict[str, Any], reason: str) -> None:

@@ -92,7 +92,7 @@ CREATE TABLE IF NOT EXISTS server_running (
     started_at REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS server_state (
-    key   TEXT PRIMARY KEY,          -- 'next_board', 'owed', 'paused'
+    key   TEXT PRIMARY KEY,          -- 'next_board', 'owed', 'paused', 'given_up'
     value TEXT NOT NULL              -- JSON
 );
 CREATE TABLE IF NOT EXISTS server_secret (
