@@ -138,7 +138,7 @@ class EngineHost:
             for bot in spec.seats:
                 self.busy[bot] -= 1
 
-    def kick(self, session_id: str, reason: str) -> bool:
+    def kick(self, session_id: str, reason: str, *, for_good: bool = False) -> bool:
         """Drop one session."""
         bot, _, _ = session_id.partition("#")
         if self.connected.get(bot, 0) == 0:

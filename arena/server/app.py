@@ -79,12 +79,12 @@ class RefereeHost:
         """One table on the referee."""
         return await self._referee.play_table(spec)
 
-    def kick(self, session_id: str, reason: str) -> bool:
-        """End one session; it may reconnect."""
+    def kick(self, session_id: str, reason: str, *, for_good: bool = False) -> bool:
+        """End one session; it may reconnect unless ``for_good``."""
         return self._referee.kick(
             session_id,
             reason or "kicked by the organiser",
-            may_reconnect=True,
+            may_reconnect=not for_good,
             reconnect_after_ms=self._kick_reconnect_ms,
         )
 

@@ -140,8 +140,9 @@ class TableHost(Protocol):
         taken from the lobby in the call's first step when they are all there."""
         ...
 
-    def kick(self, session_id: str, reason: str) -> bool:
-        """End one session (False if there is none with that id)."""
+    def kick(self, session_id: str, reason: str, *, for_good: bool = False) -> bool:
+        """End one session (False if there is none with that id); ``for_good``: its bot may
+        not reconnect (else it may, after a pause)."""
         ...
 
     def kick_bot(self, bot: str, reason: str) -> int:
@@ -467,6 +468,7 @@ class Competition:
         """Start the ladder and the fitter as tasks of the running loop."""
         self._spawn(self._ladder())
         self._spawn(self._fitter())
+        self._spawn(self._watch_statuses())
         if self.config.event is not None:
             self._spawn(self._event_clock())
         self.poke()
@@ -587,11 +589,37 @@ class Competition:
             if session.table_id is not None or status not in _BARRED:
                 continue
             why = _BARRED[status]
-            if self.host.kick(session.session_id, why):
+            # For good, as `arena admin ban` ends one: a kick that let the bot back had the SDK
+            # log "reconnecting", then be refused.
+            if self.host.kick(session.session_id, why, for_good=True):
                 log.info(
                     "session ended: its bot may not play",
                     extra={"session": session.session_id, "bot": session.bot, "why": why},
                 )
+
+    async def _watch_statuses(self) -> None:
+        """Read the accounts again every :data:`STATUS_TTL_S`, and act on a change: a ban or a
+        revoke from the offline CLI was seen only as tables were formed, so not on a paused
+        ladder (a banned bot waited in the lobby until a resume) nor in a quiet lobby."""
+        failing = False
+        while True:
+            await asyncio.sleep(STATUS_TTL_S)
+            if self.host is None:
+                continue
+            try:
+                accounts = await asyncio.to_thread(self.accounts.accounts)
+            except Exception as e:  # a database locked by another program: try again
+                if not failing:
+                    log.warning("cannot read the bots' accounts", extra={"error": str(e)})
+                failing = True
+                continue
+            failing = False
+            statuses = {a.name: a.status for a in accounts}
+            changed = statuses != self._status_cache
+            self._status_cache, self._statuses_at = statuses, time.monotonic()
+            self._end_barred(statuses)
+            if changed:
+                self.poke()  # an unban lets tables start; a ban may end an event
 
     def _statuses(self, names: Iterable[str] = ()) -> dict[str, AccountStatus]:
         """Account statuses, re-read at most every STATUS_TTL_S (a ban from the offline CLI
