@@ -977,8 +977,8 @@ def ratings(
         Path | None,
         typer.Option(
             "--plot",
-            help="Write the ratings plot to FILE (.png, .svg or .pdf) and the history to "
-            "FILE-history in the same format.",
+            help="Write the ratings plot to FILE (.png, .svg, .pdf or another format matplotlib "
+            "writes) and the history to FILE-history in the same format.",
         ),
     ] = None,
     anchor: Annotated[
@@ -1045,7 +1045,7 @@ def ratings(
     if seed is not None and not 0 <= seed <= MAX_SEED:
         _fail(f"--seed {seed}: the bootstrap's seed is a whole number from 0 to {MAX_SEED}")
     if plot is not None:
-        _check_plot(plot)
+        _check_plot(plot, db)
     # Imported once the flags are good: the ratings bring numpy, scipy and matplotlib.
     from arena.ratings.report import render_ratings
 
@@ -1114,8 +1114,9 @@ def _no_database(db: Path) -> str:
     )
 
 
-def _check_plot(plot: Path) -> None:
-    """Refuse a plot file that cannot be written, before the ratings are fitted and printed."""
+def _check_plot(plot: Path, db: Path) -> None:
+    """Refuse a plot file that cannot be written, or that is the database ``db`` read, before
+    the ratings are fitted and printed."""
     from matplotlib.figure import Figure
 
     from arena.ratings.report import history_path, missing_program
@@ -1139,6 +1140,12 @@ def _check_plot(plot: Path) -> None:
     if existing != folder:
         _fail(f"--plot {plot}: folder {folder} does not exist; make it first or give another")
     for path in (plot, history_path(plot)):
+        # "Only read": a database named like a plot (`--db r.pdf --plot r.pdf`) was overwritten.
+        if path.resolve() == db.resolve():
+            what = "the plot" if path == plot else f"its history plot {path}"
+            _fail(
+                f"--plot {plot}: {what} would overwrite the database --db {db}; give another file"
+            )
         why = _cannot_write(path)
         if why:
             _fail(f"--plot {plot}: cannot write {path} ({why}); give a file you can write")

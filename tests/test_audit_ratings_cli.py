@@ -53,6 +53,29 @@ def test_a_pgf_plot_without_latex_is_refused_before_the_fit(tmp_path: Path) -> N
     assert not list(tmp_path.glob("*.pgf")) and not list(tmp_path.glob(".*"))
 
 
+def test_a_plot_named_as_the_database_is_refused_and_the_database_kept(tmp_path: Path) -> None:
+    # "Only read": a database whose name ends like a plot was overwritten by the plot (or its
+    # history), and read as "not a Hearts Arena database" from then on.
+    stored = stored_db(tmp_path).read_bytes()
+    for db, plot, what in (
+        (tmp_path / "r.pdf", tmp_path / "r.pdf", "the plot"),
+        (
+            tmp_path / "h-history.png",
+            tmp_path / "h.png",
+            f"its history plot {tmp_path}/h-history.png",
+        ),
+    ):
+        db.write_bytes(stored)
+        refused = invoke("ratings", "--db", str(db), "--plot", str(plot))
+        assert refused.exit_code == 2, refused.output
+        assert refused.stderr == (
+            f"arena: error: --plot {plot}: {what} would overwrite the database --db {db}; "
+            "give another file\n"
+        )
+        assert db.read_bytes() == stored
+        assert invoke("ratings", "--db", str(db)).exit_code == 0
+
+
 def words(text: str) -> str:
     """``text`` with its lines joined and its runs of spaces made one (rich centres a wrapped
     caption with spaces)."""
