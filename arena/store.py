@@ -300,7 +300,7 @@ def lock_database(path: Path, command: str) -> int:
     numbers and overwrite each other's replays; SQLite's own locks only keep each write whole.
     The lock goes with the process, so a killed one leaves nothing to clean up but the file.
     """
-    lock_path = path.with_name(path.name + ".lock")
+    lock_path = _lock_path(path)
     while True:
         try:
             fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -340,10 +340,17 @@ def lock_database(path: Path, command: str) -> int:
     return fd
 
 
+def _lock_path(path: Path) -> Path:
+    """The lock file of the database at ``path``: beside the file it is, links followed (two
+    runs given a database and a link to it played together, and one ended in a traceback)."""
+    real = Path(os.path.realpath(path))
+    return real.with_name(real.name + ".lock")
+
+
 def unlock_database(path: Path, fd: int) -> None:
     """Let go of :func:`lock_database`'s lock and remove the file (while still holding it)."""
     try:
-        path.with_name(path.name + ".lock").unlink(missing_ok=True)
+        _lock_path(path).unlink(missing_ok=True)
     finally:
         os.close(fd)
 

@@ -22,6 +22,7 @@ from arena.store import (
     Store,
     StoreError,
     check_writable,
+    database_locked,
     load_results,
     result_of,
     write_replay,
@@ -437,3 +438,20 @@ def test_settling_games_are_rated_by_their_placings_not_their_points(tmp_path: P
         keys = [-b for b in _balances(record)]
         assert tuple(1 + sum(o < k for o in keys) for k in keys) == record.placings
         assert any(line.startswith("settled (sweepstakes)") for line in replay_text(record))
+
+
+def test_a_link_to_a_database_in_use_is_refused_as_the_database_itself(tmp_path: Path) -> None:
+    # The lock sat beside the name given: a run on a link to a database another run was
+    # writing played beside it, and one of them ended in a traceback (UNIQUE constraint).
+    db = tmp_path / "real.db"
+    db.touch()
+    (tmp_path / "link.db").symlink_to(db)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "far.db").symlink_to(Path("..") / "link.db")
+    with database_locked(db, "arena run"):
+        for other in (tmp_path / "link.db", tmp_path / "sub" / "far.db"):
+            with pytest.raises(ConfigError, match=r"another arena run \(pid \d+\) is using"):
+                database_locked(other, "arena run").__enter__()
+    with database_locked(tmp_path / "link.db", "arena run"):  # free again, and links still work
+        assert (tmp_path / "real.db.lock").exists()
+    assert not (tmp_path / "real.db.lock").exists()
