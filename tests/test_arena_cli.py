@@ -386,6 +386,28 @@ def test_a_second_run_on_a_database_in_use_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "other.db.lock").exists()
 
 
+def test_a_folder_of_another_runs_replays_is_refused_and_kept(tmp_path: Path) -> None:
+    # col.db and col.sqlite both default to col-out: the second run wrote its replays over the
+    # first's (named by game number), and the first, run again, took them for its own.
+    args = ["--bot", f"a={LOW}", "--bot", f"b={LOW}", "--bot", f"c={LOW}", "--players", "3"]
+    first = arena("run", *args, "--boards", "1", "--seed", "1", "--db", "col.db", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    replays = {p: p.read_bytes() for p in (tmp_path / "col-out" / "replays").iterdir()}
+    assert len(replays) == 3
+    other = ["--boards", "1", "--seed", "2", "--db", "col.sqlite"]
+    refused = arena("run", *args, *other, cwd=tmp_path)
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr == (
+        "arena: error: --out col-out: holds the replays and logs of another run (its database: "
+        f"{tmp_path / 'col.db'}), which this one would overwrite; give this run its own --out\n"
+    )
+    assert {p: p.read_bytes() for p in (tmp_path / "col-out" / "replays").iterdir()} == replays
+    assert not (tmp_path / "col.sqlite").exists()  # nothing made for the refused run
+    again = arena("run", *args, "--boards", "1", "--seed", "1", "--db", "col.db", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert arena("run", *args, *other, "--out", "own", cwd=tmp_path).returncode == 0
+
+
 def closed_pipe_run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """Run `arena ARGS` with its stdout a pipe nobody reads any more (as `| head -1` leaves it
     once it has its line): every write to it fails at once."""

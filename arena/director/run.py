@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import json
 import math
 import shutil
 import signal
@@ -198,6 +199,34 @@ def outermost_missing(path: Path) -> Path | None:
     return missing
 
 
+OUT_MARK = ".arena-run.json"
+"""The file in an output folder that names the run whose replays and logs it holds."""
+
+
+def check_out(out: Path, run_id: str) -> None:
+    """Refuse an output folder that holds another run's replays and logs (its mark says so):
+    replays are named by game number, and a second run's overwrote the first's."""
+    try:
+        mark = json.loads((out / OUT_MARK).read_text())
+    except (OSError, ValueError):
+        return  # no mark (a new folder, or one an older version made): nothing to go by
+    if not isinstance(mark, dict) or mark.get("run_id") in (None, run_id):
+        return
+    raise ConfigError(
+        f"--out {out}: holds the replays and logs of another run (its database: "
+        f"{mark.get('db', 'unknown')}), which this one would overwrite; give this run its own "
+        "--out"
+    )
+
+
+def mark_out(out: Path, run_id: str, db: Path) -> None:
+    """Mark ``out`` as the output folder of the run ``run_id`` stored in ``db``."""
+    mark = out / OUT_MARK
+    text = json.dumps({"run_id": run_id, "db": str(db.resolve())}) + "\n"
+    if not mark.exists():
+        mark.write_text(text)
+
+
 def write_missing_replays(store: Store, run_id: str, out: Path) -> None:
     """Write the replay of every stored game of the run that has none under ``out``."""
     for game, record in list(store.replays_missing(run_id, out)):
@@ -284,9 +313,11 @@ def play_tables(
         on_record,
     )
     try:
+        check_out(config.out, director.run_id)
         if isinstance(todo_list, list) and not todo_list:
             if store is not None:
                 write_missing_replays(store, director.run_id, config.out)
+                mark_out(config.out, director.run_id, config.db)
             reporter.start(total or done, done, director.standings())
             reporter.stop()
             director.check_output()
@@ -491,6 +522,7 @@ class _Director:
         self.claimed = True
         try:
             self.config.out.mkdir(parents=True, exist_ok=True)
+            mark_out(self.config.out, self.run_id, self.config.db)
             write_missing_replays(self.store, self.run_id, self.config.out)
         except OSError as e:
             raise self._cannot_write(f"write the replays under {self.config.out}", e) from None
