@@ -184,6 +184,7 @@ def test_a_ctrl_c_after_the_decision_prints_the_verdict(tmp_path: Path) -> None:
     assert out.splitlines()[-1].startswith(
         "H0 accepted: the test favours elo0 = 0 over elo1 = 200;"
     )
+    assert "to resume" not in err, err  # the stop's first line said to resume, too
     assert err.splitlines()[-1] == (
         "arena: error: interrupted after the decision at board 1, while the games in play were "
         "finishing (the test does not count them); the decision above stands, and nothing is "

@@ -618,6 +618,12 @@ class _Director:
                     # After the last game (the referee and the bots being stopped): there is
                     # nothing to resume, and saying so would send the user to an empty rerun.
                     self.reporter.note("stopping: every game has been played; nothing to resume")
+                elif self.stopped:
+                    # A sequential test decided: nothing to resume either (it said to).
+                    self.reporter.note(
+                        "stopping: the test is decided; the games in play get the referee's "
+                        "shutdown grace to finish"
+                    )
                 else:
                     self.reporter.note(
                         "stopping: games in play get the referee's shutdown grace to finish; "
