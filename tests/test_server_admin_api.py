@@ -344,3 +344,30 @@ def test_a_bot_banned_from_the_offline_cli_on_a_paused_ladder_is_sent_away_at_on
     assert server.get("/api/health")["ladder"] == "paused"
     assert sorted(s["bot"] for s in server.get("/api/lobby")["sessions"]) == ["a", "b", "c"]
     assert server.terminate() == 0
+
+
+def test_a_game_at_its_table_is_said_to_be_played_not_missing(server: ServerProcess) -> None:
+    # /api/lobby listed the game while /api/games/N said "no game N".
+    tokens = {name: server.add_bot(name) for name in "abcd"}
+    server.start()
+    for name in "abc":
+        server.bot(name, tokens[name], "low")
+    server.bot("d", tokens["d"], "hang", "1")  # holds its first table open
+    server.wait_for(lambda: bool(server.get("/api/lobby")["tables"]))
+    (table,) = server.get("/api/lobby")["tables"]
+    game = table["game"]
+    try:
+        urllib.request.urlopen(f"{server.url}/api/games/{game}", timeout=30)
+    except urllib.error.HTTPError as e:
+        assert e.code == 404
+        assert json.loads(e.read()) == {
+            "error": f"game {game} is being played: its record is here once it ends"
+        }
+    else:
+        raise AssertionError("a game in play was served")
+    try:
+        urllib.request.urlopen(f"{server.url}/api/games/{game + 100}", timeout=30)
+    except urllib.error.HTTPError as e:
+        assert (e.code, json.loads(e.read())) == (404, {"error": f"no game {game + 100}"})
+    server.stop_bots()
+    assert server.terminate() == 0

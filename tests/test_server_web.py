@@ -152,6 +152,9 @@ def test_missing_things_and_bad_arguments_are_clear(tmp_path: Path) -> None:
         assert (await get(site.base + "/api/games?limit=x"))[0] == 400
         status, body = await get(site.base + "/nothing-here")
         assert status == 404 and "nothing at /nothing-here" in body["error"]
+        # A path, not a host: "//api/health" was read as host "api", path "/health".
+        status, body = await get(site.base + "//api/health")
+        assert status == 404 and body["error"] == "nothing at //api/health"
         assert (await get(site.base + "/static/nope.js"))[0] == 404
         assert (await get(site.base + "/api/standings", method="DELETE"))[0] == 405
         huge = str(2**63)

@@ -331,11 +331,17 @@ class HttpServer:
             raise _BadRequest(
                 HTTPStatus.BAD_REQUEST, "the request target is not UTF-8: percent-encode it"
             ) from None
-        url = urlsplit(target)
+        if target.startswith("/"):
+            # The usual form, a path: urlsplit read "//api/health" as the host "api" and the
+            # path "/health", and the 404 named a path the client never asked for.
+            raw_path, _, raw_query = target.partition("#")[0].partition("?")
+        else:
+            url = urlsplit(target)
+            raw_path, raw_query = url.path, url.query
         # Blank values kept and repeats refused: "bot=" would otherwise vanish (every game, not
         # an error) and "limit=2&limit=3" would quietly mean the last.
         query: dict[str, str] = {}
-        for name, value in parse_qsl(url.query, keep_blank_values=True):
+        for name, value in parse_qsl(raw_query, keep_blank_values=True):
             if name in query:
                 raise _BadRequest(
                     HTTPStatus.BAD_REQUEST, f"parameter {name!r} given twice: give it once"
@@ -343,7 +349,7 @@ class HttpServer:
             query[name] = value
         return Request(
             method=method.upper(),
-            path=unquote(url.path),
+            path=unquote(raw_path),
             query=query,
             headers=headers,
             body=body,

@@ -293,7 +293,13 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
                 )
             text = await site.game(int(key)) if int(key) <= MAX_GAME_NUMBER else None
             if text is None:
-                return json_response({"error": f"no game {key}"}, HTTPStatus.NOT_FOUND)
+                playing = any(t.get("game") == int(key) for t in site.lobby().get("tables", ()))
+                said = (
+                    f"game {key} is being played: its record is here once it ends"
+                    if playing
+                    else f"no game {key}"
+                )
+                return json_response({"error": said}, HTTPStatus.NOT_FOUND)
             return json_response(with_pass_targets(text, int(key)))
         return json_response({"error": f"nothing at {path}"}, HTTPStatus.NOT_FOUND)
 
