@@ -56,6 +56,10 @@ def _unguard_loading(before: dict[signal.Signals, Any]) -> None:
 
 
 _BEFORE_LOADING = _guard_loading()
+
+from arena.director.ending import hold_at_the_last
+
+hold_at_the_last()  # first of the exit hooks, so that it runs last
 _STARTING: dict[signal.Signals, Any] = {}
 """The handlers :func:`run_typer`'s guard replaced, put back once the command runs."""
 

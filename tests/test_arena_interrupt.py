@@ -231,3 +231,36 @@ def test_a_signal_while_arena_starts_is_one_line_and_exit_130(
     done = signalled(work, sig, at, *command, hook=tmp_path / "hook")
     assert (done.returncode, done.stderr) == (130, said)
     assert list(work.iterdir()) == []
+
+
+TORN_DOWN = """
+import os, signal, sys, time
+
+from arena.cli import entry  # this process is then the `arena` command
+from arena.director.ending import until_exit
+
+
+class Late:
+    def __del__(self):
+        # As Python tears its modules down, after the exit hooks: the signals' default actions
+        # are back by then.
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.3)
+        os.write(1, b"torn down\\n")
+
+
+keep = Late()
+until_exit(lambda signum, frame: os._exit(130))  # as a command whose output is complete
+sys.exit(3)
+"""
+
+
+def test_a_signal_as_python_tears_down_leaves_the_commands_exit_code(tmp_path: Path) -> None:
+    # A Ctrl-C in the second or so Python takes to tear down scipy and matplotlib killed the
+    # finished command by the signal, without a word; it is held back now, and dropped.
+    script = tmp_path / "late.py"
+    script.write_text(TORN_DOWN)
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (3, "torn down\n", "")

@@ -9,13 +9,14 @@ command's own handler take the signals to the process's end instead: one line, e
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import signal
 import sys
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["is_the_command", "until_exit"]
+__all__ = ["hold_at_the_last", "is_the_command", "until_exit"]
 
 Handler = Callable[[int, Any], None]
 
@@ -39,8 +40,32 @@ def until_exit(handler: Handler, before: dict[signal.Signals, Any] | None = None
     ``arena ratings ... &``)."""
     if not is_the_command():
         return
+    _ENDING.append(True)
     for sig in ENDING_SIGNALS:
         if before is not None and before.get(sig) is signal.SIG_IGN:
             continue
         with contextlib.suppress(ValueError):  # not the main thread: Python's handling stays
             signal.signal(sig, handler)
+
+
+_ENDING: list[bool] = []
+"""Set (non-empty) once :func:`until_exit` has given the command's handler the signals."""
+
+
+def hold_at_the_last() -> None:
+    """Have Ctrl-C and SIGTERM held back once the last exit hook has run, in a command that
+    called :func:`until_exit`: call it before any library registers its exit hooks (hooks run
+    last registered, first).
+
+    After the hooks, Python puts the signals' default actions back and tears its modules down
+    (a second or so with scipy and matplotlib loaded): a Ctrl-C then killed the process by the
+    signal without a word, its output complete. Held back, it is dropped as the process ends
+    with the command's own exit code: the command had finished.
+    """
+    atexit.register(_hold)
+
+
+def _hold() -> None:
+    if _ENDING:
+        with contextlib.suppress(ValueError, OSError):
+            signal.pthread_sigmask(signal.SIG_BLOCK, ENDING_SIGNALS)
