@@ -1079,6 +1079,14 @@ def ratings(
                 + (f"its runs: {', '.join(known)}" if known else "leave --run out")
             )
         if not results:
+            with Store.open(db, create=False) as store:
+                runs = store.runs()
+            if runs:  # stopped before its first game (a kill): the same command plays it
+                command = "arena sprt" if runs[0].kind == "sprt" else "arena run"
+                raise ConfigError(
+                    f"--db {db}: no game stored yet: its run {runs[0].run_id} stopped before "
+                    f"its first game; run the same {command} command again to play it"
+                )
             raise ConfigError(f"--db {db}: no game stored")
         try:
             render_ratings(

@@ -770,6 +770,17 @@ def test_a_run_or_a_database_with_no_game_says_what_there_is(tmp_path: Path) -> 
     assert other.returncode == 2 and other.stderr == (
         f"arena: error: --run nope: no game stored for that run in {db}; its runs: {run_id}\n"
     )
+    # A run killed before its first game: said, with how to carry on (it said "no game stored").
+    config = build_config(
+        bots=["a=true", "b=true", "c=true", "d=true"], boards=1, db=tmp_path / "early.db"
+    )
+    with Store.open(config.db) as store:
+        store.claim(config.run_id, "batch", config.identity(), 4)
+    early = invoke("ratings", "--db", str(config.db))
+    assert early.exit_code == 2 and early.stderr == (
+        f"arena: error: --db {config.db}: no game stored yet: its run {config.run_id} stopped "
+        "before its first game; run the same arena run command again to play it\n"
+    )
     # A competition database with accounts and no game yet is not "not a Hearts Arena database".
     comp = tmp_path / "comp.db"
     added = invoke("bots", "add", "alice", "--db", str(comp))  # set-up only
