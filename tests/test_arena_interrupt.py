@@ -257,7 +257,7 @@ sys.exit(3)
 
 def test_a_signal_as_python_tears_down_leaves_the_commands_exit_code(tmp_path: Path) -> None:
     # A Ctrl-C in the second or so Python takes to tear down scipy and matplotlib killed the
-    # finished command by the signal, without a word; it is held back now, and dropped.
+    # finished command by the signal, without a word; it is ignored now.
     script = tmp_path / "late.py"
     script.write_text(TORN_DOWN)
     done = subprocess.run(

@@ -149,13 +149,23 @@ if AT == "exit:threads":  # as Python exits, while it joins the threads left
         joining()
 
     threading._shutdown = _shutdown
-elif AT == "exit:hooks":  # registered first: the last of the exit hooks
+elif AT == "exit:hooks":  # an exit hook registered as the command's output is complete
+    import arena.director.ending as ending
+
+    until = ending.until_exit
+
+    def until_exit(*args, **kwargs):
+        atexit.register(lambda: os.kill(os.getpid(), SIG))
+        return until(*args, **kwargs)
+
+    ending.until_exit = until_exit
+elif AT == "exit:last":  # registered first: the last of the exit hooks, after the command's
     atexit.register(lambda: os.kill(os.getpid(), SIG))
 """
 )
 MOMENTS = ["arena.cli:_flush_output", "exit:threads", "exit:hooks"]
-"""As the command returns; as Python joins the threads left; in the last of its exit hooks (no
-module of those names is looked for: the hook of ``SIGNAL_AT`` never fires for them)."""
+"""As the command returns; as Python joins the threads left; in its exit hooks (no module of
+those names is looked for: the hook of ``SIGNAL_AT`` never fires for them)."""
 
 
 def exiting(work: Path, sig: str, at: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -228,6 +238,20 @@ def test_a_signal_as_a_finished_run_exits_says_every_game_is_stored(
     )
     assert "Faults per bot" in done.stdout
     assert not any(alive(pid) for pid in bot_pids(work / "arena-out"))
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_signal_after_the_last_exit_hook_leaves_the_commands_exit_code(
+    tmp_path: Path, sig: str
+) -> None:
+    # After its exit hooks Python puts the default actions back and tears its modules down: a
+    # signal there killed the finished command without a word (-2, -15), even with its Ctrl-C
+    # blocked (a signal to the process went to one of gRPC's threads). It is dropped now.
+    work = tmp_path / "work"
+    work.mkdir()
+    done = exiting(work, sig, "exit:last", "run", *ONE_BOARD)
+    assert (done.returncode, "Traceback" in done.stderr) == (0, False), done.stderr
+    assert "interrupted" not in done.stderr and "Faults per bot" in done.stdout
 
 
 def test_ratings_in_process_gives_its_caller_its_own_signals_back(

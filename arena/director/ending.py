@@ -59,13 +59,18 @@ def hold_at_the_last() -> None:
 
     After the hooks, Python puts the signals' default actions back and tears its modules down
     (a second or so with scipy and matplotlib loaded): a Ctrl-C then killed the process by the
-    signal without a word, its output complete. Held back, it is dropped as the process ends
-    with the command's own exit code: the command had finished.
+    signal without a word, its output complete. Ignored from the last hook on, it is dropped
+    and the process ends with the command's own exit code: the command had finished.
     """
     atexit.register(_hold)
 
 
 def _hold() -> None:
-    if _ENDING:
+    if not _ENDING:
+        return
+    for sig in ENDING_SIGNALS:
+        # Ignored, not blocked: a mask is the main thread's only, and a signal sent to the
+        # process then went to another thread (gRPC's) and killed it all the same. Python
+        # leaves an "ignore" as it is when it puts the signals' default actions back.
         with contextlib.suppress(ValueError, OSError):
-            signal.pthread_sigmask(signal.SIG_BLOCK, ENDING_SIGNALS)
+            signal.signal(sig, signal.SIG_IGN)

@@ -368,7 +368,7 @@ class Competition:
         """The event boards some rotation of which has been dealt (stored or running)."""
         self._given_up: set[str] = set()
         """Event boards begun, not finished, and shown once the event was over: never dealt
-        again, though the event reopen (an unban, a later end)."""
+        again, even if the event reopens (an unban, a later end)."""
         self._given_up_stored: set[str] = set()
         """Those of :attr:`_given_up` committed to the database: only these are shown."""
         self._blocked: tuple[tuple[int, frozenset[str]], bool] | None = None
