@@ -388,6 +388,34 @@ def test_a_board_begun_by_an_older_server_is_finished_with_its_own_seed_and_rule
     assert new.seed == board_seed(secret, 9, 2)
 
 
+@pytest.mark.parametrize(("done", "cut", "owed"), [((0,), 1, [2, 3]), ((0, 1, 2), 3, [])])
+def test_a_duplicate_rotation_a_crash_cut_short_is_dealt_again(
+    tmp_path: Path, done: tuple[int, ...], cut: int, owed: list[int]
+) -> None:
+    # Recorded as interrupted, the rotation was never dealt again: the board was scored on the
+    # seatings played to the end only. Rotation r seats bot i of the group at seat (i + r) % 4.
+    db = tmp_path / "c.db"
+    config = server_config_from_dict({"seed": 9, "fit_interval": 0})
+    group = ("a", "b", "c", "d")
+
+    def seats(rotation: int) -> tuple[str, ...]:
+        return tuple(group[(s - rotation) % 4] for s in range(4))
+
+    ledger = LedgerDB(db, config)
+    records = [play_record(f"g{r}", seats(r), 12345, board="9:1") for r in (*done, cut)]
+    board = {"board": "9:1", "seed": 12345, "group": group, "rotations": owed, "created": 1}
+    state = {"next_board": 2, "owed": [board]}
+    ledger.begin([(r, rec.spec) for r, rec in enumerate(records)], state, 1.0)
+    for r, record in enumerate(records[:-1]):
+        ledger.finish(r, record, dict)
+    ledger.close()  # the cut rotation is still marked running: a crash
+
+    _, host = asyncio.run(run_ladder(db, config, {n: 1 for n in "abcd"}, games=len(done) + 6))
+    again = [s for s in host.played if s.board == "9:1"]
+    assert sorted(s.seats for s in again) == sorted(seats(r) for r in (cut, *owed))
+    assert {s.seed for s in again} == {12345}
+
+
 def test_no_table_seats_a_bot_while_its_ban_is_being_written(tmp_path: Path) -> None:
     # A table formed while a ban waited for the database read the bot as still active: it was
     # seated, the ban then ended its session, and its seat forfeited a rated game it never sat.

@@ -201,8 +201,8 @@ def test_kill_9_loses_nothing_finished_and_the_running_game_is_interrupted(
     after = server.get("/api/games?limit=100")["games"]
     by_number = {g["game"]: g for g in after}
     for game in before:
-        # Nothing finished is lost or changed. A board in play before the kill may be done
-        # after it (its running rotation was interrupted, not owed): its seed shows now.
+        # Nothing finished is lost or changed (a board in play before the kill may be done
+        # after it, its seed shown).
         now = by_number[game["game"]]
         if game["withheld"] is not None:
             assert now["seed"] is not None or now["withheld"] is not None
@@ -212,6 +212,8 @@ def test_kill_9_loses_nothing_finished_and_the_running_game_is_interrupted(
     interrupted = by_number[table["game"]]
     assert interrupted["termination"] == "interrupted" and not interrupted["rated"]
     assert "not rated" in interrupted["reason"]
+    # Its rotation is owed again (the board withheld until then): it was never dealt again.
+    assert interrupted["withheld"] is not None
     standings = {r["name"]: r for r in server.get("/api/standings")["bots"]}
     assert standings["hang"]["games"] == len(before)
     assert standings["hang"]["interrupted"] == 1
@@ -222,6 +224,14 @@ def test_kill_9_loses_nothing_finished_and_the_running_game_is_interrupted(
     server.wait_for(lambda: games(server) >= len(after) + 2)
     newest = server.get("/api/games?limit=1")["games"][0]
     assert newest["game"] > table["game"]
+    dealt_again = [
+        g
+        for g in server.get("/api/games?limit=100")["games"]
+        if g["game"] > table["game"]
+        and g["board"] == table["board"]
+        and [s["bot"] for s in g["seats"]] == table["seats"]
+    ]
+    assert [g["termination"] for g in dealt_again] == ["normal"], dealt_again
     assert server.terminate() == 0
 
 

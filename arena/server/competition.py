@@ -67,6 +67,7 @@ from arena.server.matchmaking import (
     plan_event,
     plan_ladder,
     prune_owed,
+    rotate,
 )
 from arena.server.webapp import AdminError, NotFoundError
 from arena.store import is_busy
@@ -419,6 +420,11 @@ class Competition:
             OwedBoard(o["board"], o["seed"], tuple(o["group"]), tuple(o["rotations"]), o["created"])
             for o in state.get("owed", [])
         ]
+        owed_again = [record.spec.board for _, record in interrupted if self._owe_again(record)]
+        if owed_again:
+            # The crash cut those rotations short: dealt again, as after a stop's interruption.
+            log.info("rotations owed again", extra={"boards": owed_again})
+            await self.ledger.write(LedgerDB.put_state, {"owed": self._owed_state()})
         if self.config.event is not None:
             event = self.config.event
             self._schedule = event_schedule(
@@ -701,19 +707,7 @@ class Competition:
             running = _Running(game, spec, now)
             self._running[game] = running  # counted as busy before the commit below yields
             batch.append((game, spec))
-        state = {
-            "next_board": self._next_board,
-            "owed": [
-                {
-                    "board": o.board,
-                    "seed": o.seed,
-                    "group": list(o.group),
-                    "rotations": list(o.rotations),
-                    "created": o.created,
-                }
-                for o in self._owed
-            ],
-        }
+        state = {"next_board": self._next_board, "owed": self._owed_state()}
         try:
             # A drain gives up waiting for a locked database: these tables would never start.
             await self.ledger.write_patiently(
@@ -744,6 +738,46 @@ class Competition:
                 },
             )
             self._running[game].task = self._spawn(self._play(game, spec))
+
+    def _owed_state(self) -> list[dict[str, Any]]:
+        """The owed boards as the database keeps them."""
+        return [
+            {
+                "board": o.board,
+                "seed": o.seed,
+                "group": list(o.group),
+                "rotations": list(o.rotations),
+                "created": o.created,
+            }
+            for o in self._owed
+        ]
+
+    def _owe_again(self, record: GameRecord) -> bool:
+        """Owe again the rotation of a duplicate ladder's board that a stop or a crash cut
+        short (whether it did): the board was scored on the rotations played to the end only,
+        and one seating short, its luck of the deal no longer cancelled out."""
+        spec = record.spec
+        if (
+            not self.config.duplicate
+            or self.config.event is not None
+            or record.termination not in (Termination.INTERRUPTED, Termination.CRASH)
+        ):
+            return False
+        for i, owed in enumerate(self._owed):
+            if owed.board == spec.board:
+                seatings = [rotate(owed.group, r) for r in range(len(owed.group))]
+                if spec.seats not in seatings:
+                    return False
+                rotation = seatings.index(spec.seats)
+                if rotation in owed.rotations:
+                    return False
+                self._owed[i] = replace(owed, rotations=tuple(sorted((*owed.rotations, rotation))))
+                return True
+        # The board's other rotations are all dealt: owed anew, this seating as its rotation 0.
+        _, _, number = spec.board.rpartition(":")
+        created = int(number) if number.isdigit() else self._next_board
+        self._owed.append(OwedBoard(spec.board, spec.seed, spec.seats, (0,), created))
+        return True
 
     def _rules(self, board: int) -> Rules:
         """The rules of the board numbered ``board``: a table of one hand passes in the direction
@@ -779,6 +813,16 @@ class Competition:
 
     async def _record(self, game: int, record: GameRecord) -> None:
         rated = is_rated(record)
+        # Owed before the table leaves the running ones: its board stays withheld throughout.
+        if self._owe_again(record):
+            log.info(
+                "rotation owed again",
+                extra={"game": game, "board": record.spec.board, "seats": record.spec.seats},
+            )
+            try:
+                await self.ledger.write(LedgerDB.put_state, {"owed": self._owed_state()})
+            except Exception as e:  # owed here all the same; a restart would not know it
+                log.warning("the rotation owed again could not be stored", extra={"error": str(e)})
         try:
             # Not given up in a drain: a finished game is worth the wait for the database. The
             # live rating counts the game as the ledger stores it, not before: a store given up
