@@ -47,6 +47,13 @@ def details(report: CheckReport) -> dict[str, tuple[Verdict, str]]:
     return {r.scenario: (r.verdict, r.detail) for r in report.results}
 
 
+def failed_as(report: CheckReport, check: str, reason: str) -> None:
+    """Assert that ``check`` failed for a reason that matches the pattern ``reason`` whole."""
+    verdict, detail = details(report)[check]
+    assert verdict is Verdict.FAIL, detail
+    assert re.fullmatch(reason, detail), detail
+
+
 def check_source(tmp_path: Path, source: str, only: list[str]) -> CheckReport:
     """Check the scenarios ``only`` of the bot whose script is ``source``."""
     script = tmp_path / "bot.py"
@@ -119,13 +126,12 @@ run(Raiser())
 
 def test_a_bot_whose_code_raises_fails_though_the_sdk_answered_for_it(tmp_path: Path) -> None:
     report = check_source(tmp_path, RAISER, ["following suit", "pass left"])
-    verdict, detail = details(report)["following suit"]
-    assert verdict is Verdict.FAIL
-    assert re.fullmatch(
+    failed_as(
+        report,
+        "following suit",
         r"the bot's code raised ValueError: oops and the SDK answered for it: "
         r"choose_play raised \(hand \d, trick \d\); playing \w\w instead",
-        detail,
-    ), detail
+    )
     assert details(report)["pass left"][0] is Verdict.FAIL  # it plays after passing
 
 
@@ -183,13 +189,12 @@ def test_an_error_in_on_game_end_is_charged_to_its_own_check(
     # Judged before the bot had read its game's end, the first check passed, and the error
     # failed the next one (or, run alone, none: the bot was stopped first).
     report = check_source(tmp_path, GAME_END_RAISER, only)
-    verdict, detail = details(report)["hold"]
-    assert verdict is Verdict.FAIL
-    assert re.fullmatch(
+    failed_as(
+        report,
+        "hold",
         r"the bot's code raised RuntimeError: cannot file g1-check-hold in an event hook and "
         r"the SDK skipped the event: the bot's on_game_end hook raised; event skipped",
-        detail,
-    ), detail
+    )
     if "void" in only:
         assert details(report)["void"][0] is Verdict.PASS, details(report)["void"]
 
