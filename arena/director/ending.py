@@ -53,7 +53,7 @@ _ENDING: list[bool] = []
 
 
 def hold_at_the_last() -> None:
-    """Have Ctrl-C and SIGTERM held back once the last exit hook has run, in a command that
+    """Have Ctrl-C and SIGTERM ignored once the last exit hook has run, in a command that
     called :func:`until_exit`: call it before any library registers its exit hooks (hooks run
     last registered, first).
 
