@@ -36,6 +36,7 @@ from __future__ import annotations
 import codecs
 import dataclasses
 import datetime as dt
+import errno
 import hashlib
 import json
 import math
@@ -862,6 +863,18 @@ def bot_path() -> str:
 def is_path(program: str) -> bool:
     """Whether a command's program is a path (run as it is) rather than a name looked up on PATH."""
     return os.sep in program or bool(os.altsep and os.altsep in program)
+
+
+def start_failure(error: OSError) -> str:
+    """Why a bot's program could not be started, in words that say what to do: an executable
+    script without a ``#!`` line failed as a bare "Exec format error"."""
+    why = error.strerror or str(error)
+    if error.errno == errno.ENOEXEC:
+        why += (
+            " (the system cannot run the file itself: give a script a #! line, e.g. "
+            "#!/usr/bin/env python3, or start it with its interpreter: python FILE)"
+        )
+    return why
 
 
 def command_problem(program: str) -> str | None:

@@ -1401,3 +1401,20 @@ def test_an_output_without_the_tables_characters_gets_question_marks_not_a_trace
     out = done.stdout.decode(encoding)
     assert "?/+: from the Elo down and up" in " ".join(out.split())  # "−/+", as "?"
     assert all(name in out for name in ("heuristic", "lowcard", "montecarlo", "random"))
+
+
+def test_a_bot_script_without_its_interpreter_line_is_refused_saying_what_to_do(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "bot.py"
+    script.write_text("print('never runs')\n")
+    script.chmod(0o755)
+    args = ["--bot", "a=./bot.py", "--bot", f"b={LOW}", "--bot", f"c={LOW}", "--players", "3"]
+    done = arena("run", *args, "--boards", "1", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "arena: error: bot 'a': cannot run './bot.py': Exec format error (the system cannot run "
+        "the file itself: give a script a #! line, e.g. #!/usr/bin/env python3, or start it "
+        "with its interpreter: python FILE)"
+    )
+    assert not (tmp_path / "arena.db").exists()

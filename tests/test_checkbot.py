@@ -421,6 +421,23 @@ def test_a_bot_that_never_connects_fails_the_handshake_and_skips_the_rest(tmp_pa
     assert lines[1] == "SKIP hold: not run: no handshake"
 
 
+def test_a_script_without_its_interpreter_line_cannot_start_and_says_what_to_do(
+    tmp_path: Path,
+) -> None:
+    # Executable but with no #! line: "Exec format error", failed as the handshake check (exit
+    # 1, fourteen SKIPs), where arena run refuses the command (exit 2).
+    script = tmp_path / "bot.py"
+    script.write_text("print('never runs')\n")
+    script.chmod(0o755)
+    done = CliRunner().invoke(checkbot_app(), ["check-bot", "--", str(script)])
+    assert done.exit_code == 2, done.output
+    assert done.output == (
+        f"arena: error: the bot's command cannot start: cannot start {script}: Exec format error "
+        "(the system cannot run the file itself: give a script a #! line, e.g. "
+        "#!/usr/bin/env python3, or start it with its interpreter: python FILE)\n"
+    )
+
+
 def checkbot_app() -> typer.Typer:
     """The arena CLI, reduced to check-bot (for typer's CliRunner)."""
     app = typer.Typer()

@@ -23,7 +23,7 @@ from pathlib import Path
 import grpc
 
 from arena.cards import Card, Suit
-from arena.checkbot.process import BotProcess, BotStartError
+from arena.checkbot.process import BotCommandError, BotProcess, BotStartError
 from arena.checkbot.server import (
     MAX_MESSAGE_BYTES,
     Garbage,
@@ -168,7 +168,12 @@ class Checker:
             await self.process.stop()
         self.process = self.new_process(self.token)
         self.starts += 1
-        await self.process.start()
+        try:
+            await self.process.start()
+        except BotCommandError as e:
+            if self.starts == 1:  # the command cannot start at all: a usage error, as in arena run
+                raise BotStartError(f"the bot's command cannot start: {e}") from None
+            raise
 
     async def stop(self) -> None:
         """Stop the bot's process and close its streams."""

@@ -16,7 +16,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from arena.config import bot_path, command_problem, is_path
+from arena.config import bot_path, command_problem, is_path, start_failure
 from arena.errors import ConfigError
 
 __all__ = ["BotCommandError", "BotProcess", "BotStartError"]
@@ -117,7 +117,8 @@ class BotProcess:
                     start_new_session=True,
                 )
             except OSError as e:
-                raise BotCommandError(f"cannot start {self.command[0]}: {e.strerror}") from None
+                why = start_failure(e)
+                raise BotCommandError(f"cannot start {self.command[0]}: {why}") from None
             finally:
                 STARTING.active = False
             if STARTING.pending:  # a stop came while it started: now that it can be stopped

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import trio
 
-from arena.config import BotSpec, bot_path
+from arena.config import BotSpec, bot_path, start_failure
 from arena.errors import ArenaError, ConfigError
 from arena.referee.accounts import BotIdentity, token_key
 
@@ -361,7 +361,7 @@ class BotPool:
         except OSError as e:
             self._accounts.revoke(slot.token)
             raise BotStartError(
-                f"bot {slot.bot.name!r}: cannot run {slot.bot.label!r}: {e.strerror or e}"
+                f"bot {slot.bot.name!r}: cannot run {slot.bot.label!r}: {start_failure(e)}"
             ) from None
         self._note(slot.bot.name, f"started process {slot.number} (pid {slot.process.pid})")
 
