@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import math
@@ -29,6 +30,7 @@ from arena.ratings.report import (
     plot_ratings,
     ratings_table,
     render_ratings,
+    result_unit,
     to_csv,
     to_json,
 )
@@ -51,6 +53,20 @@ def text_of(*renderables: object) -> str:
 @pytest.fixture(scope="module")
 def tournament() -> list[TableResult]:
     return simulate_tables([-100.0, 0.0, 50.0, 150.0], 60, seed=12).to_results()
+
+
+def test_results_of_several_hands_without_placings_are_games_not_hands(
+    tournament: list[TableResult],
+) -> None:
+    # A server's `hands = 3` stores each table as one result of three hands, with the moons
+    # counted and no placings: the table said "pts/hand" and "hands" of its points per table.
+    games = [dataclasses.replace(r, moon=None, moons=(0,) * len(r.players)) for r in tournament]
+    for results, unit in ((tournament, "hand"), (games, "game"), (tournament + games, "result")):
+        assert result_unit(results) == unit
+        console = Console(width=200, record=True, file=io.StringIO())
+        render_ratings(results, console=console)
+        header = next(line for line in console.export_text().splitlines() if "pts/" in line)
+        assert f"pts/{unit}" in header and f" {unit}s " in header, header
 
 
 def test_ratings_table_lists_bots_best_first(tournament: list[TableResult]) -> None:

@@ -55,6 +55,7 @@ __all__ = [
     "ratings_figure",
     "ratings_table",
     "render_ratings",
+    "result_unit",
     "to_csv",
     "to_json",
 ]
@@ -204,19 +205,32 @@ def error_text(minus: str, plus: str) -> str:
     return f"± {plus}" if minus == plus else f"−{minus}/+{plus}"
 
 
-def ratings_table(fit: RatingFit) -> Table:
+def result_unit(results: Sequence[TableResult]) -> str:
+    """What each result is: "hand" (a table of one hand), "game" (of several hands: to a
+    target, or a server's ``hands = N``), or "result" when both are among ``results``."""
+    several = {r.placings is not None or r.moons is not None for r in results}
+    if several == {True}:
+        return "game"
+    return "result" if True in several else "hand"
+
+
+def ratings_table(fit: RatingFit, unit: str | None = None) -> Table:
     """The rating list: rank, bot, Elo, how far its interval reaches down and up, the interval,
     LOS over the next, points per result with their interval, score, results, boards, (games,
-    place,) moons, faults; the caption says what each less obvious column is."""
+    place,) moons, faults; the caption says what each less obvious column is. ``unit`` names a
+    result (:func:`result_unit` of the results fitted); without it, a result with no placings
+    is taken for a hand."""
     pct = round(100 * fit.confidence)
     with_games = any(b.games for b in fit.bots)
-    # A result is a hand, or a whole game (--game-to): the points are per result.
-    if not with_games:
-        unit = "hand"
-    elif all(b.games == b.tables for b in fit.bots):
-        unit = "game"
-    else:
-        unit = "result"  # a database holding both
+    # A result is a hand, or a whole game (--game-to): the points are per result. Without the
+    # results, a game of N hands with no placings (a server's `hands = 3`) read as one hand.
+    if unit is None:
+        if not with_games:
+            unit = "hand"
+        elif all(b.games == b.tables for b in fit.bots):
+            unit = "game"
+        else:
+            unit = "result"  # a database holding both
     table = Table(
         title=f"Ratings, {_size_label(fit)}",
         caption=(
@@ -613,8 +627,9 @@ def render_ratings(
     elif fmt is ReportFormat.CSV:
         console.file.write(to_csv(fits))
     else:
-        for f in fits.values():
-            print_uncut(console, ratings_table(f))
+        for size, f in fits.items():
+            unit = result_unit([r for r in results if len(r.players) == size])
+            print_uncut(console, ratings_table(f, unit))
             if with_crosstable:
                 print_uncut(console, crosstable(f))
             if with_los:
