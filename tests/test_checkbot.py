@@ -307,8 +307,20 @@ def test_a_bot_answering_every_request_twice_fails(tmp_path: Path) -> None:
     # at a referee, which counts a second answer as a fault.
     report = run_check(broken("twice"), only=["pass left", "pass right"], log=tmp_path / "log")
     failed = [r.detail for r in report.failures]
-    assert failed and all(" a second time (while " in d for d in failed), failed
+    assert len(failed) == 2 and all(" a second time" in d for d in failed), failed
     assert "send exactly one Decision per DecisionRequest" in failed[0]
+    # A check whose last answer came twice: it passed run alone (the second answer came after
+    # it was judged), and in a full run the next check failed for it.
+    for only in (["hold"], ["hold", "void"]):
+        report = run_check(broken("twice"), only=only, log=tmp_path / "log")
+        said = details(report)
+        assert said["hold"][0] is Verdict.FAIL and re.fullmatch(
+            r"answered request_id \d+ a second time: send exactly one Decision per "
+            r"DecisionRequest; the referee counts a second answer as a fault",
+            said["hold"][1],
+        ), said
+        if "void" in said:  # failed for its own second answers, not hold's
+            assert said["void"][0] is Verdict.FAIL
 
 
 def test_a_reconnect_naming_another_session_fails_the_reconnect(tmp_path: Path) -> None:

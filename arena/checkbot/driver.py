@@ -70,6 +70,10 @@ SETTLE_S = 5.0
 """How long a check waits, after its game's end, for a Python SDK bot to say it is done with
 it: a bound for a bot whose logging hides the line, not a verdict."""
 SETTLE_POLL_S = 0.02
+STRAY_S = 0.2
+"""How long a check listens, once its game is over, for a second answer to one of its requests
+from a bot not on the Python SDK (which answers once): a bot that answers every request twice
+passed a check run alone, and in a full run failed the next check for it."""
 
 
 class CheckFailedError(ArenaError):
@@ -231,6 +235,30 @@ class Checker:
         if self.says_game_over is None:
             # Its logging hides the line (the author set logging up): do not wait each game.
             self.says_game_over = False
+
+    async def second_answers(self) -> list[int]:
+        """The requests the bot has answered a second time since its last answer was read (at
+        least :data:`STRAY_S` later for a bot not on the SDK), taken out of what it sent."""
+        stream = self.stream
+        if stream is None or stream.ended is not None:
+            return []
+        if self.hello is None or not self.hello.client_library.startswith(SDK_LIBRARY):
+            await asyncio.sleep(STRAY_S)
+        kept, twice = [], []
+        while not stream.inbox.empty():
+            got = stream.inbox.get_nowait()
+            item = got.item
+            if (
+                isinstance(item, bot_pb.PlayRequest)
+                and item.WhichOneof("kind") == "decision"
+                and item.decision.request_id in self._answered_ids
+            ):
+                twice.append(item.decision.request_id)
+            else:
+                kept.append(got)
+        for got in kept:  # the rest, in order, for the next check
+            stream.inbox.put_nowait(got)
+        return twice
 
     # ---- streams and the handshake --------------------------------------------------------
 

@@ -144,6 +144,12 @@ async def play_game(
         game.end()  # the scenario's time is up, or the user stops the check: no waiting
         raise
     await end_game(checker, game)
+    twice = await checker.second_answers()
+    if twice:
+        raise CheckFailedError(
+            f"answered request_id {twice[0]} a second time: send exactly one Decision per "
+            "DecisionRequest; the referee counts a second answer as a fault"
+        )
     return note
 
 
