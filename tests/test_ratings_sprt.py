@@ -183,3 +183,13 @@ def _a_board() -> list[TableResult]:
         TableResult("d", seats[r:] + seats[:r], tuple(float(x) for x in (3, 5, 8, 10)))
         for r in range(4)
     ]
+
+
+def test_an_llr_short_of_its_bound_never_reads_as_the_bound() -> None:
+    # "LLR +2.94 (-2.94, +2.94) ... continue" read as decided.
+    from arena.ratings.sprt import _llr_text
+
+    assert _llr_text(2.9391, -2.944, 2.944) == "+2.939"
+    assert _llr_text(-2.9391, -2.944, 2.944) == "-2.939"
+    assert _llr_text(1.5, -2.944, 2.944) == "+1.50"
+    assert _llr_text(2.95, -2.944, 2.944) == "+2.95"  # past it: decided, as shown

@@ -249,7 +249,7 @@ class Sprt:
         return (
             f"boards {self._n}  score {self.mean:.3f}  "
             f"elo {elo_text(elo)} {elo_interval_text(low, high)}  "
-            f"LLR {_unsigned_zero(self.llr):+.2f} "
+            f"LLR {_llr_text(self.llr, self._bounds.lower, self._bounds.upper)} "
             f"({self._bounds.lower:+.2f}, {self._bounds.upper:+.2f})  "
             f"[{_unsigned_zero(self.elo0):g}, {_unsigned_zero(self.elo1):g}]  "
             f"{self.decision.value}"
@@ -281,3 +281,16 @@ class Sprt:
             f"Sprt(elo0={self.elo0}, elo1={self.elo1}, alpha={self.alpha}, beta={self.beta}, "
             f"boards={self._n}, llr={self.llr:.3f})"
         )
+
+
+def _llr_text(llr: float, lower: float, upper: float) -> str:
+    """The LLR to 2 decimals, or more where 2 would read as a bound it has not reached (+2.94
+    of a bound of +2.944 said the test was decided while it went on)."""
+    for places in range(2, 7):
+        text = f"{_unsigned_zero(llr):+.{places}f}"
+        if not lower < llr < upper or text not in (
+            f"{lower:+.{places}f}",
+            f"{upper:+.{places}f}",
+        ):
+            break
+    return text
