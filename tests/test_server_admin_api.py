@@ -371,3 +371,24 @@ def test_a_game_at_its_table_is_said_to_be_played_not_missing(server: ServerProc
         assert (e.code, json.loads(e.read())) == (404, {"error": f"no game {game + 100}"})
     server.stop_bots()
     assert server.terminate() == 0
+
+
+def test_a_session_on_a_replaced_token_is_sent_away(server: ServerProcess) -> None:
+    # `bots add NAME --new-token`: "the old one stops working", but a session opened with it
+    # played on, rated games under the bot's name, for as long as it stayed connected.
+    tokens = {name: server.add_bot(name) for name in "abcd"}
+    server.start()
+    bots = {name: server.bot(name, token, sample="lowcard") for name, token in tokens.items()}
+    server.wait_for(lambda: server.get("/api/health")["games"] >= 2)
+    new = server.cli_here("bots", "add", "d", "--new-token", "--db", str(server.db)).strip()
+    assert bots["d"].wait(BARRED_EXIT_S) == 1  # removed during a session
+    stderr = bots["d"].stderr
+    assert stderr is not None
+    told = stderr.read().decode()
+    assert "removed bot 'd': this bot's token was replaced (arena bots add --new-token)" in told
+    lines = [json.loads(line) for line in server.log.read_text().splitlines()]
+    assert any(line["msg"] == "session ended: its token was replaced" for line in lines)
+    played = server.get("/api/health")["games"]
+    server.bot("d", new, sample="lowcard")  # the new token plays on
+    server.wait_for(lambda: server.get("/api/health")["games"] >= played + 2)
+    assert server.terminate() == 0

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +152,10 @@ class EngineHost:
         count = self.connected.pop(bot, 0)
         self.kicked += [f"{bot}#{i}" for i in range(count)]
         return count
+
+    def replaced(self, tokens: Mapping[str, bytes]) -> Sequence[str]:
+        """None: this host's sessions have no tokens."""
+        return []
 
     def dismiss_idle(self, message: str) -> int:
         """Send every session home (this host has no game running between calls)."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import inspect
 import itertools
 import logging
@@ -931,6 +932,18 @@ class Referee:
             )
             out.append(SessionInfo(session.id, session.bot, table, session.peer))
         return out
+
+    def sessions_on_other_tokens(self, tokens: Mapping[str, bytes]) -> list[str]:
+        """The ids of the idle sessions of the bots in ``tokens`` opened with another token than
+        the one given (its digest, ``accounts.token_key(token)``): a token replaced since."""
+        return [
+            session.id
+            for session in self._sessions.values()
+            if not session.closed
+            and session.bot in tokens
+            and not hmac.compare_digest(session.key, tokens[session.bot])
+            and all(run.seat_of(session) is None for run in self._running.values())
+        ]
 
     def kick(
         self,

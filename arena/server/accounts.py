@@ -388,6 +388,12 @@ class AccountStore:
         ).fetchall()
         return [Account(r[0], AccountStatus(r[1]), r[2], r[3]) for r in rows]
 
+    def token_digests(self) -> dict[str, bytes | None]:
+        """Each bot's token as stored (its digest; None once revoked), by name: a session that
+        said another token (replaced with ``bots add --new-token``) may not play on."""
+        rows = self._connection().execute("SELECT name, token_hash FROM server_bots").fetchall()
+        return {name: None if digest is None else bytes(digest) for name, digest in rows}
+
     def lookup(self, token: str) -> Identity | None:
         """Who a token belongs to, or None when it is nobody's (unknown or revoked)."""
         if not token:

@@ -92,6 +92,10 @@ class RefereeHost:
         """Tell the waiting sessions there are no more games."""
         return self._referee.dismiss_idle(message)
 
+    def replaced(self, tokens: Mapping[str, bytes]) -> Sequence[str]:
+        """The waiting sessions opened with another token than their bot's in ``tokens``."""
+        return self._referee.sessions_on_other_tokens(tokens)
+
     def kick_bot(self, bot: str, reason: str) -> int:
         """End every session of a bot and forfeit the seats it holds (banned: it may not
         reconnect)."""

@@ -96,6 +96,10 @@ _BARRED = {
     "games here until the organiser gives it a new one",
 }
 """What a waiting session of a bot the organiser barred from the offline CLI is told."""
+REPLACED_NOTE = (
+    "this bot's token was replaced (arena bots add --new-token): connect with the new one"
+)
+"""What a waiting session opened with a bot's old token is told."""
 EVENT_LOOK_S = 5.0
 """How often an event's ladder looks again with nothing else to wake it (see _event_clock)."""
 STANDINGS_TTL_S = 1.0
@@ -152,6 +156,11 @@ class TableHost(Protocol):
 
     def dismiss_idle(self, message: str) -> int:
         """Tell every waiting session there are no more games (they close); returns how many."""
+        ...
+
+    def replaced(self, tokens: Mapping[str, bytes]) -> Sequence[str]:
+        """The ids of the waiting sessions of the bots in ``tokens`` opened with a token other
+        than theirs there (its digest)."""
         ...
 
 
@@ -603,6 +612,15 @@ class Competition:
                     extra={"session": session.session_id, "bot": session.bot, "why": why},
                 )
 
+    def _end_replaced(self, tokens: Mapping[str, bytes]) -> None:
+        """End, for good, the waiting sessions opened with a bot's old token once ``arena bots
+        add --new-token`` replaced it: "the old one stops working", and a session on it played
+        on, rated games under the bot's name (a leaked token's holder's too)."""
+        assert self.host is not None
+        for session_id in self.host.replaced(tokens):
+            if self.host.kick(session_id, REPLACED_NOTE, for_good=True):
+                log.info("session ended: its token was replaced", extra={"session": session_id})
+
     async def _watch_statuses(self) -> None:
         """Read the accounts again every :data:`STATUS_TTL_S`, and act on a change: a ban or a
         revoke from the offline CLI was seen only as tables were formed, so not on a paused
@@ -614,6 +632,7 @@ class Competition:
                 continue
             try:
                 accounts = await asyncio.to_thread(self.accounts.accounts)
+                digests = await asyncio.to_thread(self.accounts.token_digests)
             except Exception as e:  # a database locked by another program: try again
                 if not failing:
                     log.warning("cannot read the bots' accounts", extra={"error": str(e)})
@@ -624,6 +643,7 @@ class Competition:
             changed = statuses != self._status_cache
             self._status_cache, self._statuses_at = statuses, time.monotonic()
             self._end_barred(statuses)
+            self._end_replaced({n: d for n, d in digests.items() if d is not None})
             if changed:
                 self.poke()  # an unban lets tables start; a ban may end an event
 
