@@ -150,6 +150,7 @@ class HttpServer:
         self._max_connections = max_connections
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
+        self._closing = False
 
     async def start(
         self, host: str = "127.0.0.1", port: int = 0, tls: ssl.SSLContext | None = None
@@ -178,17 +179,25 @@ class HttpServer:
 
     async def close(self) -> None:
         """Stop listening and close every connection (a request being answered is cut short)."""
+        self._closing = True
         if self._server is not None:
             self._server.close()
-        for task in list(self._connections):
-            task.cancel()
-        for task in list(self._connections):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        # Again until none is left: a connection accepted as the listening stopped began after
+        # the first round, and its request read the closed database (an ERROR traceback).
+        while self._connections:
+            tasks = list(self._connections)
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
         if self._server is not None:
             await self._server.wait_closed()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self._closing:  # accepted as the server stopped: nothing is answered any more
+            _abort(writer)
+            return
         task = asyncio.current_task()
         assert task is not None
         self._connections.add(task)
