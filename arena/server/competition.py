@@ -388,6 +388,8 @@ class Competition:
         self._recorded = asyncio.Event()
         self._listeners: list[Callable[[int, GameRecord], Awaitable[None] | None]] = []
         self._status_cache: dict[str, AccountStatus] = {}
+        self._tokens: dict[str, bytes] = {}
+        """Each bot's token (its digest) as the accounts watcher last read them."""
         self._statuses_at = -math.inf
         self._banning: dict[str, int] = {}
         """Bots whose ban is being written (how many bans of each): seated at no new table
@@ -580,6 +582,9 @@ class Competition:
     def _available(self) -> dict[str, int]:
         """Idle sessions per bot that no table of ours is about to take."""
         assert self.host is not None
+        # Before the lobby is counted: a bot's session between two tables is idle only for a
+        # moment, which the watcher's once a second never caught.
+        self._end_replaced(self._tokens)
         idle = dict(self.host.idle())
         for running in self._running.values():
             if not running.launched:
@@ -643,7 +648,8 @@ class Competition:
             changed = statuses != self._status_cache
             self._status_cache, self._statuses_at = statuses, time.monotonic()
             self._end_barred(statuses)
-            self._end_replaced({n: d for n, d in digests.items() if d is not None})
+            self._tokens = {n: d for n, d in digests.items() if d is not None}
+            self._end_replaced(self._tokens)
             if changed:
                 self.poke()  # an unban lets tables start; a ban may end an event
 
