@@ -171,6 +171,20 @@ class Settling(Enum):
     """The hand's lowest scorer collects from each other player the difference (spot hearts)."""
 
 
+def _text_list(text: str, name: str) -> list[str]:
+    """The entries of a list given as text, separated by commas or spaces.
+
+    An empty entry (``left,,right``, a leading or trailing comma) is refused rather than
+    skipped: it is likely a name left out, and the list without it is a different game.
+    """
+    entries = [entry.strip() for entry in text.split(",")]
+    if len(entries) > 1 and not all(entries):
+        raise RulesError(
+            name, f"{text!r} has an empty entry (a comma with nothing before or after it)"
+        )
+    return [word for entry in entries for word in entry.split()]
+
+
 def _enum_field(enum: type[Enum], value: Any, name: str) -> Any:
     if isinstance(value, enum):
         return value
@@ -270,7 +284,7 @@ class Rules:
         if self.pass_cycle is not None:
             given: Any = self.pass_cycle
             if isinstance(given, str):
-                given = given.replace(",", " ").split()
+                given = _text_list(given, "pass_cycle")
             try:
                 cycle = tuple(_enum_field(PassDirection, d, "pass_cycle") for d in given)
             except TypeError:  # not a sequence at all
@@ -281,7 +295,7 @@ class Rules:
         if self.removed_cards is not None:
             listed: Any = self.removed_cards
             if isinstance(listed, str):
-                listed = listed.replace(",", " ").split()
+                listed = _text_list(listed, "removed_cards")
             try:
                 removed = tuple(c if isinstance(c, Card) else Card.parse(c) for c in listed)
             except CardParseError as e:
@@ -698,7 +712,7 @@ def _parse_option(name: str, value: str) -> Any:
     if kind == "list":
         if v.lower() in ("none", "default"):
             return None
-        return tuple(v.replace(",", " ").split())
+        return tuple(_text_list(v, name))
     return v
 
 

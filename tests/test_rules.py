@@ -377,3 +377,27 @@ def test_replace_is_typed_with_every_field_of_rules_as_rules_types_it() -> None:
     fields = typing.get_type_hints(Rules)
     assert typing.get_type_hints(RuleChanges) == fields
     assert RuleChanges.__optional_keys__ == frozenset(fields)
+
+
+@pytest.mark.parametrize("text", ["left,,right", ",left", "left,", "2C,,2D"])
+def test_a_list_given_as_text_with_an_empty_entry_is_refused(text: str) -> None:
+    # "left,,right" was read as left, right: a direction left out played another game.
+    name = "removed_cards" if text[0].isdigit() else "pass_cycle"
+    with pytest.raises(RulesError, match=rf"^rules\.{name}: '{text}' has an empty entry"):
+        Rules(**{name: text})  # type: ignore[arg-type]
+
+
+def test_a_list_given_as_text_may_separate_its_entries_by_commas_or_spaces() -> None:
+    wanted = (PassDirection.LEFT, PassDirection.RIGHT)
+    for text in ("left,right", "left, right", "left right", " left , right "):
+        assert Rules(pass_cycle=text).cycle == wanted  # type: ignore[arg-type]
+
+
+def test_an_option_text_list_with_an_empty_entry_is_refused() -> None:
+    # --rule pass_cycle=left,,right (the CLI's path) was read as left, right.
+    with pytest.raises(RulesError, match=r"^rules\.pass_cycle: 'left,,right' has an empty entry"):
+        Rules().with_options("pass_cycle=left,,right")
+    assert Rules().with_options("pass_cycle=left, right").cycle == (
+        PassDirection.LEFT,
+        PassDirection.RIGHT,
+    )
