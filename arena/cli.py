@@ -1056,6 +1056,10 @@ def ratings(
     def rate() -> None:
         if not db.exists():
             raise ConfigError(_no_database(db))
+        if run_id is not None:
+            with Store.open(db, create=False) as store:
+                if not store.has_run(run_id):
+                    _no_such_run(db, run_id, [r.run_id for r in store.runs()])
         results = load_results(db, run_id)
         if not results:
             with Store.open(db, create=False) as store:
@@ -1073,11 +1077,7 @@ def ratings(
                 )
         if not results and run_id is not None:
             with Store.open(db, create=False) as store:
-                known = [r.run_id for r in store.runs() if r.run_id != run_id]
-            raise ConfigError(
-                f"--run {run_id}: no game stored for that run in {db}; "
-                + (f"its runs: {', '.join(known)}" if known else "leave --run out")
-            )
+                _no_such_run(db, run_id, [r.run_id for r in store.runs() if r.run_id != run_id])
         if not results:
             with Store.open(db, create=False) as store:
                 runs = store.runs()
@@ -1109,6 +1109,14 @@ def ratings(
             ) from None
 
     _guard(lambda: _reading(db, rate))
+
+
+def _no_such_run(db: Path, run_id: str, known: list[str]) -> NoReturn:
+    """Refuse ``--run`` naming a run with no game in the database, naming its runs."""
+    raise ConfigError(
+        f"--run {run_id}: no game stored for that run in {db}; "
+        + (f"its runs: {', '.join(known)}" if known else "leave --run out")
+    )
 
 
 def _no_database(db: Path) -> str:

@@ -508,6 +508,11 @@ class Store:
         ).fetchall()
         return [RunRow(r[0], r[1], json.loads(r[2]), r[3], r[4], r[5]) for r in rows]
 
+    def has_run(self, run_id: str) -> bool:
+        """Whether the database holds run ``run_id`` (recorded as a run, or a game of it)."""
+        query = "SELECT 1 FROM runs WHERE run_id = ? UNION ALL SELECT 1 FROM games WHERE run_id = ?"
+        return self._db.execute(query + " LIMIT 1", (run_id, run_id)).fetchone() is not None
+
     def claim(self, run_id: str, kind: str, config: Mapping[str, Any], total: int | None) -> bool:
         """Record the run (or find it, to resume); refuse a database that holds another run.
 
@@ -897,7 +902,8 @@ def load_results(db_path: Path | str, run: str | None = None) -> list[TableResul
     result with its totals, the moons shot per seat and, played to a target, the placings. A
     seat whose bot forfeited is marked so (it loses every pair against a seat that did not). A
     game cut short by a stopped referee (INTERRUPTED) or a failed one (CRASH) is kept in the
-    database but is not a result: its scores say nothing about the bots.
+    database but is not a result: its scores say nothing about the bots. A ``run`` the
+    database does not hold raises :class:`StoreError` naming the runs it does hold.
     """
     if run is not None and not isinstance(run, str):  # matched no run: [] said nothing
         raise StoreError(f"run must be a run id (a string) or None (every run), got {run!r:.60}")
@@ -908,6 +914,12 @@ def load_results(db_path: Path | str, run: str | None = None) -> list[TableResul
         *((run,) if run is not None else ()),
     )
     with Store.open(db_path, create=False) as store:
+        if run is not None and not store.has_run(run):
+            known = [r.run_id for r in store.runs()]
+            raise StoreError(
+                f"{store.path} holds no run {run!r}"
+                + (f"; its runs: {', '.join(known)}" if known else "; it holds no run")
+            )
         return [r for _, _, r in results_where(store._db, condition, args)]
 
 

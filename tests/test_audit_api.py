@@ -165,6 +165,21 @@ def test_load_results_refuses_a_run_that_is_no_run_id(tmp_path: Path) -> None:
         load_results(db, run=5)  # type: ignore[arg-type]
 
 
+def test_load_results_refuses_a_run_the_database_does_not_hold(tmp_path: Path) -> None:
+    # Before: an unknown (mistyped) run id gave [], read as "no games yet".
+    db = tmp_path / "arena.db"
+    with Store.open(db) as store:
+        store.claim("r1", "round-robin", {"bots": ["a"]}, 4)
+    assert load_results(db, run="r1") == []  # known, no game stored yet
+    with pytest.raises(StoreError, match=r"holds no run 'bogus'; its runs: r1$"):
+        load_results(db, run="bogus")
+    empty = tmp_path / "empty.db"
+    with Store.open(empty):
+        pass
+    with pytest.raises(StoreError, match=r"holds no run 'r1'; it holds no run$"):
+        load_results(empty, run="r1")
+
+
 def test_decision_rng_with_its_arguments_swapped_says_so() -> None:
     # Before: AttributeError "'str' object has no attribute 'tricks'" from deep inside.
     class Swapped(Bot):
