@@ -956,3 +956,29 @@ def test_a_bot_banned_in_the_middle_of_a_game_forfeits_it_at_once(server: Server
         "its bot was removed for good (testing bans): the seat is forfeited"
     ), fault
     assert server.terminate() == 0
+
+
+def test_a_second_signal_interrupts_the_tables_and_the_drained_line_counts_them(
+    server: ServerProcess,
+) -> None:
+    # The drained line said "interrupting": 0 after a second SIGTERM: the tables it had just
+    # interrupted were no longer running when the drain returned.
+    server.config_path.write_text(CONFIG + 'drain = "60s"\n')
+    tokens = {name: server.add_bot(name) for name in ("a", "b", "c", "d")}
+    server.start()
+    for name in ("a", "b", "c"):
+        server.bot(name, tokens[name], "low")
+    server.bot("d", tokens["d"], "slow", "1", "0.2")  # every decision 0.2 s: a long game
+    server.wait_for(lambda: bool(server.get("/api/lobby")["tables"]))
+    assert server.proc is not None
+    server.proc.send_signal(signal.SIGTERM)
+    server.wait_for(lambda: '"msg":"draining"' in server.log.read_text())
+    server.proc.send_signal(signal.SIGTERM)
+    assert server.proc.wait(timeout=STOP_TIMEOUT_S) == 0
+    lines = [json.loads(line) for line in server.log.read_text().splitlines()]
+    (drained,) = [line for line in lines if line["msg"] == "drained"]
+    assert drained["interrupting"] == 1, drained
+    with sqlite3.connect(server.db) as db:
+        ends = [row[0] for row in db.execute("SELECT termination FROM games")]
+    db.close()
+    assert ends == ["interrupted"]

@@ -221,11 +221,12 @@ async def serve(
     watcher: asyncio.Task[None] | None = None
     log_watch: asyncio.Task[None] | None = None
     signals = 0
+    hurried: int | None = None  # the tables in play when a second signal interrupted them
     background: set[asyncio.Task[None]] = set()
     started = False
 
     def on_signal(number: int) -> None:
-        nonlocal signals
+        nonlocal signals, hurried
         signals += 1
         log.warning("signal", extra={"signal": signal.Signals(number).name, "count": signals})
         if signals > 2:
@@ -237,6 +238,7 @@ async def serve(
         stop.set()
         if signals > 1 and referee is not None and not referee.stopping:
             # A second signal: interrupt the tables now instead of waiting out the drain.
+            hurried = competition.running if competition is not None else 0
             hurry = loop.create_task(referee.stop(0))
             background.add(hurry)
             hurry.add_done_callback(background.discard)
@@ -310,7 +312,9 @@ async def serve(
             log_watch = loop.create_task(_watch_log(log_handler))
         await stop.wait()
         left = await competition.drain(config.drain_ms / 1000)
-        log.info("drained", extra={"interrupting": left})
+        # After a second signal the tables were interrupted already (their tasks are done, so
+        # none is left): the line counts those, as it counts the ones a plain drain leaves.
+        log.info("drained", extra={"interrupting": left if hurried is None else hurried})
         await referee.stop(0)
         await competition.wait_recorded()
         return EXIT_LOG_GONE if log_gone else 0

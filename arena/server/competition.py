@@ -959,6 +959,11 @@ class Competition:
 
     # ---- stopping ---------------------------------------------------------------------------
 
+    @property
+    def running(self) -> int:
+        """How many tables are in play now."""
+        return len(self._running)
+
     async def drain(self, timeout_s: float) -> int:
         """Start no more tables; wait up to ``timeout_s`` for the running ones; returns how many
         are still running."""
