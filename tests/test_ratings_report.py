@@ -376,3 +376,29 @@ def test_the_history_title_fits_in_the_figure_when_a_band_is_open(
     assert box.x0 >= 0.0 and box.x1 <= fig.bbox.width
     words = " ".join(title.get_text().split())
     assert "a band to the edge is open (a bot won or lost every pair)" in words
+
+
+def test_a_one_board_plot_keeps_each_no_interval_label_clear_of_the_names() -> None:
+    # The label went left of its marker, and the worst bot's marker sits at the axis's left
+    # end: "no interval (one board)" ran into that bot's name.
+    from arena.ratings.report import ratings_figure
+
+    seats = ("A", "B", "C", "D")
+    points = {"A": 0.0, "B": 5.0, "C": 8.0, "D": 13.0}
+    one = [
+        TableResult("b0", s, tuple(points[x] for x in s))
+        for s in (seats[r:] + seats[:r] for r in range(4))
+    ]
+    figure = ratings_figure(fit(one))
+    (ax,) = figure.axes
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    labels = [t for t in ax.texts if t.get_text() == "no interval (one board)"]
+    assert len(labels) == 4
+    names = [t.get_window_extent(renderer) for t in ax.get_yticklabels()]
+    plot = ax.get_window_extent(renderer)
+    for label in labels:
+        box = label.get_window_extent(renderer)
+        # Inside the plot's own area, left of which the names stand.
+        assert plot.x0 <= box.x0 and box.x1 <= plot.x1, (box, plot)
+        assert not any(box.overlaps(name) for name in names), box

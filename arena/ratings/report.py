@@ -420,13 +420,20 @@ def ratings_figure(fit: RatingFit) -> Figure:
             label = f"{r.elo:+.0f}, unbounded both ways"
         if r.name in won or r.name in lost:
             label += f" ({'won' if r.name in won else 'lost'} every pair)"
+        x = min(float(at), edge_high)
+        right = math.isfinite(r.high)
+        if interval == "-":
+            label = "no interval (one board)"
+            # Beside its marker, on the side with room: left of a marker near the axis's left
+            # end, it ran into the bot's name.
+            right = x - edge_low < 0.6 * (edge_high - edge_low)
         ax.annotate(
-            label if interval != "-" else "no interval (one board)",
-            (min(float(at), edge_high), yi),
-            xytext=(7, 0) if math.isfinite(r.high) else (-7, 8),
+            label,
+            (x, yi),
+            xytext=(7, 0) if right else (-7, 8),
             textcoords="offset points",
             va="center",
-            ha="left" if math.isfinite(r.high) else "right",
+            ha="left" if right else "right",
             fontsize=8,
             color="#333333",
         )
