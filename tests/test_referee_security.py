@@ -599,3 +599,36 @@ def test_reflection_is_v1alpha_only_as_the_guides_say(
     assert "Reflection is served as `grpc.reflection.v1alpha.ServerReflection` only" in guide
     readme = " ".join((GUIDE.parents[3] / "README.md").read_text().split())
     assert "reflection as `grpc.reflection.v1alpha` only" in readme
+
+
+def test_a_hellos_long_free_text_is_cut_in_the_log(
+    referee: tuple[RefereeThread, TokenAccounts], caplog: pytest.LogCaptureFixture
+) -> None:
+    # bot_version and client_library went to the log whole, each up to the message size limit:
+    # a bot reconnecting with 64 KB of them wrote 94 MB of log in two seconds.
+    from arena.proto.hearts.v1 import bot_service_pb2_grpc as bot_grpc
+
+    caplog.set_level(logging.INFO, logger="arena.referee")
+    token = referee[1].issue("verbose")
+    hello = bot_pb.Hello(
+        bot_name="verbose",
+        token=token,
+        protocol_version=1,
+        bot_version="v" * 20_000,
+        client_library="c" * 20_000,
+    )
+    goodbye = bot_pb.Goodbye(reason="done")
+    with grpc.insecure_channel(f"127.0.0.1:{referee[0].port}") as channel:
+        answers = list(
+            bot_grpc.BotServiceStub(channel).Play(
+                iter([bot_pb.PlayRequest(hello=hello), bot_pb.PlayRequest(goodbye=goodbye)]),
+                timeout=30,
+            )
+        )
+    session = answers[0].welcome.session_id
+    (line,) = [
+        r.getMessage() for r in caplog.records if f"session {session}: bot" in r.getMessage()
+    ]
+    assert f"bot_version '{'v' * 99}… (20000 characters)'" in line
+    assert f"client '{'c' * 99}… (20000 characters)'" in line
+    assert len(line) < 400

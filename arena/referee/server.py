@@ -185,6 +185,18 @@ def _check_kick(call: str, reason: object, *, capped: bool = True, **flags: obje
             raise ConfigError(f"{call}: {name} must be True or False, got {value!r:.60}")
 
 
+LOGGED_TEXT_LENGTH = 100
+"""How much of a Hello's free text (bot_version, client_library) the log keeps: all of it, up to
+the message size limit, let one bot write 94 MB of log in two seconds by reconnecting."""
+
+
+def _logged(text: str) -> str:
+    """``text`` as the log keeps it: cut at :data:`LOGGED_TEXT_LENGTH`, saying how long it was."""
+    if len(text) <= LOGGED_TEXT_LENGTH:
+        return text
+    return f"{text[: LOGGED_TEXT_LENGTH - 1]}… ({len(text)} characters)"
+
+
 def _identity_problem(answer: object) -> str | None:
     """What keeps an account lookup's answer from the :class:`Identity` shape the handshake
     reads, or None. Named, because a BotIdentity given ``status="active"`` (the text, not the
@@ -843,8 +855,8 @@ class Referee:
                 session.id,
                 session.bot,
                 hello.bot_name,
-                hello.bot_version,
-                hello.client_library,
+                _logged(hello.bot_version),
+                _logged(hello.client_library),
                 session.peer,
             )
         if session.closed:

@@ -159,7 +159,8 @@ class Hello(_message.Message):
     """The protocol version the bot speaks. This file defines version 1."""
     bot_version: _builtins.str
     """The bot's own version, free text (e.g. "2.1.0" or a commit hash), for diagnostics: the
-    referee writes it to its log with the session (game records do not carry it).
+    referee writes it to its log with the session, its first 100 characters (game records do
+    not carry it).
     """
     decide_forced_moves: _builtins.bool
     """Whether the bot wants to be asked when it has only one legal card. If false (the fast
@@ -168,7 +169,7 @@ class Hello(_message.Message):
     """
     client_library: _builtins.str
     """The library that speaks the protocol for the bot and its version (e.g.
-    "arena-python/0.1.0"), free text for diagnostics (logged with bot_version); may be empty.
+    "arena-python/0.1.0"), free text for diagnostics (logged as bot_version is); may be empty.
     """
     resume_session_id: _builtins.str
     """The session_id of the Welcome this bot's previous session got; set on a reconnect so that
