@@ -43,8 +43,9 @@ def play_with(referee: RefereeThread, bad: str, table_id: str) -> GameRecord:
 def notices(messages: list[bot_pb.PlayResponse]) -> list[tuple[int, ev_pb.FaultNotice]]:
     """Each FaultNotice received, with the id of the last request received before it (0: none).
 
-    A notice rides with the next message after its fault, so the request it concerns is the
-    one received before the message that carries it.
+    A notice rides with the next message after its fault (or, when the request outlives the
+    fault, comes at once on its own), so the request it concerns is the one received before the
+    message that carries it.
     """
     out = []
     last = 0
@@ -124,9 +125,17 @@ def _serialize(message: bot_pb.PlayRequest | bytes) -> bytes:
 class ScriptedBot:
     """A raw gRPC client on a thread of its own, answering each request as ``answers`` says."""
 
-    def __init__(self, address: str, token: str, name: str, answers: Answers) -> None:
+    def __init__(
+        self,
+        address: str,
+        token: str,
+        name: str,
+        answers: Answers,
+        on_notice: Callable[[ev_pb.FaultNotice], list[bot_pb.PlayRequest]] | None = None,
+    ) -> None:
         self.received: list[bot_pb.PlayResponse] = []
         self._answers = answers
+        self._on_notice = on_notice
         self._outbox: queue.Queue[bot_pb.PlayRequest | bytes | None] = queue.Queue()
         self._outbox.put(
             bot_pb.PlayRequest(hello=bot_pb.Hello(bot_name=name, token=token, protocol_version=1))
@@ -148,6 +157,11 @@ class ScriptedBot:
         try:
             for response in play(self._requests()):
                 self.received.append(response)
+                if self._on_notice is not None:
+                    for event in response.events:
+                        if event.HasField("fault_notice"):
+                            for told in self._on_notice(event.fault_notice):
+                                self._outbox.put(told)
                 if response.HasField("request"):
                     for answer in self._answers(response.request):
                         self._outbox.put(answer)
@@ -188,13 +202,17 @@ def _first_legal(
 
 
 def _scripted_game(
-    referee: RefereeThread, bots: BotProcesses, name: str, answers: Answers
+    referee: RefereeThread,
+    bots: BotProcesses,
+    name: str,
+    answers: Answers,
+    on_notice: Callable[[ev_pb.FaultNotice], list[bot_pb.PlayRequest]] | None = None,
 ) -> tuple[GameRecord, list[bot_pb.PlayResponse]]:
     """A game of three good bots and a :class:`ScriptedBot` in seat 0: the record and what the
     scripted bot received."""
     for good in GOOD:
         bots.start(good)
-    scripted = ScriptedBot(bots.address, bots.token(name), name, answers)
+    scripted = ScriptedBot(bots.address, bots.token(name), name, answers, on_notice)
     try:
         bots.ready(*GOOD, name)
         record = play_with(referee, name, name)
@@ -226,6 +244,37 @@ def test_a_second_answer_between_requests_is_told_with_no_request_open(
         else:
             assert notice.request_id == last
             assert f"the open request is {last}" in notice.message
+
+
+def test_a_wrong_request_id_is_told_in_time_to_answer_the_request_still_open(
+    referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
+) -> None:
+    # The notice rode with the next message: the timeout of the very request it said was still
+    # open. A bot that waits for it, to answer right, got two faults for one mistake.
+    asked: dict[int, bot_pb.DecisionRequest] = {}
+    wrong = [2]  # plays answered with a wrong id, fewer than the faults allowed
+
+    def answers(request: bot_pb.DecisionRequest) -> list[bot_pb.PlayRequest | bytes]:
+        asked[request.request_id] = request
+        answer = _first_legal(request)
+        if request.kind == bot_pb.DECISION_KIND_PLAY and wrong[0] > 0:
+            wrong[0] -= 1
+            answer.decision.request_id += WRONG_ID_OFFSET  # then waits to be told
+        return [answer]
+
+    def on_notice(notice: ev_pb.FaultNotice) -> list[bot_pb.PlayRequest]:
+        if notice.kind != ev_pb.FAULT_KIND_WRONG_REQUEST_ID:
+            return []
+        return [_first_legal(asked[notice.request_id])]
+
+    record, received = _scripted_game(referee[0], bots, "corrects", answers, on_notice)
+    faults = record.faults_of(0)
+    assert [f.kind for f in faults] == [FaultKind.WRONG_REQUEST_ID] * 2, faults
+    assert not record.late
+    told = notices(received)
+    assert [n.kind for _, n in told] == [ev_pb.FAULT_KIND_WRONG_REQUEST_ID] * 2
+    for last, notice in told:
+        assert notice.request_id == last and notice.substitute_cards == []
 
 
 def test_a_hello_between_requests_is_named_in_the_notice(

@@ -737,6 +737,10 @@ class TableRun:
                     break
                 if verdict is not None:
                     return verdict
+                if seat.pending:
+                    # A fault the request outlives (a wrong request id, a second Hello): told
+                    # now, while the bot can still answer it, not with the timeout it ends in.
+                    await self._tell_now(seat, session, request_id)
         except asyncio.CancelledError:
             if not alarm.claim():
                 raise
@@ -745,6 +749,18 @@ class TableRun:
         finally:
             alarm.clear()
         return self._expire(seat, session, request_id, deadline, hand, kind, legal)
+
+    async def _tell_now(self, seat: Seat, session: Session, request_id: int) -> None:
+        """Send the seat's pending events while its request ``request_id`` stays open, timed by
+        the request's alarm as the request's own write is."""
+        events, seat.pending = seat.pending, []
+        alarm = seat.alarm
+        overdue = alarm.overdue
+        alarm.sending = True
+        await session.send(wire.response_bytes(events))
+        alarm.sending = False
+        if alarm.overdue and not overdue:  # its deadline passed meanwhile: as in _exchange
+            session.inbox.put_back((_monotonic(), Expired(request_id)))
 
     def _expire(
         self,

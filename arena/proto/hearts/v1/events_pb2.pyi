@@ -644,7 +644,9 @@ Global___GameEnded: _TypeAlias = GameEnded  # noqa: Y015
 @_typing.final
 class FaultNotice(_message.Message):
     """A fault by this seat's bot, with everything needed to fix it. Private. Sent in the next
-    message to the bot after the fault (with the next request, if any).
+    message to the bot after the fault (with the next request, if any); a fault the open request
+    outlives (a wrong request_id, a second Hello) is sent at once, in a message of its own, so
+    that the bot can still answer that request before its deadline.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
