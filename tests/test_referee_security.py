@@ -114,6 +114,30 @@ def test_a_first_message_that_is_not_hello_is_invalid(bots: BotProcesses) -> Non
     )
 
 
+def test_a_stream_closed_before_its_hello_is_invalid_and_logged(
+    referee: tuple[RefereeThread, TokenAccounts], caplog: pytest.LogCaptureFixture
+) -> None:
+    # It ended with OK and no line in the log, unlike every other failed handshake.
+    caplog.set_level(logging.INFO, logger="arena.referee")
+    with grpc.insecure_channel(f"127.0.0.1:{referee[0].port}") as channel:
+        play = channel.stream_stream(
+            "/hearts.v1.BotService/Play",
+            request_serializer=bot_pb.PlayRequest.SerializeToString,
+            response_deserializer=bot_pb.PlayResponse.FromString,
+        )
+        with pytest.raises(grpc.RpcError) as refused:
+            list(play(iter(()), timeout=30))
+    assert refused.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+    wanted = "the stream ended before a Hello: send Hello as the first message"
+    assert refused.value.details() == wanted
+    deadline = time.monotonic() + 30
+    while not any(
+        "refused (INVALID_ARGUMENT): " + wanted in r.getMessage() for r in caplog.records
+    ):
+        assert time.monotonic() < deadline, [r.getMessage() for r in caplog.records]
+        time.sleep(0.01)
+
+
 @pytest.mark.parametrize("name", ["", "x" * 65])
 def test_a_bot_name_out_of_bounds_is_invalid(bots: BotProcesses, name: str) -> None:
     proc = bots.start(name, token=bots.token("named"))

@@ -685,7 +685,15 @@ class Referee:
                 )
             # The reader ended it (an oversized first message, say): close as it said
             # (Session.end resolves the ending as it queues the Closed marker).
-            return session.ending.result()
+            ending = session.ending.result()
+            if ending.code is None and ending.shutdown is None:
+                # The bot closed its side with nothing sent: refused as any first message that
+                # is no Hello, so that it has its status and its line in the log (it had OK).
+                return Ending(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    "the stream ended before a Hello: send Hello as the first message",
+                )
+            return ending
         if isinstance(first, wire.Play):
             first = first.full()
         if not isinstance(first, bot_pb.PlayRequest) or not first.HasField("hello"):

@@ -51,8 +51,8 @@ class BotServiceStub:
     * FAILED_PRECONDITION: Hello.protocol_version is not one this referee speaks (0, when it is
       left unset, included). The message names the versions it does speak; update the bot or its
       SDK.
-    * INVALID_ARGUMENT: the handshake cannot be understood (the first message is not a Hello, or
-      Hello.bot_name is empty or too long). Fix the bot.
+    * INVALID_ARGUMENT: the handshake cannot be understood (the first message is not a Hello, the
+      stream ended before any message, or Hello.bot_name is empty or too long). Fix the bot.
     * RESOURCE_EXHAUSTED: a message larger than the referee's limit, sustained flooding, or too
       many sessions for one token. Fix the bot; retry only after a delay.
     * DEADLINE_EXCEEDED: no Hello within the referee's handshake timeout.
@@ -105,8 +105,8 @@ class BotServiceAsyncStub(BotServiceStub):
     * FAILED_PRECONDITION: Hello.protocol_version is not one this referee speaks (0, when it is
       left unset, included). The message names the versions it does speak; update the bot or its
       SDK.
-    * INVALID_ARGUMENT: the handshake cannot be understood (the first message is not a Hello, or
-      Hello.bot_name is empty or too long). Fix the bot.
+    * INVALID_ARGUMENT: the handshake cannot be understood (the first message is not a Hello, the
+      stream ended before any message, or Hello.bot_name is empty or too long). Fix the bot.
     * RESOURCE_EXHAUSTED: a message larger than the referee's limit, sustained flooding, or too
       many sessions for one token. Fix the bot; retry only after a delay.
     * DEADLINE_EXCEEDED: no Hello within the referee's handshake timeout.
@@ -155,8 +155,8 @@ class BotServiceServicer(metaclass=_abc_1.ABCMeta):
     * FAILED_PRECONDITION: Hello.protocol_version is not one this referee speaks (0, when it is
       left unset, included). The message names the versions it does speak; update the bot or its
       SDK.
-    * INVALID_ARGUMENT: the handshake cannot be understood (the first message is not a Hello, or
-      Hello.bot_name is empty or too long). Fix the bot.
+    * INVALID_ARGUMENT: the handshake cannot be understood (the first message is not a Hello, the
+      stream ended before any message, or Hello.bot_name is empty or too long). Fix the bot.
     * RESOURCE_EXHAUSTED: a message larger than the referee's limit, sustained flooding, or too
       many sessions for one token. Fix the bot; retry only after a delay.
     * DEADLINE_EXCEEDED: no Hello within the referee's handshake timeout.
