@@ -8,6 +8,7 @@ DecisionRequest it concerns.
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 import time
@@ -15,6 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import grpc
+import pytest
 from conftest import BotProcesses, recorded_messages
 
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
@@ -290,6 +292,30 @@ def test_a_hello_between_requests_is_named_in_the_notice(
         assert notice.kind == ev_pb.FAULT_KIND_PROTOCOL
         assert notice.your_answer == "a second Hello"
         assert "a second Hello" in notice.message
+
+
+def test_a_second_hello_before_the_game_is_dropped_and_logged(
+    referee: tuple[RefereeThread, TokenAccounts],
+    bots: BotProcesses,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Sent in the lobby, it was dropped as the bot sat down, with no word anywhere.
+    caplog.set_level(logging.INFO, logger="arena.referee")
+    for good in GOOD:
+        bots.start(good)
+    name = "eager"
+    hello = bot_pb.PlayRequest(hello=bot_pb.Hello(bot_name=name, token="", protocol_version=1))
+    scripted = ScriptedBot(bots.address, bots.token(name), name, lambda r: [_first_legal(r)])
+    try:
+        scripted._outbox.put(hello)  # right behind its first Hello: it waits in the lobby
+        bots.ready(*GOOD, name)
+        record = play_with(referee[0], name, name)
+        scripted.game_over()
+    finally:
+        scripted.close()
+    assert not record.faults  # a fault belongs to a game: this one came before it
+    lines = [r.getMessage() for r in caplog.records]
+    assert f"table {name} seat 0 ({name}): dropped a second Hello sent before it sat down" in lines
 
 
 GARBAGE = b"\xff\xfe\x00garbage, not a PlayRequest\x07"

@@ -1038,8 +1038,8 @@ class TableRun:
         """Empty the inbox of a session sitting down at this table (or back at it): nothing was
         asked of it here yet, so an answer in it is late (to a request that timed out in its
         last game, or one given up when its stream broke), noted in this game's record, as the
-        last game's is made already; anything else answers nothing and is dropped. A Closed
-        marker stays: the session has ended meanwhile, and the table must hear of it."""
+        last game's is made already; anything else answers nothing and is dropped (and logged).
+        A Closed marker stays: the session has ended meanwhile, and the table must hear of it."""
         inbox = session.inbox
         closed: list[Inbound] = []
         while not inbox.empty():
@@ -1048,8 +1048,18 @@ class TableRun:
             if isinstance(message, Closed):
                 closed.append(item)
                 continue
+            if isinstance(message, Wake | Expired):
+                continue
             decision = _decision_in(message)
             if decision is None:
+                # Logged as a Decision sent then is: a second Hello there went unseen.
+                log.info(
+                    "table %s seat %d (%s): dropped %s sent before it sat down",
+                    self.spec.table_id,
+                    seat.index,
+                    seat.bot,
+                    _not_a_decision(message),
+                )
                 continue
             if decision.request_id in seat.expired:
                 self._note_late(seat, decision, at)

@@ -106,7 +106,9 @@ class PlayRequest(_message.Message):
     GOODBYE_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def hello(self) -> Global___Hello:
-        """The first message of every session, and only the first."""
+        """The first message of every session, and only the first. A second one is a
+        FAULT_KIND_PROTOCOL fault during a game; between games it is dropped and logged.
+        """
 
     @_builtins.property
     def decision(self) -> Global___Decision:
