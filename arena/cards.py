@@ -232,7 +232,21 @@ def mask_of(cards: Iterable[Card]) -> int:
 
 def cards_from_mask(mask: int) -> list[Card]:
     """The cards in a bit mask, in index order."""
+    if not 0 <= mask < _MASK_END:
+        raise _not_a_mask(mask)
     return list(_iter_mask(mask))
+
+
+_MASK_END = 1 << STANDARD_DECK_SIZE
+"""One past the largest card mask: bit ``i`` is the card of index ``i``."""
+
+
+def _not_a_mask(mask: object) -> CardParseError:
+    """The error for a value that is no card mask (it looped forever, or named index 60)."""
+    return CardParseError(
+        f"not a card mask: {mask!r:.40} (a whole number whose bit i, for i from 0 to "
+        f"{STANDARD_DECK_SIZE - 1}, is the card of index i)"
+    )
 
 
 def _iter_mask(mask: int) -> Iterator[Card]:

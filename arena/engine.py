@@ -44,12 +44,14 @@ from typing import Any
 
 from arena import _kernel
 from arena.cards import (
+    _MASK_END,
     CARDS,
     JACK_OF_DIAMONDS,
     QUEEN_OF_SPADES,
     RANKS_PER_SUIT,
     Card,
     Suit,
+    _not_a_mask,
     cards_from_mask,
 )
 from arena.errors import (
@@ -308,14 +310,9 @@ def _shuffled(deck: tuple[int, ...], seed: int, hand_number: int) -> list[int]:
 
 def mask_indexes(mask: int) -> list[int]:
     """The card indexes in a bit mask, lowest first (for drivers that work on indexes)."""
-    if 0 <= mask < _kernel.INDEXABLE:
+    if 0 <= mask < _MASK_END:
         return _kernel.indexes(mask)
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
+    raise _not_a_mask(mask)
 
 
 def pick_index(mask: int, draw: float) -> int:
@@ -325,6 +322,12 @@ def pick_index(mask: int, draw: float) -> int:
     draw this is a uniformly random legal play, ``hand.play_index(pick_index(hand.legal_mask(),
     rng.random()))``.
     """
+    if mask == 0:
+        raise CardParseError("pick_index needs a card mask with a card in it, got 0")
+    if not 0 < mask < _MASK_END:
+        raise _not_a_mask(mask)
+    if not 0.0 <= draw < 1.0:  # NaN too
+        raise ValueError(f"pick_index's draw must be in [0, 1), got {draw!r}")
     for _ in range(floor(draw * mask.bit_count())):
         mask &= mask - 1
     return (mask & -mask).bit_length() - 1

@@ -36,7 +36,7 @@ class ArenaError(Exception):
 
 
 class CardParseError(ArenaError, ValueError):
-    """Text that does not name a card, suit or rank."""
+    """Text that does not name a card, suit or rank (or a number that is no card mask)."""
 
 
 class RulesError(ArenaError, ValueError):

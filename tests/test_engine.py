@@ -4,6 +4,7 @@ the moon and the sun under each moon rule, and the errors a refused move raises.
 from __future__ import annotations
 
 import copy
+import math
 import random
 from collections.abc import Callable
 
@@ -930,3 +931,24 @@ def test_a_seats_view_shows_the_kitty_once_the_first_trick_has_taken_it() -> Non
         hand.play(hand.legal_plays()[0])
     assert hand.kitty and all(hand.view(s).kitty == tuple(hand.kitty) for s in range(3))
     assert Hand.deal(Rules(), 4).view(0).kitty == ()  # no kitty dealt
+
+
+@pytest.mark.parametrize("mask", [-1, -3, 1 << 52, 1 << 60])
+def test_a_number_that_is_no_card_mask_is_refused(mask: int) -> None:
+    # mask_indexes(-1) never returned (its list grew without end), 1 << 60 gave index 60, and
+    # cards_from_mask(-1) ended in a bare IndexError.
+    from arena.engine import mask_indexes, pick_index
+
+    for call in (mask_indexes, cards_from_mask, lambda m: pick_index(m, 0.5)):
+        with pytest.raises(CardParseError, match=rf"^not a card mask: {mask} "):
+            call(mask)
+
+
+@pytest.mark.parametrize("mask, draw", [(0, 0.5), (0b111, 1.0), (0b111, -0.1), (0b111, math.nan)])
+def test_pick_index_refuses_an_empty_mask_or_a_draw_outside_0_to_1(mask: int, draw: float) -> None:
+    # It answered -1, no card index, which play_index then refused as "negative shift count".
+    from arena.engine import pick_index
+
+    with pytest.raises(ValueError, match=r"pick_index"):
+        pick_index(mask, draw)
+    assert [pick_index(0b10110, d) for d in (0.0, 0.4, 0.99)] == [1, 2, 4]
