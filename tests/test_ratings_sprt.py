@@ -43,11 +43,14 @@ def test_llr_is_the_normal_approximation_with_the_shrunk_variance() -> None:
 
 def test_a_clearly_stronger_b_is_accepted_and_a_weaker_one_rejected() -> None:
     strong = Sprt(0.0, 20.0)
-    decisions = [strong.update(s) for s in simulate_board_scores(150.0, 500, seed=1).tolist()]
-    assert SprtDecision.ACCEPT_H1 in decisions
-    first = decisions.index(SprtDecision.ACCEPT_H1)
-    assert set(decisions[:first]) == {SprtDecision.CONTINUE}
-    assert strong.llr >= strong.bounds.upper or first < len(decisions) - 1
+    decisions = []
+    for score in simulate_board_scores(150.0, 500, seed=1).tolist():
+        decisions.append(strong.update(score))
+        if decisions[-1] is not SprtDecision.CONTINUE:
+            break
+    assert decisions[-1] is SprtDecision.ACCEPT_H1 and len(decisions) < 500
+    assert set(decisions[:-1]) == {SprtDecision.CONTINUE}
+    assert strong.llr >= strong.bounds.upper
     weak = Sprt(0.0, 20.0)
     for score in simulate_board_scores(-150.0, 500, seed=2).tolist():
         if weak.update(score) is not SprtDecision.CONTINUE:
@@ -60,8 +63,8 @@ def test_a_short_run_of_identical_scores_does_not_end_the_test() -> None:
     test = Sprt(0.0, 20.0)
     for _ in range(3):
         assert test.update(1.0) is SprtDecision.CONTINUE
-    for _ in range(60):
-        test.update(1.0)
+    while test.update(1.0) is SprtDecision.CONTINUE:
+        assert test.boards < 60
     assert test.decision is SprtDecision.ACCEPT_H1
 
 
@@ -132,22 +135,22 @@ def test_the_verdict_says_which_hypothesis_is_favoured_not_the_gap() -> None:
     # At a true +10 with [0, 20], H1 is accepted about half the time: "B is stronger by about
     # 20" would overstate it; the verdict says what the test decides.
     strong = Sprt(0.0, 20.0)
-    for _ in range(200):
-        strong.update(1.0)
+    while strong.update(1.0) is SprtDecision.CONTINUE:
+        pass
     verdict = strong.verdict("old", "new")
     assert verdict.startswith("H1 accepted: the test favours elo1 = 20 over elo0 = 0")
     assert "new is likely stronger than old" in verdict
     assert "not a measure of the gap" in verdict and "about 20" not in verdict
     weak = Sprt(0.0, 20.0)
-    for _ in range(200):
-        weak.update(0.0)
+    while weak.update(0.0) is SprtDecision.CONTINUE:
+        pass
     assert weak.verdict("old", "new") == (
         "H0 accepted: the test favours elo0 = 0 over elo1 = 20; "
         "new is likely at most 20 Elo stronger than old"
     )
     shifted = Sprt(5.0, 25.0)
-    for _ in range(200):
-        shifted.update(1.0)
+    while shifted.update(1.0) is SprtDecision.CONTINUE:
+        pass
     assert "new is likely stronger than old by more than 5 Elo" in shifted.verdict("old", "new")
     assert Sprt().verdict() == "no decision yet after 0 boards"
 
@@ -193,3 +196,17 @@ def test_an_llr_short_of_its_bound_never_reads_as_the_bound() -> None:
     assert _llr_text(-2.9391, -2.944, 2.944) == "-2.939"
     assert _llr_text(1.5, -2.944, 2.944) == "+1.50"
     assert _llr_text(2.95, -2.944, 2.944) == "+2.95"  # past it: decided, as shown
+
+
+def test_a_decided_test_takes_no_more_boards() -> None:
+    # Fed on after its decision, the LLR fell back between the bounds: the test said
+    # "continue" again after it had accepted H1.
+    test = Sprt(0.0, 20.0)
+    while test.update(1.0) is SprtDecision.CONTINUE:
+        pass
+    boards = test.boards
+    with pytest.raises(
+        SprtError, match=rf"^the test has decided \(H1 accepted at board {boards}\)"
+    ):
+        test.update(0.0)
+    assert test.boards == boards and test.decision is SprtDecision.ACCEPT_H1

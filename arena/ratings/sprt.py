@@ -185,9 +185,17 @@ class Sprt:
         self._squares = 0.0  # sum of squared deviations from the running mean (Welford)
 
     def update(self, score: float) -> SprtDecision:
-        """Add one board's score (B's head-to-head share against A) and return the decision."""
+        """Add one board's score (B's head-to-head share against A) and return the decision;
+        once the test has decided, it takes no more boards (:class:`SprtError`)."""
         if not 0.0 <= score <= 1.0:
             raise SprtError(f"a board score lies in [0, 1], not {score}")
+        decided = self.decision
+        if decided is not SprtDecision.CONTINUE:
+            # Fed on, the LLR could fall back between the bounds: a decided test "continued".
+            raise SprtError(
+                f"the test has decided ({decided.value} at board {self._n}) and takes no more "
+                "boards: stop at the first decision, or start a new Sprt"
+            )
         self._n += 1
         delta = score - self._mean
         self._mean += delta / self._n
