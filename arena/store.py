@@ -547,7 +547,27 @@ class Store:
         self, run_id: str, game: int, record: GameRecord, crashed: Sequence[int] = ()
     ) -> None:
         """Commit one finished game, whole, in one transaction (``crashed``: seats whose bot
-        process died during it)."""
+        process died during it). A game already stored, or of a run not claimed here, is a
+        :class:`StoreError`."""
+        if isinstance(game, bool) or not isinstance(game, int) or game < 0:
+            raise StoreError(f"game must be the game's index, a whole number from 0, got {game!r}")
+        try:
+            self._save_game(run_id, game, record, crashed)
+        except sqlite3.IntegrityError as e:
+            # The constraints' own words ("FOREIGN KEY constraint failed") named no game or run.
+            if "UNIQUE" in str(e):
+                why = "is already stored"
+            elif "FOREIGN KEY" in str(e):
+                why = f"is of a run {self.path} does not hold: claim the run (Store.claim) first"
+            else:
+                why = f"breaks the database's constraints ({e})"
+            raise StoreError(
+                f"game {game} ({record.spec.table_id}) of run {run_id!r} {why}"
+            ) from None
+
+    def _save_game(
+        self, run_id: str, game: int, record: GameRecord, crashed: Sequence[int]
+    ) -> None:
         spec = record.spec
         rid = run_id
         with _transaction(self._db):

@@ -150,7 +150,9 @@ def test_a_game_goes_in_whole_and_comes_back_equal(tmp_path: Path) -> None:
         assert result.placings is None  # single hands
         assert result.moon == record.hands[0].moon
         assert result.faults == (0, 1, 0, 0), index
-    assert load_results(config.db, run="other") == []
+    assert load_results(config.db, run=config.run_id) == results
+    with pytest.raises(StoreError, match=rf"holds no run 'other'; its runs: {config.run_id}$"):
+        load_results(config.db, run="other")
 
 
 def test_full_games_load_with_placings(tmp_path: Path) -> None:
@@ -206,7 +208,7 @@ def test_a_failed_commit_leaves_nothing(tmp_path: Path) -> None:
         store.save_game(config.run_id, 0, record)
         # The same table again under another index breaks UNIQUE(run_id, table_id) after the
         # games row would have gone in: the whole game must roll back.
-        with pytest.raises(sqlite3.IntegrityError):
+        with pytest.raises(StoreError, match=r"is already stored$"):
             store.save_game(config.run_id, 1, record)
         assert store.finished(config.run_id) == {0}
     db = sqlite3.connect(config.db)
@@ -455,3 +457,24 @@ def test_a_link_to_a_database_in_use_is_refused_as_the_database_itself(tmp_path:
     with database_locked(tmp_path / "link.db", "arena run"):  # free again, and links still work
         assert (tmp_path / "real.db.lock").exists()
     assert not (tmp_path / "real.db.lock").exists()
+
+
+def test_a_game_stored_twice_or_of_an_unclaimed_run_is_a_store_error(tmp_path: Path) -> None:
+    # Both were bare sqlite3.IntegrityErrors ("FOREIGN KEY constraint failed"), naming no game
+    # and no run; a negative game index was stored.
+    config = build_config(bots=BOTS, boards=1, db=tmp_path / "a.db")
+    table = schedule(config)[0]
+    record = play_record(table.spec)
+    with Store.open(config.db) as store:
+        with pytest.raises(StoreError, match=r"of run 'nope' is of a run .* claim the run"):
+            store.save_game("nope", 0, record)
+        store.claim(config.run_id, "batch", config.identity(), 4)
+        store.save_game(config.run_id, 0, record)
+        table_id = table.spec.table_id
+        with pytest.raises(
+            StoreError, match=rf"^game 0 \({table_id}\) of run '{config.run_id}' is already stored$"
+        ):
+            store.save_game(config.run_id, 0, record)
+        with pytest.raises(StoreError, match=r"^game must be the game's index.*got -5$"):
+            store.save_game(config.run_id, -5, record)
+        assert dict(store.records(config.run_id)) == {0: record}

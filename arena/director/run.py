@@ -698,7 +698,7 @@ class _Director:
         try:
             self.store.save_game(self.run_id, item.table.index, item.record, item.crashed)
         except sqlite3.OperationalError as e:
-            # A full disk or a failing one (a bug's IntegrityError stays a traceback). Rolled
+            # A full disk or a failing one (a bug's StoreError is no disk fault). Rolled
             # back whole (the store's transaction): the game is played again on resume.
             raise self._cannot_write(f"store game {table_id}", e) from None
         try:
