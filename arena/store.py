@@ -284,12 +284,31 @@ def check_writable(path: Path | str) -> None:
     if path.exists():
         if not os.access(path, os.R_OK | os.W_OK):
             raise ConfigError(f"--db {path}: the database is not writable (check its permissions)")
+        if not _sqlite_or_empty(path):
+            # It passed, and the run then failed on opening it.
+            raise ConfigError(
+                f"--db {path}: not a database (an SQLite file); give a new file, or the database "
+                "a run made"
+            )
         return
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise ConfigError(f"--db {path}: folder {parent} does not exist")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise ConfigError(f"--db {path}: cannot create a database in {parent} (not writable)")
+
+
+def _sqlite_or_empty(path: Path) -> bool:
+    """Whether the file is empty (SQLite makes a database of it) or starts as SQLite's do."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(len(_SQLITE_HEADER))
+    except OSError:
+        return True  # said by the open that follows, in its own words
+    return head in (b"", _SQLITE_HEADER)
+
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 def lock_database(path: Path, command: str) -> int:

@@ -478,3 +478,19 @@ def test_a_game_stored_twice_or_of_an_unclaimed_run_is_a_store_error(tmp_path: P
         with pytest.raises(StoreError, match=r"^game must be the game's index.*got -5$"):
             store.save_game(config.run_id, -5, record)
         assert dict(store.records(config.run_id)) == {0: record}
+
+
+def test_check_writable_refuses_a_file_that_is_no_database(tmp_path: Path) -> None:
+    # A text file passed, and the run then failed as it opened it.
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello")
+    with pytest.raises(ConfigError, match=r"^--db .*notes\.txt: not a database \(an SQLite file\)"):
+        check_writable(notes)
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    check_writable(empty)  # SQLite makes a database of an empty file
+    made = tmp_path / "made.db"
+    with Store.open(made):
+        pass
+    check_writable(made)
+    assert notes.read_text() == "hello"
