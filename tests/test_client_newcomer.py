@@ -241,6 +241,8 @@ def test_run_with_a_class_for_a_bot_exits_2_with_one_line(tmp_path: Path) -> Non
         ({"give_up_after": "5"}, "give_up_after must be a number of seconds"),
         ({"give_up_after": True}, "give_up_after must be a number of seconds"),
         ({"bot_version": 2}, "bot_version must be a string"),
+        # None was taken here, and serve() then refused the settings it made.
+        ({"bot_version": None}, r"bot_version must be a string \(''"),
         ({"decide_forced_moves": "no"}, "decide_forced_moves must be True or False"),
     ],
 )

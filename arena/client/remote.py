@@ -236,6 +236,8 @@ class ClientSettings:
         ):
             if value is not None and not isinstance(value, str):
                 raise ConfigError(f"{arg} must be a string, got {value!r}")
+        if not isinstance(bot_version, str):  # None: taken here, then refused by serve
+            raise ConfigError(f"bot_version must be a string ('' for none), got {bot_version!r}")
         if tls_ca is not None and not isinstance(tls_ca, str | Path):
             raise ConfigError(f"tls_ca must be a path (a str or a Path), got {tls_ca!r}")
         if not isinstance(decide_forced_moves, bool):
