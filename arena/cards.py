@@ -116,7 +116,8 @@ _RANK_LETTERS = "23456789TJQKA"
 
 @dataclass(frozen=True, slots=True)
 class Card:
-    """One playing card. Use :meth:`Card.parse` or :data:`CARDS`; instances are interned."""
+    """One playing card. Use :meth:`Card.parse` or :data:`CARDS`, whose cards are interned (one
+    object per card); a `Card(suit, rank)` made directly is equal to it and hashes alike."""
 
     suit: Suit
     """The card's suit."""
