@@ -582,7 +582,7 @@ class Hand:
         for trick in played:
             for pos, card in enumerate(trick.cards):
                 holdings[trick.seat_of(pos, n)] |= card.bit
-        _check_deal(rules, holdings, kitty_mask, view.dealer)
+        _check_deal(rules, holdings, kitty_mask, view.dealer, masks)
         hand._setup(rules, holdings, kitty_mask, view.dealer, PassDirection.HOLD)
         hand.pass_direction = view.pass_direction
         if view.passed is not None and view.received is not None:
@@ -1253,8 +1253,11 @@ def _deck_bits(rules: Rules) -> list[int]:
     return _deck(rules)[1]
 
 
-def _check_deal(rules: Rules, masks: Sequence[int], kitty: int, dealer: int) -> None:
-    """Refuse hands that are not a deal of the deck in play under ``rules``."""
+def _check_deal(
+    rules: Rules, masks: Sequence[int], kitty: int, dealer: int, given: Sequence[int] = ()
+) -> None:
+    """Refuse hands that are not a deal of the deck in play under ``rules`` (``given``: the
+    hands as given, when ``masks`` adds the cards each seat has played to them)."""
     n = rules.players
     if len(masks) != n:
         raise RulesError("players", f"{n} players but {len(masks)} hands were given")
@@ -1262,11 +1265,23 @@ def _check_deal(rules: Rules, masks: Sequence[int], kitty: int, dealer: int) -> 
     seen = 0
     for seat, m in enumerate(masks):
         if m.bit_count() != rules.hand_size:
+            # The hands given are at fault, not the rules: say what was given.
+            held = m.bit_count()
+            if given:
+                now = given[seat].bit_count()
+                what = f"hands[{seat}] has {now} cards, and {held - now} played: {held}"
+            else:
+                what = f"hands[{seat}] has {held} cards"
             raise RulesError(
-                "players", f"seat {seat} holds {m.bit_count()} cards, expected {rules.hand_size}"
+                "players",
+                f"{what}, where {n} players are dealt {rules.hand_size} each (the hands given "
+                "do not fit the rules)",
             )
         if seen & m:
-            raise RulesError("removed_cards", f"{_show(seen & m)} dealt twice")
+            raise RulesError(
+                "removed_cards",
+                f"{_show(seen & m)} dealt twice (in hands[{seat}] and an earlier hand given)",
+            )
         seen |= m
     if kitty.bit_count() != rules.kitty_size or seen & kitty:
         size = rules.kitty_size

@@ -513,3 +513,21 @@ def test_any_accepted_combination_of_options_plays_by_the_rules(
     rules: Rules, seed: int, number: int, play: int
 ) -> None:
     play_checked(Hand.deal(rules, seed, hand_number=number), random.Random(play))
+
+
+def test_a_guess_with_a_card_short_says_what_the_seat_was_given() -> None:
+    # It read "rules.players: seat 1 holds 12 cards, expected 13" for a seat given 10 cards
+    # (it holds 11, and had played 2): the count of the deal rebuilt, blamed on the rules.
+    rules = Rules()
+    hand = Hand.deal(rules, 3, hand_number=3)  # hold: play starts at once
+    rng = random.Random(1)
+    for _ in range(8):
+        hand.play(CARDS[pick_index(hand.legal_mask(), rng.random())])
+    hands = [hand.hand(s) for s in range(4)]
+    short = [hands[0], hands[1][:-1], hands[2], hands[3]]
+    with pytest.raises(
+        RulesError,
+        match=r"^rules\.players: hands\[1\] has 10 cards, and 2 played: 12, where 4 players are "
+        r"dealt 13 each \(the hands given do not fit the rules\)$",
+    ):
+        Hand.from_view(rules, hand.view(0), short)
