@@ -737,9 +737,12 @@ class TableRun:
                     break
                 if verdict is not None:
                     return verdict
-                if seat.pending:
+                if seat.pending and seat.session is session:
                     # A fault the request outlives (a wrong request id, a second Hello): told
                     # now, while the bot can still answer it, not with the timeout it ends in.
+                    # Not once the seat is another session's: its pending events start with the
+                    # replay that session's first message must carry (a message read from the
+                    # old one before its end took them to the old stream).
                     await self._tell_now(seat, session, request_id)
         except asyncio.CancelledError:
             if not alarm.claim():
