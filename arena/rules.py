@@ -27,7 +27,7 @@ from arena.cards import (
     mask_of,
     parse_cards,
 )
-from arena.errors import CardParseError, RulesError
+from arena.errors import CardParseError, ConfigError, RulesError
 
 __all__ = [
     "DEFAULT_PASS_CYCLES",
@@ -169,6 +169,15 @@ class Settling(Enum):
     """Each pays players-minus-one counters per heart taken and takes one per heart not taken."""
     SPOT = "spot"
     """The hand's lowest scorer collects from each other player the difference (spot hearts)."""
+
+
+def _one_card(card: Card | str) -> Card:
+    """A card given as a Card or as its code ("QS"), as the engine's moves take them."""
+    if isinstance(card, Card):
+        return card
+    if isinstance(card, str):
+        return Card.parse(card)
+    raise CardParseError(f"expected a card (a Card, or a code such as 'QS'), got {card!r:.40}")
 
 
 def _text_list(text: str, name: str) -> list[str]:
@@ -571,12 +580,16 @@ class Rules:
 
     def pass_direction(self, hand_number: int) -> PassDirection:
         """The pass direction for the hand numbered ``hand_number`` (0 is the first)."""
+        if isinstance(hand_number, bool) or not isinstance(hand_number, int) or hand_number < 0:
+            # "1" failed in a modulo as string formatting; -1 answered the cycle's last.
+            raise ConfigError(f"hand_number counts from 0, got {hand_number!r}")
         if self.pass_count == 0:
             return PassDirection.HOLD
         return self.cycle[hand_number % len(self.cycle)]
 
-    def card_points(self, card: Card) -> int:
-        """The points a card scores for the player who takes it."""
+    def card_points(self, card: Card | str) -> int:
+        """The points a card scores for the player who takes it (a Card, or its code)."""
+        card = _one_card(card)
         if card.suit is Suit.HEARTS:
             return card.rank.pips if self.spot_hearts else 1
         if card.suit is Suit.SPADES and card.rank is Rank.QUEEN:
@@ -585,9 +598,10 @@ class Rules:
             return self.jack_of_diamonds
         return 0
 
-    def is_penalty(self, card: Card) -> bool:
-        """Whether a card is a penalty card: a heart, or the queen of spades where she scores."""
-        return bool(card.bit & self.penalty_mask)
+    def is_penalty(self, card: Card | str) -> bool:
+        """Whether a card (a Card, or its code) is a penalty card: a heart, or the queen of
+        spades where she scores."""
+        return bool(_one_card(card).bit & self.penalty_mask)
 
     @cached_property
     def moon_value(self) -> int:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from arena.cards import Card, parse_cards
-from arena.errors import RulesError
+from arena.errors import CardParseError, ConfigError, RulesError
 from arena.rules import (
     DEFAULT_PASS_CYCLES,
     DEFAULT_REMOVED_CARDS,
@@ -401,3 +401,23 @@ def test_an_option_text_list_with_an_empty_entry_is_refused() -> None:
         PassDirection.LEFT,
         PassDirection.RIGHT,
     )
+
+
+def test_card_points_and_is_penalty_take_a_card_or_its_code() -> None:
+    # A code was an AttributeError ("'str' object has no attribute 'suit'"), though the
+    # engine's moves take codes.
+    rules = Rules()
+    assert rules.card_points("QS") == rules.card_points(Card.parse("QS")) == 13
+    assert rules.is_penalty("2H") and not rules.is_penalty("2C")
+    with pytest.raises(CardParseError, match=r"^expected a card \(a Card, or a code"):
+        rules.card_points(5)  # type: ignore[arg-type]
+    with pytest.raises(CardParseError):
+        rules.is_penalty("1S")
+
+
+@pytest.mark.parametrize("number", ["1", -1, True, 1.0])
+def test_pass_direction_refuses_what_is_no_hand_number(number: object) -> None:
+    # "1" failed as string formatting; -1 answered the cycle's last direction.
+    with pytest.raises(ConfigError, match=r"^hand_number counts from 0, got "):
+        Rules().pass_direction(number)  # type: ignore[arg-type]
+    assert Rules().pass_direction(3) is PassDirection.HOLD
