@@ -706,10 +706,14 @@ class Store:
         for game, text in self._db.execute(sql + " ORDER BY run_id, game", args):
             yield game, GameRecord.from_dict(json.loads(text))
 
-    def find_game(self, key: str) -> tuple[str, int, GameRecord]:
+    def find_game(self, key: str | int) -> tuple[str, int, GameRecord]:
         """The game named by its table id (``b3-g2-r1``), the game id its bots saw
         (``g25-b3-g2-r1``: the referee's count, then the table id) or its number in the
-        schedule."""
+        schedule (an int, or its digits)."""
+        if isinstance(key, int) and not isinstance(key, bool) and key >= 0:
+            key = str(key)  # a number was an AttributeError (no strip)
+        if not isinstance(key, str):
+            raise StoreError(f"a game is named by its table id or number, got {key!r:.40}")
         rows = self._db.execute(
             "SELECT run_id, game, record FROM games WHERE table_id = ?", (key,)
         ).fetchall()

@@ -131,6 +131,9 @@ def test_a_game_goes_in_whole_and_comes_back_equal(tmp_path: Path) -> None:
         run_id, game, record = store.find_game(tables[3].spec.table_id)
         assert (run_id, game, record) == (config.run_id, 3, records[3])
         assert store.find_game("5")[2] == records[5]
+        assert store.find_game(5)[2] == records[5]  # was an AttributeError (no strip)
+        with pytest.raises(StoreError, match=r"^a game is named by its table id or number, got"):
+            store.find_game(None)  # type: ignore[arg-type]
         with pytest.raises(StoreError, match="no game 'b9-g9-r9'"):
             store.find_game("b9-g9-r9")
     db = sqlite3.connect(config.db)
