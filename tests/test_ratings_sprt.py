@@ -110,6 +110,10 @@ def test_impossible_set_ups_are_refused(
 def test_a_score_outside_the_unit_interval_is_refused() -> None:
     with pytest.raises(SprtError, match=r"1\.5"):
         Sprt().update(1.5)
+    # Text was a bare TypeError from the comparison; NaN is no score either.
+    for bad in ("0.5", None, math.nan):
+        with pytest.raises(SprtError, match=r"^a board score is a number in \[0, 1\], not "):
+            Sprt().update(bad)  # type: ignore[arg-type]
 
 
 def test_board_score_is_b_share_against_a_over_the_rotations() -> None:

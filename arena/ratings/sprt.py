@@ -25,6 +25,7 @@ the first few boards more cautious and fades as boards accumulate.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
@@ -187,8 +188,8 @@ class Sprt:
     def update(self, score: float) -> SprtDecision:
         """Add one board's score (B's head-to-head share against A) and return the decision;
         once the test has decided, it takes no more boards (:class:`SprtError`)."""
-        if not 0.0 <= score <= 1.0:
-            raise SprtError(f"a board score lies in [0, 1], not {score}")
+        if not isinstance(score, numbers.Real) or not 0.0 <= score <= 1.0:  # "0.5": a TypeError
+            raise SprtError(f"a board score is a number in [0, 1], not {score!r:.40}")
         decided = self.decision
         if decided is not SprtDecision.CONTINUE:
             # Fed on, the LLR could fall back between the bounds: a decided test "continued".
