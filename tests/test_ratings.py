@@ -649,3 +649,33 @@ def test_a_history_nothing_rates_says_why_and_a_negative_prefix_is_refused() -> 
     with pytest.raises(RatingsError, match=r"^prefix takes a count of 0 or more results, not -1$"):
         arrays.prefix(-1)
     assert len(arrays.prefix(0)) == 0 and len(arrays.prefix(2)) == 2
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        ({"table_size": "4"}, r"^table_size must be a whole number of seats, not '4'"),
+        ({"table_size": 4.0}, r"^table_size must be a whole number of seats"),
+        ({"prior_draws": "1"}, r"^prior_draws must be a number, not '1'"),
+        ({"confidence": "0.9"}, r"^confidence must be a number"),
+    ],
+)
+def test_fit_options_of_the_wrong_type_are_refused_naming_them(
+    given: dict[str, object], says: str
+) -> None:
+    # Each was a bare TypeError from numpy or a comparison.
+    results = [
+        TableResult("b0", ("A", "B", "C", "D"), (0.0, 5.0, 8.0, 13.0)),
+        TableResult("b1", ("B", "A", "C", "D"), (0.0, 5.0, 8.0, 13.0)),
+    ]
+    with pytest.raises(RatingsError, match=says):
+        fit(results, **given)  # type: ignore[arg-type]
+    assert fit(results, table_size=np.int64(4)).table_size == 4  # type: ignore[arg-type]
+    with pytest.raises(RatingsError, match=r"^results must be a list of TableResult, got None"):
+        fit(None)  # type: ignore[arg-type]
+
+
+def test_a_result_whose_players_are_one_text_is_refused() -> None:
+    # "abcd" was rated as four bots named a, b, c and d.
+    with pytest.raises(RatingsError, match=r"players must be the bots' names, one per seat"):
+        TableResult("b0", "abcd", (0.0, 5.0, 8.0, 13.0))  # type: ignore[arg-type]

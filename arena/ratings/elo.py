@@ -41,6 +41,7 @@ The method (DESIGN.md, "Ratings"):
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -517,6 +518,16 @@ def fit(
 ) -> RatingFit:
     """Fit Elo ratings with intervals clustered by board, for one table size."""
     method = _interval_options(method, bootstrap_samples, seed)
+    # Text or None in these failed deep in numpy or a comparison, with a bare TypeError.
+    if not isinstance(results, TableArrays | Sequence) or isinstance(results, str):
+        raise RatingsError(f"results must be a list of TableResult, got {results!r:.60}")
+    for name, value in (("prior_draws", prior_draws), ("confidence", confidence)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise RatingsError(f"{name} must be a number, not {value!r:.40}")
+    if table_size is not None and (
+        isinstance(table_size, bool) or not isinstance(table_size, numbers.Integral)
+    ):
+        raise RatingsError(f"table_size must be a whole number of seats, not {table_size!r:.40}")
     if not (math.isfinite(prior_draws) and prior_draws >= 0.0):
         raise RatingsError(f"prior_draws must be a finite number >= 0, not {prior_draws}")
     if not 0.0 < confidence < 1.0:

@@ -68,6 +68,11 @@ class TableResult:
         return tuple(p + FORFEIT_GAP * f for p, f in zip(self.points, self.forfeits, strict=True))
 
     def __post_init__(self) -> None:
+        if isinstance(self.players, str):  # "abcd" was rated as four bots a, b, c and d
+            raise RatingsError(
+                f"board {self.board!r}: players must be the bots' names, one per seat, got the "
+                f"text {self.players!r:.60}"
+            )
         seats = len(self.players)
         if not MIN_PLAYERS <= seats <= MAX_PLAYERS:
             raise RatingsError(
