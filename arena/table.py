@@ -397,6 +397,10 @@ class Fault:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Fault:
         """The fault from :meth:`to_dict` output."""
+        return _whole("fault (Fault.to_dict() output)", cls._from_dict, data)
+
+    @classmethod
+    def _from_dict(cls, data: Mapping[str, Any]) -> Fault:
         return cls(
             hand=int(data["hand"]),
             trick=int(data["trick"]),
@@ -450,6 +454,10 @@ class Decision:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Decision:
         """The decision from :meth:`to_dict` output."""
+        return _whole("decision (Decision.to_dict() output)", cls._from_dict, data)
+
+    @classmethod
+    def _from_dict(cls, data: Mapping[str, Any]) -> Decision:
         fault = data.get("fault")
         return cls(
             hand=int(data["hand"]),
@@ -495,6 +503,10 @@ class LateReply:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> LateReply:
         """The late reply from :meth:`to_dict` output."""
+        return _whole("late reply (LateReply.to_dict() output)", cls._from_dict, data)
+
+    @classmethod
+    def _from_dict(cls, data: Mapping[str, Any]) -> LateReply:
         return cls(
             hand=int(data["hand"]),
             seat=int(data["seat"]),
@@ -523,6 +535,10 @@ class TrickRecord:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TrickRecord:
         """The trick from :meth:`to_dict` output."""
+        return _whole("trick record (TrickRecord.to_dict() output)", cls._from_dict, data)
+
+    @classmethod
+    def _from_dict(cls, data: Mapping[str, Any]) -> TrickRecord:
         return cls(int(data["leader"]), tuple(data["cards"]), int(data["winner"]))
 
 
@@ -577,6 +593,10 @@ class HandRecord:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> HandRecord:
         """The hand from :meth:`to_dict` output."""
+        return _whole("hand record (HandRecord.to_dict() output)", cls._from_dict, data)
+
+    @classmethod
+    def _from_dict(cls, data: Mapping[str, Any]) -> HandRecord:
         return cls(
             number=int(data["number"]),
             dealer=int(data["dealer"]),
@@ -655,6 +675,19 @@ class GameRecord:
 
     @classmethod
     def _from_dict(cls, data: Mapping[str, Any]) -> GameRecord:
+        record = cls._read(data)
+        seats = len(record.spec.seats)
+        for name in ("totals", "placings", "seat_status"):
+            # A record whose per-seat lists do not fit its table was read as it was.
+            given = len(getattr(record, name))
+            if given != seats:
+                raise ConfigError(
+                    f"not a valid game record: {given} {name} for a table of {seats} seats"
+                )
+        return record
+
+    @classmethod
+    def _read(cls, data: Mapping[str, Any]) -> GameRecord:
         return cls(
             # The spec's missing field is this record's: GameRecord.from_dict says so.
             spec=TableSpec._from_dict(data["spec"]),

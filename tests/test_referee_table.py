@@ -85,6 +85,17 @@ def test_record_round_trips_through_json() -> None:
     # A corrupt value raised a bare ValueError ("'exploded' is not a valid Termination").
     with pytest.raises(ConfigError, match=r"^not a valid game record .*'exploded'"):
         GameRecord.from_dict({**record.to_dict(), "termination": "exploded"})
+    # Per-seat lists that do not fit the table were read as they were.
+    with pytest.raises(ConfigError, match=r"^not a valid game record: 1 totals for a table of 4"):
+        GameRecord.from_dict({**record.to_dict(), "totals": [1]})
+    # The records inside say which field they lack (a bare KeyError: 'number').
+    for part, name in ((HandRecord, "hand record"), (TrickRecord, "trick record")):
+        with pytest.raises(ConfigError, match=rf"^not a whole {name} .*: no field"):
+            part.from_dict({})
+    broken = record.to_dict()
+    del broken["hands"][0]["number"]
+    with pytest.raises(ConfigError, match=r"^not a whole hand record .*: no field 'number'"):
+        GameRecord.from_dict(broken)
 
 
 @pytest.mark.parametrize("data", [None, "x", ["table_id"]])
