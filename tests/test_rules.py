@@ -421,3 +421,20 @@ def test_pass_direction_refuses_what_is_no_hand_number(number: object) -> None:
     with pytest.raises(ConfigError, match=r"^hand_number counts from 0, got "):
         Rules().pass_direction(number)  # type: ignore[arg-type]
     assert Rules().pass_direction(3) is PassDirection.HOLD
+
+
+@pytest.mark.parametrize(
+    ("direction", "players", "says"),
+    [
+        (PassDirection.ACROSS, 3, r"^rules\.pass_cycle: 'across' does not exist at a table of 3$"),
+        (PassDirection.LEFT_2, 4, r"^rules\.pass_cycle: 'left2' does not exist at a table of 4$"),
+        (PassDirection.LEFT, 0, r"^rules\.players: a table has 3 to 6 players, not 0$"),
+    ],
+)
+def test_an_offset_for_a_direction_the_table_lacks_is_refused(
+    direction: PassDirection, players: int, says: str
+) -> None:
+    # Across at 3 seats answered 1 (left's), left2 at 4 answered 2 (across's).
+    with pytest.raises(RulesError, match=says):
+        direction.offset(players)
+    assert [d.offset(5) for d in (PassDirection.LEFT_2, PassDirection.RIGHT_2)] == [2, 3]
