@@ -42,3 +42,12 @@ def test_ladder_is_deterministic_and_finds_the_order() -> None:
 def test_a_bot_in_two_seats_is_refused() -> None:
     with pytest.raises(RatingsError, match="distinct bots"):
         LiveRatings().update(TableResult("d", ("a", "a", "b"), (0.0, 1.0, 2.0)))
+
+
+def test_what_is_no_table_result_is_refused_in_one_line() -> None:
+    # None was an AttributeError ("'NoneType' object has no attribute 'players'").
+    live = LiveRatings()
+    for bad in (None, ("a", "b", "c", "d")):
+        with pytest.raises(RatingsError, match=r"^update takes one TableResult, got "):
+            live.update(bad)  # type: ignore[arg-type]
+    assert live.leaderboard() == ()

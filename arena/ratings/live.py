@@ -70,6 +70,8 @@ class LiveRatings:
     def update(self, result: TableResult) -> None:
         """Rate one table: seats ranked by points (fewest first, equal points share a rank; a
         forfeited seat after every other)."""
+        if not isinstance(result, TableResult):  # None was an AttributeError on .players
+            raise RatingsError(f"update takes one TableResult, got {result!r:.60}")
         if len(set(result.players)) != len(result.players):
             raise RatingsError(
                 f"board {result.board!r}: a live rating needs distinct bots, not {result.players}"
