@@ -11,6 +11,7 @@ import base64
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from pathlib import Path
@@ -128,6 +129,20 @@ class BotProcesses:
                 proc.kill()
             proc.communicate()
         self.procs.clear()
+
+
+@pytest.fixture(autouse=True)
+def _check_bot_logs_kept_here(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failed check keeps the bot's log in the temp folder (the CLI prints its path): in the
+    check-bot tests that is the test's own folder, in this process and in the `arena` processes
+    it starts, so that each suite run does not leave a dozen logs in /tmp."""
+    if not any(part in request.module.__name__ for part in ("checkbot", "js_bot")):
+        return
+    folder = request.getfixturevalue("tmp_path")
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    monkeypatch.setenv("TMPDIR", str(folder))
 
 
 @pytest.fixture
