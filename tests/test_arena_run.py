@@ -6,11 +6,15 @@ test_arena_resume.py; here the director is driven through :func:`run_batch` to k
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
+import os
 import shlex
+import signal
 import sqlite3
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -212,3 +216,40 @@ def test_a_bot_that_now_exits_silently_is_not_quoted_from_an_earlier_run(tmp_pat
         f"bot 'flaky': '{PY} {flaky}' exited before it connected, with code 1 (it wrote nothing)"
     )
     assert not second.db.exists()
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` is alive (a zombie, dead but not yet reaped, is not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_what_a_bot_starts_itself_ends_with_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A helper a bot started (an engine, say) outlived the run, with init as its parent: the
+    # bot was stopped, its process group only signalled while the bot itself was alive.
+    helpers = tmp_path / "helpers"
+    monkeypatch.setenv("ARENA_TEST_HELPERS", str(helpers))
+    config = build_config(
+        bots=[f"parent={suite_bot('arena_bots/parentbot.py')}", *DETERMINISTIC[:3]],
+        boards=1,
+        concurrency=1,
+        move_time="2s",
+        db=tmp_path / "p.db",
+    )
+    stored, _, total, _ = run(config)
+    assert stored == total == 4
+    pids = [int(line) for line in helpers.read_text().split()]
+    assert pids
+    deadline = time.monotonic() + 10  # a deadline only: SIGKILL is not instant
+    while left := [pid for pid in pids if _running(pid)]:
+        if time.monotonic() > deadline:
+            for pid in left:  # not left behind by the failure
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            raise AssertionError(f"helpers still running: {left}")
+        time.sleep(0.05)

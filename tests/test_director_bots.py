@@ -22,6 +22,7 @@ from arena.director.bots import (
     BotExit,
     BotPool,
     BotStartError,
+    last_words,
     log_path,
 )
 from arena.errors import ConfigError
@@ -281,3 +282,17 @@ def _leaves(error: BaseException) -> list[BaseException]:
     if isinstance(error, BaseExceptionGroup):
         return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
     return [error]
+
+
+def test_a_log_several_processes_share_is_quoted_as_theirs() -> None:
+    # Every exit of a bot with several processes quoted "its last error", which another process
+    # may have written (an exception its SDK survived): an exit code 3 blamed on it.
+    tail = "Traceback (most recent call last):\nRuntimeError: boom\nflaky: crashing\n"
+    assert last_words(tail) == "its last error: RuntimeError: boom"
+    assert last_words(tail, 3) == (
+        "the last error in the log its 3 processes share: RuntimeError: boom"
+    )
+    assert last_words("flaky: crashing\n", 2) == (
+        "the last line of the log its 2 processes share: flaky: crashing"
+    )
+    assert last_words("", 2) == "it wrote nothing"

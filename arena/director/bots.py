@@ -161,13 +161,20 @@ _ERROR_LINE = re.compile(
 """An exception's last traceback line, the Python SDK's fatal line, or a log line of level ERROR."""
 
 
-def last_words(log_tail: str) -> str:
+def last_words(log_tail: str, processes: int = 1) -> str:
     """What a note of a bot's exit quotes of its log: the last error line if there is one, else
-    the last line, said to be only that (an INFO line is no cause of a crash)."""
+    the last line, said to be only that (an INFO line is no cause of a crash). A log that
+    ``processes`` processes of the bot share is said to be theirs: its last error may be
+    another process's, which the SDK survived."""
     lines = [x.strip() for x in log_tail.splitlines() if x.strip()]
     if not lines:
         return "it wrote nothing"
     errors = [x for x in lines if _ERROR_LINE.search(x)]
+    if processes > 1:
+        shared = f"the log its {processes} processes share"
+        if errors:
+            return f"the last error in {shared}: {errors[-1]}"
+        return f"the last line of {shared}: {lines[-1]}"
     if errors:
         return f"its last error: {errors[-1]}"
     return f"its log's last line: {lines[-1]}"
@@ -425,14 +432,14 @@ class BotPool:
             code = await process.wait()
             if self._stopping:
                 return
+            _signal(process, signal.SIGKILL)  # what it started itself goes with it
             key = token_key(slot.token)
             self._accounts.revoke(slot.token)
             self._note(name, f"process {slot.number} (pid {process.pid}) exited with code {code}")
             scanned = _tail(log_path(self._out, name), ERROR_SCAN_LINES, slot.log_from)
             tail = "\n".join(scanned.splitlines()[-STDERR_TAIL_LINES:])
-            gone = BotExit(
-                name, slot.number, process.pid, code, time.time(), tail, last_words(scanned), key
-            )
+            said = last_words(scanned, self._per_bot.get(name, 1))
+            gone = BotExit(name, slot.number, process.pid, code, time.time(), tail, said, key)
             if self._on_exit is not None:
                 self._on_exit(gone)
             strikes = self._strikes.get(name, 0) + 1
@@ -457,7 +464,8 @@ class BotPool:
     # running after arena had exited (the main task gets the interrupt once the bots are gone).
     @trio.lowlevel.enable_ki_protection
     async def _stop_all(self, slots: list[_Slot]) -> None:
-        live = [s.process for s in slots if s.process is not None and s.process.returncode is None]
+        started = [s.process for s in slots if s.process is not None]
+        live = [p for p in started if p.returncode is None]
         try:
             for process in live:
                 _signal(process, signal.SIGTERM)
@@ -465,9 +473,10 @@ class BotPool:
                 for process in live:
                     await process.wait()
         finally:
-            for process in live:
-                if process.returncode is None:
-                    _signal(process, signal.SIGKILL)
+            # Every group, its leader gone or not: what a bot started itself (an engine, a
+            # helper) outlived the run once the bot had exited, with init as its parent.
+            for process in started:
+                _signal(process, signal.SIGKILL)
         for process in live:
             await process.wait()
         for s in slots:
@@ -478,7 +487,9 @@ class BotPool:
 def _signal(process: trio.Process, sig: signal.Signals) -> None:
     # The whole process group the bot was started in (its own session): a command such as
     # `sh -c '...'` or a launcher leaves its children behind when only its own pid is signalled.
-    with contextlib.suppress(ProcessLookupError):  # it has just exited by itself
+    # The group outlives its leader while a member lives, and its id is not given to another
+    # process until then, so it is signalled after the bot itself has exited too.
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # none of it is left
         os.killpg(process.pid, sig)
 
 
