@@ -402,12 +402,18 @@ def test_a_hand_rebuilt_from_a_view_plays_on_identically(
     assert rebuilt.tricks == hand.tricks and rebuilt.result() == hand.result()
 
 
-def test_a_view_that_contradicts_the_guess_is_refused() -> None:
-    rules = Rules()
-    hand = Hand.deal(rules, 3, hand_number=3)  # hold: play starts at once
+def _two_tricks_in(rules: Rules) -> Hand:
+    """A hand of ``rules`` (one that holds its cards: play starts at once) two tricks in."""
+    hand = Hand.deal(rules, 3, hand_number=3)
     rng = random.Random(1)
     for _ in range(8):
         hand.play(CARDS[pick_index(hand.legal_mask(), rng.random())])
+    return hand
+
+
+def test_a_view_that_contradicts_the_guess_is_refused() -> None:
+    rules = Rules()
+    hand = _two_tricks_in(rules)
     view = hand.view(0)
     hands = [hand.hand(s) for s in range(4)]
     with pytest.raises(RulesError, match="is not the viewer's hand"):
@@ -519,10 +525,7 @@ def test_a_guess_with_a_card_short_says_what_the_seat_was_given() -> None:
     # It read "rules.players: seat 1 holds 12 cards, expected 13" for a seat given 10 cards
     # (it holds 11, and had played 2): the count of the deal rebuilt, blamed on the rules.
     rules = Rules()
-    hand = Hand.deal(rules, 3, hand_number=3)  # hold: play starts at once
-    rng = random.Random(1)
-    for _ in range(8):
-        hand.play(CARDS[pick_index(hand.legal_mask(), rng.random())])
+    hand = _two_tricks_in(rules)
     hands = [hand.hand(s) for s in range(4)]
     short = [hands[0], hands[1][:-1], hands[2], hands[3]]
     with pytest.raises(

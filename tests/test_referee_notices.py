@@ -341,9 +341,15 @@ def test_garbage_between_requests_is_told_as_malformed(
         assert "not a PlayRequest" in notice.message
         assert "a second answer" not in notice.message
     for _, notice in told:
-        assert notice.kind in (ev_pb.FAULT_KIND_MALFORMED, ev_pb.FAULT_KIND_PROTOCOL)
         if notice.kind == ev_pb.FAULT_KIND_PROTOCOL:
             assert "arrived with no request open" in notice.message
+        elif notice.kind == ev_pb.FAULT_KIND_WRONG_REQUEST_ID:
+            # That own answer, when this bot's threads are slow (a loaded machine), comes once
+            # the seat's next request is open: the open request is named, it stays open.
+            assert "but the open request is" in notice.message
+            assert notice.substitute_cards == []
+        else:
+            assert notice.kind == ev_pb.FAULT_KIND_MALFORMED
 
 
 def _spellings(code: str) -> list[str]:

@@ -119,14 +119,13 @@ def test_a_stream_closed_before_its_hello_is_invalid_and_logged(
 ) -> None:
     # It ended with OK and no line in the log, unlike every other failed handshake.
     caplog.set_level(logging.INFO, logger="arena.referee")
-    with grpc.insecure_channel(f"127.0.0.1:{referee[0].port}") as channel:
-        play = channel.stream_stream(
-            "/hearts.v1.BotService/Play",
-            request_serializer=bot_pb.PlayRequest.SerializeToString,
-            response_deserializer=bot_pb.PlayResponse.FromString,
-        )
-        with pytest.raises(grpc.RpcError) as refused:
-            list(play(iter(()), timeout=30))
+    from arena.proto.hearts.v1 import bot_service_pb2_grpc as bot_grpc
+
+    with (
+        grpc.insecure_channel(f"127.0.0.1:{referee[0].port}") as channel,
+        pytest.raises(grpc.RpcError) as refused,
+    ):
+        list(bot_grpc.BotServiceStub(channel).Play(iter(()), timeout=30))
     assert refused.value.code() is grpc.StatusCode.INVALID_ARGUMENT
     wanted = "the stream ended before a Hello: send Hello as the first message"
     assert refused.value.details() == wanted
