@@ -253,3 +253,22 @@ def test_what_a_bot_starts_itself_ends_with_the_run(
                     os.kill(pid, signal.SIGKILL)
             raise AssertionError(f"helpers still running: {left}")
         time.sleep(0.05)
+
+
+def test_the_progress_rate_runs_from_the_first_games_start(tmp_path: Path) -> None:
+    # It ran from the progress's start: the bots' start-up before the first game (seconds, for
+    # many bots on a loaded machine) made a resumed run's first figures far too low.
+    from arena.director.progress import Standings
+
+    config = build_config(bots=DETERMINISTIC, boards=1, concurrency=1, db=tmp_path / "r.db")
+    run(config)
+    with Store.open(config.db, create=False) as store:
+        (record,) = [r for _, r in store.records(config.run_id)][:1]
+    out = io.StringIO()
+    reporter = PlainReporter(out)
+    reporter.start(2, 0, Standings([b.split("=")[0] for b in DETERMINISTIC]))
+    now = time.time()
+    reporter.game(dataclasses.replace(record, started_at=now - 4.0, finished_at=now - 2.0))
+    reporter.game(dataclasses.replace(record, started_at=now - 2.0, finished_at=now))
+    line = out.getvalue().splitlines()[-1]
+    assert line.startswith("arena: 2/2 games, 0.5/s, 0:00:00 left"), line
