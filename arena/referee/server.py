@@ -655,7 +655,12 @@ class Referee:
             self._forget(session)
             if not session.closed:
                 session.end(ending or Ending(None, "the handler finished"))
-            self.closed_sessions[CUT if cut else session.ending.result().code_name] += 1
+            # The status the stream is closed with below: a refusal's own, where the session
+            # had ended already (a stream ended before its Hello), else the session's.
+            closed_with = ending if ending is not None and ending.code is not None else None
+            self.closed_sessions[
+                CUT if cut else (closed_with or session.ending.result()).code_name
+            ] += 1
         if ending.shutdown is not None:
             shutdown = bot_pb.PlayResponse(shutdown=ending.shutdown)
             if await session.send_final(shutdown, FINAL_WRITE_S) and not reader.done():
@@ -687,8 +692,13 @@ class Referee:
             # (Session.end resolves the ending as it queues the Closed marker).
             ending = session.ending.result()
             if ending.code is None and ending.shutdown is None:
-                # The bot closed its side with nothing sent: refused as any first message that
-                # is no Hello, so that it has its status and its line in the log (it had OK).
+                # The end of the stream, with nothing sent. A stream cut under the referee (gRPC
+                # refusing a message over its own limit, a cancel) ends so too, and gRPC's
+                # cancellation of this handler follows by a moment: waited for, as the handler
+                # does after a session, so that a cut is counted as one. Else the bot closed its
+                # side: refused as any first message that is no Hello, so that it has its
+                # status and its line in the log (it had OK).
+                await asyncio.sleep(CUT_SETTLE_S)
                 return Ending(
                     grpc.StatusCode.INVALID_ARGUMENT,
                     "the stream ended before a Hello: send Hello as the first message",
