@@ -82,15 +82,11 @@ class PassDirection(Enum):
         # By the plain value (``_value_``): the engine asks once per pass, and enum properties
         # and members looked up on the class cost more than the arithmetic.
         value = self._value_
-        if not MIN_PLAYERS <= players <= MAX_PLAYERS or (
-            (value == "across" and players % 2) or (value[-1] == "2" and players < 5)
-        ):
+        if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+            seats = f"{MIN_PLAYERS} to {MAX_PLAYERS}"
+            raise RulesError("players", f"a table has {seats} players, not {players!r}")
+        if (value == "across" and players % 2) or (value[-1] == "2" and players < 5):
             # As Rules refuses such a cycle: across at 3 answered 1 (left), left2 at 4 across.
-            if not MIN_PLAYERS <= players <= MAX_PLAYERS:
-                raise RulesError(
-                    "players",
-                    f"a table has {MIN_PLAYERS} to {MAX_PLAYERS} players, not {players!r}",
-                )
             raise RulesError("pass_cycle", f"'{value}' does not exist at a table of {players}")
         if value in _SEATS_LEFT:
             return _SEATS_LEFT[value]

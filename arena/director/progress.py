@@ -93,9 +93,8 @@ class _Rate:
     def add(self, record: GameRecord) -> None:
         """Count a game stored; play began no later than it did."""
         self.count += 1
-        self.started = (
-            min(self.started, record.started_at) if self.count > 1 else (record.started_at)
-        )
+        first = self.count == 1
+        self.started = record.started_at if first else min(self.started, record.started_at)
 
     def per_second(self) -> float:
         elapsed = time.time() - self.started

@@ -657,10 +657,10 @@ class Referee:
                 session.end(ending or Ending(None, "the handler finished"))
             # The status the stream is closed with below: a refusal's own, where the session
             # had ended already (a stream ended before its Hello), else the session's.
-            closed_with = ending if ending is not None and ending.code is not None else None
-            self.closed_sessions[
-                CUT if cut else (closed_with or session.ending.result()).code_name
-            ] += 1
+            closed = session.ending.result()
+            if ending is not None and ending.code is not None:
+                closed = ending
+            self.closed_sessions[CUT if cut else closed.code_name] += 1
         if ending.shutdown is not None:
             shutdown = bot_pb.PlayResponse(shutdown=ending.shutdown)
             if await session.send_final(shutdown, FINAL_WRITE_S) and not reader.done():
@@ -969,10 +969,12 @@ class Referee:
         return [
             session.id
             for session in self._sessions.values()
-            if not session.closed
+            # In the lobby, as idle() counts them (a scan of every table's seats for each
+            # session ran each time the ladder formed tables).
+            if session.owner is self._lobby
+            and not session.closed
             and session.bot in tokens
             and not hmac.compare_digest(session.key, tokens[session.bot])
-            and all(run.seat_of(session) is None for run in self._running.values())
         ]
 
     def kick(

@@ -40,6 +40,7 @@ from arena.ratings import RatingsError, fit
 from arena.ratings.results import TableResult
 from arena.rules import Rules
 from arena.server.accounts import (
+    Account,
     AccountError,
     AccountsBusy,
     AccountStatus,
@@ -626,6 +627,10 @@ class Competition:
             if self.host.kick(session_id, REPLACED_NOTE, for_good=True):
                 log.info("session ended: its token was replaced", extra={"session": session_id})
 
+    def _read_accounts(self) -> tuple[list[Account], dict[str, bytes | None]]:
+        """The accounts and the bots' token digests, as the watcher reads them (in a thread)."""
+        return self.accounts.accounts(), self.accounts.token_digests()
+
     async def _watch_statuses(self) -> None:
         """Read the accounts again every :data:`STATUS_TTL_S`, and act on a change: a ban or a
         revoke from the offline CLI was seen only as tables were formed, so not on a paused
@@ -636,8 +641,8 @@ class Competition:
             if self.host is None:
                 continue
             try:
-                accounts = await asyncio.to_thread(self.accounts.accounts)
-                digests = await asyncio.to_thread(self.accounts.token_digests)
+                # One trip to the worker thread for both reads, every second.
+                accounts, digests = await asyncio.to_thread(self._read_accounts)
             except Exception as e:  # a database locked by another program: try again
                 if not failing:
                     log.warning("cannot read the bots' accounts", extra={"error": str(e)})
