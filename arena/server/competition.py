@@ -641,8 +641,16 @@ class Competition:
             if self.host is None:
                 continue
             try:
-                # One trip to the worker thread for both reads, every second.
-                accounts, digests = await asyncio.to_thread(self._read_accounts)
+                # One trip to the worker thread for both reads, every second. A stop waits for
+                # it: cancelled, the read ran on in its thread while the store closed, and the
+                # connection that thread opened was never closed (the WAL files stayed).
+                read = asyncio.ensure_future(asyncio.to_thread(self._read_accounts))
+                try:
+                    accounts, digests = await asyncio.shield(read)
+                except asyncio.CancelledError:
+                    with contextlib.suppress(Exception):
+                        await read
+                    raise
             except Exception as e:  # a database locked by another program: try again
                 if not failing:
                     log.warning("cannot read the bots' accounts", extra={"error": str(e)})
