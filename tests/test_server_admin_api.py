@@ -18,6 +18,10 @@ from typing import Any
 import pytest
 from test_server_support import REPO, ServerProcess
 
+from arena.referee.accounts import MAX_NOTE_LENGTH
+from arena.server.accounts import BAN_NOTE, AccountStatus
+from arena.server.competition import _barred_note
+
 ARENA = (
     [str(Path(sys.executable).with_name("arena"))]
     if Path(sys.executable).with_name("arena").exists()
@@ -309,8 +313,20 @@ def test_a_bot_barred_from_the_offline_cli_is_sent_away_not_left_waiting(
     server.wait_for(lambda: server.get("/api/health")["games"] >= 2)
     db = ["--db", str(server.db)]
     assert server.cli("bots", "ban", "e", "--reason", "cheats", *db).returncode == 0
-    assert server.cli("bots", "revoke", "f", *db).returncode == 0
-    for name, why in (("e", "this bot is banned"), ("f", "this bot's token was revoked")):
+    assert server.cli("bots", "revoke", "f", "--reason", "leaked on a forum", *db).returncode == 0
+    # With the organiser's reason, as `arena admin ban` tells it (it was left out).
+    for name, why in (
+        (
+            "e",
+            "this bot is banned (arena bots ban): it plays no more games here (the "
+            "organiser's reason: cheats)",
+        ),
+        (
+            "f",
+            "this bot's token was revoked (arena bots revoke): it plays no more games here "
+            "until the organiser gives it a new one (the organiser's reason: leaked on a forum)",
+        ),
+    ):
         assert bots[name].wait(BARRED_EXIT_S) == 1, name  # removed during a session
         stderr = bots[name].stderr
         assert stderr is not None
@@ -324,6 +340,15 @@ def test_a_bot_barred_from_the_offline_cli_is_sent_away_not_left_waiting(
     assert said["e"].startswith("this bot is banned (arena bots ban)"), said
     assert said["f"].startswith("this bot's token was revoked (arena bots revoke)"), said
     assert server.terminate() == 0
+
+
+def test_a_barred_bots_told_reason_fits_what_a_kick_may_say() -> None:
+    # The longest reason the CLI takes, after the words on the ban, was over the kick's limit.
+    longest = _barred_note(AccountStatus.REVOKED, "x" * MAX_NOTE_LENGTH)
+    assert len(longest) == MAX_NOTE_LENGTH and longest.endswith("x…)"), longest
+    # A ban given no reason stores one that says nothing more than the words on the ban.
+    assert _barred_note(AccountStatus.BANNED, BAN_NOTE) == _barred_note(AccountStatus.BANNED, "")
+    assert "reason" not in _barred_note(AccountStatus.BANNED, BAN_NOTE)
 
 
 def test_a_bot_banned_from_the_offline_cli_on_a_paused_ladder_is_sent_away_at_once(

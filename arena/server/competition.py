@@ -38,8 +38,10 @@ from typing import Any, Protocol
 from arena.director.schedule import board_rules
 from arena.ratings import RatingsError, fit
 from arena.ratings.results import TableResult
+from arena.referee.accounts import MAX_NOTE_LENGTH
 from arena.rules import Rules
 from arena.server.accounts import (
+    BAN_NOTE,
     Account,
     AccountError,
     AccountsBusy,
@@ -96,7 +98,8 @@ _BARRED = {
     AccountStatus.REVOKED: "this bot's token was revoked (arena bots revoke): it plays no more "
     "games here until the organiser gives it a new one",
 }
-"""What a waiting session of a bot the organiser barred from the offline CLI is told."""
+"""What a waiting session of a bot the organiser barred from the offline CLI is told (with the
+organiser's reason, if one was given: see :func:`_barred_note`)."""
 REPLACED_NOTE = (
     "this bot's token was replaced (arena bots add --new-token): connect with the new one"
 )
@@ -114,6 +117,19 @@ WITHHELD_REASON = (
     " faults and late replies) are withheld until every rotation is done"
 )
 """Why a game's seed and cards are null in the API (``withheld``)."""
+
+
+def _barred_note(status: AccountStatus, note: str) -> str:
+    """What a barred bot's waiting session is told: why it may not play, with the organiser's
+    reason (cut to what a kick may say), as `arena admin ban` tells it; the note a ban without
+    one stores says nothing more."""
+    why = _BARRED[status]
+    if not note or note == BAN_NOTE:
+        return why
+    lead = f"{why} (the organiser's reason: "
+    room = MAX_NOTE_LENGTH - len(lead) - 1
+    said = note if len(note) <= room else note[: room - 1] + "…"
+    return f"{lead}{said})"
 
 
 @dataclass(frozen=True)
@@ -389,6 +405,8 @@ class Competition:
         self._recorded = asyncio.Event()
         self._listeners: list[Callable[[int, GameRecord], Awaitable[None] | None]] = []
         self._status_cache: dict[str, AccountStatus] = {}
+        self._notes: dict[str, str] = {}
+        """The organiser's reason for each bot's ban or revoke, read with the statuses."""
         self._tokens: dict[str, bytes] = {}
         """Each bot's token (its digest) as the accounts watcher last read them."""
         self._statuses_at = -math.inf
@@ -609,7 +627,7 @@ class Competition:
             status = statuses.get(session.bot)
             if session.table_id is not None or status not in _BARRED:
                 continue
-            why = _BARRED[status]
+            why = _barred_note(status, self._notes.get(session.bot, ""))
             # For good, as `arena admin ban` ends one: a kick that let the bot back had the SDK
             # log "reconnecting", then be refused.
             if self.host.kick(session.session_id, why, for_good=True):
@@ -658,6 +676,7 @@ class Competition:
                 continue
             failing = False
             statuses = {a.name: a.status for a in accounts}
+            self._notes = {a.name: a.note for a in accounts}
             changed = statuses != self._status_cache
             self._status_cache, self._statuses_at = statuses, time.monotonic()
             self._end_barred(statuses)
@@ -678,7 +697,9 @@ class Competition:
         if now - self._statuses_at > STATUS_TTL_S or any(
             name not in self._status_cache for name in names
         ):
-            self._status_cache = {a.name: a.status for a in self.accounts.accounts()}
+            accounts = self.accounts.accounts()
+            self._status_cache = {a.name: a.status for a in accounts}
+            self._notes = {a.name: a.note for a in accounts}
             self._statuses_at = now
         return self._status_cache
 
