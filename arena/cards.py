@@ -223,11 +223,13 @@ def parse_cards(text: str | Iterable[str]) -> list[Card]:
     return [Card.parse(p) for p in parts]
 
 
-def mask_of(cards: Iterable[Card]) -> int:
-    """The bit mask holding the given cards."""
+def mask_of(cards: Iterable[Card | str]) -> int:
+    """The bit mask holding the given cards (Card objects or codes such as "QS")."""
     m = 0
     for c in cards:
-        m |= 1 << c.index
+        # A code was read as str.index, a method: "unsupported operand type(s) for <<".
+        card = c if isinstance(c, Card) else Card.parse(c)
+        m |= 1 << card.index
     return m
 
 

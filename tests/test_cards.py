@@ -120,6 +120,11 @@ def test_card_lists_and_masks_round_trip() -> None:
     assert cards_from_mask(mask) == sorted(cards)
     assert cards_from_mask(0) == []
     assert cards_from_mask(mask_of(CARDS)) == list(CARDS)
+    # Codes too, as the engine's moves take them: a code was read as str.index, a method
+    # ("unsupported operand type(s) for <<").
+    assert mask_of(["2C", "QS", CARDS[1]]) == mask_of([CARDS[0], Card.parse("QS"), CARDS[1]])
+    with pytest.raises(CardParseError, match="cannot parse card 'ZZ'"):
+        mask_of(["ZZ"])
 
 
 @pytest.mark.parametrize("text", ["", "CD", "HS", "SPADES", "♠", "1"])

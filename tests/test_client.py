@@ -523,10 +523,15 @@ def test_lowest_and_highest_refuse_no_cards_and_card_text_naming_themselves() ->
         for nothing in nothings:
             with pytest.raises(ConfigError, match=rf"^{name}\(cards\) of no cards"):
                 helper(nothing)
-        with pytest.raises(ConfigError, match=rf"^{name}\(cards\) takes Card objects"):
-            helper("AS KS")  # type: ignore[arg-type]
+        with pytest.raises(ConfigError, match=rf"^{name}\(cards\) takes a list of cards"):
+            helper("AS KS")
     cards = [Card.parse("AS"), Card.parse("2C"), Card.parse("2D")]
     assert (lowest(cards), highest(cards)) == (Card.parse("2C"), Card.parse("AS"))
+    # Codes too, as the engine's moves take them ("'str' object has no attribute 'rank'").
+    codes = ["AS", "2C", Card.parse("2D")]
+    assert (lowest(codes), highest(codes)) == (Card.parse("2C"), Card.parse("AS"))
+    with pytest.raises(CardParseError, match="cannot parse card 'XX'"):
+        highest(["AS", "XX"])
 
 
 def test_a_local_game_to_the_target_ends_with_the_referees_words() -> None:

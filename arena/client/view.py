@@ -214,28 +214,30 @@ def voids_shown(tricks: Iterable[Trick], players: int) -> tuple[frozenset[Suit],
     return tuple(frozenset(v) for v in voids)
 
 
-def lowest(cards: Sequence[Card]) -> Card:
-    """The lowest-ranked card (ties broken by suit order clubs, diamonds, hearts, spades)."""
-    _check_cards("lowest", cards)
-    return min(cards, key=lambda c: (c.rank, c.suit))
+def lowest(cards: Sequence[Card | str]) -> Card:
+    """The lowest-ranked card (ties broken by suit order clubs, diamonds, hearts, spades), of
+    Card objects or codes such as "QS"."""
+    return min(_check_cards("lowest", cards), key=lambda c: (c.rank, c.suit))
 
 
-def highest(cards: Sequence[Card]) -> Card:
-    """The highest-ranked card (ties broken by suit order: spades before hearts before ...)."""
-    _check_cards("highest", cards)
-    return max(cards, key=lambda c: (c.rank, c.suit))
+def highest(cards: Sequence[Card | str]) -> Card:
+    """The highest-ranked card (ties broken by suit order: spades before hearts before ...), of
+    Card objects or codes such as "QS"."""
+    return max(_check_cards("highest", cards), key=lambda c: (c.rank, c.suit))
 
 
-def _check_cards(call: str, cards: Sequence[Card]) -> None:
-    """A ConfigError naming ``call`` for no cards, or for card codes as text: min()'s "arg is an
-    empty sequence", or "'str' object has no attribute 'rank'" for "AS KS", named neither."""
+def _check_cards(call: str, cards: Sequence[Card | str]) -> list[Card]:
+    """The cards, codes parsed; a ConfigError naming ``call`` for no cards, or for one string of
+    several codes: min()'s "arg is an empty sequence", or "'str' object has no attribute 'rank'"
+    for "AS KS", named neither."""
     if isinstance(cards, str):
         raise ConfigError(
-            f"{call}(cards) takes Card objects, e.g. view.legal, not the text {cards!r:.40} "
-            "(parse_cards turns text into cards)"
+            f"{call}(cards) takes a list of cards (Card objects, e.g. view.legal, or codes), "
+            f"not the text {cards!r:.40} (parse_cards turns text into cards)"
         )
     if not cards:
         raise ConfigError(f"{call}(cards) of no cards: there is no {call} card")
+    return [c if isinstance(c, Card) else Card.parse(c) for c in cards]
 
 
 def _codes(cards: Iterable[Card]) -> str:
