@@ -528,7 +528,7 @@ def test_lowest_and_highest_refuse_no_cards_and_card_text_naming_themselves() ->
     cards = [Card.parse("AS"), Card.parse("2C"), Card.parse("2D")]
     assert (lowest(cards), highest(cards)) == (Card.parse("2C"), Card.parse("AS"))
     # Codes too, as the engine's moves take them ("'str' object has no attribute 'rank'").
-    codes = ["AS", "2C", Card.parse("2D")]
+    codes: list[Card | str] = ["AS", "2C", Card.parse("2D")]
     assert (lowest(codes), highest(codes)) == (Card.parse("2C"), Card.parse("AS"))
     with pytest.raises(CardParseError, match="cannot parse card 'XX'"):
         highest(["AS", "XX"])
