@@ -568,8 +568,7 @@ class Store:
         """Commit one finished game, whole, in one transaction (``crashed``: seats whose bot
         process died during it). A game already stored, or of a run not claimed here, is a
         :class:`StoreError`."""
-        if isinstance(game, bool) or not isinstance(game, int) or game < 0:
-            raise StoreError(f"game must be the game's index, a whole number from 0, got {game!r}")
+        _check_game_index(game)
         try:
             self._save_game(run_id, game, record, crashed)
         except sqlite3.IntegrityError as e:
@@ -1102,8 +1101,16 @@ def replay_lines(record: GameRecord) -> list[dict[str, Any]]:
     return lines
 
 
+def _check_game_index(game: object) -> None:
+    """A StoreError for what is no game index (a whole number from 0)."""
+    if isinstance(game, bool) or not isinstance(game, int) or game < 0:
+        raise StoreError(f"game must be the game's index, a whole number from 0, got {game!r}")
+
+
 def replay_path(out: Path, game: int, record: GameRecord) -> Path:
     """Where the replay of schedule entry ``game`` goes under the output folder."""
+    # Checked as save_game checks it: -1 made a file "-00001-...", listed before game 0.
+    _check_game_index(game)
     return out / "replays" / f"{game:06d}-{record.spec.table_id}.jsonl"
 
 

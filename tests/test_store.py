@@ -352,6 +352,11 @@ def test_replay_is_json_lines_that_rebuild_the_record(tmp_path: Path) -> None:
     assert not list(path.parent.glob("*.tmp"))
     # A str folder too (it was a TypeError: str / str), to the same file.
     assert write_replay(str(tmp_path / "out"), 2, record) == path
+    # A game index as save_game takes it: -1 wrote "-00001-....jsonl", listed before game 0.
+    for bad in (-1, "2", True):
+        with pytest.raises(StoreError, match="a whole number from 0, got"):
+            write_replay(tmp_path / "out", bad, record)  # type: ignore[arg-type]
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
     lines = [json.loads(x) for x in path.read_text().splitlines()]
     events = [x.pop("event") for x in lines]
     assert events[0] == "table" and events[-1] == "result"
