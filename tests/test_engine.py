@@ -11,7 +11,7 @@ from collections.abc import Callable
 import pytest
 
 from arena.cards import CARDS, Card, cards_from_mask, parse_cards
-from arena.engine import Game, Hand, Phase, Trick, deal_order
+from arena.engine import _SPOT_SUM, Game, Hand, Phase, Trick, deal_order
 from arena.errors import (
     CardParseError,
     ConfigError,
@@ -626,6 +626,13 @@ def test_the_omnibus_jack_is_not_needed_for_the_moon_and_scores_apart() -> None:
 def test_the_no_tricks_bonus_applies_on_top_of_the_moon() -> None:
     result = _moon_hand(Rules(no_tricks_bonus=-5)).result()
     assert result.points == (0, 21, 26, 21)
+
+
+def test_the_spot_table_sums_the_pips_of_every_set_of_hearts() -> None:
+    # Built incrementally (the lowest card plus the set without it), as its definition says.
+    assert len(_SPOT_SUM) == 1 << 13
+    for hearts in range(1 << 13):
+        assert _SPOT_SUM[hearts] == sum(r + 2 for r in range(13) if hearts >> r & 1), hearts
 
 
 def test_spot_hearts_moon_is_worth_every_spot_and_the_queen() -> None:

@@ -73,7 +73,6 @@ from arena.client.wire import (
     play_decision,
     view_of_request,
 )
-from arena.config import MAX_PORT
 from arena.errors import ArenaError, ConfigError
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import bot_service_pb2_grpc as bot_grpc
@@ -98,6 +97,9 @@ __all__ = [
     "serve",
 ]
 
+_MAX_PORT = 65535
+"""TCP's largest port (arena.config.MAX_PORT; not imported from there, which brings the run
+config's and the store's modules into every bot process's start)."""
 ENV_ADDRESS = "ARENA_ADDRESS"
 """The referee's ``host:port``."""
 ENV_TOKEN = "ARENA_TOKEN"
@@ -345,7 +347,7 @@ def _check_address(address: str, what: str = ENV_ADDRESS) -> None:
         not sep
         or not host
         or not (port.isascii() and port.isdigit())
-        or not 0 < int(port) <= MAX_PORT
+        or not 0 < int(port) <= _MAX_PORT
         or any(c.isspace() or not c.isprintable() for c in host)
     ):
         raise ConfigError(
