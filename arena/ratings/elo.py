@@ -49,7 +49,7 @@ from typing import Any, Final
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import optimize, sparse, special, stats
+from scipy import optimize, sparse, special
 from scipy.sparse import csgraph
 
 from arena.ratings.results import NO_MOON, NO_PLACING, RatingsError, TableArrays, TableResult
@@ -277,7 +277,7 @@ class RatingFit:
     def _quantile(self, df: float) -> float:
         if df < 1:
             return math.nan
-        return float(stats.t.ppf(0.5 + self.confidence / 2.0, df))
+        return float(special.stdtrit(df, 0.5 + self.confidence / 2.0))  # Student's t quantile
 
     def _boards(self) -> FloatArray:
         return np.array([b.boards for b in self.bots], dtype=np.float64)
@@ -358,7 +358,7 @@ class RatingFit:
         # A difference known exactly (no spread at all) is certain, or a tie if it is only noise.
         sure = np.where(np.abs(diff) <= NOISE_ELO, 0.5, (diff > 0).astype(np.float64))
         with np.errstate(divide="ignore", invalid="ignore"):
-            spread = stats.t.cdf(diff / sd, np.maximum(df, 1.0))
+            spread = special.stdtr(np.maximum(df, 1.0), diff / sd)  # Student's t CDF
             los: FloatArray = np.where(sd > NOISE_ELO, spread, sure)
         # Fewer than two boards: nothing is known of the spread; no chain either way: nothing
         # but the prior orders the two.
@@ -1094,7 +1094,7 @@ def _bot_stats(
     played = _column_sums(_board_sums(where, who, np.ones_like(pts), n_boards, n) > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         se = np.sqrt(played / (played - 1.0) * squares) / tables
-        t = stats.t.ppf(0.5 + confidence / 2.0, played - 1.0)
+        t = special.stdtrit(played - 1.0, 0.5 + confidence / 2.0)
     place = arrays.placings.ravel()
     full_game = place != NO_PLACING
     placings = np.bincount(

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from openskill.models import PlackettLuce
-from scipy import stats
 
 from arena.ratings.results import RatingsError, TableResult
 
@@ -78,7 +77,7 @@ class LiveRatings:
             )
         before = [self.rating(name) for name in result.players]
         teams = [[self._model.rating(mu=r.mu, sigma=r.sigma, name=r.name)] for r in before]
-        ranks = [float(rank) for rank in stats.rankdata(result.standing(), method="min")]
+        ranks = _ranks(result.standing())
         after = self._model.rate(teams, ranks=ranks)
         for old, (new,) in zip(before, after, strict=True):
             self._ratings[old.name] = LiveRating(
@@ -100,3 +99,11 @@ class LiveRatings:
             "model": "openskill.PlackettLuce",
             "ratings": [r.to_dict() for r in self.leaderboard()],
         }
+
+
+def _ranks(standing: tuple[float, ...]) -> list[float]:
+    """Each seat's rank, 1 for the lowest key, equal keys sharing the lowest rank among them:
+    scipy.stats.rankdata(standing, method="min"), written out (importing scipy.stats for it
+    alone doubled the instructions of importing the ratings: every server's and `arena run`'s
+    start)."""
+    return [1.0 + sum(other < mine for other in standing) for mine in standing]

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Final
 
-from scipy import stats
+from scipy import special
 
 from arena.ratings.results import RatingsError, TableResult
 
@@ -243,7 +243,7 @@ class Sprt:
 
     def elo(self) -> tuple[float, float, float]:
         """B's Elo advantage from the mean score, with a 95% interval: (estimate, low, high)."""
-        z = float(stats.norm.ppf(0.5 + ELO_INTERVAL_CONFIDENCE / 2.0))
+        z = float(special.ndtri(0.5 + ELO_INTERVAL_CONFIDENCE / 2.0))  # the normal quantile
         half = z * math.sqrt(self.variance / max(self._n, 1))
         return (
             score_to_elo(self.mean),
