@@ -3,6 +3,9 @@
 * ``low``: the lowest legal card, the highest cards passed (like sample_bots/lowcard.py).
 * ``hang N``: plays like ``low`` for N decisions, then never answers again (holds its table open
   until the move clock runs out, so that a test can kill the server mid-game for certain).
+* ``hang-game N``: plays like ``low`` until its N-th game starts, then never answers again (a
+  count of decisions would say which game only for certain deals: the forced moves, played
+  without asking the bot, differ from deal to deal, and a server's deals are secret).
 * ``slow N SECONDS``: plays like ``low`` but takes SECONDS over every N-th decision (a timeout
   fault when that is past the move clock).
 
@@ -17,7 +20,7 @@ import time
 from collections.abc import Sequence
 
 from arena.cards import Card
-from arena.client import Bot, DecisionView, lowest, run
+from arena.client import Bot, DecisionView, GameStarted, lowest, run
 
 
 class Low(Bot):
@@ -54,6 +57,21 @@ class Hang(Ticking):
             threading.Event().wait()
 
 
+class HangInGame(Ticking):
+    """Answers every decision of its first ``game - 1`` games, then blocks forever."""
+
+    def __init__(self, game: int) -> None:
+        self.game = game
+        self.started = 0
+
+    def on_game_start(self, event: GameStarted) -> None:
+        self.started += 1
+
+    def _tick(self) -> None:
+        if self.started >= self.game:
+            threading.Event().wait()
+
+
 class Slow(Ticking):
     """Every ``every``-th decision takes ``seconds``."""
 
@@ -72,6 +90,8 @@ if __name__ == "__main__":
     kind = sys.argv[1]
     if kind == "hang":
         run(Hang(int(sys.argv[2])))
+    elif kind == "hang-game":
+        run(HangInGame(int(sys.argv[2])))
     elif kind == "slow":
         run(Slow(int(sys.argv[2]), float(sys.argv[3])))
     else:
