@@ -70,6 +70,7 @@ from arena.table import (
     DEFAULT_MOVE_MS,
     MAX_CLOCK_MS,
     MAX_FAULTS,
+    MAX_PORT,
     Clocks,
     FaultPolicy,
 )
@@ -100,7 +101,6 @@ MAX_SEED: Final = 2**63 - 1
 """The largest seed taken (seeds are 0 to this): a signed 64-bit integer holds it (SQLite,
 protobuf int64), as it holds the board seeds derived from it; numpy's generators (the ratings'
 bootstrap) want a seed that is not negative."""
-MAX_PORT = 65535
 SAMPLE_BOTS = ("random", "lowcard", "heuristic", "montecarlo")
 """The sample bots that play when no ``--bot`` is given (the demo)."""
 SAMPLE_BOT_DIR = Path(__file__).resolve().parent.parent / "sample_bots"

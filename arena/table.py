@@ -44,6 +44,9 @@ MAX_CLOCK_MS = 86_400_000
 """The longest clock or grace period a table takes: a day, as ``arena run`` and ``arena serve``
 take (``arena.config.MAX_DURATION_MS``). The protocol carries them in 32 bits: a longer one
 failed the game as it started (``GameStarted``'s clocks) or at a reconnect (``Welcome``)."""
+MAX_PORT = 65535
+"""TCP's largest port (kept here, with the other limits, so that a bot process gets it without
+the run config and the store that arena.config brings in)."""
 MAX_FAULTS = 2**32 - 1
 """The most faults a policy may tolerate: ``FaultNotice.faults_allowed`` carries it in 32 bits
 (a larger one failed the game at its first fault)."""

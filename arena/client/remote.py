@@ -77,6 +77,7 @@ from arena.errors import ArenaError, ConfigError
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import bot_service_pb2_grpc as bot_grpc
 from arena.proto.hearts.v1 import events_pb2 as ev_pb
+from arena.table import MAX_PORT
 
 __all__ = [
     "ENV_ADDRESS",
@@ -97,9 +98,6 @@ __all__ = [
     "serve",
 ]
 
-_MAX_PORT = 65535
-"""TCP's largest port (arena.config.MAX_PORT; not imported from there, which brings the run
-config's and the store's modules into every bot process's start)."""
 ENV_ADDRESS = "ARENA_ADDRESS"
 """The referee's ``host:port``."""
 ENV_TOKEN = "ARENA_TOKEN"
@@ -347,7 +345,7 @@ def _check_address(address: str, what: str = ENV_ADDRESS) -> None:
         not sep
         or not host
         or not (port.isascii() and port.isdigit())
-        or not 0 < int(port) <= _MAX_PORT
+        or not 0 < int(port) <= MAX_PORT
         or any(c.isspace() or not c.isprintable() for c in host)
     ):
         raise ConfigError(

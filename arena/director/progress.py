@@ -87,14 +87,13 @@ class _Rate:
     first figures of a resumed run far too low, and its time left far too long."""
 
     def __init__(self) -> None:
-        self.started = time.time()
+        self.started = math.inf  # no game yet: no rate
         self.count = 0
 
     def add(self, record: GameRecord) -> None:
         """Count a game stored; play began no later than it did."""
         self.count += 1
-        first = self.count == 1
-        self.started = record.started_at if first else min(self.started, record.started_at)
+        self.started = min(self.started, record.started_at)
 
     def per_second(self) -> float:
         elapsed = time.time() - self.started

@@ -31,7 +31,6 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from arena.config import MAX_PORT
 from arena.errors import ConfigError
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import events_pb2 as ev_pb
@@ -45,7 +44,7 @@ from arena.referee.lobby import Lobby
 from arena.referee.loop import run as run_loop
 from arena.referee.session import Closed, Ending, Session
 from arena.referee.spectators import TableFeed, Watcher
-from arena.table import GameRecord, TableSpec, Termination
+from arena.table import MAX_PORT, GameRecord, TableSpec, Termination
 
 __all__ = [
     "BOT_SERVICE",

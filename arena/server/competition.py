@@ -675,10 +675,9 @@ class Competition:
                 failing = True
                 continue
             failing = False
-            statuses = {a.name: a.status for a in accounts}
-            self._notes = {a.name: a.note for a in accounts}
-            changed = statuses != self._status_cache
-            self._status_cache, self._statuses_at = statuses, time.monotonic()
+            before = self._status_cache
+            statuses = self._remember(accounts)
+            changed = statuses != before
             self._end_barred(statuses)
             self._tokens = {n: d for n, d in digests.items() if d is not None}
             self._end_replaced(self._tokens)
@@ -697,10 +696,14 @@ class Competition:
         if now - self._statuses_at > STATUS_TTL_S or any(
             name not in self._status_cache for name in names
         ):
-            accounts = self.accounts.accounts()
-            self._status_cache = {a.name: a.status for a in accounts}
-            self._notes = {a.name: a.note for a in accounts}
-            self._statuses_at = now
+            self._remember(self.accounts.accounts())
+        return self._status_cache
+
+    def _remember(self, accounts: list[Account]) -> dict[str, AccountStatus]:
+        """Keep the accounts' statuses (and the organiser's notes with them), read just now."""
+        self._status_cache = {a.name: a.status for a in accounts}
+        self._notes = {a.name: a.note for a in accounts}
+        self._statuses_at = time.monotonic()
         return self._status_cache
 
     async def _form_tables(self) -> None:
