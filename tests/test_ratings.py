@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pytest
@@ -161,6 +162,41 @@ def test_bad_results_are_refused_with_the_input() -> None:
         TableResult("b", ("a", "b", "c"), (1.0, math.nan, 3.0))
     with pytest.raises(RatingsError, match="prior_draws"):
         fit(two_bot_results(3, 1), prior_draws=-1.0)
+
+
+HALF: Any = (1.5, 1, 2)
+"""Placings with a place of 1.5 (accepted before)."""
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        # Each of these was a bare TypeError or AttributeError from len(), a comparison or numpy.
+        (lambda: TableResult("b", None, (1, 2, 3)), "players must be the bots' names"),  # type: ignore[arg-type]
+        (lambda: TableResult("b", ("a", 2, "c"), (1, 2, 3)), r"players .* \('a', 2, 'c'\)"),  # type: ignore[arg-type]
+        (lambda: TableResult("b", ("a", "b", "c"), ("1", "2", "3")), "points must be numbers"),  # type: ignore[arg-type]
+        (lambda: TableResult("b", ("a", "b", "c"), None), "points must be numbers"),  # type: ignore[arg-type]
+        (lambda: TableResult("b", ("a", "b", "c"), (1, 2, 3), moon="1"), "moon must be a seat"),  # type: ignore[arg-type]
+        (lambda: fit([{"board": "x"}]), "must be TableResult objects"),  # type: ignore[list-item]
+        (lambda: fit([None]), "must be TableResult objects, got None"),  # type: ignore[list-item]
+        (lambda: fit_by_table_size(None), "results must be a list of TableResult"),  # type: ignore[arg-type]
+        # Accepted before: a place of 1.5.
+        (lambda: TableResult("b", ("a", "b", "c"), (1, 2, 3), placings=HALF), "placings"),
+    ],
+)
+def test_results_of_the_wrong_kind_are_refused_in_one_line(
+    make: Callable[[], object], said: str
+) -> None:
+    with pytest.raises(RatingsError, match=said):
+        make()
+
+
+def test_numpy_numbers_and_flags_are_results_too() -> None:
+    points: Any = np.array([1.0, 2.0, 3.0])
+    faults: Any = (np.int64(1), 0, 0)
+    forfeits: Any = (np.bool_(False), True, 0)
+    row = TableResult("b", ("a", "b", "c"), points, faults=faults, forfeits=forfeits)
+    assert row.standing()[1] > 1e8 and fit([row] * 3).rows()
 
 
 @pytest.mark.parametrize(

@@ -52,7 +52,14 @@ from numpy.typing import NDArray
 from scipy import optimize, sparse, special
 from scipy.sparse import csgraph
 
-from arena.ratings.results import NO_MOON, NO_PLACING, RatingsError, TableArrays, TableResult
+from arena.ratings.results import (
+    NO_MOON,
+    NO_PLACING,
+    RatingsError,
+    TableArrays,
+    TableResult,
+    checked_results,
+)
 
 __all__ = [
     "DEFAULT_BOOTSTRAP_SAMPLES",
@@ -558,7 +565,7 @@ def fit_by_table_size(
 ) -> dict[int, RatingFit]:
     """One :func:`fit` per table size present, keyed by seats, with the same options each."""
     by_size: dict[int, list[TableResult]] = {}
-    for result in results:
+    for result in checked_results(results):
         by_size.setdefault(len(result.players), []).append(result)
     if not by_size:
         raise RatingsError("no results to rate")

@@ -8,6 +8,7 @@ the fit never loops in Python over results; :meth:`TableArrays.from_results` con
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -27,6 +28,15 @@ NO_PLACING = 0
 FORFEIT_GAP = 1e9
 """Added to a forfeited seat's points to rank it: below every seat that did not forfeit (no
 table's points come near it), and by points among the forfeited."""
+_FLAGS = (bool, np.bool_, numbers.Integral)
+"""What a forfeit flag may be (0 and 1 too)."""
+_PLAIN: dict[type | tuple[type, ...], frozenset[type]] = {
+    str: frozenset((str,)),
+    numbers.Real: frozenset((float, int)),
+    numbers.Integral: frozenset((int,)),
+    _FLAGS: frozenset((bool, int)),
+}
+"""The types taken at once for each kind of :meth:`TableResult.__post_init__`'s checks."""
 
 
 class RatingsError(ArenaError, ValueError):
@@ -73,7 +83,28 @@ class TableResult:
                 f"board {self.board!r}: players must be the bots' names, one per seat, got the "
                 f"text {self.players!r:.60}"
             )
+        # Checked before they are used: None, numbers or text in them failed later with a bare
+        # TypeError (in len(), a comparison or numpy). A bot at two seats is allowed: the
+        # referee seats two sessions of one bot where a table asks for it; it makes no pair.
+        _check_row(self.board, "players", self.players, str, "the bots' names")
+        _check_row(self.board, "points", self.points, numbers.Real, "numbers")
         seats = len(self.players)
+        for field, value in (
+            ("placings", self.placings),
+            ("ranking", self.ranking),
+            ("faults", self.faults),
+            ("moons", self.moons),
+        ):
+            if value is not None:
+                _check_row(self.board, field, value, numbers.Integral, "whole numbers")
+        if self.forfeits is not None:
+            _check_row(self.board, "forfeits", self.forfeits, _FLAGS, "flags (True or False)")
+        if self.moon is not None and (
+            isinstance(self.moon, bool) or not isinstance(self.moon, numbers.Integral)
+        ):
+            raise RatingsError(
+                f"board {self.board!r}: moon must be a seat number or None, not {self.moon!r:.40}"
+            )
         if not MIN_PLAYERS <= seats <= MAX_PLAYERS:
             raise RatingsError(
                 f"board {self.board!r}: {seats} seats {self.players!r}; "
@@ -123,9 +154,38 @@ class TableResult:
             )
 
 
+def _check_row(
+    board: str, field: str, values: object, kind: type | tuple[type, ...], what: str
+) -> None:
+    """Raise RatingsError unless ``values`` is a sequence of ``kind``, one per seat (a bool is
+    no number here, except where ``kind`` is :data:`_FLAGS`)."""
+    # Plain tuples of plain values at once: an ABC's isinstance costs a microsecond a value.
+    if type(values) is tuple and _PLAIN[kind].issuperset(map(type, values)):
+        return
+    if isinstance(values, Sequence | np.ndarray) and not isinstance(values, str):
+        flags = kind is _FLAGS
+        if all(
+            isinstance(v, kind) and (flags or not isinstance(v, bool | np.bool_)) for v in values
+        ):
+            return
+    raise RatingsError(f"board {board!r}: {field} must be {what}, one per seat, not {values!r:.60}")
+
+
+def checked_results(results: object) -> list[TableResult]:
+    """``results`` as a list, refused with a RatingsError unless it holds only TableResults (a
+    dict or None among them was an AttributeError on ``.players``)."""
+    if not isinstance(results, Iterable) or isinstance(results, str | bytes):
+        raise RatingsError(f"results must be a list of TableResult, got {results!r:.60}")
+    listed = list(results)
+    for r in listed:
+        if not isinstance(r, TableResult):
+            raise RatingsError(f"results must be TableResult objects, got {r!r:.60}")
+    return listed
+
+
 def table_sizes(results: Iterable[TableResult]) -> tuple[int, ...]:
     """The distinct table sizes among ``results``, ascending."""
-    return tuple(sorted({len(r.players) for r in results}))
+    return tuple(sorted({len(r.players) for r in checked_results(results)}))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -217,6 +277,7 @@ class TableArrays:
         cls, results: Sequence[TableResult], table_size: int | None = None
     ) -> TableArrays:
         """Convert results to arrays, keeping only ``table_size`` seats (all, if only one size)."""
+        results = checked_results(results)
         if table_size is None:
             sizes = table_sizes(results)
             if len(sizes) > 1:
