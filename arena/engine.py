@@ -33,6 +33,7 @@ Seats are numbered 0..players-1 clockwise: seat ``s + 1`` sits to the left of se
 
 from __future__ import annotations
 
+import numbers
 import operator
 import random
 from collections.abc import Callable, Iterable, Sequence
@@ -558,6 +559,8 @@ class Hand:
         n = rules.players
         if view.players != n:
             raise RulesError("players", f"the view has {view.players} seats, the rules {n}")
+        # A view made by hand with seat 7 was an IndexError; seat -1 read another seat's hand.
+        _check_seat("view.seat", view.seat, n)
         masks = [_to_mask(h.split() if isinstance(h, str) else h) for h in _per_seat(hands)]
         if len(masks) != n:  # len(masks): hands may be a generator, read once
             raise RulesError("players", f"{n} players but {len(masks)} hands were given")
@@ -1334,14 +1337,28 @@ def _show_cards(cards: Iterable[Card]) -> str:
 
 
 def settle_hand(
-    rules: Rules, result: HandResult, pool: Fraction = Fraction(0)
+    rules: Rules, result: HandResult, pool: Fraction | int = Fraction(0)
 ) -> tuple[tuple[Fraction, ...], Fraction]:
     """Counters each seat wins (+) or pays (-) for one hand, and the pool carried to the next.
 
     Under :attr:`Settling.POINTS` nothing changes hands (the totals are the score). The counters
-    of every settling sum to zero, together with the change in the pool.
+    of every settling sum to zero, together with the change in the pool. ``pool`` is a Fraction
+    or a whole number; a ConfigError for a result of another table size than the rules'.
     """
+    check_rules(rules)
     n = rules.players
+    # Checked here: a result of another table size was settled with the wrong count of seats,
+    # quietly, and a float pool (NaN too) came back as a float.
+    if not isinstance(result, HandResult):
+        raise ConfigError(f"result must be a HandResult (Game.finish_hand's), got {result!r:.80}")
+    if len(result.points) != n or len(result.hearts_taken) != n:
+        raise ConfigError(
+            f"result is a {len(result.points)}-seat hand's, the rules a {n}-seat table's: "
+            "settle a hand under the rules it was played with"
+        )
+    if isinstance(pool, bool) or not isinstance(pool, numbers.Rational):
+        raise ConfigError(f"pool must be a Fraction or a whole number, got {pool!r:.40}")
+    pool = Fraction(pool)
     zero = Fraction(0)
     if rules.settling is Settling.POINTS:
         return tuple([zero] * n), pool

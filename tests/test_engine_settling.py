@@ -7,6 +7,7 @@ from fractions import Fraction
 import pytest
 
 from arena.engine import HandResult, settle_hand
+from arena.errors import ConfigError
 from arena.rules import Rules, Settling, preset
 
 
@@ -96,3 +97,30 @@ def test_points_settling_moves_no_counters() -> None:
     won, pool = settle_hand(Rules(), result((3, 5, 5, 0)), pool=Fraction(2))
     assert won == counters(0, 0, 0, 0) and pool == 2
     assert Rules().settling is Settling.POINTS
+
+
+@pytest.mark.parametrize(
+    ("rules", "given", "pool", "said"),
+    [
+        # A 3-seat result under 4-seat rules came back as 3 counters, quietly wrong.
+        (preset("howell"), result((13, 0, 0)), 0, "a 3-seat hand's, the rules a 4-seat"),
+        (preset("howell").replace(players=3), result((3, 5, 5, 0)), 0, "4-seat hand's"),
+        # A float pool (NaN too) came back as a float; text was a bare TypeError.
+        (preset("sweepstakes"), result((3, 5, 5, 0)), 1.5, "pool must be a Fraction"),
+        (preset("sweepstakes"), result((3, 5, 5, 0)), float("nan"), "got nan"),
+        (preset("sweepstakes"), result((3, 5, 5, 0)), "3", "got '3'"),
+        # These were AttributeErrors from inside.
+        ("howell", result((3, 5, 5, 0)), 0, "rules must be a Rules"),
+        (preset("howell"), None, 0, "result must be a HandResult"),
+    ],
+)
+def test_settling_refuses_what_it_cannot_settle(
+    rules: object, given: object, pool: object, said: str
+) -> None:
+    with pytest.raises(ConfigError, match=said):
+        settle_hand(rules, given, pool)  # type: ignore[arg-type]
+
+
+def test_a_whole_number_pool_is_taken_as_a_fraction() -> None:
+    won, pool = settle_hand(preset("sweepstakes"), result((3, 5, 4, 1)), 2)  # nobody clean
+    assert won == counters(-3, -5, -4, -1) and pool == Fraction(15) and type(pool) is Fraction
