@@ -124,6 +124,21 @@ def test_hand_playout_refuses_what_is_not_a_generator(rng: object) -> None:
     assert hand.is_over
 
 
+def test_view_of_checks_its_names_and_clocks_as_play_local_does() -> None:
+    hand = Hand.deal(Rules(), seed=2)
+    assert view_of(hand, 0, names=["a", "b", "c", "d"]).seat_names == ("a", "b", "c", "d")
+    # Before: two names for four seats came back as two seat names, and "abcd" as four.
+    with pytest.raises(ConfigError, match=r"^2 names for 4 seats$"):
+        view_of(hand, 0, names=["a", "b"])
+    with pytest.raises(ConfigError, match=r"names must be a list of bot names"):
+        view_of(hand, 0, names="abcd")
+    with pytest.raises(ConfigError, match=r"^2 names for 4 bots$"):
+        play_local([Bot() for _ in range(4)], names=["a", "b"])
+    # Before: a TypeError from adding the bank to it.
+    with pytest.raises(ConfigError, match=r"^move_ms must be a whole number or None, got 'x'$"):
+        view_of(hand, 0, move_ms="x")  # type: ignore[arg-type]
+
+
 def test_view_of_refuses_what_has_no_decision() -> None:
     hand = Hand.deal(Rules(), seed=2)
     with pytest.raises(ConfigError, match=r"view_of takes an engine Hand"):

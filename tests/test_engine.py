@@ -4,6 +4,7 @@ the moon and the sun under each moon rule, and the errors a refused move raises.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import random
 from collections.abc import Callable
@@ -910,6 +911,17 @@ def test_hands_or_a_view_that_are_none_are_refused_with_an_arena_error() -> None
     for bad_view in (None, {"seat": 0}):
         with pytest.raises(ConfigError, match=r"^view must be a SeatView, as hand.view\(seat\)"):
             Hand.from_view(rules, bad_view, hands)  # type: ignore[arg-type]
+
+
+def test_a_view_made_by_hand_with_no_such_seat_is_refused() -> None:
+    # Seat 7 was a bare IndexError; seat -1 compared the last seat's hand with the viewer's.
+    rules = Rules()
+    hand = Hand.deal(rules, 3)
+    hands = [hand.hand(s) for s in range(4)]
+    for seat in (7, -1):
+        made = dataclasses.replace(hand.view(0), seat=seat)
+        with pytest.raises(SeatError, match=rf"^view.seat {seat} is not a seat at this table"):
+            Hand.from_view(rules, made, hands)
 
 
 def test_a_view_names_its_seat_as_a_plain_int() -> None:

@@ -122,18 +122,9 @@ def play_local(
     if not isinstance(decide_forced_moves, bool):
         # "no" is a true value: it turned the option on.
         raise ConfigError(f"decide_forced_moves must be True or False, got {decide_forced_moves!r}")
-    if names is not None and (
-        isinstance(names, str)
-        or not isinstance(names, Sequence)
-        or not all(isinstance(n, str) and n for n in names)
-    ):
-        # A string is a sequence of names too, of one letter each: "abcd" seated a, b, c, d.
-        raise ConfigError(
-            f"names must be a list of bot names (non-empty strings), one per seat, got {names!r}"
-        )
-    seat_names = tuple(names) if names is not None else _default_names(bots)
-    if len(seat_names) != len(bots):
-        raise ConfigError(f"{len(seat_names)} names for {len(bots)} bots")
+    seat_names = _check_names(names, len(bots), "bots") if names is not None else None
+    if seat_names is None:
+        seat_names = _default_names(bots)
     for bot in bots:
         warn_slips(type(bot))
     # As at the referee: a game to the target stops at the rules' hand limit too.
@@ -334,6 +325,9 @@ def view_of(
         raise ConfigError(f"view_of takes an engine Hand, e.g. game.hand, got {hand!r:.80}")
     if game is not None and not isinstance(game, Game):
         raise ConfigError(f"game must be the Game the hand belongs to, or None, got {game!r:.80}")
+    for name, value in (("move_ms", move_ms), ("bank_ms", bank_ms), ("max_hands", max_hands)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ConfigError(f"{name} must be a whole number or None, got {value!r:.40}")
     if hand.is_over:
         raise StateError("the hand is over: no pass or play awaits, so there is no view")
     sv = hand.view(seat)
@@ -361,7 +355,11 @@ def view_of(
         players=n,
         dealer=hand.dealer,
         hand_number=game.hand_number if game is not None else 0,
-        seat_names=tuple(names) if names is not None else tuple(f"seat{s}" for s in range(n)),
+        seat_names=(
+            _check_names(names, n, "seats")
+            if names is not None
+            else tuple(f"seat{s}" for s in range(n))
+        ),
         pass_direction=hand.pass_direction,
         pass_count=sv.pass_count if kind is DecisionKind.PASS else 0,
         pass_to=(seat + offset) % n,
@@ -385,6 +383,22 @@ def view_of(
         # As at a table: the kitty is face down until the first trick's TrickWon shows it.
         kitty=tuple(hand.kitty) if sv.tricks else (),
     )
+
+
+def _check_names(names: object, count: int, of: str) -> tuple[str, ...]:
+    """The seat names given, checked: ``count`` non-empty strings, one per seat."""
+    if (
+        isinstance(names, str)
+        or not isinstance(names, Sequence)
+        or not all(isinstance(n, str) and n for n in names)
+    ):
+        # A string is a sequence of names too, of one letter each: "abcd" seated a, b, c, d.
+        raise ConfigError(
+            f"names must be a list of bot names (non-empty strings), one per seat, got {names!r}"
+        )
+    if len(names) != count:  # view_of took two names for four seats, quietly
+        raise ConfigError(f"{len(names)} names for {count} {of}")
+    return tuple(names)
 
 
 def _ended(played: int, target: int, to_target: bool, at_hand_limit: bool) -> str:
