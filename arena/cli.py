@@ -57,7 +57,7 @@ def _unguard_loading(before: dict[signal.Signals, Any]) -> None:
 
 _BEFORE_LOADING = _guard_loading()
 
-from arena.director.ending import hold_at_the_last
+from arena.director.ending import hold_at_the_last, remove_unfinished
 
 hold_at_the_last()  # first of the exit hooks, so that it runs last
 _STARTING: dict[signal.Signals, Any] = {}
@@ -562,6 +562,7 @@ def _exit_at_once(said: Callable[[], str]) -> Callable[[int, object], None]:
             line = said()
         except Exception:  # e.g. the store's module half imported at that moment: still a line
             line = "interrupted"
+        remove_unfinished()  # a plot being drawn: os._exit runs no finally that would
         with contextlib.suppress(OSError):  # stderr closed (`2>&-`): the exit code says it
             os.write(2, f"arena: error: {line}\n".encode())
         os._exit(EXIT_INTERRUPTED)

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from test_arena_cli import stored_db
 from test_arena_resume import bot_pids
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -264,3 +265,21 @@ def test_a_signal_as_python_tears_down_leaves_the_commands_exit_code(tmp_path: P
         [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False
     )
     assert (done.returncode, done.stdout, done.stderr) == (3, "torn down\n", "")
+
+
+def test_a_ctrl_c_while_the_plots_are_drawn_leaves_no_file(tmp_path: Path) -> None:
+    # `arena ratings --plot` ends at once on Ctrl-C (os._exit, which runs no `finally`): the
+    # ratings plot drawn into its hidden temporary file, the history next, was left behind as
+    # `.p.PID.tmp.png`, one more at every Ctrl-C.
+    db = stored_db(tmp_path)
+    plots = tmp_path / "plots"
+    plots.mkdir()
+    done = signalled(
+        tmp_path,
+        "SIGINT",
+        "arena.ratings.elo:rating_history",  # the ratings plot is drawn by then, not renamed
+        *("ratings", "--db", str(db), "--plot", str(plots / "p.png")),
+        hook=tmp_path / "hook",
+    )
+    assert (done.returncode, done.stderr) == (130, "arena: error: interrupted\n")
+    assert list(plots.iterdir()) == []

@@ -11,16 +11,28 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import os
 import signal
 import sys
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["hold_at_the_last", "is_the_command", "until_exit"]
+__all__ = ["UNFINISHED", "hold_at_the_last", "is_the_command", "remove_unfinished", "until_exit"]
 
 Handler = Callable[[int, Any], None]
 
 ENDING_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+UNFINISHED: set[str] = set()
+"""Files being written that a command ended at once (``os._exit``, which runs no ``finally``)
+must not leave behind: a plot's temporary file, renamed into place only once it is whole."""
+
+
+def remove_unfinished() -> None:
+    """Delete the :data:`UNFINISHED` files (from a signal handler, just before ``os._exit``)."""
+    for path in list(UNFINISHED):
+        with contextlib.suppress(OSError):
+            os.unlink(path)
 
 
 def is_the_command() -> bool:

@@ -26,6 +26,7 @@ from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 
+from arena.director.ending import UNFINISHED
 from arena.ratings.elo import (
     DEFAULT_BOOTSTRAP_SAMPLES,
     DEFAULT_CHECKPOINTS,
@@ -704,6 +705,7 @@ def _write_plots(
     finally:
         for temporary, _ in staged:
             temporary.unlink(missing_ok=True)
+            UNFINISHED.discard(str(temporary))
 
 
 def _stage(place: Path, staged: list[tuple[Path, Path]]) -> Path:
@@ -715,4 +717,6 @@ def _stage(place: Path, staged: list[tuple[Path, Path]]) -> Path:
         return place  # a device or the like: written in place, nothing to rename over it
     temporary = real.with_name(f".{real.stem}.{os.getpid()}.tmp{real.suffix}")
     staged.append((temporary, real))
+    # A Ctrl-C in `arena ratings --plot` ends the process at once: it deletes these first.
+    UNFINISHED.add(str(temporary))
     return temporary
