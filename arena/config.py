@@ -874,7 +874,28 @@ def start_failure(error: OSError) -> str:
             " (the system cannot run the file itself: give a script a #! line, e.g. "
             "#!/usr/bin/env python3, or start it with its interpreter: python FILE)"
         )
+    elif error.errno == errno.ENOENT and isinstance(error.filename, str):
+        # The file is there (its command was checked): what is missing is the interpreter its
+        # #! line names, and "No such file or directory" sent the user to the script.
+        interpreter = _shebang(error.filename)
+        if interpreter is not None:
+            why += (
+                f" (the interpreter its #! line names, {interpreter!r}, does not exist: fix that "
+                "line, e.g. #!/usr/bin/env python3, or start it with its interpreter)"
+            )
     return why
+
+
+def _shebang(path: str) -> str | None:
+    """The interpreter the ``#!`` line of an existing file names, or None."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(256)
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    return first[2:].strip().decode(errors="replace").split(" ")[0] or None
 
 
 def command_problem(program: str) -> str | None:

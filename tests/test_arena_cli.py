@@ -4,6 +4,7 @@ the replay, ratings, sprt and demo commands."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -1418,3 +1419,23 @@ def test_a_bot_script_without_its_interpreter_line_is_refused_saying_what_to_do(
         "with its interpreter: python FILE)"
     )
     assert not (tmp_path / "arena.db").exists()
+
+
+def test_a_bot_script_whose_interpreter_is_missing_is_refused_naming_the_interpreter(
+    tmp_path: Path,
+) -> None:
+    # "No such file or directory" alone sent the user to the script, which is there.
+    from arena.config import start_failure
+
+    script = tmp_path / "bot.sh"
+    script.write_text("#!/nonexistent/interp -u\necho never\n")
+    script.chmod(0o755)
+    with pytest.raises(OSError) as raised:
+        subprocess.Popen([str(script)])
+    assert start_failure(raised.value) == (
+        "No such file or directory (the interpreter its #! line names, '/nonexistent/interp', "
+        "does not exist: fix that line, e.g. #!/usr/bin/env python3, or start it with its "
+        "interpreter)"
+    )
+    missing = OSError(errno.ENOENT, "No such file or directory", str(tmp_path / "gone"))
+    assert start_failure(missing) == "No such file or directory"
