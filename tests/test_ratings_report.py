@@ -402,3 +402,21 @@ def test_a_one_board_plot_keeps_each_no_interval_label_clear_of_the_names() -> N
         # Inside the plot's own area, left of which the names stand.
         assert plot.x0 <= box.x0 and box.x1 <= plot.x1, (box, plot)
         assert not any(box.overlaps(name) for name in names), box
+
+
+def test_a_rating_a_rounding_error_from_zero_reads_plus_zero() -> None:
+    # A and B take the same points at every table; anchored at B, A's Elo came out -4e-15 and
+    # its interval [-3e-6, +3e-6]: the table read "-0.0" and "[-0.0, +0.0]".
+    results = []
+    for b in range(6):
+        points = {"A": 3.0 + b, "B": 3.0 + b, "C": 9.0 - b, "D": 7.0}
+        for r in range(4):
+            seats = tuple("ABCD"[(s - r) % 4] for s in range(4))
+            results.append(TableResult(f"d{b}", seats, tuple(points[x] for x in seats)))
+    f = fit(results, anchor="B")
+    assert -1e-9 < f.interval("A").estimate < 0.0  # the rounding error the figures hide
+    text = text_of(ratings_table(f))
+    assert "-0.0" not in text and "[+0.0, +0.0]" in text
+    from arena.ratings.sprt import elo_text
+
+    assert elo_text(-0.0) == "+0.0" and elo_text(-0.06) == "-0.1" and elo_text(-math.inf) == "-∞"

@@ -39,7 +39,7 @@ from arena.ratings.elo import (
     rating_history,
 )
 from arena.ratings.results import TableResult
-from arena.ratings.sprt import elo_interval_text
+from arena.ratings.sprt import elo_interval_text, elo_text
 
 __all__ = [
     "ReportFormat",
@@ -272,7 +272,7 @@ def ratings_table(fit: RatingFit, unit: str | None = None) -> Table:
         cells = [
             str(row.rank),
             row.name,
-            f"{row.elo:+.1f}",
+            elo_text(row.elo),
             *interval_text(row, fit.anchor),
             _percent(row.los_next),
             f"{s.points_mean:.2f} ± {half:.2f}" if math.isfinite(half) else f"{s.points_mean:.2f}",

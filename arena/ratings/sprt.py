@@ -103,7 +103,8 @@ def elo_text(elo: float, digits: int = 1) -> str:
     """A signed Elo figure ("+12.0"), an infinite one as "+∞" or "-∞" (as the ratings tables)."""
     if math.isinf(elo):
         return "+∞" if elo > 0 else "-∞"
-    return f"{elo:+.{digits}f}"
+    # Rounded first: a rating a rounding error below the anchor's (-3.9e-14) read "-0.0".
+    return f"{round(elo, digits) + 0.0:+.{digits}f}"
 
 
 def elo_interval_text(low: float, high: float, digits: int = 1) -> str:
