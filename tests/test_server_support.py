@@ -102,6 +102,8 @@ class EngineHost:
         self.played: list[TableSpec] = []
         self.kicked: list[str] = []
         self.gate: asyncio.Event | None = None
+        self.tokens: dict[str, bytes] = {}
+        """The digest of the token each bot's sessions connected with (none: no tokens)."""
 
     def idle(self) -> dict[str, int]:
         """Sessions not at a table, per bot."""
@@ -154,8 +156,15 @@ class EngineHost:
         return count
 
     def replaced(self, tokens: Mapping[str, bytes]) -> Sequence[str]:
-        """None: this host's sessions have no tokens."""
-        return []
+        """The idle sessions of the bots in :attr:`tokens` connected with another token than
+        theirs in ``tokens`` (as the referee's sessions_on_other_tokens)."""
+        return [
+            info.session_id
+            for info in self.sessions()
+            if info.table_id is None
+            and info.bot in self.tokens
+            and tokens.get(info.bot, self.tokens[info.bot]) != self.tokens[info.bot]
+        ]
 
     def dismiss_idle(self, message: str) -> int:
         """Send every session home (this host has no game running between calls)."""

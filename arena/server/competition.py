@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from http import HTTPStatus
 from multiprocessing import get_context
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from arena.director.schedule import board_rules
 from arena.ratings import RatingsError, fit
@@ -85,6 +85,8 @@ __all__ = [
 ]
 
 log = logging.getLogger("arena.server")
+
+_T = TypeVar("_T")
 
 DB_TIMEOUT_S = 10.0
 PR_SET_PDEATHSIG = 1
@@ -609,23 +611,36 @@ class Competition:
             if not running.launched:
                 for bot in running.spec.seats:
                     idle[bot] = idle.get(bot, 0) - 1
-        statuses = self._statuses(idle)
-        self._end_barred(statuses)
+        statuses = self._end_barred(self._statuses(idle))
         return {
             bot: n
             for bot, n in idle.items()
             if n > 0 and statuses.get(bot) is AccountStatus.ACTIVE and bot not in self._banning
         }
 
-    def _end_barred(self, statuses: dict[str, AccountStatus]) -> None:
+    def _end_barred(self, statuses: dict[str, AccountStatus]) -> dict[str, AccountStatus]:
         """End the waiting sessions of bots banned or revoked from the offline CLI (``arena bots
         ban``, ``revoke``): left in the lobby, never seated and never told, they sat there for
         good, and a small ladder stopped with nothing logged. A game in play goes on; the bot's
-        reconnection is refused with the reason."""
+        reconnection is refused with the reason. The statuses acted on: ``statuses``, or
+        those read again."""
         assert self.host is not None
-        for session in self.host.sessions():
+        barred = [
+            session
+            for session in self.host.sessions()
+            if session.table_id is None and statuses.get(session.bot) in _BARRED
+        ]
+        if barred:
+            # Read again before a session is ended for good: ``statuses`` may be a second old,
+            # older than the session's own token check. A bot that connected just after
+            # `arena bots unban` was welcomed, then ended as banned (3 times in 5).
+            accounts = self._read_again(self.accounts.accounts)
+            if accounts is None:
+                return statuses
+            statuses = self._remember(accounts)
+        for session in barred:
             status = statuses.get(session.bot)
-            if session.table_id is not None or status not in _BARRED:
+            if status not in _BARRED:
                 continue
             why = _barred_note(status, self._notes.get(session.bot, ""))
             # For good, as `arena admin ban` ends one: a kick that let the bot back had the SDK
@@ -635,15 +650,35 @@ class Competition:
                     "session ended: its bot may not play",
                     extra={"session": session.session_id, "bot": session.bot, "why": why},
                 )
+        return statuses
 
     def _end_replaced(self, tokens: Mapping[str, bytes]) -> None:
         """End, for good, the waiting sessions opened with a bot's old token once ``arena bots
         add --new-token`` replaced it: "the old one stops working", and a session on it played
         on, rated games under the bot's name (a leaked token's holder's too)."""
         assert self.host is not None
-        for session_id in self.host.replaced(tokens):
+        replaced = self.host.replaced(tokens)
+        if replaced:
+            # Read again before a session is ended for good: ``tokens`` may be a second old,
+            # older than the session's own token check. A bot that connected with the token
+            # `arena bots add --new-token` had just given it was ended as on the old one.
+            digests = self._read_again(self.accounts.token_digests)
+            if digests is None:
+                return
+            self._tokens = {n: d for n, d in digests.items() if d is not None}
+            replaced = self.host.replaced(self._tokens)
+        for session_id in replaced:
             if self.host.kick(session_id, REPLACED_NOTE, for_good=True):
                 log.info("session ended: its token was replaced", extra={"session": session_id})
+
+    def _read_again(self, read: Callable[[], _T]) -> _T | None:
+        """``read()`` of the accounts, or None if the database cannot be read now (locked by
+        another program: the next look, a second later, tries again)."""
+        try:
+            return read()
+        except Exception as e:
+            log.warning("cannot read the bots' accounts", extra={"error": str(e)})
+            return None
 
     def _read_accounts(self) -> tuple[list[Account], dict[str, bytes | None]]:
         """The accounts and the bots' token digests, as the watcher reads them (in a thread)."""
