@@ -166,7 +166,7 @@ def parse_bot(text: str, flag: str = "--bot") -> BotSpec:
 def _bot(name: str, command: str | Sequence[str]) -> BotSpec:
     if not _NAME.fullmatch(name):
         raise ConfigError(
-            f"bot name {name!r}{_name_fault(name)}: use up to 64 ASCII letters, digits, '.', '_' "
+            f"bot name {name!r}{name_fault(name)}: use up to 64 ASCII letters, digits, '.', '_' "
             "or '-', starting with a letter or digit (it names the bot's log file)"
         )
     if isinstance(command, str):
@@ -183,7 +183,7 @@ def _bot(name: str, command: str | Sequence[str]) -> BotSpec:
     return BotSpec(name, argv, shlex.join(argv))
 
 
-def _name_fault(name: str) -> str:
+def name_fault(name: str) -> str:
     """What in ``name`` breaks the rule, said after it (" has 'é'"): "letters" alone read as
     allowing 'é', which is one."""
     if len(name) > 64:

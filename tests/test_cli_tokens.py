@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from arena.cli import app
-from arena.server.accounts import AccountStore
+from arena.server.accounts import AccountError, AccountStore, check_name
 
 ARENA = Path(sys.executable).with_name("arena")
 BASE = [str(ARENA)] if ARENA.exists() else [sys.executable, "-m", "arena.cli"]
@@ -243,3 +244,18 @@ def test_a_refused_account_name_says_ascii_letters(tmp_path: Path) -> None:
     done = arena("bots", "add", "café", "--db", str(tmp_path / "comp.db"), cwd=tmp_path)
     assert done.returncode == 2
     one_error_line(done.stderr, "use 1 to 64 ASCII letters, digits")
+    # Which character is wrong, as arena run says it ("is not allowed" alone, before).
+    assert "bot name 'café' has 'é': use 1 to 64" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("", "'' is empty"),
+        (".x", "'.x' starts with '.'"),
+        ("a" * 65, f"'{'a' * 65}' is 65 characters long"),
+    ],
+)
+def test_a_refused_account_name_says_what_is_wrong_with_it(name: str, said: str) -> None:
+    with pytest.raises(AccountError, match=f"^bot name {re.escape(said)}: use 1 to 64 ASCII"):
+        check_name(name)

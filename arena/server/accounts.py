@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
+from arena.config import name_fault
 from arena.errors import ArenaError, ConfigError
 from arena.referee.accounts import MAX_NOTE_LENGTH  # the referee's: it tells the reason to the bot
 from arena.store import StoreError, check_ours, check_regular, is_busy, peek, unreadable
@@ -140,9 +141,11 @@ def new_token() -> str:
 def check_name(name: str) -> str:
     """The name, if it is a valid bot name; else an :class:`AccountError` saying why."""
     if not 1 <= len(name) <= MAX_NAME_LENGTH or not _NAME.fullmatch(name):
+        # Which character is wrong, as arena run says it: "letters" alone read as allowing 'é'.
+        fault = (name_fault(name) if name else " is empty") or " is not allowed"
         raise AccountError(
-            f"bot name {name!r} is not allowed: use 1 to {MAX_NAME_LENGTH} ASCII letters, digits, "
-            "'_', '.' or '-', starting with a letter or digit"
+            f"bot name {name!r}{fault}: use 1 to {MAX_NAME_LENGTH} ASCII letters, digits, '_', "
+            "'.' or '-', starting with a letter or digit"
         )
     return name
 
