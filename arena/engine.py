@@ -924,6 +924,9 @@ class Hand:
 
     def pass_mask(self, seat: int, mask: int) -> None:
         """Record ``seat``'s pass of the cards in ``mask`` (checked; the fast path for drivers)."""
+        if type(mask) is not int and (isinstance(mask, bool) or not isinstance(mask, int)):
+            # '3' or None was a TypeError from the comparison, 1.5 an AttributeError.
+            raise ConfigError(f"pass_mask takes a bit mask of the cards (an int), got {mask!r:.40}")
         if not 0 <= mask < 1 << len(CARDS):
             raise IllegalMoveError(seat, (), Violation.CARD_NOT_HELD, kind="pass")
         why = self._check_pass_state(seat) or self._check_pass_cards(seat, mask, mask.bit_count())

@@ -832,6 +832,15 @@ def test_card_codes_are_taken_wherever_cards_are() -> None:
     assert passing.check_pass(0, codes) is Violation.ALREADY_PASSED
 
 
+@pytest.mark.parametrize("mask", ["3", None, 1.5, True])
+def test_a_pass_mask_that_is_no_int_is_refused_in_one_line(mask: object) -> None:
+    # '3' and None were TypeErrors from the range check, 1.5 an AttributeError (bit_count).
+    hand = Hand.deal(Rules(), 3)
+    with pytest.raises(ConfigError, match=r"^pass_mask takes a bit mask of the cards \(an int\)"):
+        hand.pass_mask(0, mask)  # type: ignore[arg-type]
+    assert hand.passed(0) is None
+
+
 def test_a_pass_mask_beyond_the_deck_is_an_illegal_move() -> None:
     hand = Hand.deal(Rules(), 42)
     with pytest.raises(IllegalMoveError) as refused:
