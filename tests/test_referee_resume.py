@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -38,6 +39,8 @@ NEVER_MS = 3_600_000
 """A keepalive interval no test outlasts: the referee cannot notice the stopped bot by itself."""
 GOOD = ("g1", "g2", "g3")
 HALF_SEAT = 2
+MOVE_MS = 300
+"""A move time a test waits past, so that the seat's bank is being drawn."""
 
 
 @pytest.fixture
@@ -58,7 +61,7 @@ def arena(tmp_path: Path) -> Iterator[BotProcesses]:
 
 
 def start_resume_bot(
-    bots: BotProcesses, name: str, mode: str = "good", resume: str = ""
+    bots: BotProcesses, name: str, mode: str = "good", resume: str = "", *options: str
 ) -> subprocess.Popen[str]:
     """Start tests/bots/resume_bot.py for bot ``name`` (its token), killed at the end."""
     proc = subprocess.Popen(
@@ -70,6 +73,7 @@ def start_resume_bot(
             f"--name={name}",
             f"--mode={mode}",
             f"--resume={resume}",
+            *options,
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -141,6 +145,34 @@ def test_a_reconnect_takes_back_a_half_open_sessions_seat_at_once(
     assert line(half, "SHUTDOWN")[1] == "SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION"
     assert half.wait(EXIT_WAIT_S) == 0
     assert back.poll() is None  # the new session waits for its next game
+
+
+def test_a_request_sent_again_after_a_reconnect_gives_no_more_bank_than_time_left(
+    arena: BotProcesses,
+) -> None:
+    # Sent again to the bot back in its seat past the move time, the request gave the time
+    # left as its deadline (the move time spent, some bank too) beside the whole bank: 395 ms
+    # to answer and 500 ms of bank, where the deadline includes the bank.
+    for name in GOOD:
+        arena.start(name)
+    half = start_resume_bot(arena, "half", "stall")
+    arena.ready(*GOOD, "half")
+    old_id = line(half, "WELCOME")[1]
+    seats = list(GOOD)
+    seats.insert(HALF_SEAT, "half")
+    clocks = Clocks(move_ms=MOVE_MS, bank_ms=20_000, handshake_ms=30_000)
+    spec = TableSpec("sent-again", Rules(), 5, tuple(seats), "5", hands=1, clocks=clocks)
+    future = arena.referee.submit(spec)
+    stalled = line(half, "STALLED")[1]
+    time.sleep(2 * MOVE_MS / 1000)  # past the move time: the bank is being drawn
+    back = start_resume_bot(arena, "half", "good", old_id, "--show-requests")
+    request_id, deadline_ms, bank_ms = line(back, "REQUEST")[1:]
+    record = future.result(RESULT_S)
+    # The same decision asked again (under a new id): its deadline counts from the first ask.
+    assert int(request_id) > int(stalled)
+    assert 0 < int(bank_ms) <= int(deadline_ms) <= 20_000 + MOVE_MS - 2 * MOVE_MS
+    assert record.termination is Termination.NORMAL
+    os.kill(half.pid, signal.SIGCONT)
 
 
 def test_a_resume_id_names_only_a_live_session_of_the_same_token(arena: BotProcesses) -> None:

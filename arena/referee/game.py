@@ -1147,7 +1147,9 @@ class TableRun:
             held=held,
             legal=held if passing else legal,
             deadline_ms=left_ms,
-            bank_ms=int(seat.bank_ms),
+            # No more bank than time left: a request sent again (to a bot back from a
+            # disconnect) past the move time had its whole bank beside a shorter deadline.
+            bank_ms=min(int(seat.bank_ms), left_ms),
             state=self._state(hand, number, index, trick_number),
         )
 

@@ -19,7 +19,8 @@ Modes (every one plays the lowest legal card and passes its first cards when it 
   first sends its last answer of the first game again (as one still in flight would arrive).
 
 ``--resume ID`` sets Hello.resume_session_id. It prints ``WELCOME <session_id> <resumed>`` for the
-Welcome, ``SHUTDOWN <reason>`` for a Shutdown, and last ``STATUS <code>`` with the status the
+Welcome, with ``--show-requests`` ``REQUEST <id> <move_deadline_ms> <time_bank_ms>`` for each
+request, ``SHUTDOWN <reason>`` for a Shutdown, and last ``STATUS <code>`` with the status the
 referee closed the stream with.
 """
 
@@ -98,6 +99,14 @@ async def play(args: argparse.Namespace) -> str:
                     await send(call, answer(first))
             if response.HasField("request"):
                 request = response.request
+                if args.show_requests:
+                    print(
+                        "REQUEST",
+                        request.request_id,
+                        request.move_deadline_ms,
+                        request.time_bank_ms,
+                        flush=True,
+                    )
                 if (
                     args.mode == "stall"
                     and not stalled
@@ -157,6 +166,7 @@ def main() -> None:
     )
     parser.add_argument("--stall-at", type=int, default=2)
     parser.add_argument("--resume", default="")
+    parser.add_argument("--show-requests", action="store_true")
     args = parser.parse_args()
     print("STATUS", asyncio.run(play(args)), flush=True)
     sys.exit(0)
