@@ -267,8 +267,9 @@ class Seat:
         """The token digest of the seat's bot: only a session with this key may take it back."""
         self.away_since: float | None = None
         """When the seat lost its session (``time.monotonic()``), or None while connected."""
-        self.lost_why = ""
-        """Why its last session ended, for the disconnect faults ('' while connected)."""
+        self.lost: Session | None = None
+        """Its last session, ended (None while connected): why it ended, for the disconnect
+        faults, is read from it when they are told."""
         self.forfeit: Termination | None = None
         """Set once the seat is forfeited; the fallback plays it from then on."""
         self.forfeit_reason = ""
@@ -1393,7 +1394,7 @@ class TableRun:
                 seat.away_since = now - (self.spec.faults.grace_ms / MS if goodbye else 0.0)
                 seat.said_goodbye = goodbye
                 seat.away_counted = False
-                seat.lost_why = session.close_reason
+                seat.lost = session  # its reason read when told: a cut is known a moment later
                 if not self._over and not seat.alarm.watches(session):
                     # No request is open on it, so nothing would read its inbox again: what it
                     # sent last (a late answer, say) is recorded now. (With a request open, the
@@ -1454,7 +1455,7 @@ class TableRun:
         self._settle(seat, session)
         seat.away_since = None
         seat.said_goodbye = False
-        seat.lost_why = ""
+        seat.lost = None
         session.owner = self
         seat.pending = self._replay(seat) + seat.pending
         if seat.returned is not None:
@@ -1638,7 +1639,8 @@ class TableRun:
 def _ended(seat: Seat) -> str:
     """Why the seat's session ended, for a disconnect fault's detail ('' if unknown): a session
     cut for a message over the limit left only "not connected" in the record."""
-    return f" (its session ended: {seat.lost_why})" if seat.lost_why else ""
+    why = seat.lost.close_reason if seat.lost is not None else ""
+    return f" (its session ended: {why})" if why else ""
 
 
 def _late(seat: Seat, request_id: int) -> bool:

@@ -648,7 +648,7 @@ class Referee:
             # OVERSIZE_SLACK times the referee's). The reader may have ended the session first,
             # seeing only the end of the stream, as if the bot had closed its side.
             cut = True
-            session.end(Ending(None, "the stream was cancelled"))
+            session.cut()
             raise
         finally:
             self._forget(session)

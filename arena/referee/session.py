@@ -50,6 +50,11 @@ _PlayRequest: Final = bot_pb.PlayRequest
 _monotonic: Final = time.monotonic
 _get_running_loop: Final = asyncio.get_running_loop
 
+HALF_CLOSED_REASON: Final = "the bot closed its side of the stream"
+"""Why a session ended whose stream ended without a Goodbye (until :meth:`Session.cut`)."""
+CUT_REASON: Final = "its stream was cut (cancelled, or its process or connection ended)"
+"""Why a session ended whose stream gRPC cancelled."""
+
 
 @dataclass(frozen=True, slots=True)
 class Closed:
@@ -289,7 +294,8 @@ class Session:
             while not self.closed:
                 message = await self.context.read()
                 if message is _EOF:
-                    self.end(Ending(None, "the bot closed its side of the stream"))
+                    # Or it was cut: gRPC says so a moment later (see :meth:`cut`).
+                    self.end(Ending(None, HALF_CLOSED_REASON))
                     return
                 if isinstance(message, Oversized):
                     self.end(
@@ -364,6 +370,14 @@ class Session:
         except Exception:
             return False
         return True
+
+    def cut(self) -> None:
+        """gRPC cancelled the stream: the bot cancelled it, its process ended or its connection
+        broke. A read sees such an end first as the end of the stream, and the session then
+        ended as if the bot had closed its side (what a crashed bot was told it had done)."""
+        if self.close_reason == HALF_CLOSED_REASON:
+            self.close_reason = CUT_REASON
+        self.end(Ending(None, CUT_REASON))
 
     def end(self, ending: Ending, *, goodbye: bool = False) -> None:
         """End the session (once): wake its waiter, tell its owner, let the handler close it."""
