@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -59,8 +60,14 @@ def test_names_are_checked_and_unique(store: AccountStore) -> None:
     store.add("bot-1.v2_x")
     with pytest.raises(AccountError, match="already exists"):
         store.add("bot-1.v2_x")
-    for bad in ("", "-x", "a b", "x" * 65, "é"):
-        with pytest.raises(AccountError, match="not allowed"):
+    for bad, said in (
+        ("", "is empty"),
+        ("-x", "starts with '-'"),
+        ("a b", "has ' '"),
+        ("x" * 65, "is 65 characters long"),
+        ("é", "has 'é'"),
+    ):
+        with pytest.raises(AccountError, match=f"^bot name {re.escape(repr(bad))} {said}: use"):
             store.add(bad)
 
 

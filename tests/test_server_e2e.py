@@ -650,7 +650,7 @@ def test_a_bad_host_a_batch_database_or_a_bad_event_is_one_line(tmp_path: Path) 
     entrants = 'entrants = ["alice", "bob", "carol", "dave"]\n'
     for event, says in (
         (entrants + 'candidate = "alice"\n', "event.candidate = 'alice' only makes sense with"),
-        ('entrants = ["a b", "bob", "carol", "dave"]\n', "event.entrants: bot name 'a b' is"),
+        ('entrants = ["a b", "bob", "carol", "dave"]\n', "event.entrants: bot name 'a b' has ' '"),
         (entrants + "[rule]\nplayers = 3\n", "set the table size with players = K"),
     ):
         toml = tmp_path / "event.toml"
