@@ -28,7 +28,7 @@ import grpc
 import pytest
 
 from arena.client import Bot, DecisionKind, DecisionView, view_of
-from arena.client.remote import ClientSettings, GaveUp, serve
+from arena.client.remote import WELCOME_WAIT_S, ClientSettings, GaveUp, serve
 from arena.client.wire import PROTOCOL_VERSION
 from arena.engine import Hand
 from arena.referee import PROTOCOL_VERSIONS, RefereeConfig, RefereeThread, TlsConfig
@@ -737,6 +737,23 @@ def test_serve_gives_up_on_a_referee_that_never_answers(caplog: pytest.LogCaptur
     ]
     # Doubling backoff (0.1, 0.2, ... s) would sleep past 2 s; the waits stop at the give-up time.
     assert len(waits) >= 3 and sum(waits) <= 2.0 + 0.05 * len(waits)  # (waits print rounded)
+
+
+def test_serve_gives_up_on_time_at_an_address_that_takes_connections_but_never_answers() -> None:
+    # A stopped referee process (or a frozen machine) takes TCP connections and says nothing:
+    # each attempt waited for gRPC's own 20 s, the give-up clock started only after the first
+    # had failed, and a 1 s give-up time gave up after 41 s ("unreachable for 20 s").
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)  # the kernel completes the connections; nothing ever answers
+        settings = ClientSettings(_address(silent.getsockname()[1]), "token", "nobody")
+        started = time.monotonic()
+        with pytest.raises(GaveUp) as gave_up:
+            serve(Bot(), settings, give_up_after=1.0)
+        took = time.monotonic() - started
+    said = str(gave_up.value)
+    assert "has been unreachable for 5 s (DEADLINE_EXCEEDED: no Welcome within 5 s" in said, said
+    assert took < WELCOME_WAIT_S, took  # one shortened attempt, not gRPC's 20 s ones
 
 
 def test_a_bot_process_gives_up_after_arena_give_up_s(procs: Procs) -> None:

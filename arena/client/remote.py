@@ -139,6 +139,10 @@ KEEPALIVE_TIME_MS = 20_000
 """How often the bot pings a quiet connection (the protocol guide asks for 10 s or more)."""
 KEEPALIVE_TIMEOUT_MS = 10_000
 """How long an unanswered ping may wait before the connection counts as broken."""
+WELCOME_WAIT_S = 20.0
+"""Longest wait for the referee's Welcome after connecting (gRPC's own connection timeout)."""
+WELCOME_WAIT_MIN_S = 5.0
+"""Shortest wait for a Welcome, however little of the give-up time is left."""
 
 REFUSALS = {
     grpc.StatusCode.UNAUTHENTICATED: "refused the token",
@@ -692,6 +696,14 @@ def _serve(runner: _Runner, give_up_after: float) -> SessionEnd:
         pause: float | None = None  # the referee's own suggestion, when it gives one
         invited = ""  # why the referee ended a session it lets the bot back into
         end: SessionEnd | None = None
+        # An attempt counts towards the give-up time, and is cut short by it: a referee that
+        # takes the connection and never answers (a stopped process, a frozen machine) held
+        # each attempt for gRPC's 20 s, and a 5 s ARENA_GIVE_UP_S gave up after 41 s.
+        attempt_at = time.monotonic()
+        since = attempt_at if failing_since is None else failing_since
+        runner.welcome_within = min(
+            WELCOME_WAIT_S, max(WELCOME_WAIT_MIN_S, since + give_up_after - attempt_at)
+        )
         outcome = runner.session()
         if isinstance(outcome, _Broken):
             code, detail = outcome.code, outcome.detail
@@ -739,7 +751,7 @@ def _serve(runner: _Runner, give_up_after: float) -> SessionEnd:
                 # first 0.1 s, and the bot reconnected ten times a second, forever.
                 delay = BACKOFF_FIRST_S
         elif failing_since is None:
-            failing_since = now
+            failing_since = attempt_at
         left = failing_since + give_up_after - now
         hint = (
             ""
@@ -1008,6 +1020,8 @@ class _Runner:
         lasted :data:`BACKOFF_MAX_S` (a lobby). Only such a session restarts the backoff."""
         self.welcomed_at = 0.0
         """When the session's welcome came (:func:`time.monotonic`)."""
+        self.welcome_within = WELCOME_WAIT_S
+        """How long the next session waits for its Welcome before it counts as failed."""
         self.may_reconnect = False
         self.reconnect_after_s = 0.0
         self.resume_id = ""
@@ -1170,9 +1184,22 @@ class _Runner:
                     target=_read_stream, args=(responses, inbox), name="arena-inbox", daemon=True
                 )
                 reader.start()
+                welcome_by = time.monotonic() + self.welcome_within
                 try:
                     while True:
-                        arrival = inbox.get()
+                        if self.welcomed:
+                            arrival = inbox.get()
+                        else:
+                            try:
+                                arrival = inbox.get(timeout=max(0.0, welcome_by - time.monotonic()))
+                            except queue.Empty:
+                                end = _Broken(
+                                    grpc.StatusCode.DEADLINE_EXCEEDED,
+                                    f"no Welcome within {self.welcome_within:.0f} s of "
+                                    "connecting: the address takes connections but does not "
+                                    "answer as a referee (stopped, overloaded, or not one)",
+                                )
+                                break
                         if isinstance(arrival, _Broken):
                             end = arrival
                             break
