@@ -371,6 +371,22 @@ def test_js_bot_never_waits_past_arena_give_up_s() -> None:
     assert len(waits) >= 4 and sum(waits) <= 2000, waits
 
 
+def test_js_bot_gives_up_on_time_at_an_address_that_takes_connections_but_never_answers() -> None:
+    # A stopped referee takes TCP connections and says nothing: the JS bot waited on its first
+    # stream for ever (no keepalive, no wait for the Welcome), whatever ARENA_GIVE_UP_S said.
+    node = require_node()
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)  # the kernel completes the connections; nothing ever answers
+        env = {"ARENA_ADDRESS": f"127.0.0.1:{silent.getsockname()[1]}", "ARENA_GIVE_UP_S": "1"}
+        done = run_js_bot(node, env)  # stopped after GIVE_UP_WAIT_S, failing, as before
+    assert done.returncode == 1, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("js: giving up: no session with the referee") and (
+        "(ARENA_GIVE_UP_S; last: DEADLINE_EXCEEDED: no Welcome within 5 s of connecting" in last
+    ), last
+
+
 @pytest.mark.parametrize(
     ("env", "says"),
     [

@@ -9,7 +9,10 @@
 // ARENA_TLS_KEY=bot.key (both or neither, PEM, the key not under a pass phrase) to send a client
 // certificate, for a referee that asks for one (they turn TLS on, as ARENA_TLS_CA does);
 // ARENA_GIVE_UP_S, the seconds to keep retrying an unreachable referee (600 by default, `inf`
-// for ever; `arena run` sets 15, so that a bot its director no longer runs does not linger).
+// for ever; `arena run` sets 15, so that a bot its director no longer runs does not linger),
+// counted from the first attempt. As the Python SDK, it pings a quiet connection every 20 s
+// (broken after 10 s without an answer), and an attempt with no Welcome within 20 s (or what is
+// left of ARENA_GIVE_UP_S, at least 5 s) counts as failed.
 //
 // It plays like a careful beginner: passes the queen of spades, her guards and high hearts;
 // ducks under the card winning the trick; when void, sheds the queen, then high spades, then
@@ -59,6 +62,16 @@ const BACKOFF_JITTER = 0.2; // spread the waits so that many bots do not reconne
 const GIVE_UP_AFTER_S = 600; // unless ARENA_GIVE_UP_S says otherwise
 // How long to wait for the referee to confirm a Goodbye before exiting anyway.
 const GOODBYE_WAIT_MS = 500;
+// Pings on a quiet connection, as the Python SDK sends them (the protocol guide asks for 10 s or
+// more): without them, a referee that vanished (a machine gone, a stopped process: no reset)
+// left the bot waiting on its stream for ever, never reconnecting nor giving up.
+const KEEPALIVE_TIME_MS = 20000;
+const KEEPALIVE_TIMEOUT_MS = 10000;
+// A connection attempt with no Welcome within this long (or within what is left of the give-up
+// time, at least WELCOME_WAIT_MIN_MS) counts as failed: an address that takes connections but
+// never answers held the bot for ever.
+const WELCOME_WAIT_MS = 20000;
+const WELCOME_WAIT_MIN_MS = 5000;
 
 const EXIT_OK = 0;
 const EXIT_GAVE_UP = 1;
@@ -656,7 +669,11 @@ class Session {
     this.giveUpAfterMs = giveUpAfterMs();
     const BotService = loadService();
     this.tls = tlsSettings();
-    this.client = new BotService(this.address, credentials(this.tls));
+    this.client = new BotService(this.address, credentials(this.tls), {
+      "grpc.keepalive_time_ms": KEEPALIVE_TIME_MS,
+      "grpc.keepalive_timeout_ms": KEEPALIVE_TIMEOUT_MS,
+      "grpc.keepalive_permit_without_calls": 1,
+    });
     this.call = null;
     this.welcomed = false; // whether the referee welcomed the current (or last) stream
     this.everWelcomed = false; // whether these settings ever got a Welcome
@@ -677,12 +694,35 @@ class Session {
     this.call = call;
     this.welcomed = false;
     let finished = false;
-    call.on("data", (response) => this.onResponse(call, response));
+    // The give-up time counts from the first attempt, which it also cuts short.
+    const now = Date.now();
+    if (this.unreachableSince === null) this.unreachableSince = now;
+    const left = this.giveUpAfterMs - (now - this.unreachableSince);
+    const waitMs = Math.min(WELCOME_WAIT_MS, Math.max(WELCOME_WAIT_MIN_MS, left));
+    let unanswered = false;
+    const welcomeTimer = setTimeout(() => {
+      if (this.welcomed || finished) return;
+      unanswered = true;
+      call.cancel();
+    }, waitMs);
+    call.on("data", (response) => {
+      if (response.welcome) clearTimeout(welcomeTimer);
+      this.onResponse(call, response);
+    });
     // Errors also arrive as a 'status'; without this listener they would crash the process.
     call.on("error", () => {});
     call.on("status", (status) => {
       if (finished) return;
       finished = true;
+      clearTimeout(welcomeTimer);
+      if (unanswered) {
+        status = {
+          code: grpc.status.DEADLINE_EXCEEDED,
+          details:
+            `no Welcome within ${Math.round(waitMs / 1000)} s of connecting: the address takes ` +
+            "connections but does not answer as a referee (stopped, overloaded, or not one)",
+        };
+      }
       this.onStatus(status);
     });
     call.write({
