@@ -340,11 +340,16 @@ def test_missing_settings_exit_2_with_one_line(tmp_path: Path) -> None:
     assert done.stderr.count("\n") == 1, done.stderr
     assert "ARENA_ADDRESS" in done.stderr and "ARENA_TOKEN" in done.stderr
 
-    for nonsense in ("nonsense", "localhost:", ":50051", "host:99999"):
+    for nonsense, said in (
+        ("nonsense", "expected the referee's HOST:PORT"),
+        ("localhost:", "expected the referee's HOST:PORT"),
+        (":50051", "expected the referee's HOST:PORT"),
+        ("host:99999", "port 99999 is not a port number, 1 to 65535"),
+    ):
         env.update(ARENA_ADDRESS=nonsense, ARENA_TOKEN="t", ARENA_BOT_NAME="n")
         done = heuristic()
         assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
-        assert f"ARENA_ADDRESS {nonsense!r}: expected the referee's HOST:PORT" in done.stderr
+        assert f"ARENA_ADDRESS {nonsense!r}: {said}" in done.stderr
 
     # A URL is not retried for ten minutes (ARENA_GIVE_UP_S=0 makes that fail fast, with exit 1).
     env.update(ARENA_GIVE_UP_S="0")

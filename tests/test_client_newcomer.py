@@ -259,6 +259,9 @@ def test_settings_of_the_wrong_type_are_refused_naming_the_argument(
     [
         ("127.0.0.1:５０", "expected the referee's HOST:PORT"),  # full-width digits
         ("my host:50051", "expected the referee's HOST:PORT"),
+        # Said as such: "expected the referee's HOST:PORT" alone left the user to guess.
+        ("127.0.0.1:99999", "port 99999 is not a port number, 1 to 65535"),
+        ("127.0.0.1:0", "port 0 is not a port number, 1 to 65535"),
     ],
 )
 def test_an_address_grpc_cannot_read_is_refused_not_retried(address: str, says: str) -> None:
@@ -271,6 +274,13 @@ def test_an_address_grpc_cannot_read_is_refused_not_retried(address: str, says: 
 def test_spaces_around_the_address_are_ignored_as_around_the_other_variables() -> None:
     # ARENA_ADDRESS=" 127.0.0.1:50051" (a copied line) was retried for ten minutes.
     assert ClientSettings.resolve(" 127.0.0.1:50051\n", "t", "n").address == "127.0.0.1:50051"
+
+
+@pytest.mark.parametrize("count", [2, 7])
+def test_play_local_with_too_few_or_too_many_bots_says_so(count: int) -> None:
+    # It said "rules.players: must be 3 to 6, got 2", a field the caller never set.
+    with pytest.raises(ConfigError, match=f"^{count} bots: a game of Hearts has 3 to 6 players$"):
+        play_local([Bot() for _ in range(count)])
 
 
 def test_play_local_refuses_names_that_are_not_a_list_of_names() -> None:

@@ -32,7 +32,7 @@ from arena.client.events import (
 from arena.client.view import DecisionKind, DecisionView
 from arena.engine import Game, Hand, HandResult, check_rules
 from arena.errors import ArenaError, CardParseError, ConfigError, IllegalMoveError, StateError
-from arena.rules import PassDirection, Rules
+from arena.rules import MAX_PLAYERS, MIN_PLAYERS, PassDirection, Rules
 from arena.table import MAX_SEED, Termination
 
 __all__ = ["LOCAL_GAME_ID", "LocalResult", "play_local", "view_of"]
@@ -113,6 +113,11 @@ def play_local(
             f"got {seed!r}"
         )
     if rules is None:
+        if not MIN_PLAYERS <= len(bots) <= MAX_PLAYERS:
+            # Not "rules.players: must be 3 to 6": the caller set no rules.
+            raise ConfigError(
+                f"{len(bots)} bots: a game of Hearts has {MIN_PLAYERS} to {MAX_PLAYERS} players"
+            )
         rules = Rules(players=len(bots))
     check_rules(rules)
     if len(bots) != rules.players:

@@ -343,6 +343,11 @@ def _check_address(address: str, what: str = ENV_ADDRESS) -> None:
             f"e.g. {rest.rstrip('/') or '127.0.0.1:50051'}"
         )
     host, sep, port = address.rpartition(":")
+    if sep and host and port.isascii() and port.isdigit() and not 0 < int(port) <= MAX_PORT:
+        # Said as such: "expected HOST:PORT" alone for 127.0.0.1:99999 left the user to guess.
+        raise ConfigError(
+            f"{what} {address!r}: port {int(port)} is not a port number, 1 to {MAX_PORT}"
+        )
     # ASCII digits only ("５０" passes isdigit), and no space in the host: gRPC cannot read
     # either, and retried them for minutes ("Failed to parse port", "Misformatted domain name").
     if (
