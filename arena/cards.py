@@ -225,6 +225,12 @@ def parse_cards(text: str | Iterable[str]) -> list[Card]:
 
 def mask_of(cards: Iterable[Card | str]) -> int:
     """The bit mask holding the given cards (Card objects or codes such as "QS")."""
+    if isinstance(cards, str):
+        # Read letter by letter, "QS" said "cannot parse card 'Q'".
+        raise CardParseError(
+            f"mask_of takes a list of cards, not the text {cards!r:.40}: give a list of codes, "
+            "['QS'], or parse the text first, mask_of(parse_cards('QS KS'))"
+        )
     m = 0
     for c in cards:
         # A code was read as str.index, a method: "unsupported operand type(s) for <<".
@@ -235,6 +241,11 @@ def mask_of(cards: Iterable[Card | str]) -> int:
 
 def cards_from_mask(mask: int) -> list[Card]:
     """The cards in a bit mask, in index order."""
+    if type(mask) is not int:
+        try:  # numpy's integers too; '3' or 1.5 was a bare TypeError from the comparison
+            mask = operator.index(mask)
+        except TypeError:
+            raise _not_a_mask(mask) from None
     if not 0 <= mask < _MASK_END:
         raise _not_a_mask(mask)
     return list(_iter_mask(mask))

@@ -127,6 +127,17 @@ def test_card_lists_and_masks_round_trip() -> None:
         mask_of(["ZZ"])
 
 
+def test_one_text_or_a_mask_that_is_no_number_is_named_as_such() -> None:
+    # mask_of("QS") read the text letter by letter ("cannot parse card 'Q'"), and
+    # cards_from_mask('3') or 1.5 was a bare TypeError from its range check.
+    with pytest.raises(CardParseError, match=r"^mask_of takes a list of cards, not the text 'QS'"):
+        mask_of("QS")
+    for bad in ("3", 1.5, None):
+        with pytest.raises(CardParseError, match=f"^not a card mask: {bad!r}"):
+            cards_from_mask(bad)  # type: ignore[arg-type]
+    assert cards_from_mask(operator.index(5)) == [TWO_OF_CLUBS, Card.parse("4C")]
+
+
 @pytest.mark.parametrize("text", ["", "CD", "HS", "SPADES", "♠", "1"])
 def test_a_suit_is_one_letter_and_nothing_else(text: str) -> None:
     # str.index used to find "" and "CD" at position 0 of "CDHS": clubs, for text that names none.
