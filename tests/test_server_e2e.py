@@ -630,6 +630,8 @@ def test_a_bad_host_a_batch_database_or_a_bad_event_is_one_line(tmp_path: Path) 
     for host, says in (
         ("999.1.1.1", "--host 999.1.1.1: not an address or name this machine can resolve"),
         ("192.0.2.1", "--host 192.0.2.1: not an address of this machine"),  # TEST-NET-1
+        # It read "--host : not an address or name this machine can resolve".
+        ("", "--host '': no address was given; give one of this machine's addresses"),
     ):
         done = ServerProcess.cli("serve", "--db", str(db), "--host", host, *ports)
         assert done.returncode == 2, done.stderr

@@ -160,6 +160,11 @@ def _host_problem(host: str) -> str:
     """Why ``--host`` cannot be listened on ("" if it can): not an address, or not this
     machine's. Tried before starting, because gRPC's own failure comes with log lines of its own
     and names neither the flag nor the reason."""
+    if not host.strip():  # "--host : not an address ..." read as a stray colon
+        return (
+            f"--host {host!r}: no address was given; give one of this machine's addresses, e.g. "
+            "127.0.0.1 or 0.0.0.0 (all)"
+        )
     try:
         infos = socket.getaddrinfo(host, 0, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except OSError as e:
