@@ -204,6 +204,30 @@ def test_open_and_unknown_intervals_read_as_such(chromium: str, tmp_path: Path) 
     assert "1 session · 1 table playing · 9 games" in done.stdout
 
 
+def test_the_online_column_says_why_a_bot_cannot_play(chromium: str, tmp_path: Path) -> None:
+    # A revoked bot and an event's entrant with no account showed "○ offline", as a bot that is
+    # merely not connected; the README and /api/standings say `revoked` and `unknown`.
+    rows = {"ready": "active", "gone": "banned", "cut": "revoked", "ghost": "unknown"}
+    api = {
+        "/api/health": {"name": "Stub Cup", "status": "ok", "ladder": "paused", "sessions": 0,
+                        "tables": 0, "games": 0, "event": None},
+        "/api/standings": {"fit": {"message": "no fit yet"},
+                           "bots": [{**standing(n, None, None, None, None, None), "status": st}
+                                    for n, st in rows.items()]},
+        "/api/games": {"games": []},
+    }  # fmt: skip
+    html = stub_page(tmp_path, api)
+    done = browse(
+        chromium, tmp_path / "profile", "--allow-file-access-from-files", "--dump-dom",
+        html.as_uri(),
+    )  # fmt: skip
+    shown = dict(
+        re.findall(r'<tr data-bot="(\w+)".*?<span class="(?:offline|banned)"[^>]*>([^<]*)</span>',
+                   done.stdout)
+    )  # fmt: skip
+    assert shown == {"ready": "○ offline", "gone": "banned", "cut": "revoked", "ghost": "unknown"}
+
+
 def stub_page(tmp_path: Path, api: dict[str, object], after: str = "") -> Path:
     """The page with a stub fetch that answers ``api`` (by path), and ``after``: a script run
     once the page has drawn (a timer: Chromium's virtual time runs it without waiting)."""

@@ -286,10 +286,15 @@ def compute_fit(results: Sequence[TableResult], seed: int) -> _Published:
         }
     message = (
         f"Elo with {round(rating.confidence * 100)}% intervals ({rating.method.value}, "
-        f"clustered by board), mean at 0, from {rating.results} results on {rating.boards} "
-        f"boards; refitted {time.strftime('%H:%M:%S', time.gmtime(now))}Z"
+        f"clustered by board), mean at 0, from {_count(rating.results, 'result')} on "
+        f"{_count(rating.boards, 'board')}; refitted {time.strftime('%H:%M:%S', time.gmtime(now))}Z"
     )
     return _Published("ok", message, rows, rating.results, rating.boards, now)
+
+
+def _count(n: int, noun: str) -> str:
+    """``n`` of ``noun``: "1 board", "4 boards"."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def die_with_parent(parent: int) -> None:

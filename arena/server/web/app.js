@@ -170,11 +170,17 @@ async function refreshStandings() {
   }
   body.replaceChildren(
     ...rows.map((r) => {
+      // Not "offline" for a revoked bot or an entrant with no account yet: the status says
+      // why it cannot play, as the README and /api/standings say it.
       const online = r.status === "banned"
         ? el("span", { class: "banned" }, "banned")
-        : r.sessions > 0
-          ? el("span", { class: "online" }, `● ${r.sessions} (${r.playing} playing)`)
-          : el("span", { class: "offline" }, "○ offline");
+        : r.status === "revoked" || r.status === "unknown"
+          ? el("span", { class: "offline", title: r.status === "revoked"
+            ? "its token was revoked: the organiser gives it a new one (arena bots add --new-token)"
+            : "no account with this name yet (arena bots add)" }, r.status)
+          : r.sessions > 0
+            ? el("span", { class: "online" }, `● ${r.sessions} (${r.playing} playing)`)
+            : el("span", { class: "offline" }, "○ offline");
       const row = el("tr", { dataset: { bot: r.name }, class: state.bot === r.name ? "chosen" : "",
         title: "Show this bot's games (click again for all)" },
         el("td", { class: "num" }, r.rank ?? ""),
