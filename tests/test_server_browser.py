@@ -228,6 +228,40 @@ def test_the_online_column_says_why_a_bot_cannot_play(chromium: str, tmp_path: P
     assert shown == {"ready": "○ offline", "gone": "banned", "cut": "revoked", "ghost": "unknown"}
 
 
+def test_closing_a_replay_goes_back_to_the_list_it_came_from(chromium: str, tmp_path: Path) -> None:
+    # A bot's games, an older page, a game opened, Close: the page showed everyone's newest
+    # games again (the address emptied), the bot and the page lost.
+    game = {
+        "game": 7, "table_id": "g7", "board": "1:7", "finished_at": 1_800_000_000,
+        "termination": "normal", "rated": True, "withheld": None, "reason": "1 hand played",
+        "seats": [{"bot": n, "points": 6, "placing": 1, "status": "normal", "faults": 0}
+                  for n in ("ann", "bob", "cat", "dan")],
+    }  # fmt: skip
+    api = {
+        "/api/health": {"name": "Stub Cup", "status": "ok", "ladder": "paused", "sessions": 0,
+                        "tables": 0, "games": 9, "event": None},
+        "/api/standings": {"fit": {"message": "no fit yet"},
+                           "bots": [standing("ann", 1, 0.0, 10.0, -20.0, 20.0)]},
+        "/api/games": {"games": [game]},
+    }  # fmt: skip
+    steps = (
+        "location.hash = '#bot/ann';"
+        " setTimeout(() => { document.getElementById('older').click();"
+        " setTimeout(() => { location.hash = '#game/7';"
+        " setTimeout(() => { document.getElementById('close-replay').click();"
+        " setTimeout(() => { document.body.dataset.back = location.hash + '|' +"
+        " document.getElementById('games-title').textContent; }, 300); }, 300); }, 300); }, 300);"
+    )
+    html = stub_page(tmp_path, api, steps)
+    done = browse(
+        chromium, tmp_path / "profile", "--allow-file-access-from-files", "--dump-dom",
+        html.as_uri(),
+    )  # fmt: skip
+    back = re.search(r'data-back="([^"]*)"', done.stdout)
+    assert back is not None, done.stdout[-2000:]
+    assert back[1] == "#bot/ann|Games of ann before game 7"
+
+
 def stub_page(tmp_path: Path, api: dict[str, object], after: str = "") -> Path:
     """The page with a stub fetch that answers ``api`` (by path), and ``after``: a script run
     once the page has drawn (a timer: Chromium's virtual time runs it without waiting)."""

@@ -555,7 +555,11 @@ document.addEventListener("DOMContentLoaded", () => {
   document.getElementById("prev").addEventListener("click", () => move(-1));
   document.getElementById("next").addEventListener("click", () => move(1));
   document.getElementById("last").addEventListener("click", () => move(Infinity));
-  document.getElementById("close-replay").addEventListener("click", () => { location.hash = ""; });
+  // Back to the list as it was: the bot's games it was opened from, at the same page (closing
+  // went to everyone's newest games).
+  document.getElementById("close-replay").addEventListener("click", () => {
+    location.hash = state.bot ? `#bot/${encodeURIComponent(state.bot)}` : "";
+  });
   // A page asked for while the server is not answering: the header says so already, and the
   // 3 s refresh asks for that page again; the failure was an uncaught error in the console.
   const page = (before) => {
