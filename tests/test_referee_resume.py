@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import Future
 from pathlib import Path
 
 import grpc
@@ -29,7 +30,7 @@ from arena.client import Bot, serve
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.referee import Referee, RefereeConfig, RefereeThread, TokenAccounts
 from arena.rules import Rules
-from arena.table import Clocks, FaultKind, TableSpec, Termination
+from arena.table import Clocks, FaultKind, GameRecord, TableSpec, Termination
 
 RESUME_BOT = BOTS_DIR / "resume_bot.py"
 RESULT_S = 120.0
@@ -98,10 +99,12 @@ def session_ids(bots: BotProcesses) -> set[str]:
     return {s.session_id for s in bots.referee.call(Referee.sessions)}
 
 
-def test_a_reconnect_takes_back_a_half_open_sessions_seat_at_once(
-    arena: BotProcesses, caplog: pytest.LogCaptureFixture
-) -> None:
-    caplog.set_level(logging.INFO, logger="arena.referee")
+def stall_half_open(
+    arena: BotProcesses, table_id: str, clocks: Clocks
+) -> tuple[subprocess.Popen[str], str, Future[GameRecord], int]:
+    """Three good bots and a resume bot that stalls half-open (SIGSTOP) at its play request of
+    the second trick: the stalled process, its session id, the game's future and the request
+    it holds open."""
     for name in GOOD:
         arena.start(name)
     half = start_resume_bot(arena, "half", "stall")
@@ -109,9 +112,16 @@ def test_a_reconnect_takes_back_a_half_open_sessions_seat_at_once(
     old_id = line(half, "WELCOME")[1]
     seats = list(GOOD)
     seats.insert(HALF_SEAT, "half")
-    spec = TableSpec("half-open", Rules(), 5, tuple(seats), "5", hands=1, clocks=CALM)
+    spec = TableSpec(table_id, Rules(), 5, tuple(seats), "5", hands=1, clocks=clocks)
     future = arena.referee.submit(spec)
-    stalled = int(line(half, "STALLED")[1])
+    return half, old_id, future, int(line(half, "STALLED")[1])
+
+
+def test_a_reconnect_takes_back_a_half_open_sessions_seat_at_once(
+    arena: BotProcesses, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="arena.referee")
+    half, old_id, future, stalled = stall_half_open(arena, "half-open", CALM)
     # Stopped, with its request open: its connection is up and silent (half-open).
     info = os.waitid(os.P_PID, half.pid, os.WSTOPPED | os.WEXITED | os.WNOWAIT)
     assert info is not None and info.si_code == os.CLD_STOPPED
@@ -153,23 +163,14 @@ def test_a_request_sent_again_after_a_reconnect_gives_no_more_bank_than_time_lef
     # Sent again to the bot back in its seat past the move time, the request gave the time
     # left as its deadline (the move time spent, some bank too) beside the whole bank: 395 ms
     # to answer and 500 ms of bank, where the deadline includes the bank.
-    for name in GOOD:
-        arena.start(name)
-    half = start_resume_bot(arena, "half", "stall")
-    arena.ready(*GOOD, "half")
-    old_id = line(half, "WELCOME")[1]
-    seats = list(GOOD)
-    seats.insert(HALF_SEAT, "half")
     clocks = Clocks(move_ms=MOVE_MS, bank_ms=20_000, handshake_ms=30_000)
-    spec = TableSpec("sent-again", Rules(), 5, tuple(seats), "5", hands=1, clocks=clocks)
-    future = arena.referee.submit(spec)
-    stalled = line(half, "STALLED")[1]
+    half, old_id, future, stalled = stall_half_open(arena, "sent-again", clocks)
     time.sleep(2 * MOVE_MS / 1000)  # past the move time: the bank is being drawn
     back = start_resume_bot(arena, "half", "good", old_id, "--show-requests")
     request_id, deadline_ms, bank_ms = line(back, "REQUEST")[1:]
     record = future.result(RESULT_S)
     # The same decision asked again (under a new id): its deadline counts from the first ask.
-    assert int(request_id) > int(stalled)
+    assert int(request_id) > stalled
     assert 0 < int(bank_ms) <= int(deadline_ms) <= 20_000 + MOVE_MS - 2 * MOVE_MS
     assert record.termination is Termination.NORMAL
     os.kill(half.pid, signal.SIGCONT)

@@ -183,13 +183,9 @@ def test_open_and_unknown_intervals_read_as_such(chromium: str, tmp_path: Path) 
                            ]},
         "/api/games": {"games": []},
     }  # fmt: skip
-    html = stub_page(tmp_path, api)
-    done = browse(
-        chromium, tmp_path / "profile", "--allow-file-access-from-files", "--dump-dom",
-        html.as_uri(),
-    )  # fmt: skip
+    dom = stub_dom(chromium, tmp_path, api)
     intervals = dict(
-        re.findall(r'<tr data-bot="(\w+)".*?<span class="interval">([^<]*)</span>', done.stdout)
+        re.findall(r'<tr data-bot="(\w+)".*?<span class="interval">([^<]*)</span>', dom)
     )
     assert intervals == {
         "unbeaten": "150 … +∞",
@@ -197,11 +193,11 @@ def test_open_and_unknown_intervals_read_as_such(chromium: str, tmp_path: Path) 
         "winless": "−∞ … -90",
         "newcomer": "–",
         "unrated": "",
-    }, done.stdout[-3000:]
-    assert 'class="open-high"' in done.stdout and 'class="open-low"' in done.stdout
-    assert "fewer than two boards" in done.stdout
+    }, dom[-3000:]
+    assert 'class="open-high"' in dom and 'class="open-low"' in dom
+    assert "fewer than two boards" in dom
     # One of each is said in the singular ("1 tables playing" was shown).
-    assert "1 session · 1 table playing · 9 games" in done.stdout
+    assert "1 session · 1 table playing · 9 games" in dom
 
 
 def test_the_online_column_says_why_a_bot_cannot_play(chromium: str, tmp_path: Path) -> None:
@@ -216,14 +212,10 @@ def test_the_online_column_says_why_a_bot_cannot_play(chromium: str, tmp_path: P
                                     for n, st in rows.items()]},
         "/api/games": {"games": []},
     }  # fmt: skip
-    html = stub_page(tmp_path, api)
-    done = browse(
-        chromium, tmp_path / "profile", "--allow-file-access-from-files", "--dump-dom",
-        html.as_uri(),
-    )  # fmt: skip
+    dom = stub_dom(chromium, tmp_path, api)
     shown = dict(
         re.findall(r'<tr data-bot="(\w+)".*?<span class="(?:offline|banned)"[^>]*>([^<]*)</span>',
-                   done.stdout)
+                   dom)
     )  # fmt: skip
     assert shown == {"ready": "○ offline", "gone": "banned", "cut": "revoked", "ghost": "unknown"}
 
@@ -252,14 +244,21 @@ def test_closing_a_replay_goes_back_to_the_list_it_came_from(chromium: str, tmp_
         " setTimeout(() => { document.body.dataset.back = location.hash + '|' +"
         " document.getElementById('games-title').textContent; }, 300); }, 300); }, 300); }, 300);"
     )
-    html = stub_page(tmp_path, api, steps)
+    dom = stub_dom(chromium, tmp_path, api, steps)
+    back = re.search(r'data-back="([^"]*)"', dom)
+    assert back is not None, dom[-2000:]
+    assert back[1] == "#bot/ann|Games of ann before game 7"
+
+
+def stub_dom(chromium: str, tmp_path: Path, api: dict[str, object], after: str = "",
+             *flags: str) -> str:  # fmt: skip
+    """The DOM of :func:`stub_page` once Chromium has run it (``flags``: more of Chromium's)."""
+    html = stub_page(tmp_path, api, after)
     done = browse(
-        chromium, tmp_path / "profile", "--allow-file-access-from-files", "--dump-dom",
+        chromium, tmp_path / "profile", "--allow-file-access-from-files", "--dump-dom", *flags,
         html.as_uri(),
     )  # fmt: skip
-    back = re.search(r'data-back="([^"]*)"', done.stdout)
-    assert back is not None, done.stdout[-2000:]
-    assert back[1] == "#bot/ann|Games of ann before game 7"
+    return done.stdout
 
 
 def stub_page(tmp_path: Path, api: dict[str, object], after: str = "") -> Path:
@@ -316,14 +315,10 @@ def test_the_longest_names_leave_every_column_in_view(
         " return `${id}:${s.scrollWidth <= s.clientWidth}`; });"
         " document.body.dataset.fits = fits.join(' ');"
     )
-    html = stub_page(tmp_path, api, measure)
-    done = browse(
-        chromium, tmp_path / "profile", "--allow-file-access-from-files", "--dump-dom",
-        f"--window-size={width},1000", html.as_uri(),
-    )  # fmt: skip
-    assert f'data-bot="{names[0]}"' in done.stdout and 'data-game="7"' in done.stdout
-    fits = re.search(r'data-fits="([^"]*)"', done.stdout)
-    assert fits is not None, done.stdout[-2000:]
+    dom = stub_dom(chromium, tmp_path, api, measure, f"--window-size={width},1000")
+    assert f'data-bot="{names[0]}"' in dom and 'data-game="7"' in dom
+    fits = re.search(r'data-fits="([^"]*)"', dom)
+    assert fits is not None, dom[-2000:]
     assert fits[1] == "standings-section:true games-section:true"
     # The whole name is still there, in the tooltip.
-    assert f'title="{names[0]}"' in done.stdout
+    assert f'title="{names[0]}"' in dom
