@@ -210,17 +210,19 @@ JACK_OF_DIAMONDS = CARDS[Suit.DIAMONDS * RANKS_PER_SUIT + Rank.JACK]
 """The jack of diamonds (``JD``): ``Rules.jack_of_diamonds`` points (-10 in the Omnibus game)."""
 
 
-def parse_cards(text: str | Iterable[str]) -> list[Card]:
-    """Parse cards from a space- or comma-separated string, or from an iterable of card codes."""
+def parse_cards(text: str | Iterable[str | Card]) -> list[Card]:
+    """Parse cards from a space- or comma-separated string, or from an iterable of card codes
+    (Card objects among them are taken as they are, as mask_of and the engine take them)."""
+    parts: list[str | Card]
     if isinstance(text, str):
-        parts = text.replace(",", " ").split()
+        parts = list(text.replace(",", " ").split())
     elif isinstance(text, Iterable):
         parts = list(text)
     else:  # None, a number: list() said only "'NoneType' object is not iterable"
         raise CardParseError(
             f"cannot parse cards from {text!r}: give a string like '2C 3C QS' or a list of codes"
         )
-    return [Card.parse(p) for p in parts]
+    return [p if isinstance(p, Card) else Card.parse(p) for p in parts]
 
 
 def mask_of(cards: Iterable[Card | str]) -> int:

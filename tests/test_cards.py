@@ -115,6 +115,8 @@ def test_card_lists_and_masks_round_trip() -> None:
     cards = parse_cards("QS, 2C TH")
     assert [str(c) for c in cards] == ["QS", "2C", "TH"]
     assert parse_cards(["ah", "kh"]) == [Card.parse("AH"), Card.parse("KH")]
+    # Card objects among the codes, as mask_of and the engine take them (a CardParseError).
+    assert parse_cards([TWO_OF_CLUBS, "QS"]) == [TWO_OF_CLUBS, QUEEN_OF_SPADES]
     mask = mask_of(cards)
     assert mask == QUEEN_OF_SPADES.bit | TWO_OF_CLUBS.bit | Card.parse("TH").bit
     assert cards_from_mask(mask) == sorted(cards)
