@@ -250,6 +250,28 @@ def test_closing_a_replay_goes_back_to_the_list_it_came_from(chromium: str, tmp_
     assert back[1] == "#bot/ann|Games of ann before game 7"
 
 
+@pytest.mark.parametrize(
+    ("ladder", "said"),
+    [
+        ("waiting for the event's start", "No finished game yet: the event has not started;"),
+        ("paused", "No finished game yet: the ladder is paused (arena admin resume"),
+        ("running", "No finished game yet: a table starts once enough bots wait in the lobby"),
+    ],
+)
+def test_no_game_yet_says_why_no_table_starts(
+    chromium: str, tmp_path: Path, ladder: str, said: str
+) -> None:
+    # An event waiting for its start, its bots all in the lobby, said "a table starts once
+    # enough bots wait in the lobby" (and a paused ladder the same).
+    api = {
+        "/api/health": {"name": "Stub Cup", "status": "ok", "ladder": ladder, "sessions": 4,
+                        "tables": 0, "games": 0, "event": None},
+        "/api/standings": {"fit": {"message": "no fit yet"}, "bots": []},
+        "/api/games": {"games": []},
+    }  # fmt: skip
+    assert said in stub_dom(chromium, tmp_path, api)
+
+
 def stub_dom(chromium: str, tmp_path: Path, api: dict[str, object], after: str = "",
              *flags: str) -> str:  # fmt: skip
     """The DOM of :func:`stub_page` once Chromium has run it (``flags``: more of Chromium's)."""

@@ -10,7 +10,8 @@ const RANK_ORDER = "23456789TJQKA";
 
 const GAMES_PAGE = 25;
 const state = { replay: null, hand: 0, step: 0, bot: null, wanted: null, downSince: null,
-  before: null, oldest: null, newest: null };
+  before: null, oldest: null, newest: null, ladder: null };
+// state.ladder: /api/health's `ladder` (running, paused, waiting for the event's start, ...).
 // state.newest: the newest game's number the list has shown (a game numbered up to it that the
 // server does not have never will be: no use asking again).
 // state.before: the games list shows games numbered below it (older pages), or the newest if null.
@@ -92,6 +93,7 @@ async function refreshHealth() {
     document.getElementById("title").textContent = h.name || "Hearts Arena";
     document.title = h.name || "Hearts Arena";
     const label = h.status === "draining" ? "draining" : h.ladder;
+    state.ladder = h.ladder;
     pill.textContent = label;
     pill.className = `pill ${label.split(" ")[0]}`;
     const event = h.event ? ` · event: ${h.event.done} of ${h.event.tables} tables` : "";
@@ -262,6 +264,12 @@ async function refreshGames() {
       ? `No game${of} before game ${state.before}: these were the oldest.`
       : state.bot
       ? `${state.bot} has no finished game yet: its games show here as they end.`
+      : state.ladder === "paused"
+      ? "No finished game yet: the ladder is paused (arena admin resume starts tables again)."
+      : state.ladder && state.ladder.startsWith("waiting")
+      // Not "once enough bots wait in the lobby": they may all be there, waiting for the start.
+      ? "No finished game yet: the event has not started; its tables start at the start time " +
+        "the organiser set, and each game shows here when it ends."
       : "No finished game yet: a table starts once enough bots wait in the lobby, and its " +
         "game shows here when it ends."));
     return;
@@ -280,7 +288,9 @@ async function refreshGames() {
 }
 
 async function refresh() {
-  await Promise.allSettled([refreshHealth(), refreshStandings(), refreshGames(), refreshReplay()]);
+  // The health first: the games list's empty message says why no table starts (state.ladder).
+  await Promise.allSettled([refreshHealth()]);
+  await Promise.allSettled([refreshStandings(), refreshGames(), refreshReplay()]);
 }
 
 // The replay shown, again: a game that did not load (the server was not answering) is tried
