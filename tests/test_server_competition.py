@@ -542,3 +542,13 @@ def test_an_entrant_without_an_account_has_no_games_yet_not_no_such_bot(tmp_path
             accounts.close()
 
     assert asyncio.run(go()) == []
+
+
+def test_the_published_fits_message_counts_in_the_singular_too() -> None:
+    # It read "from 4 results on 1 boards" on the leaderboard.
+    from arena.ratings import TableResult
+    from arena.server.competition import compute_fit
+
+    rotations = [tuple("ABCD"[(s - r) % 4] for s in range(4)) for r in range(4)]
+    one = [TableResult("b0", seats, (0.0, 5.0, 8.0, 13.0)) for seats in rotations]
+    assert "from 4 results on 1 board; refitted" in compute_fit(one, 1).message

@@ -39,7 +39,7 @@ from arena.ratings.elo import (
     rating_history,
 )
 from arena.ratings.results import TableResult
-from arena.ratings.sprt import elo_interval_text, elo_text
+from arena.ratings.sprt import count_text, elo_interval_text, elo_text
 
 __all__ = [
     "ReportFormat",
@@ -195,11 +195,6 @@ def interval_text(row: BotRating, anchor: str | None, digits: int = 1) -> tuple[
     return minus, plus, elo_interval_text(row.low, row.high, digits)
 
 
-def _count(n: int, noun: str) -> str:
-    """``n`` of ``noun``, grouped by thousands: "1 board", "1,200 boards"."""
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
-
-
 def error_text(minus: str, plus: str) -> str:
     """An error for a label: "± 5" when both sides read alike, "−4/+6" when not (one side
     alone would hide the other)."""
@@ -235,7 +230,7 @@ def ratings_table(fit: RatingFit, unit: str | None = None) -> Table:
     table = Table(
         title=f"Ratings, {_size_label(fit)}",
         caption=(
-            f"{_count(fit.results, 'result')} on {_count(fit.boards, 'board')}; "
+            f"{count_text(fit.results, 'result')} on {count_text(fit.boards, 'board')}; "
             f"{_anchor_text(fit)}; "
             f"{pct}% intervals clustered by board ({_method_caption(fit)}); "
             "−/+: from the Elo down and up to the interval's ends; "
@@ -445,7 +440,8 @@ def ratings_figure(fit: RatingFit) -> Figure:
     ax.set_xlabel(f"Elo ({_anchor_text(fit)}), {pct}% interval clustered by board")
     ax.set_title(
         f"Ratings, {_size_label(fit)}\n"
-        f"{_count(fit.results, 'result')} on {_count(fit.boards, 'board')}; {_method_text(fit)}",
+        f"{count_text(fit.results, 'result')} on {count_text(fit.boards, 'board')}; "
+        f"{_method_text(fit)}",
         fontsize=11,
     )
     _tidy(ax)

@@ -185,7 +185,11 @@ def checked_results(results: object) -> list[TableResult]:
 
 def table_sizes(results: Iterable[TableResult]) -> tuple[int, ...]:
     """The distinct table sizes among ``results``, ascending."""
-    return tuple(sorted({len(r.players) for r in checked_results(results)}))
+    return _sizes(checked_results(results))
+
+
+def _sizes(results: Iterable[TableResult]) -> tuple[int, ...]:
+    return tuple(sorted({len(r.players) for r in results}))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -279,7 +283,7 @@ class TableArrays:
         """Convert results to arrays, keeping only ``table_size`` seats (all, if only one size)."""
         results = checked_results(results)
         if table_size is None:
-            sizes = table_sizes(results)
+            sizes = _sizes(results)  # checked just above
             if len(sizes) > 1:
                 raise RatingsError(
                     f"results mix table sizes {sizes}; ratings are kept apart per table size: "

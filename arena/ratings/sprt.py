@@ -107,6 +107,13 @@ def elo_text(elo: float, digits: int = 1) -> str:
     return f"{round(elo, digits) + 0.0:+.{digits}f}"
 
 
+def count_text(n: int, noun: str) -> str:
+    """``n`` of ``noun``, grouped by thousands: "1 board", "1,200 boards"."""
+    # Here beside elo_text, not in arena.ratings.report (matplotlib): the server's fit message
+    # says its counts the same way, from a process that draws no plot.
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def elo_interval_text(low: float, high: float, digits: int = 1) -> str:
     """An Elo interval, "[-3.0, +12.0]"; an open side as ∞, outside it: "[+3.0, +∞)"."""
     # Defined here, not in arena.ratings.report (which imports matplotlib), so that the test's

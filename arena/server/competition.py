@@ -38,6 +38,7 @@ from typing import Any, Protocol, TypeVar
 from arena.director.schedule import board_rules
 from arena.ratings import RatingsError, fit
 from arena.ratings.results import TableResult
+from arena.ratings.sprt import count_text
 from arena.referee.accounts import MAX_NOTE_LENGTH
 from arena.rules import Rules
 from arena.server.accounts import (
@@ -286,15 +287,11 @@ def compute_fit(results: Sequence[TableResult], seed: int) -> _Published:
         }
     message = (
         f"Elo with {round(rating.confidence * 100)}% intervals ({rating.method.value}, "
-        f"clustered by board), mean at 0, from {_count(rating.results, 'result')} on "
-        f"{_count(rating.boards, 'board')}; refitted {time.strftime('%H:%M:%S', time.gmtime(now))}Z"
+        f"clustered by board), mean at 0, from {count_text(rating.results, 'result')} on "
+        f"{count_text(rating.boards, 'board')}; "
+        f"refitted {time.strftime('%H:%M:%S', time.gmtime(now))}Z"
     )
     return _Published("ok", message, rows, rating.results, rating.boards, now)
-
-
-def _count(n: int, noun: str) -> str:
-    """``n`` of ``noun``: "1 board", "4 boards"."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def die_with_parent(parent: int) -> None:
