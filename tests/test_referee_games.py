@@ -153,6 +153,35 @@ def test_one_session_plays_table_after_table(
     assert first.totals == second.totals  # the bots play the same deterministic way
 
 
+def test_a_seat_waiting_for_a_bot_takes_it_as_its_other_table_ends(
+    referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
+) -> None:
+    # "a" plays "busy" when "waits" starts (no wait for bots): the seat it should take is
+    # held for it. When "busy" let it go, it went to the lobby, unseen by that seat, which then
+    # waited out its grace period and was forfeited with its bot idle beside it.
+    names = ("a", "b", "c", "d", "e", "f", "g")
+    for n in names:
+        bots.start(n)
+    bots.ready(*names)
+    busy = referee[0].submit(spec("busy", ("a", "b", "c", "d"), seed=1))
+    while referee[0].idle().get("a"):  # "busy" has taken its bots
+        time.sleep(0.01)
+    waits = referee[0].submit(
+        spec(
+            "waits",
+            ("a", "e", "f", "g"),
+            seed=2,
+            clocks=dataclasses.replace(CALM, move_ms=20_000, handshake_ms=0),
+            faults=FaultPolicy(grace_ms=20_000),
+        )
+    )
+    assert busy.result(RESULT_S).termination is Termination.NORMAL
+    record = waits.result(RESULT_S)
+    assert record.seat_status == (Termination.NORMAL,) * 4, record.reason
+    assert not record.faults_of(0), record.faults_of(0)
+    assert any(d.seat == 0 and not d.fallback and not d.forced for d in record.decisions)
+
+
 def test_a_bot_asking_for_forced_moves_is_asked(
     referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
 ) -> None:

@@ -558,7 +558,24 @@ class Referee:
             for session in run.live_sessions():
                 # Still the table's if the game failed before letting its sessions go.
                 if session.owner is None or session.owner is run:
-                    self._lobby.add(session)
+                    self._released(session)
+
+    def _released(self, session: Session) -> None:
+        """A session its table let go: a running table's seat that waits for its bot (one that
+        never came, or is away within the grace period) takes it at once, as it would take a
+        new connection; else it waits in the lobby. (In the lobby alone, the seat waited out its
+        grace period and was forfeited with its bot idle beside it.)"""
+        for run in self._running.values():
+            seat = run.claimable(session.key, session.bot)
+            if seat is not None and run.resume(seat, session):
+                log.info(
+                    "session %s (%s), free again, took its seat at table %s",
+                    session.id,
+                    session.bot,
+                    run.spec.table_id,
+                )
+                return
+        self._lobby.add(session)
 
     def _open(self, feed: TableFeed) -> None:
         """Show a table to spectators for as long as it is hosted (waiting or playing), however
