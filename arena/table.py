@@ -287,12 +287,14 @@ class TableSpec:
             "watchable",
         )
         _known("table", data, names)
+        # Passed on as they are, for the constructor's checks: int() made a seed of 7.9, True
+        # or " 7" a valid one (another deal than asked for), str() a table id of 5 one.
         return cls(
-            table_id=str(data["table_id"]),
+            table_id=data["table_id"],
             rules=Rules.from_dict(data["rules"]),
-            seed=int(data["seed"]),
+            seed=data["seed"],
             seats=data["seats"],  # a string is refused, not split into one-letter names
-            board=str(data["board"]),
+            board=data["board"],
             hands=data.get("hands", 1),
             clocks=Clocks.from_dict(data.get("clocks", {})),
             faults=FaultPolicy.from_dict(data.get("faults", {})),

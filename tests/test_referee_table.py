@@ -110,8 +110,25 @@ def test_what_is_no_mapping_is_refused_as_no_record(data: object) -> None:
 
 def test_a_bad_value_in_a_spec_is_refused_in_one_line() -> None:
     # int("abc") raised a bare ValueError out of from_dict.
-    with pytest.raises(ConfigError, match=r"^not a valid table spec .*'abc'$"):
+    with pytest.raises(ConfigError, match=r"^table 't1': seed must be a whole number, got 'abc'$"):
         TableSpec.from_dict({**_spec().to_dict(), "seed": "abc"})
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("seed", 7.9),
+        ("seed", True),
+        ("seed", " 7"),
+        ("seed", "\u0667"),
+        ("table_id", 5),
+        ("board", 3),
+    ],
+)
+def test_a_spec_read_back_checks_its_values_as_one_made_by_hand(field: str, value: object) -> None:
+    # int() and str() made each of these a valid spec: a seed of 7.9 dealt the cards of seed 7.
+    with pytest.raises(ConfigError, match=rf"\b{field}\b.*, got "):
+        TableSpec.from_dict({**_spec().to_dict(), field: value})
 
 
 def test_bad_values_are_refused_with_the_field_named() -> None:
