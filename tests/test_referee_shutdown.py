@@ -105,6 +105,31 @@ def test_stopping_with_a_grace_lets_the_game_in_play_finish(
     assert len(record.hands) == 1 and record.hands[0].complete
 
 
+def test_a_later_stop_cuts_a_stop_under_way_short_and_says_whether_it_stopped(
+    referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
+) -> None:
+    # stop(grace, timeout_s) returned None with the referee still stopping, and a later
+    # stop(0) waited out the whole of the first one's grace (ten minutes here) all the same.
+    names = ("h1", "h2", "h3", "h4")
+    procs = [bots.start(n, "slow", "--delay-ms=10") for n in names]
+    bots.ready(*names)
+    future = referee[0].submit(
+        TableSpec("hurried", ENDLESS, 5, names, "5", hands=None, clocks=CALM)
+    )
+    while referee[0].idle():  # the table has taken its bots: the game is under way
+        time.sleep(0.01)
+    assert referee[0].stop(grace_ms=600_000, timeout_s=0.5) is False
+    assert not future.done()
+    started = time.monotonic()
+    assert referee[0].stop(0, finished=True) is True
+    assert time.monotonic() - started < 60.0  # not the first stop's ten minutes
+    record = future.result(RESULT_S)
+    assert record.termination is Termination.INTERRUPTED
+    for proc in procs:  # the later stop's finished=True is what the bots are told
+        assert "SHUTDOWN SHUTDOWN_REASON_NO_MORE_GAMES" in bots.output(proc)
+    assert referee[0].stop(0) is True  # stopped: nothing left to wait for
+
+
 def test_a_bot_that_never_closes_its_side_still_gets_its_shutdown_and_an_ok_status(
     referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses
 ) -> None:

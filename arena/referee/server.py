@@ -255,6 +255,12 @@ class Referee:
         self._spectators = 0
         self._stopping = False
         self._stopped = asyncio.Event()
+        self._grace: asyncio.Timeout | None = None
+        """While a stop waits for its games: its deadline, which a later stop may bring nearer."""
+        self._hurry_at: float | None = None
+        """The nearest deadline a later stop asked for (the loop's clock), if any."""
+        self._no_more_games = False
+        """Whether a stop said the bots' work is done (``finished``)."""
         self._readers: set[asyncio.Task[None]] = set()
         self._handlers: set[asyncio.Task[Any]] = set()
         """The tasks running Play handlers (gRPC's own task per call)."""
@@ -343,15 +349,27 @@ class Referee:
         """Stop: running games get ``grace_ms`` to finish, then are recorded INTERRUPTED;
         every session is told why and its stream closes with OK. ``finished`` says there are
         no more games (the batch or the event is over: bots should exit) rather than that the
-        server is going down for a while (bots may reconnect later)."""
+        server is going down for a while (bots may reconnect later). A call while a stop is
+        under way waits for it to end; its ``grace_ms``, if shorter, cuts the games' grace
+        short, and its ``finished=True`` holds."""
         if grace_ms is not None:
             # Checked before anything stops: read only once a game runs, a string raised a
             # TypeError halfway through, and the bots were never told.
             _duration("stop: grace_ms", grace_ms)
         if self._stopping:
+            # A later stop may only hurry the first: a shorter grace cuts its wait short (as a
+            # second signal does under serve); stop(0) waited out the first one's whole grace.
+            self._no_more_games |= finished
+            if grace_ms is not None:
+                when = asyncio.get_running_loop().time() + grace_ms / MS
+                self._hurry_at = when if self._hurry_at is None else min(self._hurry_at, when)
+                planned = None if self._grace is None else self._grace.when()
+                if self._grace is not None and (planned is None or when < planned):
+                    self._grace.reschedule(when)
             await self._stopped.wait()
             return
         self._stopping = True
+        self._no_more_games = finished
         # The tables still waiting for their bots end now, unplayed, rather than when their
         # wait runs out: stop() returned while a play_table() went on waiting (and under a
         # RefereeThread, the table's future was cancelled instead of given a record).
@@ -363,13 +381,22 @@ class Referee:
         grace = self.config.shutdown_grace_ms if grace_ms is None else grace_ms
         tasks = [r.task for r in self._running.values() if r.task is not None]
         if tasks:
-            await asyncio.wait(tasks, timeout=grace / MS)
+            try:
+                deadline = asyncio.get_running_loop().time() + grace / MS
+                if self._hurry_at is not None:
+                    deadline = min(deadline, self._hurry_at)
+                async with asyncio.timeout_at(deadline) as self._grace:
+                    await asyncio.wait(tasks)
+            except TimeoutError:
+                pass
+            finally:
+                self._grace = None
         for run in list(self._running.values()):
             run.interrupt("the referee is stopping")
         tasks = [r.task for r in self._running.values() if r.task is not None]
         if tasks:
             await asyncio.wait(tasks)
-        if finished:
+        if self._no_more_games:
             shutdown = bot_pb.Shutdown(
                 reason=bot_pb.SHUTDOWN_REASON_NO_MORE_GAMES,
                 message="no more games: the referee's work is done",

@@ -187,29 +187,45 @@ class RefereeThread:
 
     def stop(
         self, grace_ms: int | None = None, timeout_s: float | None = None, *, finished: bool = False
-    ) -> None:
+    ) -> bool:
         """Stop the referee (games get ``grace_ms`` to finish) and join the thread (idempotent);
-        ``finished``: tell the bots there are no more games (see :meth:`Referee.stop`)."""
+        True once it has stopped, False if ``timeout_s`` ran out first (it goes on stopping).
+
+        ``finished``: tell the bots there are no more games (see :meth:`Referee.stop`). A call
+        while a stop is under way may cut its grace short (``stop(0)``: at once).
+        """
         if grace_ms is not None:
             # Here, on the caller's thread: on the referee's, a bad value ended its loop with a
             # traceback, and stop() returned as if it had stopped.
             _duration("stop: grace_ms", grace_ms)
         if timeout_s is not None:
             _duration("stop: timeout_s", timeout_s, "seconds")
-        if self._thread is None or self._loop is None or self._stop_request is None:
-            return
-        if not self._thread.is_alive():
-            return
+        thread, loop, referee = self._thread, self._loop, self._referee
+        if thread is None or loop is None or self._stop_request is None:
+            return True
+        if not thread.is_alive():
+            return True
         if self._start_error is not None:  # the loop is ending by itself (or has closed)
-            self._thread.join(timeout_s)
-            return
-        self._stop_grace_ms = grace_ms
-        self._stop_finished = finished
+            thread.join(timeout_s)
+            return not thread.is_alive()
         with self._lock:
-            self._closing = True
+            again, self._closing = self._closing, True
             with contextlib.suppress(RuntimeError):  # closed meanwhile: it stopped by itself
-                self._loop.call_soon_threadsafe(self._stop_request.set)
-        self._thread.join(timeout_s)
+                if again and referee is not None:
+                    # A stop under way (one whose timeout_s ran out, say): this one's grace
+                    # may cut it short. Before, stop(0) waited out the first one's whole grace.
+                    hurry = referee.stop(grace_ms, finished=finished)
+                    try:
+                        asyncio.run_coroutine_threadsafe(hurry, loop)
+                    except RuntimeError:
+                        hurry.close()
+                        raise
+                else:
+                    self._stop_grace_ms = grace_ms
+                    self._stop_finished = finished
+                    loop.call_soon_threadsafe(self._stop_request.set)
+        thread.join(timeout_s)
+        return not thread.is_alive()
 
     def _running_loop(self) -> asyncio.AbstractEventLoop:
         if self._loop is None or self._thread is None or not self._thread.is_alive():
