@@ -220,9 +220,11 @@ def test_decision_rng_takes_an_integer_seed_as_its_string() -> None:
             decision_rng(seed, views[0])  # type: ignore[arg-type]
 
 
-def test_serve_stops_its_referee_and_raises_mains_own_error_when_main_fails() -> None:
+@pytest.mark.parametrize("fails", [True, False], ids=["main fails", "main returns"])
+def test_serve_stops_its_referee_once_main_ends_and_tells_the_bots_why(fails: bool) -> None:
     # Before: an ExceptionGroup ("unhandled errors in a TaskGroup") instead of the ValueError,
-    # and the referee was never stopped: its bots got no Shutdown and waited on it.
+    # and the referee was never stopped: its bots got no Shutdown and waited on it. A main that
+    # returned had its bots told "shutting down", and they went on retrying for minutes.
     procs: list[subprocess.Popen[str]] = []
 
     def ready(port: int) -> None:
@@ -243,9 +245,16 @@ def test_serve_stops_its_referee_and_raises_mains_own_error_when_main_fails() ->
 
     async def main(referee: Referee) -> None:
         assert await referee.wait_for_bots(["a"], BOT_READY_MS)
-        raise ValueError("main failed")
+        if fails:
+            raise ValueError("main failed")
 
     async def body() -> None:
+        if not fails:
+            assert (
+                await serve(RefereeConfig(), {"tok": "a"}, "127.0.0.1:0", main=main, ready=ready)
+                == 0
+            )
+            return
         with pytest.raises(ValueError, match=r"^main failed$"):
             await serve(RefereeConfig(), {"tok": "a"}, "127.0.0.1:0", main=main, ready=ready)
 
@@ -258,7 +267,8 @@ def test_serve_stops_its_referee_and_raises_mains_own_error_when_main_fails() ->
             if proc.poll() is None:
                 proc.kill()
                 proc.communicate()
-    assert "SHUTDOWN SHUTDOWN_REASON_SERVER_SHUTDOWN" in out, out
+    told = "SERVER_SHUTDOWN" if fails else "NO_MORE_GAMES"
+    assert f"SHUTDOWN SHUTDOWN_REASON_{told}" in out, out
     assert out.splitlines()[-1].startswith("STATUS OK"), out
 
 

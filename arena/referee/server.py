@@ -1269,7 +1269,9 @@ async def serve(
 
     On the first signal, running games get ``config.shutdown_grace_ms`` to finish before they
     are recorded INTERRUPTED; a second signal interrupts them at once. Every stream is closed
-    with a status. Then ``main``, if it has not returned, is cancelled.
+    with a status: once ``main`` has returned, "no more games" (the bots exit); after a signal
+    or an exception, "shutting down" (they may reconnect). Then ``main``, if it has not
+    returned, is cancelled.
     """
     # Said before anything listens: a main or ready that cannot be called failed once the
     # referee served, with a bare TypeError (main's inside an ExceptionGroup).
@@ -1312,8 +1314,18 @@ async def serve(
         # raised, a cancel): the referee stops and tells its bots. Under a TaskGroup, a main that
         # raised cancelled the stop, and left the bots waiting on a referee that never answered.
         waiter.cancel()
+        # main's own return means its work is done: the bots are told there are no more games
+        # and exit (told "shutting down", they kept retrying to reconnect for minutes). A
+        # signal or an exception reads as "down for a while", as before.
+        done = (
+            worker is not None
+            and worker.done()
+            and not worker.cancelled()
+            and worker.exception() is None
+            and not signalled.is_set()
+        )
         try:
-            await referee.stop()
+            await referee.stop(finished=done)
             if worker is not None and not worker.done():
                 # Its tables have ended (their records are its to keep): a main waiting on
                 # anything else (a sleep, its next play_table) was waited for, without end, and
