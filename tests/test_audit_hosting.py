@@ -5,6 +5,7 @@ their bots, and values the protocol cannot carry are refused where they are give
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -61,6 +62,20 @@ def test_a_referee_thread_says_whether_it_runs_or_has_stopped() -> None:
         thread.stop(0)
     with pytest.raises(ConfigError, match=r"has stopped .*make a new RefereeThread"):
         thread.start("127.0.0.1:0")
+
+
+def test_a_referee_thread_whose_start_failed_may_start_again_and_leaves_no_thread() -> None:
+    # The failed start left a "referee" thread behind, and the next start() said "already
+    # started", where a Referee's may be called again.
+    thread = RefereeThread(RefereeConfig(), {})
+    with pytest.raises(ConfigError, match=r"cannot listen on '127.0.0.1'"):
+        thread.start("127.0.0.1")
+    assert not [t for t in threading.enumerate() if t.name == "referee"]
+    port = thread.start("127.0.0.1:0")
+    try:
+        assert port > 0 and thread.idle() == {}
+    finally:
+        assert thread.stop(0)
 
 
 def test_a_table_id_waiting_for_its_bots_is_not_taken_twice(

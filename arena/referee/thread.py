@@ -83,7 +83,16 @@ class RefereeThread:
         if not self._started.wait(START_TIMEOUT_S):
             raise ConfigError(f"the referee did not start within {START_TIMEOUT_S:.0f} s")
         if self._start_error is not None:
-            raise self._start_error
+            error = self._start_error
+            # Its loop ends by itself; joined, and this object is as new, so that start() may
+            # be called again (as Referee's may). A failed start left a "referee" thread
+            # behind, and a second start() said it had started already.
+            self._thread.join(START_TIMEOUT_S)
+            self._thread, self._loop, self._referee, self._stop_request = None, None, None, None
+            self._started = threading.Event()
+            self._start_error = None
+            self._closing = False
+            raise error
         return self.port
 
     def _run(self, address: str | None) -> None:
