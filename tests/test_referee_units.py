@@ -497,7 +497,19 @@ def test_a_port_past_65535_is_refused_not_wrapped() -> None:
         ({"welcome_message": None}, "referee.welcome_message must be a string, got None"),
         ({"options": "grpc.x=1"}, "referee.options must be (name, value) pairs"),
         ({"options": (("grpc.x", 1, 2),)}, "referee.options must be (name, value) pairs"),
-        ({"handshake_ms": 0}, "referee.handshake_ms must be at least 1 ms, got 0"),
+        ({"handshake_ms": 0}, "referee.handshake_ms must be a whole number >= 1, got 0"),
+        # Each says the right least value and names the one field: -1 was told ">= 0", and 0
+        # then ">= 1" (or all three fields' values in one line).
+        ({"handshake_ms": -1}, "referee.handshake_ms must be a whole number >= 1, got -1"),
+        ({"inbox_limit": -1}, "referee.inbox_limit must be a whole number >= 1, got -1"),
+        ({"inbox_limit": 0}, "referee.inbox_limit must be a whole number >= 1, got 0"),
+        ({"max_message_bytes": -5}, "referee.max_message_bytes must be a whole number >= 1024"),
+        ({"max_message_bytes": 1023}, "referee.max_message_bytes must be a whole number >= 1024"),
+        (
+            {"max_sessions_per_token": 0},
+            "referee.max_sessions_per_token must be a whole number >= 1",
+        ),
+        ({"grace_ms": -1}, "referee.grace_ms must be a whole number >= 0, got -1"),
     ],
 )
 def test_settings_of_the_wrong_type_are_refused_when_made(

@@ -245,6 +245,14 @@ class RefereeConfig:
     """Extra gRPC server options."""
 
     def __post_init__(self) -> None:
+        # The smallest value each takes (0 elsewhere), so that one message gives the right
+        # range: "-1: must be >= 0" and then "0: must be at least 1" sent users round twice.
+        least = {
+            "max_message_bytes": 1024,
+            "inbox_limit": 1,
+            "handshake_ms": 1,
+            "max_sessions_per_token": 1,
+        }
         for name in (
             "max_message_bytes",
             "inbox_limit",
@@ -262,8 +270,16 @@ class RefereeConfig:
             "max_sessions_per_token",
         ):
             value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ConfigError(f"referee.{name} must be a whole number >= 0, got {value!r}")
+            low = least.get(name, 0)
+            if not isinstance(value, int) or isinstance(value, bool) or value < low:
+                why = (
+                    ": the time a bot has to send its Hello (default 5000)"
+                    if name == "handshake_ms"
+                    else ""
+                )
+                raise ConfigError(
+                    f"referee.{name} must be a whole number >= {low}, got {value!r}{why}"
+                )
             if name.endswith("_ms") and value > MAX_MS:
                 raise ConfigError(
                     f"referee.{name} must be at most a day ({MAX_MS} ms), got {value!r}"
@@ -288,16 +304,4 @@ class RefereeConfig:
             raise ConfigError(
                 f"referee.max_message_bytes must be at most {MAX_MESSAGE_BYTES} (256 MiB), got "
                 f"{self.max_message_bytes}; a bot's messages are a few hundred bytes"
-            )
-        if self.handshake_ms < 1:
-            # 0 refused every bot: "no Hello within 0 ms of opening the stream".
-            raise ConfigError(
-                f"referee.handshake_ms must be at least 1 ms, got {self.handshake_ms}: the time a "
-                "bot has to send its Hello (default 5000)"
-            )
-        if self.inbox_limit < 1 or self.max_message_bytes < 1024 or self.max_sessions_per_token < 1:
-            raise ConfigError(
-                "referee: inbox_limit and max_sessions_per_token must be >= 1 and "
-                f"max_message_bytes >= 1024 (got {self.inbox_limit}, "
-                f"{self.max_sessions_per_token}, {self.max_message_bytes})"
             )
