@@ -553,7 +553,8 @@ def _card_lists(data: Sequence[Sequence[str]] | None) -> tuple[tuple[str, ...], 
 
 @dataclass(frozen=True)
 class HandRecord:
-    """One finished (or interrupted) hand: enough to replay it card by card."""
+    """One finished (or interrupted) hand: its deal, passes and finished tricks (an interrupted
+    hand's unfinished trick is in the record's decisions only)."""
 
     number: int
     """The hand number (from 0)."""

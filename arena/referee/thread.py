@@ -153,8 +153,8 @@ class RefereeThread:
     def submit(
         self, spec: TableSpec, *, wait_ms: int | None = None
     ) -> concurrent.futures.Future[GameRecord]:
-        """Play a table on the referee's loop; the future resolves to its record (ConfigError
-        if the referee stops before the table starts)."""
+        """Play a table on the referee's loop; the future resolves to its record (an
+        ``interrupted`` one if the referee stops first; ConfigError if it has stopped)."""
         if not isinstance(spec, TableSpec):
             # Here, on the caller's thread, as play_table says it: in the future, a dict for a
             # spec showed only once someone asked for the result.
