@@ -360,6 +360,69 @@ def test_a_bot_added_while_the_ladder_runs_is_seated_at_once(
     assert asyncio.run(go()) >= 1
 
 
+class LeavesAsItsTableForms(EngineHost):
+    """A host whose bot ``leaver`` leaves (its session ends) just after the ladder has looked
+    at the lobby and formed a table with it, before the table's first step takes the seats:
+    as a bot's Goodbye, sent as its last game ended, arrives after the next table is formed."""
+
+    def __init__(self, sessions: dict[str, int], leaver: str) -> None:
+        super().__init__(sessions)
+        self.leaver: str | None = leaver
+
+    def idle(self) -> dict[str, int]:
+        """The lobby as the ladder sees it; the leaver goes on the loop's next turn."""
+        idle = super().idle()
+        if self.leaver is not None and len(idle) == 4:
+            bot, self.leaver = self.leaver, None
+            asyncio.get_running_loop().call_soon(self.connected.pop, bot)
+        return idle
+
+
+def test_a_bot_that_leaves_as_its_table_forms_makes_it_unplayed_not_its_forfeit(
+    tmp_path: Path,
+) -> None:
+    # The referee waited for it (the handshake clock, then the grace period), then forfeited
+    # it as a disconnect, a rated game, the other three bots held meanwhile (an audit: 7 s).
+    async def go() -> tuple[GameRecord, EngineHost]:
+        db = tmp_path / "comp.db"
+        ledger = Ledger.open(db, ServerConfig())
+        accounts = AccountStore(db)
+        for bot in "abcd":
+            accounts.add(bot)
+        competition = Competition(ServerConfig(), ledger, accounts, seed=1)
+        await competition.load()
+        host = LeavesAsItsTableForms({n: 1 for n in "abcd"}, "d")
+        competition.attach(host)
+        records: list[GameRecord] = []
+        recorded = asyncio.Event()
+
+        def keep(game: int, record: GameRecord) -> None:
+            records.append(record)
+            recorded.set()
+
+        competition.on_record(keep)
+        competition.start()
+        await asyncio.wait_for(recorded.wait(), 60)
+        competition.paused = True
+        await competition.wait_recorded()
+        await competition.close()
+        ledger.close()
+        accounts.close()
+        return records[0], host
+
+    record, host = asyncio.run(go())
+    assert record.termination is Termination.INTERRUPTED
+    assert record.reason == "interrupted (d left as the table formed) after 0 hands played"
+    assert record.seat_status == (Termination.NORMAL,) * 4  # nobody's forfeit
+    assert host.played == [] and host.busy == {}  # no game; the others were never held
+    ledger = LedgerDB(tmp_path / "comp.db", ServerConfig())
+    try:
+        assert ledger.rated_results() == []
+        assert ledger.tallies()["d"].interrupted == 1
+    finally:
+        ledger.close()
+
+
 async def _plays_despite_a_stale_look(tmp_path: Path, change: str) -> tuple[list[str], int]:
     """Four accounts, d's changed after the ladder last read the accounts (``change``: "unban"
     or "new token"), then d connects as its token check allows: what the ladder kicked, and

@@ -899,6 +899,22 @@ class Competition:
         # play_table takes the sessions in this very step, so from here on the lobby's idle
         # counts no longer include them.
         self._running[game].launched = True
+        idle = self.host.idle()
+        gone = sorted(b for b, k in Counter(spec.seats).items() if idle.get(b, 0) < k)
+        if gone:
+            # Its bot left (a Goodbye, a cut) after the table was formed for it and before this
+            # step: nothing of the game reached it, so as for a Goodbye that crosses a table
+            # just formed, the game is interrupted, a game nobody played. The referee waited for
+            # it (the handshake clock, then the grace period) and forfeited it, rated, while the
+            # other bots sat and waited.
+            reason = (
+                f"interrupted ({', '.join(gone)} left as the table formed) after 0 hands played"
+            )
+            log.info(
+                "table not played", extra={"game": game, "table": spec.table_id, "why": reason}
+            )
+            await self._record(game, interrupted_record(spec, started, self._clock(), reason))
+            return
         try:
             record = await self.host.play_table(spec)
         except asyncio.CancelledError:
