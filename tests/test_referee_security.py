@@ -31,7 +31,7 @@ from arena.referee import (
 )
 from arena.referee.accounts import BotIdentity, Standing
 from arena.referee.config import MIN_PING_INTERVAL_MS
-from arena.referee.server import OVERSIZE_SLACK
+from arena.referee.session import OVERSIZE_SLACK
 from arena.rules import Rules
 from arena.table import Clocks, TableSpec, Termination
 

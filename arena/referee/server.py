@@ -42,7 +42,7 @@ from arena.referee.config import MAX_MS, PROTOCOL_VERSIONS, RefereeConfig
 from arena.referee.game import Seat, TableRun
 from arena.referee.lobby import Lobby
 from arena.referee.loop import run as run_loop
-from arena.referee.session import Closed, Ending, Session
+from arena.referee.session import OVERSIZE_SLACK, Closed, Ending, Session
 from arena.referee.spectators import TableFeed, Watcher
 from arena.table import MAX_PORT, GameRecord, TableSpec, Termination
 
@@ -64,9 +64,6 @@ SPECTATOR_SERVICE = spec_pb.DESCRIPTOR.services_by_name["SpectatorService"].full
 DENIED_ADVICE = "stop, and ask the organiser; retrying gets the same answer until they let it play"
 """What a bot refused with PERMISSION_DENIED is told to do (after why it may not play)."""
 MS = 1000.0
-OVERSIZE_SLACK = 4
-"""gRPC refuses messages over this many times the referee's limit itself; between the two, the
-referee ends the stream with a message that names its limit."""
 MAX_BOT_NAME = 64
 """The longest Hello.bot_name accepted (the names of accounts are as long at most)."""
 MAX_ECHOED_ID = 100

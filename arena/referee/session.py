@@ -52,7 +52,13 @@ _get_running_loop: Final = asyncio.get_running_loop
 
 HALF_CLOSED_REASON: Final = "the bot closed its side of the stream"
 """Why a session ended whose stream ended without a Goodbye (until :meth:`Session.cut`)."""
-CUT_REASON: Final = "its stream was cut (cancelled, or its process or connection ended)"
+OVERSIZE_SLACK: Final = 4
+"""gRPC's own receive limit, in multiples of the referee's: a message between the two is read
+and refused by the referee with its size said; gRPC cuts a stream whose message is over it."""
+CUT_REASON: Final = (
+    "its stream was cut (cancelled, or its process or connection ended, or gRPC refused a "
+    f"message of over {OVERSIZE_SLACK} times this referee's limit)"
+)
 """Why a session ended whose stream gRPC cancelled."""
 
 
