@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import queue
+import resource
 import shutil
 import signal
 import socket
@@ -233,6 +234,30 @@ def test_kill_9_loses_nothing_finished_and_the_running_game_is_interrupted(
     ]
     assert [g["termination"] for g in dealt_again] == ["normal"], dealt_again
     assert server.terminate() == 0
+
+
+def open_files_limit(pid: int) -> int:
+    """The soft limit on open files of process ``pid`` (Linux: /proc/PID/limits)."""
+    for line in Path(f"/proc/{pid}/limits").read_text().splitlines():
+        if line.startswith("Max open files"):
+            return int(line.split()[3])
+    raise AssertionError(f"no open-files line in /proc/{pid}/limits")
+
+
+@pytest.mark.skipif(not Path("/proc/self/limits").exists(), reason="needs Linux's /proc")
+def test_the_server_lifts_its_open_files_limit(server: ServerProcess) -> None:
+    # Under the usual soft limit of 1,024, a thousand idle connections to the bots' port took
+    # every descriptor: no new bot, no page and no `arena admin` could connect meanwhile.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    low = 512 if hard == resource.RLIM_INFINITY else min(512, hard // 2)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (low, hard))
+    try:
+        server.start()  # inherits the low soft limit
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert server.proc is not None
+    wanted = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)
+    assert open_files_limit(server.proc.pid) == wanted
 
 
 def test_admin_pauses_and_bans_and_a_banned_token_is_refused(server: ServerProcess) -> None:
