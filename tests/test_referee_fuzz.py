@@ -1536,3 +1536,33 @@ def test_a_seat_taken_back_as_its_pass_completes_is_told_the_pass_once() -> None
         assert told == [0], f"CardsReceived of hand 0 told {len(told)} times"
 
     on_referee_loop(body)
+
+
+def test_what_a_bot_sends_after_sitting_down_before_its_first_request_is_not_a_fault() -> None:
+    """A second Hello (or any message) sent just after a Welcome arrives once a table has taken
+    the session, before the bot was sent anything of the game: sent between games, as far as
+    the bot could know, so dropped and logged as at sitting down, not charged as a PROTOCOL
+    fault in a game it had not heard of (an audit: 2 tries in 4 against a ladder)."""
+
+    async def body() -> None:
+        names = ("a", "b", "c", "d")
+        spec = TableSpec("early", Rules(), 5, names, "5", clocks=Clocks(5000, 5000, 5000))
+        streams = [FakeStream(n) for n in names]
+        sessions = [fake_session(s, f"s{i}") for i, s in enumerate(streams)]
+        feed = TableFeed("early", names, wire.rules_message(spec.rules), 64)
+        run = TableRun(
+            spec,
+            sessions,
+            game_id="g1-early",
+            config=RefereeConfig(),
+            request_ids=itertools.count(1),
+            feed=feed,
+        )
+        hello = bot_pb.PlayRequest(hello=bot_pb.Hello(bot_name="x", protocol_version=1))
+        for session in sessions:  # seated (the run's constructor sat them down), not told
+            session.inbox.put_nowait((time.monotonic(), hello))
+        record = await asyncio.wait_for(run.run(), GUARD_S)
+        assert record.termination is Termination.NORMAL
+        assert record.faults == (), record.faults
+
+    on_referee_loop(body)

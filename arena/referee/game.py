@@ -1085,6 +1085,13 @@ class TableRun:
         The caller must not test ``seat.forfeit`` itself: mypy keeps it narrowed to None from
         the caller's earlier test across this call, and the compiled build then fails on the
         Termination it finds (a TypeError that ended the table)."""
+        if not seat.told:
+            # Nothing of this game has reached the bot yet (its events go with its first
+            # request): what it sent since sitting down was sent between games as far as it
+            # knew, dropped and logged as at sitting down. A second Hello sent just after a
+            # Welcome was a fault in a game formed at that instant.
+            self._settle(seat, session)
+            return seat.forfeit is None and seat.session is session
         strays: list[str] = []
         garbled: wire.Malformed | None = None
         while not session.inbox.empty():
