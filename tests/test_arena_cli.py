@@ -25,7 +25,9 @@ from typer.testing import CliRunner, Result
 
 from arena.cli import MAX_SPRT_BOARDS, app
 from arena.config import MAX_BOARDS, build_config
+from arena.director.run import check_port
 from arena.director.schedule import schedule
+from arena.errors import ConfigError
 from arena.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -263,6 +265,22 @@ def test_a_port_in_use_is_refused(tmp_path: Path) -> None:
         "(Address already in use)\n"
     )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_port_whose_connections_wait_out_time_wait_is_free_to_resume_on() -> None:
+    # After a Ctrl-C the referee's last connections on --port wait in TIME_WAIT for a minute;
+    # "run the same command again to resume" was refused meanwhile as "not free", though
+    # nothing listened there. A listener on it is still refused (the test above, and here).
+    with one_port_in_use() as listener:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gRPC's is
+        port = listener.getsockname()[1]
+        with pytest.raises(ConfigError, match="is not free"):
+            check_port(port)
+        client = socket.create_connection(("127.0.0.1", port))
+        served, _ = listener.accept()
+        served.close()  # the listening side closes first: its end waits in TIME_WAIT
+        client.close()
+    check_port(port)
 
 
 def test_an_existing_database_is_left_as_it_was_when_a_bot_fails(tmp_path: Path) -> None:

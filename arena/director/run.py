@@ -238,6 +238,10 @@ def check_port(port: int) -> None:
     if port == 0:
         return
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        # As gRPC binds: a port whose last connections wait out TIME_WAIT (the run just
+        # stopped, and is resumed) is free to listen on; without this it was refused for a
+        # minute after a Ctrl-C, though nothing listened there.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((HOST, port))
         except OSError as e:
