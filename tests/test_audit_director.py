@@ -135,6 +135,45 @@ def test_a_bot_log_that_fills_during_the_run_stops_it_and_the_same_command_resum
     assert re.search(r"--- arena .*: game b1-g0-r2 over", (out / "logs" / "b.log").read_text())
 
 
+def test_a_database_another_program_locks_during_the_run_is_named_as_locked(
+    tmp_path: Path,
+) -> None:
+    # Told "make room (or fix the disk)", as for a full disk, when a sqlite3 shell held the
+    # write lock past the busy timeout (10 s) while the run stored a game.
+    gate = tmp_path / "gate"
+    env = {"ARENA_TEST_GATE": str(gate)}
+    db, out = tmp_path / "arena.db", tmp_path / "arena-out"
+    run = arena(tmp_path, *RUN, *TWO_BOARDS, env=env)
+    try:
+        assert run.stderr is not None
+        lines = []
+        for line in run.stderr:
+            lines.append(line)
+            if line.startswith("arena: 3/6 games"):  # the first board; the second is held
+                break
+        else:
+            raise AssertionError(f"the run ended before its first board: {''.join(lines)}")
+        holder = sqlite3.connect(db, isolation_level=None)
+        try:
+            holder.execute("BEGIN IMMEDIATE")  # another program's write, left open
+            gate.touch()
+            _, rest = finish(run)
+        finally:
+            holder.close()
+        said = "".join(lines) + rest
+        assert "Traceback" not in said, said
+        assert run.returncode == 1, said
+        last = rest.strip().splitlines()[-1]
+        assert last.startswith("arena: error: cannot "), last
+        assert last.endswith(
+            ": the database is locked by another program (database is locked); 3 games of the "
+            "run are stored in arena.db: once it lets go, run the same command again to resume"
+        ), last
+    finally:
+        kill_orphans(out)
+    assert stored(db) == 3
+
+
 EXITING = (
     SIGNAL_AT
     + """

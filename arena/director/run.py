@@ -57,6 +57,7 @@ from arena.store import (
     Store,
     check_writable,
     database_locked,
+    is_busy,
     not_made,
     write_replay,
 )
@@ -535,16 +536,22 @@ class _Director:
         """The one line of a write the run cannot do (a full disk): what, why, what is kept and
         how to carry on. A traceback said none of it, and a full disk is no bad input."""
         why = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        # The fix to name: a database another program holds locked (a sqlite3 shell in a write,
+        # a backup) needs letting go, not room on the disk.
+        if isinstance(error, sqlite3.DatabaseError) and is_busy(error):
+            why = f"the database is locked by another program ({why})"
+            fix = "once it lets go,"
+        else:
+            fix = "make room (or fix the disk) and"
         if not self.claimed:
             return StoreWriteError(
-                f"cannot {what}: {why}; nothing was stored: make room (or fix the disk) and "
-                "run the command again"
+                f"cannot {what}: {why}; nothing was stored: {fix} run the command again"
             )
         games = self._done + self.played + stored
         kept = f"{games} game{'' if games == 1 else 's'} of the run {'is' if games == 1 else 'are'}"
         return StoreWriteError(
-            f"cannot {what}: {why}; {kept} stored in {self.config.db}: make room (or fix the "
-            "disk) and run the same command again to resume"
+            f"cannot {what}: {why}; {kept} stored in {self.config.db}: {fix} run the same "
+            "command again to resume"
         )
 
     def cannot_log(self, error: LogWriteError) -> ArenaError:
