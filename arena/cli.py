@@ -471,6 +471,19 @@ def _reading(db: Path, action: Callable[[], T]) -> T:
         return action()
     except sqlite3.DatabaseError as e:
         raise StoreError(unreadable(db, e)) from None
+    except BaseExceptionGroup as group:
+        # Raised inside a run's trio tasks (its replays written as it resumes), the error
+        # comes wrapped: a damaged database there was a traceback of an ExceptionGroup.
+        from arena.director.run import interrupted
+
+        found, _ = group.split(sqlite3.DatabaseError)
+        if found is None or interrupted(group):
+            raise
+        error = found.exceptions[0]
+        while isinstance(error, BaseExceptionGroup):
+            error = error.exceptions[0]
+        assert isinstance(error, sqlite3.DatabaseError)
+        raise StoreError(unreadable(db, error)) from None
 
 
 NOTHING_MADE_TEXT: Final = "interrupted before any game was played; nothing was made"
@@ -777,7 +790,11 @@ def _do_run(
             from arena.director.run import run_batch
             from arena.director.summary import print_summary
 
-        outcome = _guard(lambda: run_batch(settings, make_reporter(sys.stderr)), database, run_id)
+        outcome = _guard(
+            lambda: _reading(settings.db, lambda: run_batch(settings, make_reporter(sys.stderr))),
+            database,
+            run_id,
+        )
         if outcome.output_closed:  # stopped as by Ctrl-C; the same command resumes
             output_closed()
         if outcome.interrupted and outcome.stored >= outcome.total:
@@ -798,7 +815,10 @@ def _do_run(
             highlight=False,
         )
         _guard(
-            lambda: print_summary(console, settings.db, outcome.run_id, settings.out),
+            lambda: _reading(
+                settings.db,
+                lambda: print_summary(console, settings.db, outcome.run_id, settings.out),
+            ),
             database,
             run_id,
         )

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from test_arena_interrupt import BASE, LOW, ROOT, SIGNAL_AT, alive, signalled
 from test_arena_resume import PY, bot_pids, kill_orphans
+from test_audit_results import damage_games_table
 from test_audit_resume import limited
 from typer.testing import CliRunner
 
@@ -172,6 +173,26 @@ def test_a_database_another_program_locks_during_the_run_is_named_as_locked(
     finally:
         kill_orphans(out)
     assert stored(db) == 3
+
+
+def test_resuming_on_a_damaged_database_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    # The run's start reads well (schema, meta), its games not: resuming ended in a traceback
+    # of sqlite3.DatabaseError (or of an ExceptionGroup, from the replays written on resuming).
+    lows = ["run", "--bot", f"a={LOW}", "--bot", f"b={LOW}", "--bot", f"c={LOW}"]
+    args = [*lows, "--players", "3", "--boards", "1"]
+    first = arena(tmp_path, *args)
+    _, said = finish(first)
+    assert first.returncode == 0, said
+    db = tmp_path / "arena.db"
+    damage_games_table(db)
+    again = arena(tmp_path, *args)
+    _, said = finish(again)
+    assert "Traceback" not in said, said
+    assert again.returncode == 2, said
+    assert said.strip().splitlines()[-1] == (
+        "arena: error: arena.db: the database is damaged (database disk image is malformed); "
+        "a backup, or `sqlite3 FILE .recover`, may save its games"
+    )
 
 
 EXITING = (
