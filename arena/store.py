@@ -726,7 +726,9 @@ class Store:
                 "SELECT run_id, game, record FROM games WHERE game = ?", (int(key),)
             ).fetchall()
         if not rows:
-            raise StoreError(f"{self.path}: no game {key!r}; {self._game_hint()}")
+            raise StoreError(
+                f"{self.path}: no game {key!r}; {self._game_hint()}{self._unfinished_hint()}"
+            )
         row = rows[0]
         return row[0], row[1], GameRecord.from_dict(json.loads(row[2]))
 
@@ -746,6 +748,22 @@ class Store:
             f"give a table id ({ids[0]} to {ids[-1]}), the game id in the bots' logs "
             f"(gN-{ids[0]}) or a game number ({first} to {last})"
         )
+
+    def _unfinished_hint(self) -> str:
+        """Said of a game not found where a run stopped short: it may be one not played yet
+        (a number inside the hint's range, its games stored with a gap, read as a typo)."""
+        for run_id, total in self._db.execute(
+            "SELECT run_id, total FROM runs WHERE total IS NOT NULL ORDER BY created_at"
+        ):
+            (stored,) = self._db.execute(
+                "SELECT COUNT(*) FROM games WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            if stored < total:
+                return (
+                    f"; run {run_id} stopped with {stored} of {total} games stored: one not "
+                    "stored yet is played when the same `arena run` command resumes it"
+                )
+        return ""
 
     def bot_totals(self, run_id: str) -> list[tuple[str, int, int, int]]:
         """Per bot: hands played, points taken and faults, over the run's stored games."""

@@ -118,6 +118,25 @@ def play_record(spec: TableSpec, fault_seat: int | None = None) -> GameRecord:
     )
 
 
+def test_a_game_a_stopped_run_has_not_stored_yet_is_said_to_be_played_on_resuming(
+    tmp_path: Path,
+) -> None:
+    # Games 0, 1 and 3 stored (the run stopped with game 2 still in play): "no game '2'; give
+    # ... a game number (0 to 3)", the number it refused inside the range it suggested.
+    config = build_config(bots=BOTS, boards=1, db=tmp_path / "a.db")
+    tables = schedule(config)
+    with Store.open(config.db) as store:
+        store.claim(config.run_id, "batch", config.identity(), len(tables))
+        for index in (0, 1, 3):
+            store.save_game(config.run_id, index, play_record(tables[index].spec))
+        with pytest.raises(StoreError) as refused:
+            store.find_game("2")
+    assert str(refused.value).endswith(
+        f"a game number (0 to 3); run {config.run_id} stopped with 3 of {len(tables)} games "
+        "stored: one not stored yet is played when the same `arena run` command resumes it"
+    )
+
+
 def test_a_game_goes_in_whole_and_comes_back_equal(tmp_path: Path) -> None:
     config = build_config(bots=BOTS, boards=2, db=tmp_path / "a.db")
     tables = schedule(config)
