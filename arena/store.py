@@ -241,6 +241,10 @@ def is_busy(error: BaseException) -> bool:
     return (code & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
+_DAMAGED_RECOVER = "a backup, or `sqlite3 FILE .recover`, may save its games"
+_DAMAGED_ADVICE = f"the database is damaged (or was edited by hand); {_DAMAGED_RECOVER}"
+
+
 def unreadable(path: Path | str, error: sqlite3.DatabaseError) -> str:
     """What to say of a file SQLite could not use: not there to be made, held by another
     program, damaged, or not a database."""
@@ -260,10 +264,7 @@ def unreadable(path: Path | str, error: sqlite3.DatabaseError) -> str:
             "try again"
         )
     if name.startswith("SQLITE_CORRUPT"):
-        return (
-            f"{path}: the database is damaged ({error}); "
-            "a backup, or `sqlite3 FILE .recover`, may save its games"
-        )
+        return f"{path}: the database is damaged ({error}); {_DAMAGED_RECOVER}"
     return f"{path}: not a Hearts Arena database ({error})"
 
 
@@ -693,7 +694,7 @@ class Store:
                 (text,) = self._db.execute(
                     "SELECT record FROM games WHERE run_id = ? AND game = ?", (run_id, game)
                 ).fetchone()
-                yield game, GameRecord.from_dict(json.loads(text))
+                yield game, self._record(game, text)
 
     def records(self, run_id: str | None = None) -> Iterator[tuple[int, GameRecord]]:
         """The stored games (schedule index, record), in schedule order."""
@@ -703,7 +704,18 @@ class Store:
             sql += " WHERE run_id = ?"
             args = (run_id,)
         for game, text in self._db.execute(sql + " ORDER BY run_id, game", args):
-            yield game, GameRecord.from_dict(json.loads(text))
+            yield game, self._record(game, text)
+
+    def _record(self, game: int, text: str) -> GameRecord:
+        """Game ``game``'s stored record, read back (a record that is not JSON, which only a
+        hand edit or a failing disk makes, is said in one line, not a JSONDecodeError)."""
+        try:
+            data = json.loads(text)
+        except ValueError as e:
+            raise StoreError(
+                f"{self.path}: game {game}'s record is not JSON ({e}): {_DAMAGED_ADVICE}"
+            ) from None
+        return GameRecord.from_dict(data)
 
     def find_game(self, key: str | int) -> tuple[str, int, GameRecord]:
         """The game named by its table id (``b3-g2-r1``), the game id its bots saw
@@ -730,7 +742,7 @@ class Store:
                 f"{self.path}: no game {key!r}; {self._game_hint()}{self._unfinished_hint()}"
             )
         row = rows[0]
-        return row[0], row[1], GameRecord.from_dict(json.loads(row[2]))
+        return row[0], row[1], self._record(row[1], row[2])
 
     def _game_hint(self) -> str:
         """What a game may be named by in this database, from its first and last games."""
@@ -1010,7 +1022,9 @@ def results_where(
         moons.setdefault((rid, game), []).append(moon)
     results = []
     for rid, game, board, full_game, hands in games:
-        rows = seats[(rid, game)]
+        rows = seats.get((rid, game))
+        if not rows:  # a hand edit, or a failing disk: a KeyError traceback
+            raise StoreError(f"game {game} of run {rid} has no seats stored: {_DAMAGED_ADVICE}")
         result = _result(
             board,
             tuple(r[0] for r in rows),

@@ -245,6 +245,43 @@ def test_a_damaged_database_is_said_in_one_line(tmp_path: Path) -> None:
         ]
 
 
+@pytest.mark.parametrize(
+    ("edit", "args", "says"),
+    [
+        (
+            "UPDATE games SET record = '{not json' WHERE game = 3",
+            ("replay", "3"),
+            "game 3's record is not JSON (Expecting property name enclosed in double quotes: "
+            "line 1 column 2 (char 1)): ",
+        ),
+        ("DELETE FROM seats WHERE game = 5", ("ratings",), "game 5 of run "),
+    ],
+    ids=["record not JSON", "seats gone"],
+)
+def test_a_database_edited_by_hand_is_said_in_one_line(
+    tmp_path: Path, edit: str, args: tuple[str, ...], says: str
+) -> None:
+    # A JSONDecodeError traceback from arena replay, a KeyError one from arena ratings.
+    db = stored_db(tmp_path)
+    with sqlite3.connect(db) as conn:
+        conn.execute(edit)
+    conn.close()
+    done = subprocess.run(
+        [*BASE, *args, "--db", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT_S,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.splitlines()
+    assert says in line, line
+    assert line.endswith(
+        "the database is damaged (or was edited by hand); a backup, or `sqlite3 FILE .recover`, "
+        "may save its games"
+    ), line
+
+
 def test_a_database_locked_by_another_program_is_not_called_foreign(tmp_path: Path) -> None:
     # Held in an exclusive lock past the busy timeout (another program's long transaction), a
     # database was "not a Hearts Arena database (database is locked)".
