@@ -553,15 +553,21 @@ def _all_stored_text(total: int, db: Path) -> str:
 
 
 def sigterm_as_ctrl_c() -> None:
-    """From here on a SIGTERM stops the command as Ctrl-C does (stored games kept, bots stopped,
-    exit 130), also before a run's own signal watcher is up, where it would kill the process
-    outright (143, without a word) and leave the bots running."""
+    """From here on a SIGTERM (or SIGHUP) stops the command as Ctrl-C does (stored games kept,
+    bots stopped, exit 130), also before a run's own signal watcher is up, where it would kill
+    the process outright (143, without a word) and leave the bots running."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         # Inherited ignored (a script's `arena run ... &`): a SIGTERM turned into a SIGINT would
         # be ignored with it, and the bots would inherit the ignoring. A running batch heeds
         # Ctrl-C anyway (its signal watcher), so it is heeded from the start.
         signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))
+    # A closed terminal (or a dropped ssh session) sends SIGHUP: by default it killed the run
+    # at once, without a word, its bots left running and their helpers for good. `nohup`'s
+    # "ignore" is kept.
+    hangup = getattr(signal, "SIGHUP", None)  # not on Windows
+    if hangup is not None and signal.getsignal(hangup) is not signal.SIG_IGN:
+        signal.signal(hangup, lambda signum, frame: signal.raise_signal(signal.SIGINT))
 
 
 def _exit_at_once(said: Callable[[], str]) -> Callable[[int, object], None]:

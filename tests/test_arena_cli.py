@@ -341,8 +341,13 @@ def test_an_empty_file_as_db_stays_empty_when_a_bot_fails_then_takes_the_run(
 
 @pytest.mark.parametrize(
     ("stop", "background"),
-    [(signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGTERM, True)],
-    ids=["SIGINT", "SIGTERM", "SIGTERM-with-SIGINT-ignored"],
+    [
+        (signal.SIGINT, False),
+        (signal.SIGTERM, False),
+        (signal.SIGTERM, True),
+        (signal.SIGHUP, False),
+    ],
+    ids=["SIGINT", "SIGTERM", "SIGTERM-with-SIGINT-ignored", "SIGHUP"],
 )
 def test_ctrl_c_while_the_bots_start_is_one_line_and_exit_130(
     tmp_path: Path, stop: signal.Signals, background: bool

@@ -588,10 +588,15 @@ def _ignore_sigint() -> None:
 
 @pytest.mark.parametrize(
     ("stop", "sigint_ignored"),
-    [(signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGTERM, True)],
+    [
+        (signal.SIGINT, False),
+        (signal.SIGTERM, False),
+        (signal.SIGTERM, True),
+        (signal.SIGHUP, False),
+    ],
     # A command a shell script starts in the background inherits SIGINT ignored: a SIGTERM
     # turned into a SIGINT was ignored with it, and the check ran on with its bot.
-    ids=["SIGINT", "SIGTERM", "SIGTERM-with-SIGINT-ignored"],
+    ids=["SIGINT", "SIGTERM", "SIGTERM-with-SIGINT-ignored", "SIGHUP"],
 )
 def test_a_stopped_check_stops_its_bot_and_says_so(
     tmp_path: Path, stop: signal.Signals, sigint_ignored: bool

@@ -66,6 +66,11 @@ def _stop_on_sigterm() -> None:
         signal.raise_signal(signal.SIGINT)
 
     signal.signal(signal.SIGTERM, on_sigterm)
+    # A closed terminal's SIGHUP too (it killed the check and left its bot running); `nohup`'s
+    # "ignore" is kept.
+    hangup = getattr(signal, "SIGHUP", None)  # not on Windows
+    if hangup is not None and signal.getsignal(hangup) is not signal.SIG_IGN:
+        signal.signal(hangup, on_sigterm)
 
 
 def register(app: typer.Typer) -> None:
