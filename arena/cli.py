@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Final, NoReturn, TypeVar, cast, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Final, NoReturn, TypeVar, cast, get_args
 
 
 def _interrupted_while_loading(signum: int, frame: object) -> None:
@@ -67,6 +67,9 @@ import typer
 from rich.console import Console
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 from typer.models import DefaultPlaceholder
+
+if TYPE_CHECKING:
+    from arena.config import RunConfig
 
 from arena import __version__
 from arena._compiled import PURE_VARIABLE
@@ -447,17 +450,24 @@ def _fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
     raise typer.Exit(code)
 
 
-def _guard(action: Callable[[], T], db: Path | None = None, run_id: str | None = None) -> T:
+def _guard(
+    action: Callable[[], T],
+    db: Path | None = None,
+    run_id: str | None = None,
+    *,
+    interrupted: Callable[[], str] | None = None,
+) -> T:
     """Run ``action``; an arena error becomes one line and an exit code, never a traceback
     (``db``: the database a run writes, to say on Ctrl-C whether it holds anything; None for a
     command that only reads, which says only that it was interrupted; ``run_id``: the run, to
-    say whether any of its games is left to play)."""
+    say whether any of its games is left to play; ``interrupted``: the words instead)."""
     try:
         return action()
     except ArenaError as e:
         _fail(str(e), EXIT_BAD_INPUT if _is_bad_input(e) else EXIT_FAILED)
     except KeyboardInterrupt:
-        _fail(_interrupted_text(db, run_id), EXIT_INTERRUPTED)
+        said = interrupted() if interrupted is not None else _interrupted_text(db, run_id)
+        _fail(said, EXIT_INTERRUPTED)
 
 
 def _reading(db: Path, action: Callable[[], T]) -> T:
@@ -1360,6 +1370,7 @@ def sprt(
                 on_board=lambda t: reporter.note(t.status),
             ),
             settings.db,
+            interrupted=lambda: _sprt_interrupted_text(settings, max_boards),
         )
         if outcome.run is not None and outcome.run.output_closed:
             output_closed()
@@ -1378,6 +1389,21 @@ def sprt(
                     EXIT_INTERRUPTED,
                 )
             n = outcome.boards
+            cap = f"{max_boards} board" if max_boards == 1 else f"{max_boards} boards"
+            if n >= max_boards:
+                # Stopped as the bots stopped, after the cap's last board was stored: there is
+                # nothing to resume (it said to, beside the run's own "nothing to resume").
+                console.print(
+                    f"no decision: stopped at the cap of {cap} (--max-boards)",
+                    markup=False,
+                    highlight=False,
+                    soft_wrap=True,
+                )
+                _fail(
+                    f"interrupted after the last of the {cap} (--max-boards) was stored; nothing "
+                    "is left to play (the same command prints the result again)",
+                    EXIT_INTERRUPTED,
+                )
             _fail(
                 f"interrupted after {n} board{'' if n == 1 else 's'}; run the same command again "
                 "to resume",
@@ -1393,6 +1419,27 @@ def sprt(
     except KeyboardInterrupt:
         # Between the guarded steps: the same words as in them.
         _fail(_interrupted_text(database), EXIT_INTERRUPTED)
+
+
+def _sprt_interrupted_text(settings: RunConfig, max_boards: int) -> str:
+    """What an `arena sprt` stopped by Ctrl-C outside its run's own handling says: after the
+    cap's last game was stored (as its bots stopped), that nothing is left (it said to carry
+    on, beside the run's "nothing to resume")."""
+    import sqlite3
+
+    from arena.director.sprt import sprt_games_stored
+
+    try:
+        stored = sprt_games_stored(settings)
+    except (ArenaError, OSError, sqlite3.Error, KeyboardInterrupt):
+        return _interrupted_text(settings.db)
+    if stored >= max_boards * settings.players:
+        cap = f"{max_boards} board" if max_boards == 1 else f"{max_boards} boards"
+        return (
+            f"interrupted after the last of the {cap} (--max-boards) was stored; nothing is "
+            "left to play (the same command prints the result again)"
+        )
+    return _interrupted_text(settings.db)
 
 
 def _register_other_commands() -> None:

@@ -166,6 +166,40 @@ def test_a_signal_after_the_last_game_is_stored_says_every_game_is_stored(
     assert not any(alive(pid) for pid in bot_pids(tmp_path / "arena-out"))
 
 
+def test_a_signal_as_an_sprt_at_its_cap_stops_its_bots_says_nothing_is_left(
+    tmp_path: Path,
+) -> None:
+    # Two lines that disagreed: "stopping: every game has been played; nothing to resume", then
+    # "interrupted after 1 board; run the same command again to resume" (which played nothing).
+    sprt = subprocess.Popen(
+        [*BASE, "sprt", "--bot", f"a={LOW}", "--bot", f"b={LINGER}", "--max-boards", "1"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        log = tmp_path / "arena-sprt-out" / "logs" / "b.log"
+        deadline = time.monotonic() + TIMEOUT_S
+        while not log.exists() or "lingering" not in log.read_text():
+            assert sprt.poll() is None and time.monotonic() < deadline, "the bot never lingered"
+            time.sleep(0.02)
+        sprt.send_signal(signal.SIGINT)
+        _, err = sprt.communicate(timeout=TIMEOUT_S)
+    finally:
+        if sprt.poll() is None:
+            sprt.kill()
+            sprt.communicate()
+    assert sprt.returncode == 130, err
+    assert "run the same command again" not in err and "Traceback" not in err, err
+    assert err.strip().splitlines()[-1] == (
+        "arena: error: interrupted after the last of the 1 board (--max-boards) was stored; "
+        "nothing is left to play (the same command prints the result again)"
+    )
+    assert not any(alive(pid) for pid in bot_pids(tmp_path / "arena-sprt-out"))
+
+
 def test_a_signal_during_the_closing_report_says_every_game_is_stored(tmp_path: Path) -> None:
     # It said only "interrupted".
     work = tmp_path / "work"

@@ -28,7 +28,7 @@ from arena.errors import ConfigError
 from arena.ratings.sprt import Sprt, SprtDecision
 from arena.ratings.sprt import board_score as ratings_board_score
 from arena.rules import MAX_PLAYERS
-from arena.store import SPRT_FORMAT, check_writable, database_locked, result_of
+from arena.store import SPRT_FORMAT, Store, check_writable, database_locked, result_of
 from arena.table import GameRecord
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "check_max_boards",
     "run_sprt",
     "sprt_bots",
+    "sprt_games_stored",
 ]
 
 SPRT = SPRT_FORMAT
@@ -115,6 +116,14 @@ def board_score(records: Sequence[GameRecord], a: str, b: str) -> float:
     """B's share of the head-to-head points against A over one board's rotations (as the
     ratings count a pair: fewer points wins, equal is half, a forfeited seat loses)."""
     return ratings_board_score([result_of(r) for r in records], a, b)
+
+
+def sprt_games_stored(config: RunConfig) -> int:
+    """Games of this test's run already in its database (0 when there is none yet)."""
+    if not config.db.exists():
+        return 0
+    with Store.open(config.db, create=False) as store:
+        return len(store.finished(identity_hash(_identity(config))))
 
 
 def _identity(config: RunConfig) -> dict[str, Any]:
