@@ -239,6 +239,7 @@ def test_a_crashed_process_is_restarted_and_reported(tmp_path: Path) -> None:
 
 def test_a_bot_that_keeps_dying_stops_the_run(tmp_path: Path) -> None:
     accounts = Accounts()
+    exits: list[BotExit] = []
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
@@ -250,6 +251,7 @@ def test_a_bot_that_keeps_dying_stops_the_run(tmp_path: Path) -> None:
                 address,
                 tmp_path,
                 START_TIMEOUT_S,
+                on_exit=exits.append,
             )
             await nursery.start(pool.run)
 
@@ -261,6 +263,8 @@ def test_a_bot_that_keeps_dying_stops_the_run(tmp_path: Path) -> None:
         "bot 'doomed' exited 4 times in a row without finishing a game "
         "(last: code 5; its log's last line: I am doomed)"
     )
+    # The run notes each exit with "restarting it": not the last, after which none starts.
+    assert [gone.restarting for gone in exits] == [True, True, True, False]
 
 
 def test_tokens_are_fresh_and_revocable() -> None:

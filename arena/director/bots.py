@@ -103,6 +103,8 @@ class BotExit:
     key: bytes = field(default=b"", repr=False)
     """The digest of the process's token: the referee knows the process's seats by it (the
     token itself is revoked and never kept)."""
+    restarting: bool = True
+    """Whether a new process takes its place (not after too many exits in a row)."""
 
     def describe(self) -> str:
         """'bot NAME (process N) exited with code C; its last error: ...' for the run's notes."""
@@ -439,11 +441,21 @@ class BotPool:
             scanned = _tail(log_path(self._out, name), ERROR_SCAN_LINES, slot.log_from)
             tail = "\n".join(scanned.splitlines()[-STDERR_TAIL_LINES:])
             said = last_words(scanned, self._per_bot.get(name, 1))
-            gone = BotExit(name, slot.number, process.pid, code, time.time(), tail, said, key)
-            if self._on_exit is not None:
-                self._on_exit(gone)
             strikes = self._strikes.get(name, 0) + 1
             self._strikes[name] = strikes
+            gone = BotExit(
+                name,
+                slot.number,
+                process.pid,
+                code,
+                time.time(),
+                tail,
+                said,
+                key,
+                restarting=strikes < MAX_STRIKES,
+            )
+            if self._on_exit is not None:
+                self._on_exit(gone)
             if strikes >= MAX_STRIKES:
                 raise BotCrashLoopError(
                     f"bot {name!r} exited {strikes} times in a row without finishing a game "

@@ -581,7 +581,11 @@ class _Director:
 
     def _bot_exited(self, gone: BotExit) -> None:
         self.exits.append(gone)
-        self.reporter.note(f"{gone.describe()}; restarting it")
+        # Not "restarting it" after the exit that ends the run (too many in a row): the run's
+        # error line follows at once, and no process was started.
+        self.reporter.note(
+            f"{gone.describe()}; {'restarting it' if gone.restarting else 'not restarted'}"
+        )
         self.check_output()
         with contextlib.suppress(trio.ClosedResourceError):  # after the last game: not kept
             self._writes.send_nowait(gone)
