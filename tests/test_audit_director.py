@@ -62,6 +62,18 @@ def finish(proc: subprocess.Popen[str]) -> tuple[str, str]:
             proc.communicate()
 
 
+def first_board(run: subprocess.Popen[str]) -> list[str]:
+    """Read a gated run's error output until its first board is stored (the second is held
+    until the gate opens); the lines read."""
+    assert run.stderr is not None
+    lines = []
+    for line in run.stderr:
+        lines.append(line)
+        if line.startswith("arena: 3/6 games"):
+            return lines
+    raise AssertionError(f"the run ended before its first board: {''.join(lines)}")
+
+
 def stored(db: Path) -> int:
     """Games in the database (which is whole)."""
     with sqlite3.connect(db) as check:
@@ -101,14 +113,7 @@ def test_a_bot_log_that_fills_during_the_run_stops_it_and_the_same_command_resum
     db, out = tmp_path / "arena.db", tmp_path / "arena-out"
     run = arena(tmp_path, *RUN, *TWO_BOARDS, size=LIMIT, env=env)
     try:
-        assert run.stderr is not None
-        lines = []
-        for line in run.stderr:
-            lines.append(line)
-            if line.startswith("arena: 3/6 games"):  # the first board; the second is held
-                break
-        else:
-            raise AssertionError(f"the run ended before its first board: {''.join(lines)}")
+        lines = first_board(run)
         os.truncate(out / "logs" / "b.log", LIMIT)  # the disk is full
         gate.touch()
         _, rest = finish(run)
@@ -146,14 +151,7 @@ def test_a_database_another_program_locks_during_the_run_is_named_as_locked(
     db, out = tmp_path / "arena.db", tmp_path / "arena-out"
     run = arena(tmp_path, *RUN, *TWO_BOARDS, env=env)
     try:
-        assert run.stderr is not None
-        lines = []
-        for line in run.stderr:
-            lines.append(line)
-            if line.startswith("arena: 3/6 games"):  # the first board; the second is held
-                break
-        else:
-            raise AssertionError(f"the run ended before its first board: {''.join(lines)}")
+        lines = first_board(run)
         holder = sqlite3.connect(db, isolation_level=None)
         try:
             holder.execute("BEGIN IMMEDIATE")  # another program's write, left open

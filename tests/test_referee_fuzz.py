@@ -1488,6 +1488,24 @@ def fake_session(stream: FakeStream, session_id: str) -> Session:
     return session
 
 
+def fake_table(table_id: str) -> tuple[TableRun, list[FakeStream], list[Session]]:
+    """A table of four bots over fake streams, its sessions seated (the run not started)."""
+    names = ("a", "b", "c", "d")
+    spec = TableSpec(table_id, Rules(), 5, names, "5", clocks=Clocks(5000, 5000, 5000))
+    streams = [FakeStream(n) for n in names]
+    sessions = [fake_session(s, f"s{i}") for i, s in enumerate(streams)]
+    feed = TableFeed(table_id, names, wire.rules_message(spec.rules), 64)
+    run = TableRun(
+        spec,
+        sessions,
+        game_id=f"g1-{table_id}",
+        config=RefereeConfig(),
+        request_ids=itertools.count(1),
+        feed=feed,
+    )
+    return run, streams, sessions
+
+
 def test_a_seat_taken_back_as_its_pass_completes_is_told_the_pass_once() -> None:
     """The race the fuzz test hit, made exact on a table with fake streams.
 
@@ -1499,20 +1517,8 @@ def test_a_seat_taken_back_as_its_pass_completes_is_told_the_pass_once() -> None
     """
 
     async def body() -> None:
-        names = ("a", "b", "c", "d")
-        spec = TableSpec("race", Rules(), 5, names, "5", clocks=Clocks(5000, 5000, 5000))
-        streams = [FakeStream(n) for n in names]
+        run, streams, sessions = fake_table("race")
         streams[3].hold = True  # seat 3 passes last, when the test says
-        sessions = [fake_session(s, f"s{i}") for i, s in enumerate(streams)]
-        feed = TableFeed("race", names, wire.rules_message(spec.rules), 64)
-        run = TableRun(
-            spec,
-            sessions,
-            game_id="g1-race",
-            config=RefereeConfig(),
-            request_ids=itertools.count(1),
-            feed=feed,
-        )
         task = asyncio.create_task(run.run())
         deadline = time.monotonic() + GUARD_S
         while run.game.hand.seats_to_pass != (3,) or not streams[3].held:
@@ -1545,19 +1551,7 @@ def test_what_a_bot_sends_after_sitting_down_before_its_first_request_is_not_a_f
     fault in a game it had not heard of (an audit: 2 tries in 4 against a ladder)."""
 
     async def body() -> None:
-        names = ("a", "b", "c", "d")
-        spec = TableSpec("early", Rules(), 5, names, "5", clocks=Clocks(5000, 5000, 5000))
-        streams = [FakeStream(n) for n in names]
-        sessions = [fake_session(s, f"s{i}") for i, s in enumerate(streams)]
-        feed = TableFeed("early", names, wire.rules_message(spec.rules), 64)
-        run = TableRun(
-            spec,
-            sessions,
-            game_id="g1-early",
-            config=RefereeConfig(),
-            request_ids=itertools.count(1),
-            feed=feed,
-        )
+        run, _, sessions = fake_table("early")
         hello = bot_pb.PlayRequest(hello=bot_pb.Hello(bot_name="x", protocol_version=1))
         for session in sessions:  # seated (the run's constructor sat them down), not told
             session.inbox.put_nowait((time.monotonic(), hello))
