@@ -1399,11 +1399,7 @@ def sprt(
                     highlight=False,
                     soft_wrap=True,
                 )
-                _fail(
-                    f"interrupted after the last of the {cap} (--max-boards) was stored; nothing "
-                    "is left to play (the same command prints the result again)",
-                    EXIT_INTERRUPTED,
-                )
+                _fail(_sprt_all_played_text(max_boards), EXIT_INTERRUPTED)
             _fail(
                 f"interrupted after {n} board{'' if n == 1 else 's'}; run the same command again "
                 "to resume",
@@ -1434,12 +1430,17 @@ def _sprt_interrupted_text(settings: RunConfig, max_boards: int) -> str:
     except (ArenaError, OSError, sqlite3.Error, KeyboardInterrupt):
         return _interrupted_text(settings.db)
     if stored >= max_boards * settings.players:
-        cap = f"{max_boards} board" if max_boards == 1 else f"{max_boards} boards"
-        return (
-            f"interrupted after the last of the {cap} (--max-boards) was stored; nothing is "
-            "left to play (the same command prints the result again)"
-        )
+        return _sprt_all_played_text(max_boards)
     return _interrupted_text(settings.db)
+
+
+def _sprt_all_played_text(max_boards: int) -> str:
+    """What an `arena sprt` stopped after the last game of its cap was stored says."""
+    cap = f"{max_boards} board" if max_boards == 1 else f"{max_boards} boards"
+    return (
+        f"interrupted after the last of the {cap} (--max-boards) was stored; nothing is left "
+        "to play (the same command prints the result again)"
+    )
 
 
 def _register_other_commands() -> None:
