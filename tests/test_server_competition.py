@@ -321,6 +321,18 @@ def test_a_bad_clock_or_target_in_the_server_config_is_one_line(
         server_config_from_dict(settings)
 
 
+async def ladder_of(db: Path, bots: str) -> tuple[Ledger, AccountStore, Competition]:
+    """A ladder with default settings on ``db``, an account for each of ``bots`` (one letter a
+    bot), loaded and not started."""
+    ledger = Ledger.open(db, ServerConfig())
+    accounts = AccountStore(db)
+    for bot in bots:
+        accounts.add(bot)
+    competition = Competition(ServerConfig(), ledger, accounts, seed=1)
+    await competition.load()
+    return ledger, accounts, competition
+
+
 def test_a_bot_added_while_the_ladder_runs_is_seated_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -331,13 +343,7 @@ def test_a_bot_added_while_the_ladder_runs_is_seated_at_once(
     monkeypatch.setattr(competition_module, "STATUS_TTL_S", math.inf)
 
     async def go() -> int:
-        db = tmp_path / "comp.db"
-        ledger = Ledger.open(db, ServerConfig())
-        accounts = AccountStore(db)
-        for bot in "abc":
-            accounts.add(bot)
-        competition = Competition(ServerConfig(), ledger, accounts, seed=1)
-        await competition.load()
+        ledger, accounts, competition = await ladder_of(tmp_path / "comp.db", "abc")
         host = EngineHost({"a": 1, "b": 1, "c": 1})
         competition.attach(host)
         recorded = asyncio.Event()
@@ -384,13 +390,7 @@ def test_a_bot_that_leaves_as_its_table_forms_makes_it_unplayed_not_its_forfeit(
     # The referee waited for it (the handshake clock, then the grace period), then forfeited
     # it as a disconnect, a rated game, the other three bots held meanwhile (an audit: 7 s).
     async def go() -> tuple[GameRecord, EngineHost]:
-        db = tmp_path / "comp.db"
-        ledger = Ledger.open(db, ServerConfig())
-        accounts = AccountStore(db)
-        for bot in "abcd":
-            accounts.add(bot)
-        competition = Competition(ServerConfig(), ledger, accounts, seed=1)
-        await competition.load()
+        ledger, accounts, competition = await ladder_of(tmp_path / "comp.db", "abcd")
         host = LeavesAsItsTableForms({n: 1 for n in "abcd"}, "d")
         competition.attach(host)
         records: list[GameRecord] = []
