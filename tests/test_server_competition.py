@@ -333,6 +333,15 @@ async def ladder_of(db: Path, bots: str) -> tuple[Ledger, AccountStore, Competit
     return ledger, accounts, competition
 
 
+async def close_ladder(ledger: Ledger, accounts: AccountStore, competition: Competition) -> None:
+    """Stop starting tables, wait for those in play to be recorded, and close it all."""
+    competition.paused = True
+    await competition.wait_recorded()
+    await competition.close()
+    ledger.close()
+    accounts.close()
+
+
 def test_a_bot_added_while_the_ladder_runs_is_seated_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -356,11 +365,7 @@ def test_a_bot_added_while_the_ladder_runs_is_seated_at_once(
         host.connected["d"] = 1
         competition.poke()
         await asyncio.wait_for(recorded.wait(), 60)
-        competition.paused = True
-        await competition.wait_recorded()
-        await competition.close()
-        ledger.close()
-        accounts.close()
+        await close_ladder(ledger, accounts, competition)
         return len(host.played)
 
     assert asyncio.run(go()) >= 1
@@ -403,11 +408,7 @@ def test_a_bot_that_leaves_as_its_table_forms_makes_it_unplayed_not_its_forfeit(
         competition.on_record(keep)
         competition.start()
         await asyncio.wait_for(recorded.wait(), 60)
-        competition.paused = True
-        await competition.wait_recorded()
-        await competition.close()
-        ledger.close()
-        accounts.close()
+        await close_ladder(ledger, accounts, competition)
         return records[0], host
 
     record, host = asyncio.run(go())
