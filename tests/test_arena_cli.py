@@ -80,8 +80,20 @@ def start_run(cwd: Path, *args: str, background: bool = False) -> subprocess.Pop
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if background else None,
+        preexec_fn=_ignoring_sigint if background else _hangup_default,
     )
+
+
+def _hangup_default() -> None:
+    """SIGHUP as a terminal's command has it (a test suite started under `nohup` ignores it,
+    and `arena run` keeps an inherited ignore)."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
+def _ignoring_sigint() -> None:
+    """As a shell script's ``command &`` starts it: SIGINT ignored."""
+    _hangup_default()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def test_version_and_help(tmp_path: Path) -> None:

@@ -583,7 +583,14 @@ def _bot_running(marker: str) -> bool:
 
 
 def _ignore_sigint() -> None:
+    _hangup_default()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _hangup_default() -> None:
+    """SIGHUP as a terminal's command has it (a test suite started under `nohup` ignores it,
+    and check-bot keeps an inherited ignore)."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 @pytest.mark.parametrize(
@@ -609,7 +616,7 @@ def test_a_stopped_check_stops_its_bot_and_says_so(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=_ignore_sigint if sigint_ignored else None,
+        preexec_fn=_ignore_sigint if sigint_ignored else _hangup_default,
     )
     try:
         deadline = time.monotonic() + 60
