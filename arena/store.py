@@ -764,18 +764,18 @@ class Store:
     def _unfinished_hint(self) -> str:
         """Said of a game not found where a run stopped short: it may be one not played yet
         (a number inside the hint's range, its games stored with a gap, read as a typo)."""
-        for run_id, total in self._db.execute(
-            "SELECT run_id, total FROM runs WHERE total IS NOT NULL ORDER BY created_at"
-        ):
-            (stored,) = self._db.execute(
-                "SELECT COUNT(*) FROM games WHERE run_id = ?", (run_id,)
-            ).fetchone()
-            if stored < total:
-                return (
-                    f"; run {run_id} stopped with {stored} of {total} games stored: one not "
-                    "stored yet is played when the same `arena run` command resumes it"
-                )
-        return ""
+        short = self._db.execute(
+            "SELECT r.run_id, r.total, COUNT(g.game) FROM runs r LEFT JOIN games g USING (run_id)"
+            " WHERE r.total IS NOT NULL GROUP BY r.run_id HAVING COUNT(g.game) < r.total"
+            " ORDER BY r.created_at LIMIT 1"
+        ).fetchone()
+        if short is None:
+            return ""
+        run_id, total, stored = short
+        return (
+            f"; run {run_id} stopped with {stored} of {total} games stored: one not stored yet "
+            "is played when the same `arena run` command resumes it"
+        )
 
     def bot_totals(self, run_id: str) -> list[tuple[str, int, int, int]]:
         """Per bot: hands played, points taken and faults, over the run's stored games."""

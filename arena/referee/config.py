@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import ssl
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
 
 from arena.errors import ConfigError
 from arena.pem import PairProblem, load_pair
@@ -198,6 +200,20 @@ def _validity_problem(server: ssl.SSLContext, client: ssl.SSLContext) -> str:
     return ""
 
 
+_LEAST: Final[Mapping[str, int]] = {
+    "max_message_bytes": 1024,
+    "inbox_limit": 1,
+    "handshake_ms": 1,
+    "max_sessions_per_token": 1,
+}
+"""The smallest value of the settings whose least is not 0, so that one message gives the
+whole range ("-1: must be >= 0", then "0: must be at least 1" sent users round twice)."""
+_WHAT: Final[Mapping[str, str]] = {
+    "handshake_ms": ": the time a bot has to send its Hello (default 5000)"
+}
+"""What a setting is, said when it is refused."""
+
+
 @dataclass(frozen=True)
 class RefereeConfig:
     """How a referee serves: limits, security, shutdown."""
@@ -245,14 +261,6 @@ class RefereeConfig:
     """Extra gRPC server options."""
 
     def __post_init__(self) -> None:
-        # The smallest value each takes (0 elsewhere), so that one message gives the right
-        # range: "-1: must be >= 0" and then "0: must be at least 1" sent users round twice.
-        least = {
-            "max_message_bytes": 1024,
-            "inbox_limit": 1,
-            "handshake_ms": 1,
-            "max_sessions_per_token": 1,
-        }
         for name in (
             "max_message_bytes",
             "inbox_limit",
@@ -270,15 +278,11 @@ class RefereeConfig:
             "max_sessions_per_token",
         ):
             value = getattr(self, name)
-            low = least.get(name, 0)
+            low = _LEAST.get(name, 0)
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
-                why = (
-                    ": the time a bot has to send its Hello (default 5000)"
-                    if name == "handshake_ms"
-                    else ""
-                )
                 raise ConfigError(
-                    f"referee.{name} must be a whole number >= {low}, got {value!r}{why}"
+                    f"referee.{name} must be a whole number >= {low}, got {value!r}"
+                    f"{_WHAT.get(name, '')}"
                 )
             if name.endswith("_ms") and value > MAX_MS:
                 raise ConfigError(

@@ -360,9 +360,8 @@ class Referee:
             if grace_ms is not None:
                 when = asyncio.get_running_loop().time() + grace_ms / MS
                 self._hurry_at = when if self._hurry_at is None else min(self._hurry_at, when)
-                planned = None if self._grace is None else self._grace.when()
-                if self._grace is not None and (planned is None or when < planned):
-                    self._grace.reschedule(when)
+                if self._grace is not None:  # made with a deadline no later than _hurry_at
+                    self._grace.reschedule(min(self._grace.when() or when, self._hurry_at))
             await self._stopped.wait()
             return
         self._stopping = True
