@@ -58,6 +58,7 @@ from arena.cards import (
 from arena.errors import (
     CardParseError,
     ConfigError,
+    DealError,
     IllegalMoveError,
     RulesError,
     SeatError,
@@ -345,10 +346,11 @@ def pick_index(mask: int, draw: float) -> int:
 
 
 def _cards(cards: Iterable[Card | str] | str) -> tuple[Card, ...]:
-    """Cards from cards or codes (one string of codes split on spaces, like parse_cards)."""
+    """Cards from cards or codes (one string of codes split on spaces or commas, like
+    parse_cards)."""
     if isinstance(cards, Card):  # one card where a list belongs: a pass of one card
         return (cards,)
-    items = cards.split() if isinstance(cards, str) else cards
+    items = _words(cards) if isinstance(cards, str) else cards
     try:
         return tuple(c if isinstance(c, Card) else Card.parse(c) for c in items)
     except TypeError:  # not a collection at all (None, a number)
@@ -529,8 +531,8 @@ class Hand:
         kitty: Iterable[Card | str] | str = (),
     ) -> Hand:
         """Start a hand from explicit hands; each hand may be a string like "2C 3C QS"."""
-        parsed = [h.split() if isinstance(h, str) else h for h in _per_seat(hands)]
-        k = kitty.split() if isinstance(kitty, str) else kitty
+        parsed = [_words(h) if isinstance(h, str) else h for h in _per_seat(hands)]
+        k = _words(kitty) if isinstance(kitty, str) else kitty
         return cls(rules, parsed, dealer=dealer, pass_direction=pass_direction, kitty=k)
 
     @classmethod
@@ -548,8 +550,9 @@ class Hand:
         every seat's current cards (the viewer's own must match the view) and the kitty, and
         get a hand in the same position, with the tricks so far replayed. In the play phase the
         other seats' passes are unknown, so :meth:`dealt` is their holding after the pass.
-        Raises :class:`~arena.errors.RulesError` or :class:`~arena.errors.IllegalMoveError`
-        if the guess contradicts the view (wrong cards, or a void the replay breaks).
+        Raises :class:`~arena.errors.DealError` (a RulesError) or
+        :class:`~arena.errors.IllegalMoveError` if the guess contradicts the view (wrong cards,
+        or a void the replay breaks).
         """
         check_rules(rules)
         if not isinstance(view, SeatView):  # read field by field below: an AttributeError
@@ -558,17 +561,17 @@ class Hand:
             )
         n = rules.players
         if view.players != n:
-            raise RulesError("players", f"the view has {view.players} seats, the rules {n}")
+            raise DealError("view", f"the view has {view.players} seats, the rules {n}")
         # A view made by hand with seat 7 was an IndexError; seat -1 read another seat's hand.
         _check_seat("view.seat", view.seat, n)
-        masks = [_to_mask(h.split() if isinstance(h, str) else h) for h in _per_seat(hands)]
+        masks = [_to_mask(h) for h in _per_seat(hands)]
         if len(masks) != n:  # len(masks): hands may be a generator, read once
-            raise RulesError("players", f"{n} players but {len(masks)} hands were given")
+            raise DealError("hands", f"{n} players but {len(masks)} hands were given")
         if masks[view.seat] != _to_mask(view.hand):
-            raise RulesError(
-                "players", f"hands[{view.seat}] is not the viewer's hand {_show_cards(view.hand)}"
+            raise DealError(
+                "hands", f"hands[{view.seat}] is not the viewer's hand {_show_cards(view.hand)}"
             )
-        kitty_mask = _to_mask(kitty.split() if isinstance(kitty, str) else kitty)
+        kitty_mask = _to_mask(kitty)
         hand = cls.__new__(cls)
         if view.phase is _PASS:
             _check_deal(rules, masks, kitty_mask, view.dealer)
@@ -586,8 +589,8 @@ class Hand:
         for seat, mask in enumerate(masks):
             if mask & gone:
                 # Dropped silently as the replay put it back: a sampler's slip went unseen.
-                raise RulesError(
-                    "players",
+                raise DealError(
+                    "hands",
                     f"hands[{seat}] holds {_show_cards(cards_from_mask(mask & gone))}, played "
                     "already in this hand",
                 )
@@ -928,7 +931,15 @@ class Hand:
             # '3' or None was a TypeError from the comparison, 1.5 an AttributeError.
             raise ConfigError(f"pass_mask takes a bit mask of the cards (an int), got {mask!r:.40}")
         if not 0 <= mask < 1 << len(CARDS):
-            raise IllegalMoveError(seat, (), Violation.CARD_NOT_HELD, kind="pass")
+            # Said "may not pass nothing", as if the mask held no card.
+            what = "is negative" if mask < 0 else f"has bit {mask.bit_length() - 1} set"
+            raise IllegalMoveError(
+                seat,
+                (),
+                Violation.CARD_NOT_HELD,
+                kind="pass",
+                detail=f"the mask {what}: only bits 0 to {len(CARDS) - 1} are cards",
+            )
         why = self._check_pass_state(seat) or self._check_pass_cards(seat, mask, mask.bit_count())
         if why is not None:
             cards = tuple(cards_from_mask(mask))
@@ -1276,7 +1287,7 @@ def _check_deal(
     hands as given, when ``masks`` adds the cards each seat has played to them)."""
     n = rules.players
     if len(masks) != n:
-        raise RulesError("players", f"{n} players but {len(masks)} hands were given")
+        raise DealError("hands", f"{n} players but {len(masks)} hands were given")
     _check_seat("dealer", dealer, n)
     seen = 0
     for seat, m in enumerate(masks):
@@ -1288,36 +1299,41 @@ def _check_deal(
                 what = f"hands[{seat}] has {now} cards, and {held - now} played: {held}"
             else:
                 what = f"hands[{seat}] has {held} cards"
-            raise RulesError(
-                "players",
+            raise DealError(
+                "hands",
                 f"{what}, where {n} players are dealt {rules.hand_size} each (the hands given "
                 "do not fit the rules)",
             )
         if seen & m:
-            raise RulesError(
-                "removed_cards",
+            raise DealError(
+                "hands",
                 f"{_show(seen & m)} dealt twice (in hands[{seat}] and an earlier hand given)",
             )
         seen |= m
     if kitty.bit_count() != rules.kitty_size or seen & kitty:
         size = rules.kitty_size
-        raise RulesError(
+        raise DealError(
             "kitty",
             f"the kitty must hold {size} card{'' if size == 1 else 's'} not in any hand, "
             f"got {_show(kitty)}",
         )
     deck = rules.deck_mask
     if (seen | kitty) != deck:
-        raise RulesError(
-            "removed_cards",
+        raise DealError(
+            "hands",
             "the hands do not hold the deck in play (missing "
             f"{_show(deck & ~seen & ~kitty)}, extra {_show((seen | kitty) & ~deck)})",
         )
 
 
+def _words(text: str) -> list[str]:
+    """The card codes of one string, split on spaces or commas (as parse_cards reads them)."""
+    return text.replace(",", " ").split()
+
+
 def _to_mask(cards: Iterable[Card | str] | str) -> int:
     if isinstance(cards, str):  # one string of codes, not a sequence of one-letter ones
-        cards = cards.replace(",", " ").split()
+        cards = _words(cards)
     m = 0
     try:
         for c in cards:

@@ -3,6 +3,7 @@
     ArenaError
     ├── CardParseError        text that is not a card ("QX", "1S")
     ├── RulesError            a rules option out of range or contradicting another (names the field)
+    │   └── DealError         hands, a kitty or a view given to the engine that do not fit the rules
     ├── IllegalMoveError      a pass or play the rules forbid (names the seat, the cards, the rule)
     ├── StateError            a call the state does not allow (scoring an unfinished hand...)
     ├── SeatError             a seat number that is not at the table (or a list not one per seat)
@@ -23,6 +24,7 @@ __all__ = [
     "ArenaError",
     "CardParseError",
     "ConfigError",
+    "DealError",
     "IllegalMoveError",
     "RulesError",
     "SeatError",
@@ -46,6 +48,16 @@ class RulesError(ArenaError, ValueError):
         super().__init__(f"rules.{field}: {message}")
         self.field = field
         """The name of the offending :class:`~arena.rules.Rules` field."""
+
+
+class DealError(RulesError):
+    """Hands, a kitty or a view given to the engine that do not fit the rules (the cards given
+    are at fault, not the rules; a RulesError, so that code catching those catches it too)."""
+
+    def __init__(self, given: str, message: str) -> None:
+        ArenaError.__init__(self, f"{given}: {message}")
+        self.field = given
+        """What was given that does not fit: "hands", "kitty" or "view"."""
 
 
 class ConfigError(ArenaError, ValueError):

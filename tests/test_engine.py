@@ -16,6 +16,7 @@ from arena.engine import _SPOT_SUM, Game, Hand, Phase, Trick, deal_order
 from arena.errors import (
     CardParseError,
     ConfigError,
+    DealError,
     IllegalMoveError,
     RulesError,
     SeatError,
@@ -422,14 +423,60 @@ def test_totals_for_another_number_of_seats_are_refused() -> None:
 @pytest.mark.parametrize(
     ("hands", "field"),
     [
-        (["2C"] * 4, "players"),
-        ([" ".join(str(c) for c in CARDS[i * 13 : i * 13 + 13]) for i in range(3)], "players"),
+        (["2C"] * 4, "hands"),
+        ([" ".join(str(c) for c in CARDS[i * 13 : i * 13 + 13]) for i in range(3)], "hands"),
     ],
 )
 def test_explicit_hands_must_be_a_deal_of_the_deck(hands: list[str], field: str) -> None:
-    with pytest.raises(RulesError) as err:
+    with pytest.raises(DealError) as err:
         Hand.from_hands(Rules(), hands)
     assert err.value.field == field
+    assert isinstance(err.value, RulesError)  # what callers catching RulesError still catch
+
+
+def test_hands_that_do_not_fit_say_so_not_that_the_rules_are_wrong() -> None:
+    good = [" ".join(str(c) for c in CARDS[i * 13 : i * 13 + 13]) for i in range(4)]
+    # Said "rules.removed_cards: ... dealt twice" (and "rules.players: hands[0] is not the
+    # viewer's hand"), sending the user to the rules, which were fine.
+    with pytest.raises(DealError, match=r"^hands: 2C .* AC dealt twice \(in hands\[1\]") as err:
+        Hand.from_hands(Rules(), [good[0], good[0], good[2], good[3]])
+    assert err.value.field == "hands"
+    hand = Hand.deal(Rules(), 5, hand_number=3)
+    for _ in range(6):
+        hand.play(hand.legal_plays()[0])
+    swapped = [hand.hand(1), hand.hand(0), hand.hand(2), hand.hand(3)]
+    with pytest.raises(DealError, match=r"^hands: hands\[0\] is not the viewer's hand") as err:
+        Hand.from_view(Rules(), hand.view(0), swapped)
+    assert err.value.field == "hands"
+
+
+def test_cards_given_as_text_may_be_separated_by_commas_everywhere() -> None:
+    rules = Rules()
+    spaced = [" ".join(str(c) for c in CARDS[i * 13 : i * 13 + 13]) for i in range(4)]
+    commas = [text.replace(" ", ",") for text in spaced]
+    # parse_cards and Hand(...) read "2C,3C"; from_hands, pass_cards and check_pass refused it.
+    from_commas, from_spaces = Hand.from_hands(rules, commas), Hand.from_hands(rules, spaced)
+    assert [from_commas.hand(s) for s in range(4)] == [from_spaces.hand(s) for s in range(4)]
+    hand = Hand.deal(rules, 1)
+    three = ", ".join(str(c) for c in hand.hand(0)[:3])
+    assert hand.check_pass(0, three) is None
+    hand.pass_cards(0, three)
+    assert [str(c) for c in hand.passed(0) or ()] == three.split(", ")
+    played = Hand.deal(rules, 5, hand_number=3)
+    for _ in range(6):
+        played.play(played.legal_plays()[0])
+    guess = [",".join(str(c) for c in played.hand(s)) for s in range(4)]
+    rebuilt = Hand.from_view(rules, played.view(0), guess)
+    assert rebuilt.view(0) == played.view(0)
+
+
+def test_a_pass_mask_beyond_the_deck_names_the_bit() -> None:
+    hand = Hand.deal(Rules(), 1)
+    # Said "seat 1 may not pass nothing: the card is not in the seat's hand".
+    with pytest.raises(IllegalMoveError, match=r"the mask has bit 60 set: only bits 0 to 51"):
+        hand.pass_mask(1, 1 << 60)
+    with pytest.raises(IllegalMoveError, match=r"the mask is negative: only bits 0 to 51"):
+        hand.pass_mask(1, -1)
 
 
 def test_explicit_hands_refuse_duplicates_missing_cards_and_bad_directions() -> None:

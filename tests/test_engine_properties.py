@@ -530,7 +530,7 @@ def test_a_guess_with_a_card_short_says_what_the_seat_was_given() -> None:
     short = [hands[0], hands[1][:-1], hands[2], hands[3]]
     with pytest.raises(
         RulesError,
-        match=r"^rules\.players: hands\[1\] has 10 cards, and 2 played: 12, where 4 players are "
+        match=r"^hands: hands\[1\] has 10 cards, and 2 played: 12, where 4 players are "
         r"dealt 13 each \(the hands given do not fit the rules\)$",
     ):
         Hand.from_view(rules, hand.view(0), short)
