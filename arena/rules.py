@@ -622,7 +622,13 @@ class Rules:
     # ---- construction helpers ------------------------------------------------------------
 
     def replace(self, **changes: Unpack[RuleChanges]) -> Rules:
-        """A copy with some fields changed (validated like any other)."""
+        """A copy with some fields changed (validated like any other).
+
+        A value equal to its default is kept as the default (None), so ``pass_cycle``,
+        ``removed_cards`` and ``moon_points`` given at their default follow the copy's own
+        default: ``Rules(moon_points=26).replace(spot_hearts=True)`` is worth 117 for the moon;
+        give ``moon_points=26`` in the same call to keep 26.
+        """
         for name in changes:
             if name not in _FIELD_TYPES:  # else a bare TypeError from the dataclass's __init__
                 raise RulesError(
