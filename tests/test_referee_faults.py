@@ -261,6 +261,22 @@ def test_answers_that_name_no_card_never_pass_for_a_play(arena: Arena) -> None:
     assert record.seat_status[BAD_SEAT].is_forfeit  # the fourth fault
 
 
+def test_a_kind_of_a_later_revision_is_named_and_leaves_the_request_open(arena: Arena) -> None:
+    # It was told "an empty PlayRequest arrived while request N was open": a field was set.
+    start_bad(arena, "ahead", "laterkind")
+    record, _ = play_beside(arena, "ahead", "ahead")
+    faults = record.faults_of(BAD_SEAT)
+    assert faults and {f.kind for f in faults} == {FaultKind.PROTOCOL}
+    first = faults[0]
+    assert first.sent == (
+        "a PlayRequest of no kind this referee knows (4 bytes of fields it does not read: "
+        "a later revision's?)"
+    )
+    assert f"{first.sent} arrived while request" in first.detail
+    assert first.substitute == ()  # dropped: the request stayed open, and was then answered
+    assert record.seat_status[BAD_SEAT].is_forfeit  # past the faults allowed
+
+
 def test_a_crash_mid_hand_is_a_disconnect_then_a_forfeit(arena: Arena) -> None:
     start_bad(arena, "crash", "crash")
     record, _ = play_beside(arena, "crash", "crash")

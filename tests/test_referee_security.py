@@ -112,6 +112,12 @@ def test_a_first_message_that_is_not_hello_is_invalid(bots: BotProcesses) -> Non
     assert status_of(bots, proc) == (
         "INVALID_ARGUMENT the first message of a session must be a Hello, got a Goodbye"
     )
+    # A kind of a later revision was "an empty PlayRequest (no field set)": a field was set.
+    proc = bots.start("ahead", "laterkindfirst")
+    assert status_of(bots, proc) == (
+        "INVALID_ARGUMENT the first message of a session must be a Hello, got a PlayRequest of "
+        "no kind this referee knows (4 bytes of fields it does not read: a later revision's?)"
+    )
 
 
 def test_a_stream_closed_before_its_hello_is_invalid_and_logged(

@@ -1670,8 +1670,11 @@ def _not_a_decision(message: object) -> str:
     FaultNotice.your_answer."""
     if isinstance(message, wire.Malformed):
         return f"{message.size} undecodable bytes"
-    if isinstance(message, bot_pb.PlayRequest) and message.HasField("hello"):
-        return "a second Hello"
+    if isinstance(message, bot_pb.PlayRequest):
+        if message.HasField("hello"):
+            return "a second Hello"
+        if message.ByteSize():  # a kind a later revision adds: not "empty"
+            return wire.unknown_kind(message)
     return "an empty PlayRequest"
 
 

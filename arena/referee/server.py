@@ -751,6 +751,8 @@ class Referee:
                 got = f"{first.size} bytes that are not a PlayRequest ({first.error})"
             elif isinstance(first, bot_pb.PlayRequest) and first.WhichOneof("kind"):
                 got = f"a {first.WhichOneof('kind').capitalize()}"  # type: ignore[union-attr]
+            elif isinstance(first, bot_pb.PlayRequest) and first.ByteSize():
+                got = wire.unknown_kind(first)
             else:
                 got = "an empty PlayRequest (no field set)"
             return Ending(

@@ -58,6 +58,7 @@ __all__ = [
     "trick_entry",
     "trick_message",
     "trick_state",
+    "unknown_kind",
 ]
 
 
@@ -83,6 +84,15 @@ class Oversized:
 # module-level name is looked up in the module's dict on every use.
 
 _parse_request: Final = bot_pb.PlayRequest.FromString
+
+
+def unknown_kind(message: bot_pb.PlayRequest) -> str:
+    """A PlayRequest with no kind this referee knows but fields in it, as text (a kind a later
+    revision of the protocol may add, which "empty" would misname)."""
+    return (
+        f"a PlayRequest of no kind this referee knows ({message.ByteSize()} bytes of fields it "
+        "does not read: a later revision's?)"
+    )
 
 
 def decode_request(data: bytes) -> bot_pb.PlayRequest | Malformed:

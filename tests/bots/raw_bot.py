@@ -4,8 +4,9 @@
 
 Each mode is one way a bot can behave (the ``mode_*`` methods of :class:`Bot`, plus ``mute``:
 no Hello at all, ``nohello``: a Decision before any Hello, ``goodbyefirst``: a Goodbye before
-any Hello, ``huge``: a message over the size
-limit); the well-behaved ``good`` mode plays the lowest legal card and passes its first cards.
+any Hello, ``laterkindfirst``: a PlayRequest of a kind a later revision might add (field 4)
+before any Hello, ``huge``: a message over the size limit); the well-behaved ``good`` mode plays
+the lowest legal card and passes its first cards.
 Whatever happens, the last line on stdout is ``STATUS <code> <details>``, the status the referee
 closed the stream with, so that a test can check refusals (a wrong token, a wrong version, a
 flood); a Shutdown is printed as ``SHUTDOWN <reason>`` before it.
@@ -33,6 +34,8 @@ RECONNECT_AT_TRICK = 2
 GARBAGE = b"\xff\xfe\x00garbage, not a PlayRequest\x07"
 WRONG_ID_OFFSET = 1_000_000
 HUGE_BYTES = 200_000
+LATER_KIND = b'"\x02\x08\x01'
+"""A PlayRequest holding only field 4, a message with a field 1 of 1: a kind this revision lacks."""
 
 
 def _serialize(message: bot_pb.PlayRequest | bytes) -> bytes:
@@ -115,6 +118,8 @@ class Bot:
             await self.send(good_answer(bot_pb.DecisionRequest(legal_cards=["2C"])))
         elif self.mode == "goodbyefirst":
             await self.send(bot_pb.PlayRequest(goodbye=bot_pb.Goodbye(reason="never mind")))
+        elif self.mode == "laterkindfirst":
+            await self.send(LATER_KIND)
         elif self.mode != "mute":
             await self.call.write(self.hello())
 
@@ -299,6 +304,11 @@ class Bot:
         else:
             await self.send(self.hello())
             await self.send(good_answer(request))
+
+    async def mode_laterkind(self, request: bot_pb.DecisionRequest) -> None:
+        """Send a PlayRequest of a kind a later revision might add, then the right answer."""
+        await self.send(LATER_KIND)
+        await self.send(good_answer(request))
 
     async def mode_hugeanswer(self, request: bot_pb.DecisionRequest) -> None:
         """Answer the first request with a message over the referee's size limit."""

@@ -121,8 +121,9 @@ class _FaultKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_FaultKind.V
     """A pass of the wrong number of cards, or naming the same card twice."""
     FAULT_KIND_PROTOCOL: _FaultKind.ValueType  # 8
     """A message out of order: a pass answering a play request (or the reverse), a Decision with no
-    request open, a second Hello. (A flood of messages is no fault: it ends the stream with
-    RESOURCE_EXHAUSTED.)
+    request open, a second Hello, a PlayRequest with no kind set (empty, or of a kind this
+    referee does not know: a later revision's); the last two leave an open request open. (A
+    flood of messages is no fault: it ends the stream with RESOURCE_EXHAUSTED.)
     """
 
 class FaultKind(_FaultKind, metaclass=_FaultKindEnumTypeWrapper):
@@ -152,8 +153,9 @@ FAULT_KIND_WRONG_PASS: FaultKind.ValueType  # 7
 """A pass of the wrong number of cards, or naming the same card twice."""
 FAULT_KIND_PROTOCOL: FaultKind.ValueType  # 8
 """A message out of order: a pass answering a play request (or the reverse), a Decision with no
-request open, a second Hello. (A flood of messages is no fault: it ends the stream with
-RESOURCE_EXHAUSTED.)
+request open, a second Hello, a PlayRequest with no kind set (empty, or of a kind this
+referee does not know: a later revision's); the last two leave an open request open. (A
+flood of messages is no fault: it ends the stream with RESOURCE_EXHAUSTED.)
 """
 Global___FaultKind: _TypeAlias = FaultKind  # noqa: Y015
 
@@ -645,7 +647,7 @@ Global___GameEnded: _TypeAlias = GameEnded  # noqa: Y015
 class FaultNotice(_message.Message):
     """A fault by this seat's bot, with everything needed to fix it. Private. Sent in the next
     message to the bot after the fault (with the next request, if any); a fault the open request
-    outlives (a wrong request_id, a second Hello) is sent at once, in a message of its own, so
+    outlives (a wrong request_id, a second Hello, a PlayRequest with no kind set) is sent at once, in a message of its own, so
     that the bot can still answer that request before its deadline.
     """
 
@@ -670,8 +672,8 @@ class FaultNotice(_message.Message):
     request_id: _builtins.int
     """The request the fault concerns: the one the seat had to answer. For a message that answers
     nothing while a request is open (FAULT_KIND_WRONG_REQUEST_ID, or FAULT_KIND_PROTOCOL for a
-    second Hello), the open request, which stays open: answer it (the id the message carried is
-    in your_answer and message). 0 when no request was open: a disconnect, or a message that
+    second Hello or a PlayRequest with no kind set), the open request, which stays open: answer
+    it (the id the message carried is in your_answer and message). 0 when no request was open: a disconnect, or a message that
     arrived between requests (a second answer to one request, say; your_answer names its id).
     """
     your_answer: _builtins.str
