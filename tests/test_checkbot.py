@@ -113,6 +113,38 @@ def test_a_bot_that_ignores_the_suit_led_fails_with_the_cards_named(tmp_path: Pa
     assert not report.passed
 
 
+def test_a_bot_playing_its_first_card_not_a_legal_one_fails_following_suit(
+    tmp_path: Path,
+) -> None:
+    # Its hand's first card is a club; "following suit" led only clubs, and it passed.
+    report = run_check(broken("first-in-hand"), only=["following suit"], log=tmp_path / "log")
+    assert details(report) == {
+        "following suit": (
+            Verdict.FAIL,
+            "trick 1: played 9C on a diamond lead while holding 3D 6D TD",
+        )
+    }
+    good = run_check(broken("good"), only=["following suit"], log=tmp_path / "log")
+    assert details(good) == {
+        "following suit": (
+            Verdict.PASS,
+            "followed the club lead (2C) with 5C, and the diamond lead at trick 1 (7D QD 2D) "
+            "with 3D",
+        )
+    }
+
+
+def test_an_answer_of_a_kind_of_a_later_revision_is_named(tmp_path: Path) -> None:
+    # It was "answered ... with an empty PlayRequest", though a field was set.
+    report = run_check(broken("later-kind"), only=["following suit"], log=tmp_path / "log")
+    failed_as(
+        report,
+        "following suit",
+        r"answered the play request at trick 0 with a PlayRequest of no kind this referee "
+        r"knows \(4 bytes of fields it does not read: a later revision's\?\)",
+    )
+
+
 RAISER = """
 from arena.client import Bot, run
 

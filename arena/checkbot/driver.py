@@ -544,7 +544,8 @@ class Checker:
                         f"said Goodbye ({item.goodbye.reason or 'no reason'}) while {what} was open"
                     )
                 if kind is None:
-                    raise CheckFailedError(f"answered {what} with an empty PlayRequest")
+                    named = wire.unknown_kind(item) if item.ByteSize() else "an empty PlayRequest"
+                    raise CheckFailedError(f"answered {what} with {named}")
                 decision = item.decision
                 if decision.request_id != rid:
                     if decision.request_id in self._answered_ids:

@@ -267,27 +267,42 @@ async def first_trick_penalty(checker: Checker) -> str:
 
 
 async def following_suit(checker: Checker) -> str:
-    """A club is led and the bot holds clubs: it must follow."""
+    """A club is led and the bot holds clubs: it must follow; then a diamond is led and the bot
+    holds a club and diamonds: it must follow again (a bot playing the first card of its sorted
+    hand, not of legal_cards, passed a club lead alone)."""
     bot = 1
+    # Seat 2 takes the first trick with its only club, the AC, and leads its lowest diamond.
     hand = scripted_hand(
         {
             0: "2C 3C 4C 2D 4D 5D 3H 4H 5H 6H 2S 3S 5S",
             bot: "5C 9C 3D 6D TD 2H 7H 9H KH 4S 8S TS KS",
+            2: "AC 7D 8D 9D JD 8H TH JH 7S 9S JS QS AS",
         },
         seed=23,
     )
     game = ScriptedGame(checker, "check-follow", hand, bot)
 
-    async def body() -> str:
+    async def to_lead(suit: Suit, number: int) -> tuple[str, Card]:
         game.advance()
         trick = hand.current_trick
         expect(
-            hand.to_move == bot and trick is not None and trick.lead_suit is Suit.CLUBS,
-            "the bot plays to a club lead",
+            hand.to_move == bot
+            and hand.trick_number == number
+            and trick is not None
+            and trick.lead_suit is suit,
+            f"the bot plays to a {suit_word(suit)} lead at trick {number}",
         )
         assert trick is not None
-        card = await game.bot_play()
-        return f"followed the {suit_word(Suit.CLUBS)} lead ({show(trick.cards)}) with {card}"
+        shown = show(trick.cards)
+        return shown, await game.bot_play()
+
+    async def body() -> str:
+        clubs, first = await to_lead(Suit.CLUBS, 0)
+        diamonds, second = await to_lead(Suit.DIAMONDS, 1)
+        return (
+            f"followed the {suit_word(Suit.CLUBS)} lead ({clubs}) with {first}, and the "
+            f"{suit_word(Suit.DIAMONDS)} lead at trick 1 ({diamonds}) with {second}"
+        )
 
     return await play_game(checker, game, body)
 

@@ -8,6 +8,8 @@ these mistakes) and is correct in everything but its mode's flaw:
 * ``good``: no flaw (the control);
 * ``asks-forced``: no flaw, but asks to decide forced moves too (Hello.decide_forced_moves);
 * ``ignores-suit``: plays the lowest-ranked card of its whole hand, legal or not;
+* ``first-in-hand``: plays the first card of its (sorted) hand, legal or not;
+* ``later-kind``: answers a play with a PlayRequest of a kind a later revision might add;
 * ``short-pass``: passes one card too few;
 * ``no-reconnect``: exits with code 1 when its stream breaks, instead of reconnecting;
 * ``idles-after-break``: when its stream breaks, stays running and never opens another;
@@ -38,6 +40,8 @@ MODES = (
     "good",
     "asks-forced",
     "ignores-suit",
+    "first-in-hand",
+    "later-kind",
     "short-pass",
     "no-reconnect",
     "idles-after-break",
@@ -67,8 +71,13 @@ def answer(mode: str, request: bot_pb.DecisionRequest) -> bot_pb.PlayRequest:
         count = request.pass_count - 1 if mode == "short-pass" else request.pass_count
         decision.pass_cards.cards.extend(list(request.hand)[-count:] if count else [])
     else:
-        pool = request.hand if mode == "ignores-suit" else request.legal_cards
-        decision.play_card.card = lowest(list(pool))
+        if mode == "later-kind":  # field 4 of PlayRequest, which this revision lacks
+            return bot_pb.PlayRequest.FromString(b'"\x02\x08\x01')
+        if mode == "first-in-hand":  # the first card of its sorted hand, legal or not
+            decision.play_card.card = request.hand[0]
+        else:
+            pool = request.hand if mode == "ignores-suit" else request.legal_cards
+            decision.play_card.card = lowest(list(pool))
     return bot_pb.PlayRequest(decision=decision)
 
 
