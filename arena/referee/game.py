@@ -684,7 +684,12 @@ class TableRun:
                 )
             # Forfeited first, so that the fault's notices say so (SeatFaulted.forfeited).
             self._forfeit(seat, Termination.DISCONNECT, detail)
-            self._fault(hand, number, index, FaultKind.DISCONNECT, detail, "", cards, 0)
+            # One absence, one fault: counted here only if no missed move counted it before.
+            counted = not seat.away_counted
+            seat.away_counted = True
+            self._fault(
+                hand, number, index, FaultKind.DISCONNECT, detail, "", cards, 0, counted=counted
+            )
         else:
             detail = (
                 "not connected when the seat had to decide, and not back before the deadline"
