@@ -1006,13 +1006,25 @@ def results_where(
         args,
     ).fetchall()
     seats: dict[tuple[str, int], list[tuple[str, int, int, int, bool]]] = {}
-    for rid, game, bot, points, placing, faults, status in db.execute(
-        "SELECT run_id, game, bot, points, placing, faults, status FROM seats"
+    numbers: dict[tuple[str, int], list[int]] = {}
+    for rid, game, seat, bot, points, placing, faults, status in db.execute(
+        "SELECT run_id, game, seat, bot, points, placing, faults, status FROM seats"
         f" JOIN games USING (run_id, game) WHERE {condition} ORDER BY seat",
         args,
     ):
+        # SQLite keeps whatever a hand edit put in a column ('x' for points): a ValueError
+        # traceback from the ratings, far from the row.
+        if not all(type(v) is int for v in (seat, points, placing, faults)) or not isinstance(
+            bot, str
+        ):
+            raise StoreError(
+                f"game {game} of run {rid} has seat {seat!r} stored as ({bot!r}, {points!r} "
+                f"points, placing {placing!r}, {faults!r} faults): {_DAMAGED_ADVICE}"
+            )
         forfeit = status != Termination.NORMAL.value
         seats.setdefault((rid, game), []).append((bot, points, placing, faults, forfeit))
+        numbers.setdefault((rid, game), []).append(seat)
+    sizes = _table_sizes(db)
     moons: dict[tuple[str, int], list[int]] = {}
     for rid, game, moon in db.execute(
         "SELECT run_id, game, moon FROM hands JOIN games USING (run_id, game)"
@@ -1025,6 +1037,12 @@ def results_where(
         rows = seats.get((rid, game))
         if not rows:  # a hand edit, or a failing disk: a KeyError traceback
             raise StoreError(f"game {game} of run {rid} has no seats stored: {_DAMAGED_ADVICE}")
+        size = sizes.get(rid, len(rows))
+        if numbers[(rid, game)] != list(range(size)):  # rated as a table of fewer seats
+            raise StoreError(
+                f"game {game} of run {rid} has seats {numbers[(rid, game)]} stored, where its "
+                f"table has {size} (0 to {size - 1}): {_DAMAGED_ADVICE}"
+            )
         result = _result(
             board,
             tuple(r[0] for r in rows),
@@ -1038,6 +1056,20 @@ def results_where(
         )
         results.append((rid, game, result))
     return results
+
+
+def _table_sizes(db: sqlite3.Connection) -> dict[str, int]:
+    """The seats at each run's tables, as its configuration's rules say (runs whose
+    configuration does not say are left out: their games are checked for gaps only)."""
+    sizes = {}
+    for rid, config in db.execute("SELECT run_id, config FROM runs"):
+        try:
+            players = json.loads(config)["rules"]["players"]
+        except (ValueError, TypeError, KeyError):
+            continue
+        if type(players) is int:
+            sizes[rid] = players
+    return sizes
 
 
 def result_of(record: GameRecord) -> TableResult:

@@ -255,8 +255,25 @@ def test_a_damaged_database_is_said_in_one_line(tmp_path: Path) -> None:
             "line 1 column 2 (char 1)): ",
         ),
         ("DELETE FROM seats WHERE game = 5", ("ratings",), "game 5 of run "),
+        # Rated as a 3-seat table beside the others, with no word.
+        (
+            "DELETE FROM seats WHERE game = 4 AND seat = 3",
+            ("ratings",),
+            "has seats [0, 1, 2] stored, where its table has 4 (0 to 3): ",
+        ),
+        (
+            "DELETE FROM seats WHERE game = 4 AND seat = 1",
+            ("ratings",),
+            "has seats [0, 2, 3] stored, where its table has 4 (0 to 3): ",
+        ),
+        # A ValueError traceback: SQLite keeps text in an INTEGER column.
+        (
+            "UPDATE seats SET points = 'x' WHERE game = 4 AND seat = 0",
+            ("ratings",),
+            "has seat 0 stored as (",
+        ),
     ],
-    ids=["record not JSON", "seats gone"],
+    ids=["record not JSON", "seats gone", "last seat gone", "a seat gone", "points not a number"],
 )
 def test_a_database_edited_by_hand_is_said_in_one_line(
     tmp_path: Path, edit: str, args: tuple[str, ...], says: str
