@@ -183,6 +183,13 @@ def test_missing_things_and_bad_arguments_are_clear(tmp_path: Path) -> None:
 
         assert await asyncio.to_thread(allowed, "/api/standings", "POST") == (405, "GET, HEAD")
         assert await asyncio.to_thread(allowed, "/api/admin/pause", "GET") == (405, "POST")
+        # A mistyped admin path was told "use GET, HEAD", where GET is a 404 as well.
+        for typo in ("/api/amdin/pause", "/admin/pause", "/nope"):
+            status, body = await get(site.base + typo, method="POST")
+            assert (status, body["error"]) == (404, f"nothing at {typo}")
+        status, body = await get(site.base + "/api/admin", method="POST")
+        assert status == 404
+        assert body["error"].startswith("no admin action given: POST /api/admin/ACTION, one of ")
 
     run(check, tmp_path)
 

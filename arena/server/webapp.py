@@ -36,7 +36,7 @@ import re
 from collections.abc import Mapping
 from http import HTTPStatus
 from importlib import resources
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from arena.errors import ArenaError
 from arena.rules import PassDirection
@@ -229,6 +229,15 @@ def _int_arg(
     return value
 
 
+_PAGES: Final = ("/", "/healthz", "/api/health", "/api/standings", "/api/lobby", "/api/games")
+"""The paths served to GET (with /static/ and /api/games/ followed by a name)."""
+
+
+def _served(path: str) -> bool:
+    """Whether GET serves ``path`` (another method there is a 405, not a 404)."""
+    return path in _PAGES or path.startswith(("/static/", "/api/games/"))
+
+
 def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handler:
     """The request handler for the leaderboard and its APIs."""
     static = dict(load_static() if files is None else files)
@@ -240,7 +249,19 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
         admin = path.startswith("/api/admin/")
         if request.method == "POST" and admin:
             return await _admin(path.removeprefix("/api/admin/"), request)
-        return _not_allowed(request.method, path, "POST" if admin else "GET, HEAD")
+        if admin:
+            return _not_allowed(request.method, path, "POST")
+        if path == "/api/admin":  # "use GET, HEAD", where GET is a 404 too
+            return json_response(
+                {
+                    "error": f"no admin action given: POST /api/admin/ACTION, one of "
+                    f"{', '.join(ADMIN_ACTIONS)}"
+                },
+                HTTPStatus.NOT_FOUND,
+            )
+        if not _served(path):  # a typo: "use GET, HEAD" sent a script to a 404
+            return json_response({"error": f"nothing at {path}"}, HTTPStatus.NOT_FOUND)
+        return _not_allowed(request.method, path, "GET, HEAD")
 
     async def _get(path: str, request: Request) -> Response:
         if path.startswith("/api/admin/"):
