@@ -606,6 +606,17 @@ def test_an_admin_url_at_the_bots_grpc_port_is_one_line() -> None:
     )
 
 
+def test_an_https_admin_url_at_the_bots_plain_port_says_it_is_the_bots_port() -> None:
+    # It said "did not speak TLS ...: try --url http://" the same port, refused again.
+    url, done = pause_at_a_referee(RefereeConfig(), "https")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        f"arena: error: the server at {url} speaks gRPC without TLS, not HTTPS: if that is the "
+        "bots' port (--port), give the leaderboard's port (--web-port) instead, as "
+        "http://HOST:PORT (https:// if the server was started with --tls-cert)\n"
+    )
+
+
 def test_an_admin_url_urlsplit_lets_through_is_refused_before_anything_is_sent() -> None:
     # An unclosed bracket was a traceback (ValueError, exit 1); an empty ? or # took the admin
     # path into it, so that POST / was sent and answered 405; a user@ was looked up as part of

@@ -721,6 +721,27 @@ def _tls_speaks(url: str, ca: Path | None, *, verify: bool = True) -> str | None
         return None
 
 
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes((0, 0, 0, 4, 0, 0, 0, 0, 0))
+"""HTTP/2's client preface and an empty SETTINGS frame (RFC 9113 3.4)."""
+_SETTINGS = 4
+"""The type of an HTTP/2 SETTINGS frame, in the fourth byte of its header."""
+
+
+def _plain_h2(url: str) -> bool:
+    """Whether the port of ``url`` speaks HTTP/2 without TLS (the bots' gRPC port of a server
+    started without --tls-cert): it answers the HTTP/2 preface with a SETTINGS frame."""
+    parts = urlsplit(url)
+    try:
+        with socket.create_connection((parts.hostname, parts.port or 443), HTTP_TIMEOUT_S) as raw:
+            raw.sendall(_H2_PREFACE)
+            header = b""
+            while len(header) < 4 and (more := raw.recv(9 - len(header))):
+                header += more
+    except OSError:
+        return False
+    return len(header) >= 4 and header[3] == _SETTINGS
+
+
 def _grpc_over_tls(url: str, ca: Path | None) -> bool:
     """Whether ``url`` (https) is a TLS port that speaks HTTP/2 only: the bots' gRPC port of a
     server started with --tls-cert."""
@@ -775,6 +796,12 @@ def _unreachable(url: str, reason: object, ca: Path | None = None) -> str:
         # speaks TLS and was reached.
         return (
             f"the server at {url} speaks gRPC, not HTTP/1.1: if that is the bots' port "
+            f"(--port), give the leaderboard's port (--web-port) instead, as {URL_FORM}"
+        )
+    if no_tls and scheme.lower() == "https" and _plain_h2(url):
+        # "try http://" sent the organiser to the same port, refused again, for the bots'.
+        return (
+            f"the server at {url} speaks gRPC without TLS, not HTTPS: if that is the bots' port "
             f"(--port), give the leaderboard's port (--web-port) instead, as {URL_FORM}"
         )
     if no_tls:
