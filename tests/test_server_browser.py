@@ -312,8 +312,10 @@ def test_the_longest_names_leave_every_column_in_view(
     The names pushed the standings' numbers and the games' seats and ends out of view, behind a
     horizontal scroll; a long name is now cut short on the page, whole in its tooltip. On a
     phone (375 pixels) the standings were 1162 pixels wide, the games' seats off screen: there
-    the page keeps the columns that matter and hides the others."""
+    the page keeps the columns that matter and hides the others. A competition's name of one
+    long word made the header, and so the whole page, scroll sideways."""
     names = [letter * 64 for letter in "WMQO"]
+    title = "Spring_Hearts_Ladder_2027_Season_1_" * 4
     game = {
         "game": 7, "table_id": "g7", "board": "1:7", "finished_at": 1_800_000_000,
         "termination": "normal", "rated": True, "withheld": None, "reason": "1 hand played",
@@ -321,7 +323,7 @@ def test_the_longest_names_leave_every_column_in_view(
                   for i, n in enumerate(names)],
     }  # fmt: skip
     api = {
-        "/api/health": {"name": "Stub Cup", "status": "ok", "ladder": "running", "sessions": 4,
+        "/api/health": {"name": title, "status": "ok", "ladder": "running", "sessions": 4,
                         "tables": 1, "games": 9, "event": None},
         "/api/standings": {"fit": {"message": "Elo with 95% intervals, clustered by board"},
                            "bots": [standing(n, i + 1, 100.0 - 50 * i, 20.0, 60.0 - 50 * i,
@@ -335,12 +337,15 @@ def test_the_longest_names_leave_every_column_in_view(
         narrow + "const fits = ['standings-section', 'games-section'].map((id) => {"
         " const s = document.getElementById(id);"
         " return `${id}:${s.scrollWidth <= s.clientWidth}`; });"
+        " const page = document.documentElement;"
+        " fits.push(`page:${page.scrollWidth <= page.clientWidth}`);"
         " document.body.dataset.fits = fits.join(' ');"
     )
     dom = stub_dom(chromium, tmp_path, api, measure, f"--window-size={width},1000")
     assert f'data-bot="{names[0]}"' in dom and 'data-game="7"' in dom
     fits = re.search(r'data-fits="([^"]*)"', dom)
     assert fits is not None, dom[-2000:]
-    assert fits[1] == "standings-section:true games-section:true"
+    assert fits[1] == "standings-section:true games-section:true page:true"
+    assert title in dom  # wrapped, not cut
     # The whole name is still there, in the tooltip.
     assert f'title="{names[0]}"' in dom
