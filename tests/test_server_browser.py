@@ -131,7 +131,7 @@ def test_leaderboard_shows_standings_games_and_a_replay(
     assert "<tr data-game=" not in nobody.split('id="games"')[1].split("</table>")[0]
 
     replay = browse(
-        chromium, tmp_path / "profile", "--dump-dom", f"{server.url}/#game/{shown}/0/5"
+        chromium, tmp_path / "profile", "--dump-dom", f"{server.url}/#game/{shown}/1/5"
     ).stdout
     assert f"Replay of game {shown}" in replay
     # Step 5: the fourth trick after a pass (deal, pass, tricks), the fifth in a hold hand.
@@ -141,9 +141,29 @@ def test_leaderboard_shows_standings_games_and_a_replay(
     assert body.count("<tr>") == 1 + 4  # the header row and one per seat
     assert 'class="card' in body and "took the trick" in replay
 
+    # The address numbers hands as the replay's list does, from 1: #game/N/1/0 opened the hand
+    # listed as 2. A record of two hands (its one hand twice) shows which one opens and what a
+    # choice in the list writes back.
+    record = server.get(f"/api/games/{shown}")
+    api = {
+        "/api/health": server.get("/api/health"),
+        "/api/standings": server.get("/api/standings"),
+        "/api/games": {"games": []},
+        f"/api/games/{shown}": {**record, "hands": [record["hands"][0]] * 2},
+    }
+    choose = (
+        f"location.hash = '#game/{shown}/2/0';"
+        " setTimeout(() => { const list = document.getElementById('hand-select');"
+        " document.body.dataset.opened = list.value; list.value = '0';"
+        " list.dispatchEvent(new Event('change'));"
+        " document.body.dataset.address = location.hash; }, 500);"
+    )
+    dom = stub_dom(chromium, tmp_path, api, choose)
+    assert 'data-opened="1"' in dom and f'data-address="#game/{shown}/1/0"' in dom, dom[-800:]
+
     shots = tmp_path / "shots"
     shots.mkdir()
-    for name, path in (("standings", "/"), ("replay", f"/#game/{shown}/0/7")):
+    for name, path in (("standings", "/"), ("replay", f"/#game/{shown}/1/7")):
         target = shots / f"{name}.png"
         done = browse(chromium, tmp_path / "profile", f"--screenshot={target}", server.url + path)
         assert target.exists(), done.stderr

@@ -522,8 +522,9 @@ function move(delta) {
 }
 
 function remember() {
-  // Keep the address shareable (game/hand/step) without triggering a reload of the replay.
-  history.replaceState(null, "", `#game/${state.replay.game}/${state.hand}/${state.step}`);
+  // Keep the address shareable (game/hand/step) without triggering a reload of the replay. The
+  // hand as the page numbers it, from 1 (from 0, "hand 2" shared by hand opened the third).
+  history.replaceState(null, "", `#game/${state.replay.game}/${state.hand + 1}/${state.step}`);
 }
 
 // An address's part as text: decodeURIComponent throws on a stray "%" (#bot/50%), which stopped
@@ -538,12 +539,13 @@ function decoded(text) {
 
 function route() {
   const match = location.hash.match(/^#game\/(\d+)(?:\/(\d+)\/(\d+))?$/);
-  if (match) openReplay(match[1], Number(match[2] || 0), Number(match[3] || 0));
+  if (match) openReplay(match[1], Math.max(0, Number(match[2] || 1) - 1), Number(match[3] || 0));
   else if (location.hash.startsWith("#game/")) {
     // #game/abc, #game/-1, a link cut short: it showed the standings as if nothing was asked.
     state.wanted = null;
     clearReplay(`No game ${decoded(location.hash.slice(6))}`,
-      "A replay's address is #game/NUMBER (or #game/NUMBER/HAND/STEP): click a game below " +
+      "A replay's address is #game/NUMBER (or #game/NUMBER/HAND/STEP, the hand from 1 as " +
+      "the replay numbers it, step 0 its deal): click a game below " +
       "to open its replay.");
   } else {
     document.getElementById("replay-section").hidden = true;
