@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import math
 import re
 import sqlite3
@@ -504,6 +505,29 @@ def test_a_board_begun_by_an_older_server_is_finished_with_its_own_seed_and_rule
     with sqlite3.connect(db) as conn:
         (secret,) = conn.execute("SELECT secret FROM server_secret").fetchone()
     assert new.seed == board_seed(secret, 9, 2)
+
+
+def test_a_game_a_crash_cut_off_ends_when_the_server_was_last_seen_not_at_the_restart(
+    tmp_path: Path,
+) -> None:
+    # Its finished_at was the restart's time: a server down for a day showed the game finished
+    # a day after it was cut off.
+    config = server_config_from_dict({})
+    ledger = LedgerDB(tmp_path / "c.db", config)
+    done = dataclasses.replace(
+        play_record("g0", ("a", "b", "c", "d"), 11), started_at=100.0, finished_at=150.0
+    )
+    cut = play_record("g1", ("a", "b", "c", "d"), 12)
+    late = play_record("g2", ("a", "b", "c", "d"), 13)
+    ledger.begin([(0, done.spec), (1, cut.spec)], {}, 100.0)
+    ledger.finish(0, done, dict)
+    ledger.begin([(2, late.spec)], {}, 160.0)  # started after the last game stored
+    ledger.close()
+    again = LedgerDB(tmp_path / "c.db", config)
+    interrupted, _ = again.recover(now=86_400.0)
+    ends = {game: (record.started_at, record.finished_at) for game, record in interrupted}
+    assert ends == {1: (100.0, 150.0), 2: (160.0, 160.0)}
+    again.close()
 
 
 @pytest.mark.parametrize(("done", "cut", "owed"), [((0,), 1, [2, 3]), ((0, 1, 2), 3, [])])

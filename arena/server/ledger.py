@@ -357,6 +357,11 @@ class LedgerDB:
             "SELECT game, spec, started_at FROM server_running ORDER BY game"
         ).fetchall()
         stored = self.store.finished(self.run_id)
+        # When the server stopped is not known: the last game it committed is the latest sign of
+        # life (the restart's own time made a game cut off a day before "finish" at the restart).
+        alive = self._db.execute(
+            "SELECT MAX(finished_at) FROM games WHERE run_id = ?", (self.run_id,)
+        ).fetchone()[0]
         interrupted = []
         committed = []
         for game, spec_text, started_at in rows:
@@ -367,7 +372,8 @@ class LedgerDB:
                 committed.append((game, GameRecord.from_dict(json.loads(text))))
                 continue
             spec = TableSpec.from_dict(json.loads(spec_text))
-            record = interrupted_record(spec, started_at, now, INTERRUPTED_REASON)
+            last_seen = min(now, max(started_at, alive or started_at))
+            record = interrupted_record(spec, started_at, last_seen, INTERRUPTED_REASON)
             self.store.save_game(self.run_id, game, record)
             self._db.execute("DELETE FROM server_running WHERE game = ?", (game,))
             interrupted.append((game, record))
