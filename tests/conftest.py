@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -32,6 +33,15 @@ RAW_BOT = BOTS_DIR / "raw_bot.py"
 BOT_READY_MS = 30_000
 """How long a test waits for freshly started bot processes to say Hello (a slow machine)."""
 EXIT_WAIT_S = 30.0
+
+# A suite started in the background (`command &` in a script, `nohup`) inherits SIGINT or SIGHUP
+# ignored, and so would every command a test starts (arena keeps an inherited ignore, as a
+# background job should): the tests that stop a command with either saw it run on. Each test
+# process (xdist's workers load this file too) takes them back as a terminal gives them.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 # Property tests explore new random examples on every local run; under CI they draw the same
 # examples every time, so that a green main stays green (a failure found locally is replayed
