@@ -267,9 +267,11 @@ async def first_trick_penalty(checker: Checker) -> str:
 
 
 async def following_suit(checker: Checker) -> str:
-    """A club is led and the bot holds clubs: it must follow; then a diamond is led and the bot
-    holds a club and diamonds: it must follow again (a bot playing the first card of its sorted
-    hand, not of legal_cards, passed a club lead alone)."""
+    """A club is led, then a diamond: holding both suits, the bot must follow each.
+
+    At the diamond lead the bot still holds a club, the first card of its sorted hand: a bot
+    playing that instead of one of legal_cards passed a club lead alone.
+    """
     bot = 1
     # Seat 2 takes the first trick with its only club, the AC, and leads its lowest diamond.
     hand = scripted_hand(
