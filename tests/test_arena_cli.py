@@ -444,6 +444,28 @@ def test_a_folder_of_another_runs_replays_is_refused_and_kept(tmp_path: Path) ->
     assert arena("run", *args, *other, "--out", "own", cwd=tmp_path).returncode == 0
 
 
+def test_the_same_run_in_another_database_is_refused_the_first_ones_folder(tmp_path: Path) -> None:
+    # The same configuration (so the same run id) under --db col.sqlite after col.db, as the
+    # README advises for a new version of a bot: its replays went over col.db's in col-out.
+    args = ["--bot", f"a={LOW}", "--bot", f"b={LOW}", "--bot", f"c={LOW}", "--players", "3"]
+    args += ["--boards", "1", "--seed", "1"]
+    assert arena("run", *args, "--db", "col.db", cwd=tmp_path).returncode == 0
+    replays = {p: p.read_bytes() for p in (tmp_path / "col-out" / "replays").iterdir()}
+    refused = arena("run", *args, "--db", "col.sqlite", cwd=tmp_path)
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr.startswith(
+        "arena: error: --out col-out: holds the replays and logs of another run (its database: "
+        f"{tmp_path / 'col.db'}), which this one would overwrite"
+    ), refused.stderr
+    assert {p: p.read_bytes() for p in (tmp_path / "col-out" / "replays").iterdir()} == replays
+    # A database moved since (with its folder named for it) is still that run's.
+    (tmp_path / "col.db").rename(tmp_path / "moved.db")
+    moved = arena("run", *args, "--db", "moved.db", "--out", "col-out", cwd=tmp_path)
+    assert moved.returncode == 0, moved.stderr
+    mark = json.loads((tmp_path / "col-out" / ".arena-run.json").read_text())
+    assert mark["db"] == str(tmp_path / "moved.db")
+
+
 def closed_pipe_run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """Run `arena ARGS` with its stdout a pipe nobody reads any more (as `| head -1` leaves it
     once it has its line): every write to it fails at once."""

@@ -33,6 +33,7 @@ import dataclasses
 import functools
 import json
 import math
+import os
 import shutil
 import signal
 import socket
@@ -204,14 +205,17 @@ OUT_MARK = ".arena-run.json"
 """The file in an output folder that names the run whose replays and logs it holds."""
 
 
-def check_out(out: Path, run_id: str) -> None:
+def check_out(out: Path, run_id: str, db: Path) -> None:
     """Refuse an output folder that holds another run's replays and logs (its mark says so):
-    replays are named by game number, and a second run's overwrote the first's."""
+    replays are named by game number, and a second run's overwrote the first's. The same
+    configuration stored in another database is another run too."""
     try:
         mark = json.loads((out / OUT_MARK).read_text())
     except (OSError, ValueError):
         return  # no mark (a new folder, or one an older version made): nothing to go by
-    if not isinstance(mark, dict) or mark.get("run_id") in (None, run_id):
+    if not isinstance(mark, dict):
+        return
+    if mark.get("run_id") in (None, run_id) and not _another_database(mark.get("db"), db):
         return
     raise ConfigError(
         f"--out {out}: holds the replays and logs of another run (its database: "
@@ -220,12 +224,29 @@ def check_out(out: Path, run_id: str) -> None:
     )
 
 
+def _another_database(marked: object, db: Path) -> bool:
+    """Whether an output folder's mark names a database other than ``db`` that is still there
+    (the same configuration run again under another --db wrote its replays over the first's;
+    a database moved or renamed since is taken to be this one)."""
+    if not isinstance(marked, str):
+        return False
+    try:
+        return not os.path.samefile(marked, db)
+    except OSError:  # one of the two is not there: the marked one gone, or this one not made
+        return Path(marked).exists()
+
+
 def mark_out(out: Path, run_id: str, db: Path) -> None:
-    """Mark ``out`` as the output folder of the run ``run_id`` stored in ``db``."""
+    """Mark ``out`` as the output folder of the run ``run_id`` stored in ``db`` (again, if the
+    database was moved since)."""
     mark = out / OUT_MARK
     text = json.dumps({"run_id": run_id, "db": str(db.resolve())}) + "\n"
-    if not mark.exists():
-        mark.write_text(text)
+    try:
+        if mark.read_text() == text:
+            return
+    except OSError:
+        pass
+    mark.write_text(text)
 
 
 def write_missing_replays(store: Store, run_id: str, out: Path) -> None:
@@ -318,7 +339,7 @@ def play_tables(
         on_record,
     )
     try:
-        check_out(config.out, director.run_id)
+        check_out(config.out, director.run_id, config.db)
         if isinstance(todo_list, list) and not todo_list:
             if store is not None:
                 write_missing_replays(store, director.run_id, config.out)
