@@ -97,6 +97,21 @@ def test_the_installed_referee_is_compiled_where_the_machine_can_compile() -> No
     assert type(wire.card_played).__name__ != "function"  # a compiled function
 
 
+def test_an_editable_reinstall_finds_the_installed_referee_current() -> None:
+    # setup.py looked for the sources' digest in the modules' shims, never in the group's
+    # library that holds it: every `pip install -e .` compiled the referee again (a minute or
+    # two, mypy installed into pip's build environment, and the Python source running meanwhile).
+    if not (game.COMPILED and wire.COMPILED):
+        pytest.skip(f"the installed referee is not compiled ({game.BUILD})")
+    source = (ROOT / "setup.py").read_text()
+    helpers: dict[str, object] = {"__file__": str(ROOT / "setup.py"), "__name__": "setup_helpers"}
+    # Everything setup.py defines, without its closing setup() call, which would run a build.
+    exec(compile(source[: source.rindex("\nsetup(")], "setup.py", "exec"), helpers)
+    referee_current = helpers["referee_current"]
+    assert callable(referee_current)
+    assert referee_current(ROOT / "arena") is True
+
+
 @pytest.mark.slow
 def test_the_compiled_referee_referees_a_game_as_the_python_source_does() -> None:
     compiled = _play()  # the install's build (whatever this process was asked for)
