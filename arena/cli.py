@@ -1291,7 +1291,7 @@ def sprt(
             from arena.config import build_config
             from arena.director.progress import StartHooks, make_reporter
             from arena.director.sprt import check_max_boards, run_sprt, sprt_bots
-            from arena.ratings.sprt import MAX_ELO, Sprt, SprtDecision
+            from arena.ratings.sprt import MAX_ELO, Sprt, SprtDecision, count_text
 
             for flag, value in (("--elo0", elo0), ("--elo1", elo1)):
                 if not -MAX_ELO <= value <= MAX_ELO:  # inf would print "accepted ... by inf Elo"
@@ -1383,9 +1383,10 @@ def sprt(
                 # verdict).
                 console.print(test.verdict(a, b), markup=False, highlight=False, soft_wrap=True)
                 _fail(
-                    f"interrupted after the decision at board {outcome.boards}, while the games "
-                    "in play were finishing (the test does not count them); the decision "
-                    "above stands, and nothing is left to play (the same command prints it again)",
+                    "interrupted after the decision (taken after "
+                    f"{count_text(outcome.boards, 'board')}), while the games in play were "
+                    "finishing (the test does not count them); the decision above stands, and "
+                    "nothing is left to play (the same command prints it again)",
                     EXIT_INTERRUPTED,
                 )
             n = outcome.boards

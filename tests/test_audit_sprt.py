@@ -174,7 +174,7 @@ def test_a_ctrl_c_after_the_decision_prints_the_verdict(tmp_path: Path) -> None:
         seen = []
         for line in proc.stderr:
             seen.append(line)
-            if line.startswith("arena sprt: H0 accepted at board 1: "):
+            if line.startswith("arena sprt: H0 accepted after 1 board: "):
                 break
         else:
             raise AssertionError("".join(seen))
@@ -186,9 +186,9 @@ def test_a_ctrl_c_after_the_decision_prints_the_verdict(tmp_path: Path) -> None:
     )
     assert "to resume" not in err, err  # the stop's first line said to resume, too
     assert err.splitlines()[-1] == (
-        "arena: error: interrupted after the decision at board 1, while the games in play were "
-        "finishing (the test does not count them); the decision above stands, and nothing is "
-        "left to play (the same command prints it again)"
+        "arena: error: interrupted after the decision (taken after 1 board), while the games in "
+        "play were finishing (the test does not count them); the decision above stands, and "
+        "nothing is left to play (the same command prints it again)"
     )
     again = arena_sprt(tmp_path, *args)
     assert again.returncode == 0, again.stderr

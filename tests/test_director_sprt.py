@@ -98,7 +98,9 @@ def test_games_in_play_at_the_decision_are_stored_but_not_counted(
     assert again.status == outcome.status
 
     progress = out.getvalue()
-    assert "H0 accepted at board 1: no new game starts; the games in play are finished" in progress
+    assert (
+        "H0 accepted after 1 board: no new game starts; the games in play are finished" in progress
+    )
     n = outcome.uncounted
     left_out = (
         "1 more stored game of later boards (it finished after the decision) is"

@@ -210,7 +210,7 @@ def test_a_decided_test_takes_no_more_boards() -> None:
         pass
     boards = test.boards
     with pytest.raises(
-        SprtError, match=rf"^the test has decided \(H1 accepted at board {boards}\)"
+        SprtError, match=rf"^the test has decided \(H1 accepted after {boards} boards\)"
     ):
         test.update(0.0)
     assert test.boards == boards and test.decision is SprtDecision.ACCEPT_H1

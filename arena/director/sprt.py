@@ -25,7 +25,7 @@ from arena.director.progress import StartHooks
 from arena.director.run import RunOutcome, Table, open_run_store, play_tables
 from arena.director.schedule import sprt_tables
 from arena.errors import ConfigError
-from arena.ratings.sprt import Sprt, SprtDecision
+from arena.ratings.sprt import Sprt, SprtDecision, count_text
 from arena.ratings.sprt import board_score as ratings_board_score
 from arena.rules import MAX_PLAYERS
 from arena.store import SPRT_FORMAT, Store, check_writable, database_locked, result_of
@@ -197,8 +197,8 @@ def _run_sprt(
             on_board(test)
             if test.decision is not SprtDecision.CONTINUE:
                 reporter.note(
-                    f"{test.decision.value} at board {next_board}: no new game starts; the "
-                    "games in play are finished and stored, not counted by the test"
+                    f"{test.decision.value} after {count_text(next_board, 'board')}: no new game "
+                    "starts; the games in play are finished and stored, not counted by the test"
                 )
         return test.decision is not SprtDecision.CONTINUE or next_board >= max_boards
 

@@ -202,8 +202,9 @@ class Sprt:
         if decided is not SprtDecision.CONTINUE:
             # Fed on, the LLR could fall back between the bounds: a decided test "continued".
             raise SprtError(
-                f"the test has decided ({decided.value} at board {self._n}) and takes no more "
-                "boards: stop at the first decision, or start a new Sprt"
+                # "at board 12" read as the board the store numbers 12 (b12-...), the 13th.
+                f"the test has decided ({decided.value} after {count_text(self._n, 'board')}) "
+                "and takes no more boards: stop at the first decision, or start a new Sprt"
             )
         self._n += 1
         delta = score - self._mean
