@@ -594,26 +594,23 @@ def pause_at_a_referee(
         referee.stop(0)
 
 
-def test_an_admin_url_at_the_bots_grpc_port_is_one_line() -> None:
-    # The bots' port (50051) for the page's (8080): http.client.BadStatusLine came out as a
-    # traceback, exit 1.
-    url, done = pause_at_a_referee(RefereeConfig(), "http")
+@pytest.mark.parametrize(
+    ("scheme", "says"),
+    [
+        # http.client.BadStatusLine came out as a traceback, exit 1.
+        ("http", "did not answer in HTTP"),
+        # It said "did not speak TLS ...: try --url http://" the same port, refused again.
+        ("https", "speaks gRPC without TLS, not HTTPS"),
+    ],
+)
+def test_an_admin_url_at_the_bots_grpc_port_is_one_line(scheme: str, says: str) -> None:
+    # The bots' port (50051) for the page's (8080).
+    url, done = pause_at_a_referee(RefereeConfig(), scheme)
     assert done.returncode == 2, done.stderr
     assert done.stderr == (
-        f"arena: error: the server at {url} did not answer in HTTP: if that is the bots' port "
-        "(--port), give the leaderboard's port (--web-port) instead, as http://HOST:PORT "
-        "(https:// if the server was started with --tls-cert)\n"
-    )
-
-
-def test_an_https_admin_url_at_the_bots_plain_port_says_it_is_the_bots_port() -> None:
-    # It said "did not speak TLS ...: try --url http://" the same port, refused again.
-    url, done = pause_at_a_referee(RefereeConfig(), "https")
-    assert done.returncode == 2, done.stderr
-    assert done.stderr == (
-        f"arena: error: the server at {url} speaks gRPC without TLS, not HTTPS: if that is the "
-        "bots' port (--port), give the leaderboard's port (--web-port) instead, as "
-        "http://HOST:PORT (https:// if the server was started with --tls-cert)\n"
+        f"arena: error: the server at {url} {says}: if that is the bots' port (--port), give the "
+        "leaderboard's port (--web-port) instead, as http://HOST:PORT (https:// if the server "
+        "was started with --tls-cert)\n"
     )
 
 
