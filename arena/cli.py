@@ -37,11 +37,15 @@ def _interrupted_while_loading(signum: int, frame: object) -> None:
 _LOADING_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
 
 
+_HEEDING_CTRL_C: Final = frozenset({"run", "demo", "sprt"})
+"""The commands that heed Ctrl-C even when it was inherited ignored (:func:`sigterm_as_ctrl_c`)."""
+
+
 def _guard_loading() -> dict[signal.Signals, Any]:
     """Catch Ctrl-C and SIGTERM while the libraries load; the handlers they had before."""
     before = {sig: signal.getsignal(sig) for sig in _LOADING_SIGNALS}
     for sig, handler in before.items():
-        if handler in (signal.default_int_handler, signal.SIG_DFL):  # not an inherited "ignore"
+        if _heeded(sig, handler) or handler in (signal.default_int_handler, signal.SIG_DFL):
             with contextlib.suppress(ValueError):  # imported off the main thread: no guard
                 signal.signal(sig, _interrupted_while_loading)
     return before
@@ -52,7 +56,17 @@ def _unguard_loading(before: dict[signal.Signals, Any]) -> None:
     message), and SIGTERM what it was (a run sets its own handler)."""
     for sig, handler in before.items():
         if signal.getsignal(sig) is _interrupted_while_loading:
-            signal.signal(sig, handler)
+            signal.signal(sig, signal.default_int_handler if _heeded(sig, handler) else handler)
+
+
+def _heeded(sig: signal.Signals, handler: object) -> bool:
+    """Whether ``sig`` is a Ctrl-C inherited ignored that this command heeds all the same: a
+    batch does once loaded (:func:`sigterm_as_ctrl_c`), and a script's `arena run ... &` sent
+    `kill -INT` in its first 0.3 s lost it (the whole run played on)."""
+    if sig is not signal.SIGINT or handler is not signal.SIG_IGN:
+        return False
+    words = sys.argv[1:2]
+    return bool(words) and words[0] in _HEEDING_CTRL_C
 
 
 _BEFORE_LOADING = _guard_loading()

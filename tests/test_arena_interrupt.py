@@ -92,11 +92,18 @@ def signalled_run(
 
 
 def signalled(
-    cwd: Path, sig: str, at: str, *args: str, hook: Path, sender: str = SIGNAL_AT
+    cwd: Path,
+    sig: str,
+    at: str,
+    *args: str,
+    hook: Path,
+    sender: str = SIGNAL_AT,
+    sigint_ignored: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     """`arena ARGS` in ``cwd``, sent ``sig`` at ``at``: ``module``, ``module:function`` or
     ``module:__set_name__`` (see ``SIGNAL_AT``), or what ``sender`` (a sitecustomize module
-    that reads ``ARENA_TEST_SIGNAL`` and ``ARENA_TEST_AT``) takes ``at`` to mean."""
+    that reads ``ARENA_TEST_SIGNAL`` and ``ARENA_TEST_AT``) takes ``at`` to mean; started with
+    SIGINT ignored (as a script's `command &`) if ``sigint_ignored``."""
     hook.mkdir(exist_ok=True)
     (hook / "sitecustomize.py").write_text(sender)
     return subprocess.run(
@@ -105,6 +112,9 @@ def signalled(
         capture_output=True,
         text=True,
         timeout=TIMEOUT_S,
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+        if sigint_ignored
+        else None,
         env={
             **os.environ,
             "PYTHONPATH": f"{hook}{os.pathsep}{ROOT}",
@@ -264,6 +274,27 @@ def test_a_signal_while_arena_starts_is_one_line_and_exit_130(
     work = tmp_path / "work"
     work.mkdir()
     done = signalled(work, sig, at, *command, hook=tmp_path / "hook")
+    assert (done.returncode, done.stderr) == (130, said)
+    assert list(work.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("at", "said"),
+    [
+        ("arena.engine", NOTHING_MADE),
+        ("typer.rich_utils", "arena: interrupted\n"),
+        ("typer.main:get_command", "arena: interrupted\n"),
+        ("arena.director.run", NOTHING_MADE),
+    ],
+)
+def test_a_ctrl_c_inherited_ignored_stops_a_loading_run_as_a_loaded_one(
+    tmp_path: Path, at: str, said: str
+) -> None:
+    # A script's `arena run ... &` ignores SIGINT; a loaded run heeds it all the same, but one
+    # sent in its first 0.3 s (while Python loads it) was lost, and the whole run played on.
+    work = tmp_path / "work"
+    work.mkdir()
+    done = signalled(work, "SIGINT", at, "run", *THREE, hook=tmp_path / "hook", sigint_ignored=True)
     assert (done.returncode, done.stderr) == (130, said)
     assert list(work.iterdir()) == []
 
