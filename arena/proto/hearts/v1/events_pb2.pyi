@@ -647,8 +647,8 @@ Global___GameEnded: _TypeAlias = GameEnded  # noqa: Y015
 class FaultNotice(_message.Message):
     """A fault by this seat's bot, with everything needed to fix it. Private. Sent in the next
     message to the bot after the fault (with the next request, if any); a fault the open request
-    outlives (a wrong request_id, a second Hello, a PlayRequest with no kind set) is sent at once, in a message of its own, so
-    that the bot can still answer that request before its deadline.
+    outlives (a wrong request_id, a second Hello, a PlayRequest with no kind set) is sent at once,
+    in a message of its own, so that the bot can still answer that request before its deadline.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -673,8 +673,9 @@ class FaultNotice(_message.Message):
     """The request the fault concerns: the one the seat had to answer. For a message that answers
     nothing while a request is open (FAULT_KIND_WRONG_REQUEST_ID, or FAULT_KIND_PROTOCOL for a
     second Hello or a PlayRequest with no kind set), the open request, which stays open: answer
-    it (the id the message carried is in your_answer and message). 0 when no request was open: a disconnect, or a message that
-    arrived between requests (a second answer to one request, say; your_answer names its id).
+    it (the id the message carried is in your_answer and message). 0 when no request was open:
+    a disconnect, or a message that arrived between requests (a second answer to one request,
+    say; your_answer names its id).
     """
     your_answer: _builtins.str
     """What the bot sent, as text: the cards it named, or a short description of the message. A
