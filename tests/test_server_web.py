@@ -124,6 +124,12 @@ def test_health_standings_games_and_replay(tmp_path: Path) -> None:
         assert mine["games"] and all(
             "gamma" in [s["bot"] for s in g["seats"]] for g in mine["games"]
         )
+        # Every game of the bot, newest first, also below `before` (the query was rewritten).
+        _, every = await get(site.base + "/api/games?limit=500")
+        its = [g["game"] for g in every["games"] if "gamma" in [s["bot"] for s in g["seats"]]]
+        assert [g["game"] for g in mine["games"]] == its[:100]
+        _, below = await get(site.base + f"/api/games?bot=gamma&limit=3&before={its[1]}")
+        assert [g["game"] for g in below["games"]] == its[2:5]
         status, typo = await get(site.base + "/api/games?bot=gamm")
         assert status == 404 and typo["error"].startswith("no bot named 'gamm'")
         status, record = await get(site.base + f"/api/games/{newest['game']}")
