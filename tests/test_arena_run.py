@@ -190,9 +190,10 @@ def test_a_replay_missing_for_a_stored_game_is_written_at_the_next_start(tmp_pat
 
 
 def test_a_bot_that_now_exits_silently_is_not_quoted_from_an_earlier_run(tmp_path: Path) -> None:
-    # The bot's log is appended to, run after run (a resume, or another --db with the same
-    # --out): a start that fails must quote what this process wrote, never an earlier run's
-    # last line (here the SDK's goodbye, which would read as the referee's doing).
+    # The bot's log is appended to, run after run (a resume, or another --db with an --out an
+    # older version made, which has no mark naming its run): a start that fails must quote
+    # what this process wrote, never an earlier run's last line (here the SDK's goodbye, which
+    # would read as the referee's doing).
     broken = tmp_path / "broken"
     flaky = tmp_path / "flaky.py"
     flaky.write_text(
@@ -209,6 +210,7 @@ def test_a_bot_that_now_exits_silently_is_not_quoted_from_an_earlier_run(tmp_pat
     assert "words of the earlier run" in (out / "logs" / "flaky.log").read_text()
 
     broken.touch()
+    (out / ".arena-run.json").unlink()  # else refused: the folder is a.db's
     second = build_config(bots=bots, boards=1, concurrency=1, db=tmp_path / "b.db", out=out)
     with pytest.raises(ConfigError) as caught:
         run_batch(second, PlainReporter(io.StringIO()))
