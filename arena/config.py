@@ -849,6 +849,21 @@ def _rules(preset_name: Any, file_rule: Any, flag_rules: Sequence[str], players:
         raise ConfigError(f"config file: [rule] with --rule: {e}") from None
 
 
+LOCAL_ONLY_UNSET: Final = ("ARENA_TLS", "ARENA_TLS_CA", "ARENA_TLS_CERT", "ARENA_TLS_KEY")
+"""The SDK's TLS variables, left out of the environment of bots that arena starts for its own
+referee (plain text on 127.0.0.1): exported for a competition, they made every bot of a local
+batch refuse the plain port and the batch fail."""
+
+
+def bot_environment(**arena: str) -> dict[str, str]:
+    """This process's environment for a bot arena starts: its PATH (:func:`bot_path`), no
+    TLS variables, and the ``ARENA_*`` values given."""
+    env = {k: v for k, v in os.environ.items() if k not in LOCAL_ONLY_UNSET}
+    env["PATH"] = bot_path()
+    env.update(arena)
+    return env
+
+
 def bot_path() -> str:
     """The PATH bot commands are found on and run with: this Python's folder first when it runs
     in a virtual environment, then the PATH arena was started with."""

@@ -466,6 +466,21 @@ def test_the_same_run_in_another_database_is_refused_the_first_ones_folder(tmp_p
     assert mark["db"] == str(tmp_path / "moved.db")
 
 
+def test_a_batch_and_check_bot_ignore_tls_variables_exported_for_a_competition(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The README has a bot author export ARENA_TLS_CA for a competition: every bot of a local
+    # batch (plain text on 127.0.0.1) then refused the referee's port, and the batch failed.
+    (tmp_path / "ca.pem").write_text("not used by a local batch\n")
+    for name, value in (("ARENA_TLS", "1"), ("ARENA_TLS_CA", str(tmp_path / "ca.pem"))):
+        monkeypatch.setenv(name, value)
+    bots = ["--bot", f"a={LOW}", "--bot", f"b={LOW}", "--bot", f"c={LOW}", "--players", "3"]
+    done = arena("run", *bots, "--boards", "1", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    checked = arena("check-bot", "--only", "handshake", "--", *shlex.split(LOW), cwd=tmp_path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
 def closed_pipe_run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """Run `arena ARGS` with its stdout a pipe nobody reads any more (as `| head -1` leaves it
     once it has its line): every write to it fails at once."""

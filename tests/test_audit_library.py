@@ -67,7 +67,9 @@ def test_the_montecarlo_way_of_searching_plays_a_kitty_game_it_leads() -> None:
     ("changes", "told"),
     [
         ({"address": 5}, r"settings\.address must be a string"),
-        ({"token": 5}, r"settings\.token must be a string"),
+        ({"token": 5}, r"settings\.token must be a string, got a value of type int$"),
+        # Never shown: a bot's stderr is kept in its log.
+        ({"token": b"s3cr3t"}, r"settings\.token must be a string, got a value of type bytes$"),
         ({"name": None}, r"settings\.name must be a string"),
         ({"bot_version": 3}, r"settings\.bot_version must be a string"),
         ({"tls": "yes"}, r"settings\.tls must be True or False"),

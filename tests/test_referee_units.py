@@ -522,6 +522,16 @@ def test_settings_of_the_wrong_type_are_refused_when_made(
     assert str(err.value).startswith(message)
 
 
+def test_tls_given_as_pem_bytes_is_refused_without_showing_the_key() -> None:
+    # The tuple's repr put the whole private key in the error (and so in tracebacks and logs).
+    key = b"-----BEGIN PRIVATE KEY-----\nSECRETKEYMATERIAL\n-----END PRIVATE KEY-----\n"
+    for pem in ((b"cert", key), {"cert": b"cert", "key": key}):
+        with pytest.raises(ConfigError) as err:
+            RefereeConfig(tls=pem)  # type: ignore[arg-type]
+        assert "SECRETKEYMATERIAL" not in str(err.value)
+        assert str(err.value).endswith(f"got a value of type {type(pem).__name__}")
+
+
 def test_an_address_that_is_not_a_string_is_refused_in_one_line() -> None:
     thread = RefereeThread(RefereeConfig(), TokenAccounts())
     with pytest.raises(

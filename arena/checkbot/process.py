@@ -16,7 +16,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from arena.config import bot_path, command_problem, is_path, start_failure
+from arena.config import bot_environment, bot_path, command_problem, is_path, start_failure
 from arena.errors import ConfigError
 
 __all__ = ["BotCommandError", "BotProcess", "BotStartError"]
@@ -93,7 +93,7 @@ class BotProcess:
         self.command = resolve(command)
         # The PATH `arena run` gives its bots: `python` is the one arena runs in, SDK included,
         # whether or not the user activated the virtual environment.
-        self._env = {**os.environ, "PATH": bot_path(), **env}
+        self._env = bot_environment(**env)
         self.log = log
         self._process: asyncio.subprocess.Process | None = None
         self._log_from = 0

@@ -239,7 +239,9 @@ class ClientSettings:
             ("bot_version", bot_version),
         ):
             if value is not None and not isinstance(value, str):
-                raise ConfigError(f"{arg} must be a string, got {value!r}")
+                # A token's value is never shown (a bot's stderr is kept in its log).
+                shown = f"a value of type {type(value).__name__}" if arg == "token" else repr(value)
+                raise ConfigError(f"{arg} must be a string, got {shown}")
         if not isinstance(bot_version, str):  # None: taken here, then refused by serve
             raise ConfigError(f"bot_version must be a string ('' for none), got {bot_version!r}")
         if tls_ca is not None and not isinstance(tls_ca, str | Path):
@@ -465,7 +467,10 @@ def _check_settings(settings: ClientSettings) -> None:
     for field_name, kind, what in fields:
         value = getattr(settings, field_name)
         if not isinstance(value, kind):
-            raise ConfigError(f"settings.{field_name} must be {what}, got {value!r:.80}")
+            # Secrets by type only: a token or a key is never shown (a bot's stderr is logged).
+            secret = field_name in ("token", "tls_key")
+            shown = f"a value of type {type(value).__name__}" if secret else f"{value!r:.80}"
+            raise ConfigError(f"settings.{field_name} must be {what}, got {shown}")
     _check_address(settings.address, "settings.address")
     if (settings.tls_cert is None) != (settings.tls_key is None):
         raise ConfigError("set both settings.tls_cert and settings.tls_key, or neither")

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import trio
 
-from arena.config import BotSpec, bot_path, start_failure
+from arena.config import BotSpec, bot_environment, start_failure
 from arena.errors import ArenaError, ConfigError
 from arena.referee.accounts import BotIdentity, token_key
 
@@ -346,11 +346,9 @@ class BotPool:
                 token.run_sync_soon(event.set)
 
         slot.token = self._accounts.issue(slot.bot.name, hello)
-        env = dict(os.environ)
-        env["ARENA_ADDRESS"] = self._address
-        env["ARENA_TOKEN"] = slot.token
-        env["ARENA_BOT_NAME"] = slot.bot.name
-        env["PATH"] = bot_path()
+        env = bot_environment(
+            ARENA_ADDRESS=self._address, ARENA_TOKEN=slot.token, ARENA_BOT_NAME=slot.bot.name
+        )
         # If the director dies without stopping its bots (kill -9), they must not linger for
         # the SDK's default ten minutes trying to reach a referee that is gone.
         env.setdefault("ARENA_GIVE_UP_S", str(ORPHAN_GIVE_UP_S))

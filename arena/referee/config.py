@@ -294,8 +294,9 @@ class RefereeConfig:
                 raise ConfigError(f"referee.{name} must be a string, got {value!r}")
         if self.tls is not None and not isinstance(self.tls, TlsConfig):
             raise ConfigError(
+                # The type only: a (cert, key) tuple's repr put the whole private key in the text.
                 f"referee.tls must be a TlsConfig (TlsConfig.from_files(cert, key)) or None, "
-                f"got {self.tls!r}"
+                f"got a value of type {type(self.tls).__name__}"
             )
         if not isinstance(self.options, tuple | list) or not all(
             isinstance(o, tuple) and len(o) == 2 and isinstance(o[0], str) for o in self.options
