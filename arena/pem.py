@@ -44,7 +44,9 @@ def load_pair(context: ssl.SSLContext, cert: Path | str, key: Path | str) -> Pai
     except _EncryptedKey:
         return PairProblem.ENCRYPTED
     except (ssl.SSLError, ValueError) as e:
-        if getattr(e, "reason", None) == "KEY_VALUES_MISMATCH":
+        # A key of another algorithm than the certificate's (an EC key beside an RSA
+        # certificate) is NO_CERTIFICATE_ASSIGNED: read, but no certificate to go with it.
+        if getattr(e, "reason", None) in ("KEY_VALUES_MISMATCH", "NO_CERTIFICATE_ASSIGNED"):
             return PairProblem.MISMATCH
         return PairProblem.NO_KEY
     return None

@@ -391,7 +391,15 @@ def test_a_tls_config_made_by_hand_is_checked_as_from_files_checks_files(certs: 
     # checked nothing: gRPC then asks for no client certificate, and one of any CA got in.
     server, key = (certs / "server.pem").read_bytes(), (certs / "server.key").read_bytes()
     ca = (certs / "ca.pem").read_bytes()
+    # An RSA key beside the EC certificate: "holds no readable PEM private key", of a key
+    # OpenSSL read well (its certificate is of another algorithm).
+    rsa = certs / "rsa.key"
+    make_certs.openssl(certs, "genpkey", "-algorithm", "RSA", "-out", str(rsa))
     cases: list[tuple[Callable[[], object], str]] = [
+        (
+            lambda: TlsConfig(server, rsa.read_bytes()),
+            r"^TLS: private_key is not the private key of the certificate in cert_chain",
+        ),
         (lambda: TlsConfig(b"abc", key), r"^TLS: cert_chain holds no readable PEM certificate"),
         (lambda: TlsConfig(server, b"def"), r"^TLS: private_key holds no readable PEM private"),
         (
