@@ -71,7 +71,7 @@ def _heeded(sig: signal.Signals, handler: object) -> bool:
 
 _BEFORE_LOADING = _guard_loading()
 
-from arena.director.ending import hold_at_the_last, remove_unfinished
+from arena.director.ending import hold_at_the_last, remove_unfinished, stop_on_hangup
 
 hold_at_the_last()  # first of the exit hooks, so that it runs last
 _STARTING: dict[signal.Signals, Any] = {}
@@ -586,12 +586,7 @@ def sigterm_as_ctrl_c() -> None:
         # Ctrl-C anyway (its signal watcher), so it is heeded from the start.
         signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))
-    # A closed terminal (or a dropped ssh session) sends SIGHUP: by default it killed the run
-    # at once, without a word, its bots left running and their helpers for good. `nohup`'s
-    # "ignore" is kept.
-    hangup = getattr(signal, "SIGHUP", None)  # not on Windows
-    if hangup is not None and signal.getsignal(hangup) is not signal.SIG_IGN:
-        signal.signal(hangup, lambda signum, frame: signal.raise_signal(signal.SIGINT))
+    stop_on_hangup(lambda signum, frame: signal.raise_signal(signal.SIGINT))
 
 
 def _exit_at_once(said: Callable[[], str]) -> Callable[[int, object], None]:
@@ -1404,20 +1399,19 @@ def sprt(
                     EXIT_INTERRUPTED,
                 )
             n = outcome.boards
-            cap = f"{max_boards} board" if max_boards == 1 else f"{max_boards} boards"
             if n >= max_boards:
                 # Stopped as the bots stopped, after the cap's last board was stored: there is
                 # nothing to resume (it said to, beside the run's own "nothing to resume").
                 console.print(
-                    f"no decision: stopped at the cap of {cap} (--max-boards)",
+                    f"no decision: stopped at the cap of {count_text(max_boards, 'board')} "
+                    "(--max-boards)",
                     markup=False,
                     highlight=False,
                     soft_wrap=True,
                 )
                 _fail(_sprt_all_played_text(max_boards), EXIT_INTERRUPTED)
             _fail(
-                f"interrupted after {n} board{'' if n == 1 else 's'}; run the same command again "
-                "to resume",
+                f"interrupted after {count_text(n, 'board')}; run the same command again to resume",
                 EXIT_INTERRUPTED,
             )
         if outcome.decision is SprtDecision.CONTINUE:
@@ -1451,10 +1445,11 @@ def _sprt_interrupted_text(settings: RunConfig, max_boards: int) -> str:
 
 def _sprt_all_played_text(max_boards: int) -> str:
     """What an `arena sprt` stopped after the last game of its cap was stored says."""
-    cap = f"{max_boards} board" if max_boards == 1 else f"{max_boards} boards"
+    from arena.ratings.sprt import count_text  # loaded by then: sprt has read its flags
+
     return (
-        f"interrupted after the last of the {cap} (--max-boards) was stored; nothing is left "
-        "to play (the same command prints the result again)"
+        f"interrupted after the last of the {count_text(max_boards, 'board')} (--max-boards) "
+        "was stored; nothing is left to play (the same command prints the result again)"
     )
 
 

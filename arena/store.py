@@ -1005,8 +1005,8 @@ def results_where(
         " ORDER BY run_id, game",
         args,
     ).fetchall()
-    seats: dict[tuple[str, int], list[tuple[str, int, int, int, bool]]] = {}
-    numbers: dict[tuple[str, int], list[int]] = {}
+    # Each seat's row, its number first (checked against the table's size below).
+    seats: dict[tuple[str, int], list[tuple[int, str, int, int, int, bool]]] = {}
     for rid, game, seat, bot, points, placing, faults, status in db.execute(
         "SELECT run_id, game, seat, bot, points, placing, faults, status FROM seats"
         f" JOIN games USING (run_id, game) WHERE {condition} ORDER BY seat",
@@ -1022,8 +1022,7 @@ def results_where(
                 f"points, placing {placing!r}, {faults!r} faults): {_DAMAGED_ADVICE}"
             )
         forfeit = status != Termination.NORMAL.value
-        seats.setdefault((rid, game), []).append((bot, points, placing, faults, forfeit))
-        numbers.setdefault((rid, game), []).append(seat)
+        seats.setdefault((rid, game), []).append((seat, bot, points, placing, faults, forfeit))
     sizes = _table_sizes(db)
     moons: dict[tuple[str, int], list[int]] = {}
     for rid, game, moon in db.execute(
@@ -1037,22 +1036,23 @@ def results_where(
         rows = seats.get((rid, game))
         if not rows:  # a hand edit, or a failing disk: a KeyError traceback
             raise StoreError(f"game {game} of run {rid} has no seats stored: {_DAMAGED_ADVICE}")
+        numbers, bots, totals, places, faults, forfeits = zip(*rows, strict=True)
         size = sizes.get(rid, len(rows))
-        if numbers[(rid, game)] != list(range(size)):  # rated as a table of fewer seats
+        if list(numbers) != list(range(size)):  # rated as a table of fewer seats
             raise StoreError(
-                f"game {game} of run {rid} has seats {numbers[(rid, game)]} stored, where its "
-                f"table has {size} (0 to {size - 1}): {_DAMAGED_ADVICE}"
+                f"game {game} of run {rid} has seats {list(numbers)} stored, where its table has "
+                f"{size} (0 to {size - 1}): {_DAMAGED_ADVICE}"
             )
         result = _result(
             board,
-            tuple(r[0] for r in rows),
-            tuple(r[1] for r in rows),
-            tuple(r[2] for r in rows),
+            bots,
+            totals,
+            places,
             bool(full_game),
             hands,
             moons.get((rid, game), []),
-            tuple(r[3] for r in rows),
-            tuple(r[4] for r in rows),
+            faults,
+            forfeits,
         )
         results.append((rid, game, result))
     return results

@@ -133,6 +133,15 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
+def wait_lingering(command: subprocess.Popen[str], log: Path) -> None:
+    """Wait until the lingering bot whose log is ``log`` says it lingers (``command`` then
+    holds in its stop, the bots' grace before a SIGKILL)."""
+    deadline = time.monotonic() + TIMEOUT_S
+    while not log.exists() or "lingering" not in log.read_text():
+        assert command.poll() is None and time.monotonic() < deadline, "the bot never lingered"
+        time.sleep(0.02)
+
+
 @pytest.mark.parametrize("when", ["at-the-last-game", "while-the-bots-stop"])
 def test_a_signal_after_the_last_game_is_stored_says_every_game_is_stored(
     tmp_path: Path, when: str
@@ -158,11 +167,7 @@ def test_a_signal_after_the_last_game_is_stored_says_every_game_is_stored(
             raise AssertionError(f"the run ended before its last game: {''.join(lines)}")
         if when == "while-the-bots-stop":
             # The lingering bot holds the run in its stop (the bots' grace before a SIGKILL).
-            log = tmp_path / "arena-out" / "logs" / "c.log"
-            deadline = time.monotonic() + TIMEOUT_S
-            while "lingering" not in log.read_text():
-                assert run.poll() is None and time.monotonic() < deadline, "the bot never lingered"
-                time.sleep(0.02)
+            wait_lingering(run, tmp_path / "arena-out" / "logs" / "c.log")
         run.send_signal(signal.SIGINT)
         _, rest = run.communicate(timeout=TIMEOUT_S)
     finally:
@@ -190,11 +195,7 @@ def test_a_signal_as_an_sprt_at_its_cap_stops_its_bots_says_nothing_is_left(
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     try:
-        log = tmp_path / "arena-sprt-out" / "logs" / "b.log"
-        deadline = time.monotonic() + TIMEOUT_S
-        while not log.exists() or "lingering" not in log.read_text():
-            assert sprt.poll() is None and time.monotonic() < deadline, "the bot never lingered"
-            time.sleep(0.02)
+        wait_lingering(sprt, tmp_path / "arena-sprt-out" / "logs" / "b.log")
         sprt.send_signal(signal.SIGINT)
         _, err = sprt.communicate(timeout=TIMEOUT_S)
     finally:

@@ -57,6 +57,7 @@ def _stop_on_sigterm() -> None:
     check ran on to its end with its bot.
     """
     from arena.checkbot.process import interrupt_now
+    from arena.director.ending import stop_on_hangup
 
     def on_sigterm(signum: int, frame: object) -> None:
         if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL, None):
@@ -66,11 +67,7 @@ def _stop_on_sigterm() -> None:
         signal.raise_signal(signal.SIGINT)
 
     signal.signal(signal.SIGTERM, on_sigterm)
-    # A closed terminal's SIGHUP too (it killed the check and left its bot running); `nohup`'s
-    # "ignore" is kept.
-    hangup = getattr(signal, "SIGHUP", None)  # not on Windows
-    if hangup is not None and signal.getsignal(hangup) is not signal.SIG_IGN:
-        signal.signal(hangup, on_sigterm)
+    stop_on_hangup(on_sigterm)  # it killed the check and left its bot running
 
 
 def register(app: typer.Typer) -> None:

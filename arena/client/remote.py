@@ -239,8 +239,7 @@ class ClientSettings:
             ("bot_version", bot_version),
         ):
             if value is not None and not isinstance(value, str):
-                # A token's value is never shown (a bot's stderr is kept in its log).
-                shown = f"a value of type {type(value).__name__}" if arg == "token" else repr(value)
+                shown = _shown(value, secret=arg == "token")
                 raise ConfigError(f"{arg} must be a string, got {shown}")
         if not isinstance(bot_version, str):  # None: taken here, then refused by serve
             raise ConfigError(f"bot_version must be a string ('' for none), got {bot_version!r}")
@@ -446,6 +445,12 @@ def _check_ca(data: bytes, where: str) -> None:
         raise ConfigError(f"{where} holds no usable certificate: {e}") from None
 
 
+def _shown(value: object, *, secret: bool) -> str:
+    """A refused value as an error shows it: a secret (a token, a key) by its type only, since
+    a bot's stderr is kept in its log; anything else cut to 80 characters."""
+    return f"a value of type {type(value).__name__}" if secret else f"{value!r:.80}"
+
+
 def _check_settings(settings: ClientSettings) -> None:
     """Refuse hand-made settings that :meth:`ClientSettings.resolve` would have refused.
 
@@ -467,9 +472,7 @@ def _check_settings(settings: ClientSettings) -> None:
     for field_name, kind, what in fields:
         value = getattr(settings, field_name)
         if not isinstance(value, kind):
-            # Secrets by type only: a token or a key is never shown (a bot's stderr is logged).
-            secret = field_name in ("token", "tls_key")
-            shown = f"a value of type {type(value).__name__}" if secret else f"{value!r:.80}"
+            shown = _shown(value, secret=field_name in ("token", "tls_key"))
             raise ConfigError(f"settings.{field_name} must be {what}, got {shown}")
     _check_address(settings.address, "settings.address")
     if (settings.tls_cert is None) != (settings.tls_key is None):

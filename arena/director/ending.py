@@ -17,7 +17,14 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["UNFINISHED", "hold_at_the_last", "is_the_command", "remove_unfinished", "until_exit"]
+__all__ = [
+    "UNFINISHED",
+    "hold_at_the_last",
+    "is_the_command",
+    "remove_unfinished",
+    "stop_on_hangup",
+    "until_exit",
+]
 
 Handler = Callable[[int, Any], None]
 
@@ -86,3 +93,12 @@ def _hold() -> None:
         # leaves an "ignore" as it is when it puts the signals' default actions back.
         with contextlib.suppress(ValueError, OSError):
             signal.signal(sig, signal.SIG_IGN)
+
+
+def stop_on_hangup(handler: Handler) -> None:
+    """Stop on SIGHUP (a closed terminal, a dropped ssh session) with ``handler``, as on
+    SIGTERM: by default it killed the command at once, without a word, its bots left running.
+    An inherited ignore (`nohup`) is kept; nothing on a platform without SIGHUP (Windows)."""
+    hangup = getattr(signal, "SIGHUP", None)
+    if hangup is not None and signal.getsignal(hangup) is not signal.SIG_IGN:
+        signal.signal(hangup, handler)

@@ -229,13 +229,13 @@ def _int_arg(
     return value
 
 
-_PAGES: Final = ("/", "/healthz", "/api/health", "/api/standings", "/api/lobby", "/api/games")
-"""The paths served to GET (with /static/ and /api/games/ followed by a name)."""
+_API_PATHS: Final = ("/api/health", "/api/standings", "/api/lobby", "/api/games")
+"""The JSON API's paths (with /api/games/ followed by a number)."""
 
 
 def _served(path: str) -> bool:
     """Whether GET serves ``path`` (another method there is a 405, not a 404)."""
-    return path in _PAGES or path.startswith(("/static/", "/api/games/"))
+    return path in ("/", "/healthz", *_API_PATHS) or path.startswith(("/static/", "/api/games/"))
 
 
 def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handler:
@@ -277,9 +277,7 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
                 HTTPStatus.OK if ok else HTTPStatus.SERVICE_UNAVAILABLE,
                 str(health["status"]).encode(),
             )
-        if path in ("/api/health", "/api/standings", "/api/lobby", "/api/games") or (
-            path.startswith("/api/games/")
-        ):
+        if path in _API_PATHS or path.startswith("/api/games/"):
             refused = _unknown_parameter(path, request.query)
             if refused is not None:
                 return refused
