@@ -11,10 +11,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import logging
 import math
+import random
 import re
 import sqlite3
+import time
 from collections import Counter
+from collections.abc import Callable
+from itertools import combinations
 from pathlib import Path
 from typing import Any
 
@@ -29,14 +34,20 @@ from arena.server.config import ServerConfig, server_config_from_dict
 from arena.server.ledger import INTERRUPTED_REASON, Ledger, LedgerDB
 from arena.server.matchmaking import board_seed
 from arena.server.webapp import NotFoundError
-from arena.table import GameRecord, Termination
+from arena.table import GameRecord, TableSpec, Termination
 
 
 async def run_ladder(
-    db: Path, config: ServerConfig, sessions: dict[str, int], games: int, seed: int = 1
+    db: Path,
+    config: ServerConfig,
+    sessions: dict[str, int],
+    games: int,
+    seed: int = 1,
+    length: Callable[[TableSpec], float] | None = None,
 ) -> tuple[dict[str, Any], EngineHost]:
     """Play until ``games`` games are recorded, then stop starting tables and wait for the rest;
-    returns the standings at the end and the host (with every table it played)."""
+    returns the standings at the end and the host (with every table it played, each taking
+    ``length(spec)`` seconds if given)."""
     ledger = Ledger.open(db, config)
     accounts = AccountStore(db)
     for bot in sessions:
@@ -45,6 +56,7 @@ async def run_ladder(
     competition = Competition(config, ledger, accounts, seed=seed)
     await competition.load()
     host = EngineHost(sessions)
+    host.length = length
     competition.attach(host)
     enough = asyncio.Event()
 
@@ -174,6 +186,85 @@ def test_restart_continues_numbering_and_owed_boards(tmp_path: Path) -> None:
     board = first.played[0].board
     seatings = {s.seats for s in first.played + second.played if s.board == board}
     assert len(seatings) == 4
+
+
+def test_a_ladder_of_single_session_bots_mixes_its_tables(tmp_path: Path) -> None:
+    # When a table ends, its bots are the only ones idle: they used to sit down together again
+    # at once, board after board (a soak's 12 bots met in 30 foursomes only; 9 pairs never met).
+    rng = random.Random(4)
+    bots = {f"b{i:02}": 1 for i in range(12)}
+    config = server_config_from_dict({"seed": 3, "fit_interval": 0})
+    _, host = asyncio.run(
+        run_ladder(
+            tmp_path / "c.db", config, bots, games=240, length=lambda _: rng.uniform(0.005, 0.015)
+        )
+    )
+    met = Counter(frozenset(p) for spec in host.played for p in combinations(spec.seats, 2))
+    # Every pair has played a board together (all four rotations), and no foursome more than
+    # three boards (unmixed: some pairs met once or twice, and one foursome played 28 games).
+    assert set(met) == {frozenset(p) for p in combinations(bots, 2)}
+    assert min(met.values()) >= 4
+    assert max(Counter(frozenset(spec.seats) for spec in host.played).values()) <= 12
+    # Each board is still played by one group in every rotation.
+    groups: dict[str, set[frozenset[str]]] = {}
+    for spec in host.played:
+        groups.setdefault(spec.board, set()).add(frozenset(spec.seats))
+    assert all(len(g) == 1 for g in groups.values())
+
+
+@pytest.mark.parametrize("mix_wait", ["0s", "0.3s"])
+def test_a_group_waits_for_others_at_most_mix_wait_before_a_rematch(
+    tmp_path: Path, mix_wait: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The table with h lasts 3 s; the other group plays its board's four rotations, then waits
+    # (while h's table plays) before it sits down together again, for mix_wait and no longer.
+    starts: list[tuple[frozenset[str], str, float]] = []
+
+    def length(spec: TableSpec) -> float:
+        starts.append((frozenset(spec.seats), spec.board, time.monotonic()))
+        return 3.0 if "h" in spec.seats else 0.01
+
+    config = server_config_from_dict({"seed": 3, "fit_interval": 0, "mix_wait": mix_wait})
+    with caplog.at_level(logging.INFO, logger="arena.server"):
+        asyncio.run(
+            run_ladder(tmp_path / "c.db", config, dict.fromkeys("abcdefgh", 1), 5, length=length)
+        )
+    (slow,) = {group for group, _, _ in starts if "h" in group}
+    quick = [(board, at) for group, board, at in starts if group != slow]
+    assert len({board for board, _ in quick}) >= 2 and len(quick) >= 5
+    # The first rotation of the second board, after the fourth of the first.
+    gap = quick[4][1] - (quick[3][1] + 0.01)
+    held = [r for r in caplog.records if r.getMessage() == "bots wait for others before a rematch"]
+    if mix_wait == "0s":
+        assert not held
+    else:
+        assert gap >= 0.29
+        quick_group = next(group for group, _, _ in starts if group != slow)
+        assert [r.__dict__["bots"] for r in held] == [sorted(quick_group)]
+
+
+def test_a_restart_knows_who_has_met_whom(tmp_path: Path) -> None:
+    db = tmp_path / "c.db"
+    config = server_config_from_dict({"seed": 9, "fit_interval": 0})
+    _, host = asyncio.run(run_ladder(db, config, dict.fromkeys("abcdef", 1), games=10))
+
+    async def loaded() -> tuple[Counter[frozenset[str]], dict[str, frozenset[str]]]:
+        ledger = Ledger.open(db, config)
+        accounts = AccountStore(db)
+        competition = Competition(config, ledger, accounts)
+        await competition.load()
+        try:
+            return competition._meetings, competition._previous
+        finally:
+            await competition.close()
+            ledger.close()
+            accounts.close()
+
+    meetings, previous = asyncio.run(loaded())
+    played = [spec.seats for spec in host.played]
+    assert meetings == Counter(frozenset(p) for seats in played for p in combinations(seats, 2))
+    last = {bot: frozenset(seats) for seats in played for bot in seats}
+    assert previous == last
 
 
 def test_fixed_event_plays_its_schedule_once_and_is_over(tmp_path: Path) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from itertools import combinations
+from typing import Any
 
 import pytest
 
@@ -232,3 +234,129 @@ def test_board_seeds_are_keyed_by_the_secret_not_by_the_public_name() -> None:
     schedule = event_schedule("abcd", players=4, boards=2, seed=5, secret="k1")
     assert [t.seed for t in schedule[::4]] == [board_seed("k1", 5, 0), board_seed("k1", 5, 1)]
     assert event_schedule("abcd", players=4, boards=2, seed=5, secret="k2") != schedule
+
+
+def test_a_group_is_held_rather_than_seated_together_again_while_others_play() -> None:
+    group = frozenset("abcd")
+    kwargs: dict[str, Any] = dict(
+        players=4,
+        ladder_seed=1,
+        secret="s",
+        next_board=5,
+        seed=3,
+        previous=dict.fromkeys(group, group),
+    )
+    cands = [Candidate(n, 1, 4) for n in "abcd"]
+    plan = plan_ladder(cands, (), busy=set("efgh"), **kwargs)
+    assert plan.tables == () and plan.held == (group,) and plan.next_board == 5
+    # Nobody else to wait for (every bot at a table is one of them), or waited long enough.
+    for busy, may_repeat in ((set("abc"), ()), (set("efgh"), {group})):
+        plan = plan_ladder(cands, (), busy=busy, may_repeat=may_repeat, **kwargs)
+        assert [set(t.seats) for t in plan.tables] == [group] and plan.held == ()
+    # Another idle bot to play with: a new group, not the old one, and nothing held.
+    plan = plan_ladder([*cands, Candidate("e", 1, 4)], (), busy=set("fgh"), **kwargs)
+    (table,) = plan.tables
+    assert "e" in table.seats and plan.held == ()
+    # An owed rotation of the same group is its board's, not a rematch: dealt at once.
+    owed = OwedBoard("1:4", 9, tuple("abcd"), (1, 2, 3), 4)
+    plan = plan_ladder(cands, (owed,), busy=set("efgh"), **kwargs)
+    assert [t.board for t in plan.tables] == ["1:4"] and plan.held == ()
+
+
+def test_new_groups_favour_bots_met_least() -> None:
+    halves = ("abcd", "efgh")
+    meetings = {frozenset(p): 20 for half in halves for p in combinations(half, 2)}
+    for seed in range(20):
+        plan = plan_ladder(
+            [Candidate(n, 1, 0) for n in "abcdefgh"],
+            (),
+            players=4,
+            ladder_seed=1,
+            secret="s",
+            next_board=0,
+            seed=seed,
+            duplicate=False,
+            meetings=meetings,
+        )
+        # The first group's anchor takes the three it met least: all from the other half.
+        first = plan.tables[0].seats
+        assert sorted(sum(bot in half for bot in first) for half in halves) == [1, 3], first
+
+
+def test_a_new_group_leaves_out_bots_whose_owed_board_is_ready() -> None:
+    owed = OwedBoard("1:0", 9, tuple("efgh"), (1, 2, 3), 0)
+    cands = [Candidate(n, 1, 0) for n in "abcd"] + [Candidate(n, 1, 1) for n in "efgh"]
+    for seed in range(20):
+        plan = plan_ladder(
+            cands, (owed,), players=4, ladder_seed=1, secret="s", next_board=1, seed=seed
+        )
+        # Both tables start: the new board's group does not break up the owed one's.
+        assert sorted((t.board, "".join(sorted(t.seats))) for t in plan.tables) == [
+            ("1:0", "efgh"),
+            ("1:1", "abcd"),
+        ]
+
+
+def simulate_ladder(
+    bots: int, games: int, *, mix: bool, seed: int = 0
+) -> tuple[list[frozenset[str]], float]:
+    """Play a ladder of ``bots`` bots with one session each, tables of random lengths, planning
+    as the competition does (holding rematches for at most 3 table lengths when ``mix``);
+    returns each game's group and the time it took (a table lasts 0.5 to 1.5)."""
+    rng = random.Random(seed)
+    names = [f"b{i:02}" for i in range(bots)]
+    idle = set(names)
+    played: Counter[str] = Counter()
+    meetings: Counter[frozenset[str]] = Counter()
+    previous: dict[str, frozenset[str]] = {}
+    held_since: dict[frozenset[str], float] = {}
+    running: list[tuple[float, int, tuple[str, ...]]] = []
+    owed: tuple[OwedBoard, ...] = ()
+    groups: list[frozenset[str]] = []
+    now, next_board, serial = 0.0, 0, 0
+    while len(groups) < games:
+        plan = plan_ladder(
+            [Candidate(n, 1, played[n]) for n in sorted(idle)],
+            owed,
+            players=4,
+            ladder_seed=1,
+            secret="s",
+            next_board=next_board,
+            seed=rng.getrandbits(63),
+            meetings=meetings if mix else None,
+            previous=previous if mix else None,
+            busy={b for _, _, seats in running for b in seats},
+            may_repeat={g for g, t in held_since.items() if now >= t + 3.0},
+        )
+        owed, next_board = plan.owed, plan.next_board
+        held_since = {g: held_since.get(g, now) for g in plan.held}
+        for table in plan.tables:
+            idle.difference_update(table.seats)
+            played.update(table.seats)
+            running.append((now + rng.uniform(0.5, 1.5), serial, table.seats))
+            serial += 1
+        running.sort()
+        wake = [t + 3.0 for t in held_since.values()]
+        if running and (not wake or running[0][0] <= min(wake)):
+            now, _, seats = running.pop(0)
+            members = frozenset(seats)
+            groups.append(members)
+            idle.update(members)
+            for pair in combinations(sorted(members), 2):
+                meetings[frozenset(pair)] += 1
+            for bot in members:
+                previous[bot] = members
+        else:
+            now = min(wake)
+    return groups, now
+
+
+def test_the_ladder_mixes_a_table_of_single_session_bots_with_the_others() -> None:
+    # A table's bots are the only ones idle when it ends: unmixed, they sat down together
+    # again and again (a soak's 12 bots: 30 foursomes in 36,768 games, 9 pairs never met).
+    unmixed, _ = simulate_ladder(12, 600, mix=False)
+    mixed, _ = simulate_ladder(12, 600, mix=True)
+    pairs = {frozenset(p) for p in combinations([f"b{i:02}" for i in range(12)], 2)}
+    met = {frozenset(p) for g in mixed for p in combinations(g, 2)}
+    assert met == pairs
+    assert len(set(mixed)) > 3 * len(set(unmixed))

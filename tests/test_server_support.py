@@ -102,6 +102,8 @@ class EngineHost:
         self.played: list[TableSpec] = []
         self.kicked: list[str] = []
         self.gate: asyncio.Event | None = None
+        self.length: Callable[[TableSpec], float] | None = None
+        """How long a table takes, in seconds (none: one step of the loop)."""
         self.tokens: dict[str, bytes] = {}
         """The digest of the token each bot's sessions connected with (none: no tokens)."""
 
@@ -131,6 +133,8 @@ class EngineHost:
         try:
             if self.gate is not None:
                 await self.gate.wait()
+            elif self.length is not None:
+                await asyncio.sleep(self.length(spec))
             else:
                 await asyncio.sleep(0)
             self.played.append(spec)

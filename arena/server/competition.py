@@ -32,6 +32,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from http import HTTPStatus
+from itertools import combinations
 from multiprocessing import get_context
 from typing import Any, Protocol, TypeVar
 
@@ -419,6 +420,13 @@ class Competition:
         meanwhile."""
         self._standings: dict[str, Any] | None = None
         self._standings_at = -math.inf
+        self._meetings: Counter[frozenset[str]] = Counter()
+        """Games each pair of bots has sat at together (matchmaking mixes the ladder by it)."""
+        self._previous: dict[str, frozenset[str]] = {}
+        """Each bot's last table (its bots), which it does not sit at again at once."""
+        self._held_since: dict[frozenset[str], float] = {}
+        """Groups waiting for other bots rather than sitting down together again, since when
+        (monotonic seconds)."""
 
     # ---- start-up ---------------------------------------------------------------------------
 
@@ -431,7 +439,9 @@ class Competition:
             # Committed just before a crash, its live update was not: apply it now.
             await self.ledger.write(LedgerDB.finish, game, record, self._live.counter(record))
         await self.ledger.write(LedgerDB.flush)
-        state, tallies, rated, next_game, tables = await self.ledger.write(_load)
+        state, tallies, rated, next_game, tables, seated = await self.ledger.write(_load)
+        for _, bots in seated:
+            self._met(bots)
         for game, record in interrupted:
             log.warning(
                 "table interrupted by a crash recorded",
@@ -537,7 +547,11 @@ class Competition:
         event = self.config.event
         # An event over is over, paused or not: a pause hid it, and the bots waiting (or
         # arriving) sat in the lobby instead of being told there are no more games.
-        if event is not None and not self._before_start() and self._event_over():
+        if event is not None and (
+            len(self._done_slots)
+            == len(self._schedule)  # all played: a later start changes nothing
+            or (not self._before_start() and self._event_over())
+        ):
             return LadderState.OVER
         if self.paused:
             return LadderState.PAUSED
@@ -768,7 +782,12 @@ class Competition:
                 seed=self._rng.getrandbits(63),
                 max_tables=room,
                 duplicate=self.config.duplicate,
+                meetings=self._meetings,
+                previous=self._previous if self.config.mix_wait_ms > 0 else None,
+                busy={bot for r in self._running.values() for bot in r.spec.seats},
+                may_repeat=self._may_repeat(),
             )
+            self._hold(plan.held)
             planned = [(t, None) for t in plan.tables]
             self._owed = list(prune_owed(plan.owed, plan.next_board))
             self._next_board = plan.next_board
@@ -888,6 +907,39 @@ class Competition:
             return board_rules(self.config.rules, board)
         return self.config.rules
 
+    def _met(self, bots: Sequence[str]) -> None:
+        """Count a table of ``bots`` as a meeting of each pair and as each one's last table."""
+        members = frozenset(bots)
+        for pair in combinations(sorted(members), 2):
+            self._meetings[frozenset(pair)] += 1
+        for bot in members:
+            self._previous[bot] = members
+
+    def _may_repeat(self) -> set[frozenset[str]]:
+        """The held groups that have waited long enough to sit down together again."""
+        now = time.monotonic()
+        # A millisecond's leeway: the loop may run the timer's poke a clock tick early, and a
+        # group found not quite due then would wait for whatever frees a bot next.
+        wait_s = self.config.mix_wait_ms / 1000 - 0.001
+        return {g for g, t in self._held_since.items() if now - t >= wait_s}
+
+    def _hold(self, held: Sequence[frozenset[str]]) -> None:
+        """Note the groups a plan held, and wake the ladder when the first of them may sit down
+        together again (if nothing else frees a bot before)."""
+        now = time.monotonic()
+        for group in list(self._held_since):
+            if group not in held:
+                del self._held_since[group]
+        wait_s = self.config.mix_wait_ms / 1000
+        for group in held:
+            if group not in self._held_since:
+                self._held_since[group] = now
+                asyncio.get_running_loop().call_later(wait_s, self.poke)
+                log.info(
+                    "bots wait for others before a rematch",
+                    extra={"bots": sorted(group), "at_most_s": wait_s},
+                )
+
     def _games_of(self, bot: str) -> int:
         tally = self._tallies.get(bot)
         played = tally.games + tally.interrupted if tally is not None else 0
@@ -963,6 +1015,7 @@ class Competition:
         self._games += 1
         for seat, bot in enumerate(record.spec.seats):
             self._tallies.setdefault(bot, BotTally()).add(record, seat, game)
+        self._met(record.spec.seats)
         if rated:
             self._rated += 1
             self._fit_dirty.set()
@@ -1439,4 +1492,11 @@ def _finite(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _load(db: LedgerDB) -> tuple[Any, ...]:
     """Everything start-up needs, read in the writer thread."""
-    return db.state(), db.tallies(), db.rated_count(), db.next_game(), db.finished_tables()
+    return (
+        db.state(),
+        db.tallies(),
+        db.rated_count(),
+        db.next_game(),
+        db.finished_tables(),
+        db.tables_seated(),
+    )

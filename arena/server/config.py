@@ -17,6 +17,7 @@ The TOML file (``arena serve --config comp.toml``); every key is optional::
     max_message_bytes = 65536
     max_tables = 0                  # tables at once; 0 is no bound
     duplicate = true                # deal each board in every seat rotation
+    mix_wait = "60s"                # a table's bots wait this long for others before a rematch
     drain = "30s"                   # on SIGTERM, running tables get this long to finish
     fit_interval = "5s"             # the published fit is recomputed at most this often
 
@@ -68,6 +69,7 @@ __all__ = ["EventConfig", "ServerConfig", "load_server_config"]
 DEFAULT_MAX_SESSIONS = 4
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024
 DEFAULT_DRAIN_MS = 30_000
+DEFAULT_MIX_WAIT_MS = 60_000
 DEFAULT_FIT_INTERVAL_MS = 5_000
 DEFAULT_NAME = "Hearts Arena ladder"
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
@@ -97,6 +99,7 @@ _KEYS = (
     "max_message_bytes",
     "max_tables",
     "duplicate",
+    "mix_wait",
     "drain",
     "fit_interval",
     "event",
@@ -155,6 +158,9 @@ class ServerConfig:
     """Tables running at once; None is no bound."""
     duplicate: bool = True
     """Deal each ladder board in every seat rotation."""
+    mix_wait_ms: int = DEFAULT_MIX_WAIT_MS
+    """How long a ladder table's bots, free again, wait for other bots to be free before they
+    are seated together again while other tables play (0: they never wait)."""
     drain_ms: int = DEFAULT_DRAIN_MS
     """On SIGTERM, how long running tables get to finish before they are interrupted."""
     fit_interval_ms: int = DEFAULT_FIT_INTERVAL_MS
@@ -287,6 +293,7 @@ def server_config_from_dict(data: Mapping[str, Any]) -> ServerConfig:
         max_message_bytes=max_bytes,
         max_tables=max_tables or None,
         duplicate=duplicate,
+        mix_wait_ms=_ms(data, "mix_wait", DEFAULT_MIX_WAIT_MS),
         drain_ms=_ms(data, "drain", DEFAULT_DRAIN_MS),
         fit_interval_ms=_ms(data, "fit_interval", DEFAULT_FIT_INTERVAL_MS),
         event=event,

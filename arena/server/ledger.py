@@ -454,6 +454,15 @@ class LedgerDB:
             )
         )
 
+    def tables_seated(self) -> list[tuple[int, tuple[str, ...]]]:
+        """(game, its bots in seat order) of every stored game, oldest first."""
+        tables: dict[int, list[str]] = {}
+        for game, bot in self._db.execute(
+            "SELECT game, bot FROM seats WHERE run_id = ? ORDER BY game, seat", (self.run_id,)
+        ):
+            tables.setdefault(game, []).append(bot)
+        return [(game, tuple(bots)) for game, bots in tables.items()]
+
     # ---- while serving ----------------------------------------------------------------------
 
     def begin(

@@ -5,9 +5,16 @@ now? :func:`plan_ladder` answers it from the idle sessions per bot, each bot's g
 and the duplicate boards still owed. Fairness first: the idle bot with the fewest games is seated
 first; then, if a board it has already played part of is owed by a group that is all idle, that
 board's next seat rotation is dealt (duplicate play, as in duplicate bridge); otherwise a new group
-forms around it from the idle bots closest in rating, with a nudge towards bots with few games.
-A new board is dealt in as many rotations at once as the group's idle sessions allow; the rest are
-owed (:class:`OwedBoard`) and dealt later, when the group is idle again.
+forms around it from the idle bots closest in rating, with a nudge towards bots with few games and
+bots it has met least, leaving out bots whose own owed board is ready to deal. A new board is dealt
+in as many rotations at once as the group's idle sessions allow; the rest are owed
+(:class:`OwedBoard`) and dealt later, when the group is idle again.
+
+Bots mix: a new group that would be the very group of its anchor's last table is held (not
+seated) while some other bot is at a table, since that bot will soon be free to make another
+group; the caller lets it sit down again (``may_repeat``) after a bounded wait. Without this, a
+table's bots, the only ones idle when it ends, sat down together again and again: one soak's 12
+bots played 36,768 games in 30 distinct foursomes, and 9 pairs never met.
 
 The fixed event is a schedule made once (:func:`event_schedule`: every combination of entrants,
 every board in every rotation) and played as the entrants' sessions allow (:func:`plan_event`).
@@ -24,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 from itertools import combinations
@@ -33,6 +40,7 @@ from arena.errors import ConfigError
 
 __all__ = [
     "DEFAULT_GAMES_SCALE",
+    "DEFAULT_MEETINGS_SCALE",
     "DEFAULT_RATING_SCALE",
     "Candidate",
     "EventFormat",
@@ -53,6 +61,11 @@ DEFAULT_RATING_SCALE = 25.0 / 3.0
 sigma at the start)."""
 DEFAULT_GAMES_SCALE = 10.0
 """Games more than the least-played idle bot that cost as much as one rating scale."""
+DEFAULT_MEETINGS_SCALE = 8.0
+"""Games together more than with the least-met idle bot that cost as much as one rating scale
+(two boards of four rotations)."""
+_SET_ASIDE = 1e6
+"""The cost of a bot whose own owed board could be dealt now: chosen only when nothing else is."""
 MAX_OWED_AGE = 2000
 """Boards older than this (in boards dealt since) are no longer owed: their group is gone."""
 MAX_OWED = 500
@@ -121,6 +134,9 @@ class Plan:
     """The boards still owed after these tables, oldest first."""
     next_board: int
     """The index the next new board gets."""
+    held: tuple[frozenset[str], ...] = ()
+    """New groups not formed because each is the group of its anchor's last table while other
+    bots are at tables (see ``may_repeat``)."""
 
 
 def board_name(seed: int, index: int) -> str:
@@ -164,12 +180,21 @@ def plan_ladder(
     rating_scale: float = DEFAULT_RATING_SCALE,
     games_scale: float = DEFAULT_GAMES_SCALE,
     duplicate: bool = True,
+    meetings: Mapping[frozenset[str], int] | None = None,
+    meetings_scale: float = DEFAULT_MEETINGS_SCALE,
+    previous: Mapping[str, frozenset[str]] | None = None,
+    busy: Collection[str] = (),
+    may_repeat: Collection[frozenset[str]] = (),
 ) -> Plan:
     """The ladder tables that can start now, with the duplicate boards still owed after them.
 
     ``secret`` keys the new boards' deal seeds (:func:`board_seed`); ``seed`` drives the
     tie-breaks and the jitter (pass a fresh one each call); ``max_tables`` bounds the tables
-    started at once (None: as many as the lobby allows).
+    started at once (None: as many as the lobby allows). ``meetings`` counts the games each pair
+    of bots (a two-bot frozenset) has sat at together; ``previous`` gives each bot's last table
+    (the set of its bots); ``busy`` names the bots at tables now. A new group equal to its
+    anchor's ``previous`` table is held (:attr:`Plan.held`) while a bot outside it is busy,
+    unless the group is in ``may_repeat``.
     """
     _check_players(players)
     rng = random.Random(seed)
@@ -179,20 +204,29 @@ def plan_ladder(
     owed_list = [b for b in owed if b.rotations]
     tables: list[PlannedTable] = []
     order = {name: rng.random() for name in sorted(idle)}
+    met = meetings or {}
+    last = previous or {}
+    playing = set(busy)
+    held: list[frozenset[str]] = []
+    waiting: set[str] = set()
+    """Anchors whose group was held: not anchors again in this plan (others may seat them)."""
 
     def room() -> bool:
         return max_tables is None or len(tables) < max_tables
 
     def seat(table: PlannedTable) -> None:
         tables.append(table)
+        playing.update(table.seats)
         for bot in table.seats:
             idle[bot] -= 1
             if idle[bot] == 0:
                 del idle[bot]
             games[bot] = games.get(bot, 0) + 1
 
-    while room() and len(idle) >= players:
-        anchor = min(idle, key=lambda n: (games.get(n, 0), order[n]))
+    while room() and len(idle) >= players and not waiting.issuperset(idle):
+        anchor = min(
+            (n for n in idle if n not in waiting), key=lambda n: (games.get(n, 0), order[n])
+        )
         # Duplicate first: an owed board of the anchor's whose whole group is idle.
         index = next(
             (
@@ -216,16 +250,32 @@ def plan_ladder(
                 del owed_list[index]
             continue
         least = min(games.get(n, 0) for n in idle)
+        least_met = min(met.get(frozenset((anchor, n)), 0) for n in idle if n != anchor)
+        # Bots whose own owed board is ready are left to deal it, unless nobody else is idle.
+        ready = {bot for b in owed_list if all(x in idle for x in b.group) for bot in b.group}
         base = info[anchor].rating if anchor in info else 0.0
         costs = {
             n: abs((info[n].rating if n in info else 0.0) - base) / rating_scale
             + (games.get(n, 0) - least) / games_scale
+            + (met.get(frozenset((anchor, n)), 0) - least_met) / meetings_scale
+            + (_SET_ASIDE if n in ready else 0.0)
             + JITTER * rng.random()
             for n in sorted(idle)
             if n != anchor
         }
         others = sorted(costs, key=lambda n: (costs[n], n))
         group = [anchor, *others[: players - 1]]
+        members = frozenset(group)
+        if (
+            last.get(anchor) == members
+            and members not in may_repeat
+            and not playing.issubset(members)
+        ):
+            # The same bots again, while others will soon be free: wait for them.
+            waiting.add(anchor)
+            if members not in held:
+                held.append(members)
+            continue
         rng.shuffle(group)
         index_new = next_board
         next_board += 1
@@ -238,7 +288,7 @@ def plan_ladder(
             seat(PlannedTable(rotate(group, r), new_seed, name, r, index_new))
         if rotations:
             owed_list.append(OwedBoard(name, new_seed, tuple(group), tuple(rotations), index_new))
-    return Plan(tuple(tables), tuple(owed_list), next_board)
+    return Plan(tuple(tables), tuple(owed_list), next_board, tuple(held))
 
 
 def prune_owed(
