@@ -880,6 +880,20 @@ def is_path(program: str) -> bool:
     return os.sep in program or bool(os.altsep and os.altsep in program)
 
 
+ERROR_SCAN_LINES = 40
+"""How many of a bot's last lines of output are searched for an error to quote when it exits."""
+_ERROR_LINE = re.compile(
+    r"^\s*[\w.]*(?:Error|Exception|Exit|Interrupt)\b|^arena\.client: |\b(?:ERROR|CRITICAL)\b"
+)
+
+
+def is_error_line(line: str) -> bool:
+    """Whether a line of a bot's output says why it failed: an exception's last traceback line
+    (Python's, Node.js's ``Error: ...``), the Python SDK's fatal line, or a log line of level
+    ERROR."""
+    return _ERROR_LINE.search(line) is not None
+
+
 def start_failure(error: OSError) -> str:
     """Why a bot's program could not be started, in words that say what to do: an executable
     script without a ``#!`` line failed as a bare "Exec format error"."""

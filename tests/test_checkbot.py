@@ -437,6 +437,20 @@ def test_a_command_that_exits_at_once_cannot_start(tmp_path: Path) -> None:
     assert done.output.count("\n") == 1 and "within" not in done.output
 
 
+def test_a_crash_that_ends_with_a_stack_quotes_its_error_line(tmp_path: Path) -> None:
+    # Node.js prints its error, then a stack, then its version: the last three lines alone
+    # ("at evalScript (...) | ... | Node.js v20.20.2") never said what went wrong.
+    crash = (
+        "import sys; print('Error: no config file', *(f'    at frame{i}' for i in range(8)),"
+        " 'Node.js v20.20.2', sep='\\n', file=sys.stderr); sys.exit(1)"
+    )
+    with pytest.raises(BotCommandError) as refused:
+        run_check([sys.executable, "-c", crash], log=tmp_path / "log")
+    assert str(refused.value).endswith(
+        "(its last output: Error: no config file | ... | at frame6 | at frame7 | Node.js v20.20.2)"
+    ), str(refused.value)
+
+
 def test_a_bot_that_never_connects_fails_the_handshake_and_skips_the_rest(tmp_path: Path) -> None:
     script = tmp_path / "mute.py"
     script.write_text("import time\nprint('loading my model', flush=True)\ntime.sleep(120)\n")

@@ -34,6 +34,9 @@ mode = sys.argv[1]
 if mode == "exit-now":
     print("no luck", file=sys.stderr, flush=True)
     sys.exit(4)
+if mode == "crash-as-node":
+    print(NODE_CRASH, file=sys.stderr, flush=True)
+    sys.exit(1)
 host, port = os.environ["ARENA_ADDRESS"].rsplit(":", 1)
 print("I am", os.environ["ARENA_BOT_NAME"], file=sys.stderr, flush=True)
 s = socket.create_connection((host, int(port)))
@@ -63,8 +66,26 @@ while s.recv(100):
 START_TIMEOUT_S = 30.0
 
 
+NODE_CRASH = """node:internal/modules/cjs/loader:1228
+  throw err;
+  ^
+
+Error: Cannot find module '@grpc/grpc-js'
+Require stack:
+- /tmp/x/sample_bots/js/bot.js
+    at Module._resolveFilename (node:internal/modules/cjs/loader:1225:15)
+    at Module._load (node:internal/modules/cjs/loader:1051:27)
+{
+  code: 'MODULE_NOT_FOUND',
+  requireStack: [ '/tmp/x/sample_bots/js/bot.js' ]
+}
+
+Node.js v20.20.2"""
+"""What Node.js prints when a bot's module is missing (its `npm ci` was not run)."""
+
+
 def bot(name: str, *args: str) -> BotSpec:
-    argv = (sys.executable, "-c", BOT, *args)
+    argv = (sys.executable, "-c", f"NODE_CRASH = {NODE_CRASH!r}\n{BOT}", *args)
     return BotSpec(name, argv, f"python -c BOT {' '.join(args)}")
 
 
@@ -143,14 +164,24 @@ def test_every_process_connects_with_its_own_token_and_all_stop(tmp_path: Path) 
     assert "I am beta" in log and "started process 0" in log
 
 
-def test_a_bot_that_exits_at_once_is_one_line_with_its_last_words(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("mode", "words"),
+    [
+        ("exit-now", "with code 4: no luck"),
+        # Node.js ends with its version: the line that says why comes before its stack.
+        ("crash-as-node", "with code 1: Error: Cannot find module '@grpc/grpc-js'"),
+    ],
+)
+def test_a_bot_that_exits_at_once_is_one_line_with_its_last_words(
+    tmp_path: Path, mode: str, words: str
+) -> None:
     accounts = Accounts()
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
             address = await serve(nursery, Handshakes(accounts))
             pool = BotPool(
-                (bot("fine", "stay"), bot("grumpy", "exit-now")),
+                (bot("fine", "stay"), bot("grumpy", mode)),
                 {"fine": 1, "grumpy": 1},
                 accounts,
                 address,
@@ -166,7 +197,7 @@ def test_a_bot_that_exits_at_once_is_one_line_with_its_last_words(tmp_path: Path
     [error] = _leaves(errors)
     assert isinstance(error, ConfigError)
     assert str(error) == (
-        "bot 'grumpy': 'python -c BOT exit-now' exited before it connected, with code 4: no luck"
+        f"bot 'grumpy': 'python -c BOT {mode}' exited before it connected, {words}"
     )
 
 

@@ -16,7 +16,15 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from arena.config import bot_environment, bot_path, command_problem, is_path, start_failure
+from arena.config import (
+    ERROR_SCAN_LINES,
+    bot_environment,
+    bot_path,
+    command_problem,
+    is_error_line,
+    is_path,
+    start_failure,
+)
 from arena.errors import ConfigError
 
 __all__ = ["BotCommandError", "BotProcess", "BotStartError"]
@@ -198,4 +206,9 @@ class BotProcess:
         except OSError:
             return ""
         kept = [line.strip() for line in text.splitlines() if line.strip()]
-        return " | ".join(kept[-lines:])
+        shown = kept[-lines:]
+        # The cause, if it came earlier: Node.js ends a crash with its stack and its version.
+        errors = [line for line in kept[-ERROR_SCAN_LINES:-lines] if is_error_line(line)]
+        if errors and not any(is_error_line(line) for line in shown):
+            shown = [errors[-1], "...", *shown]
+        return " | ".join(shown)

@@ -32,7 +32,13 @@ from pathlib import Path
 
 import trio
 
-from arena.config import BotSpec, bot_environment, start_failure
+from arena.config import (
+    ERROR_SCAN_LINES,
+    BotSpec,
+    bot_environment,
+    is_error_line,
+    start_failure,
+)
 from arena.errors import ArenaError, ConfigError
 from arena.referee.accounts import BotIdentity, token_key
 
@@ -155,14 +161,6 @@ def log_errors(path: Path) -> LogErrors:
     return LogErrors(errors, answered)
 
 
-ERROR_SCAN_LINES = 40
-"""How many of the log's last lines are searched for an error to quote when a bot exits."""
-_ERROR_LINE = re.compile(
-    r"^\s*[\w.]*(?:Error|Exception|Exit|Interrupt)\b|^arena\.client: |\b(?:ERROR|CRITICAL)\b"
-)
-"""An exception's last traceback line, the Python SDK's fatal line, or a log line of level ERROR."""
-
-
 def last_words(log_tail: str, processes: int = 1) -> str:
     """What a note of a bot's exit quotes of its log: the last error line if there is one, else
     the last line, said to be only that (an INFO line is no cause of a crash). A log that
@@ -171,7 +169,7 @@ def last_words(log_tail: str, processes: int = 1) -> str:
     lines = [x.strip() for x in log_tail.splitlines() if x.strip()]
     if not lines:
         return "it wrote nothing"
-    errors = [x for x in lines if _ERROR_LINE.search(x)]
+    errors = [x for x in lines if is_error_line(x)]
     if processes > 1:
         shared = f"the log its {processes} processes share"
         if errors:
@@ -399,8 +397,16 @@ class BotPool:
             code = process.returncode
             assert code is not None
             self._note(name, f"process {slot.number} (pid {process.pid}) exited with code {code}")
-            tail = _tail(log, STDERR_TAIL_LINES, slot.log_from)
-            said = f": {tail.splitlines()[-1]}" if tail else " (it wrote nothing)"
+            # The last error line rather than the last line: Node.js ends every crash with its
+            # version ("Node.js v20.20.2"), which said nothing of a missing module.
+            lines = _tail(log, ERROR_SCAN_LINES, slot.log_from).splitlines()
+            errors = [x.strip() for x in lines if is_error_line(x)]
+            last = (
+                errors[-1]
+                if errors
+                else next((x.strip() for x in reversed(lines) if x.strip()), "")
+            )
+            said = f": {last}" if last else " (it wrote nothing)"
             raise BotStartError(
                 f"bot {name!r}: {label!r} exited before it connected, with {_exit_text(code)}{said}"
             )
