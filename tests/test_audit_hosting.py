@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import BOT_READY_MS, EXIT_WAIT_S, BotProcesses, on_referee_loop
+from conftest import BOT_READY_MS, EXIT_WAIT_S, BotProcesses, on_referee_loop, recorded_messages
 
 from arena.errors import ConfigError
+from arena.proto.hearts.v1 import events_pb2 as game_pb
 from arena.referee import Referee, RefereeConfig, RefereeThread, TokenAccounts
 from arena.referee.config import MAX_MESSAGE_BYTES, MAX_MS
 from arena.rules import Rules
@@ -250,3 +252,39 @@ def test_a_table_of_several_hands_ended_by_the_target_says_so(
     assert record.reason == "1 hand played to 1"
     counted = TableSpec("count", Rules(), 3, SEATS, "c", hands=2)
     assert referee[0].submit(counted).result(RESULT_S).reason == "2 hands played"
+
+
+@pytest.mark.parametrize("how", ["future", "wait_for"])
+def test_a_cancelled_table_ends_its_game_for_its_bots_and_gives_them_back(
+    referee: tuple[RefereeThread, TokenAccounts], bots: BotProcesses, tmp_path: Path, how: str
+) -> None:
+    # Cancelled (Future.cancel(), asyncio.wait_for), the game stopped mid-trick: its bots were
+    # never told it ended (no GameEnded), and an answer in flight was dropped as a stranger's.
+    thread = referee[0]
+    log = tmp_path / "a.log"
+    bots.start("a", "slow", "--delay-ms=30", f"--record={log}")
+    for name in SEATS[1:]:
+        bots.start(name, "slow", "--delay-ms=30")
+    bots.ready(*SEATS)
+    spec = TableSpec("long", Rules(), 3, SEATS, "3", hands=None)
+    if how == "future":
+        future = thread.submit(spec)
+        time.sleep(0.5)
+        assert future.cancel() and future.cancelled()
+    else:
+
+        async def bounded(referee: Referee) -> None:
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(referee.play_table(spec), 0.5)
+
+        loop = thread._running_loop()
+        asyncio.run_coroutine_threadsafe(bounded(thread.referee), loop).result(RESULT_S)
+    ended = [e.game_ended for m in recorded_messages(log, RESULT_S) for e in m.events]
+    [end] = [e for e in ended if e.game_id]
+    assert end.termination == game_pb.TERMINATION_INTERRUPTED
+    assert end.message.startswith("interrupted (its host cancelled the table) after ")
+    # Back in the lobby, the four play the next table (an answer still in flight when the game
+    # ended is listed there as late, as the README says of an earlier game's answers).
+    bots.ready(*SEATS)
+    record = thread.submit(TableSpec("next", Rules(), 4, SEATS, "4")).result(RESULT_S)
+    assert record.termination is Termination.NORMAL and not record.faults

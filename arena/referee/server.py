@@ -572,7 +572,15 @@ class Referee:
         run.task = task
         self._running[spec.table_id] = run
         try:
-            return await task
+            try:
+                # Shielded: cancelled at once, the game would stop mid-write with no GameEnded to
+                # its bots and no record (a host's asyncio.wait_for, Future.cancel()).
+                return await asyncio.shield(task)
+            except asyncio.CancelledError:
+                if not task.done():
+                    run.interrupt("its host cancelled the table")
+                    await task  # a second cancel stops waiting for the game to unwind
+                raise
         finally:
             if not task.done():
                 task.cancel()
