@@ -533,6 +533,24 @@ class Store:
         query = "SELECT 1 FROM runs WHERE run_id = ? UNION ALL SELECT 1 FROM games WHERE run_id = ?"
         return self._db.execute(query + " LIMIT 1", (run_id, run_id)).fetchone() is not None
 
+    def forget_unplayed(self, run_id: str, *, unless_rows_in: str | None = None) -> bool:
+        """Remove run ``run_id`` if it holds no game, nor (if given and present) a row of table
+        ``unless_rows_in`` (a server's tables begun); whether it was removed."""
+        with _transaction(self._db):
+            query = "SELECT 1 FROM games WHERE run_id = ? LIMIT 1"
+            if self._db.execute(query, (run_id,)).fetchone():
+                return False
+            if unless_rows_in is not None and self._has_rows(unless_rows_in):
+                return False
+            return self._db.execute("DELETE FROM runs WHERE run_id = ?", (run_id,)).rowcount > 0
+
+    def _has_rows(self, table: str) -> bool:
+        """Whether the database has a table named ``table`` holding a row."""
+        query = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
+        if self._db.execute(query, (table,)).fetchone() is None:
+            return False
+        return self._db.execute(f'SELECT 1 FROM "{table}" LIMIT 1').fetchone() is not None
+
     def claim(self, run_id: str, kind: str, config: Mapping[str, Any], total: int | None) -> bool:
         """Record the run (or find it, to resume); refuse a database that holds another run.
 
@@ -570,6 +588,20 @@ class Store:
         process died during it). A game already stored, or of a run not claimed here, is a
         :class:`StoreError`."""
         _check_game_index(game)
+        if not isinstance(record, GameRecord):
+            # A dict (record.to_dict()) failed with "'dict' object has no attribute 'spec'".
+            raise StoreError(
+                f"game {game}: save_game takes a GameRecord (GameRecord.from_dict for its dict "
+                f"form), got {type(record).__name__}"
+            )
+        seats = len(record.spec.seats)
+        wrong = [s for s in crashed if type(s) is not int or not 0 <= s < seats]
+        if wrong:
+            # Taken and ignored: no seat of the game was marked crashed.
+            raise StoreError(
+                f"game {game} ({record.spec.table_id}): crashed names seats {wrong!r}; give "
+                f"seat numbers 0 to {seats - 1}"
+            )
         try:
             self._save_game(run_id, game, record, crashed)
         except sqlite3.IntegrityError as e:

@@ -98,6 +98,24 @@ def test_an_entrant_named_twice_is_named_in_one_line() -> None:
     )
 
 
+def test_entrants_alike_but_for_the_case_and_an_event_without_duplicate_are_refused() -> None:
+    # Both were taken: 'B' and 'b' cannot both have accounts, so the tables of one waited for
+    # ever; and duplicate = false was ignored (every rotation was dealt all the same).
+    with pytest.raises(ConfigError) as caught:
+        server_config_from_dict({"event": {"entrants": ["a", "B", "c", "b"]}})
+    assert str(caught.value) == (
+        "server config: event.entrants names 'B' and 'b', which differ only in case: no two "
+        "accounts can; list each bot once, as `arena bots list` spells it"
+    )
+    with pytest.raises(ConfigError) as caught:
+        server_config_from_dict({"duplicate": False, "event": {"entrants": list("abcd")}})
+    assert str(caught.value) == (
+        "server config: duplicate = false with an [event]: an event deals every board in every "
+        "seat rotation (and never shows its tables to spectators); leave duplicate out"
+    )
+    assert server_config_from_dict({"duplicate": True, "event": {"entrants": list("abcd")}})
+
+
 def admin(server: ServerProcess, token: str, action: str, body: dict[str, str]) -> Any:
     """POST an admin action; its JSON answer."""
     request = urllib.request.Request(

@@ -52,8 +52,7 @@ def test_a_database_of_whole_games_is_refused_in_the_config_files_words(tmp_path
     db = tmp_path / "comp.db"
     server = ServerProcess(db, "game_to = 100\n")
     try:
-        server.start()
-        assert server.terminate() == 0, server.errors
+        server.play_a_game()
     finally:
         server.close()
     configs = {

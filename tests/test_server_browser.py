@@ -276,6 +276,7 @@ def test_closing_a_replay_goes_back_to_the_list_it_came_from(chromium: str, tmp_
         ("waiting for the event's start", "No finished game yet: the event has not started;"),
         ("paused", "No finished game yet: the ladder is paused (arena admin resume"),
         ("running", "No finished game yet: a table starts once enough bots wait in the lobby"),
+        ("over", "No game was played: the event is over, and no table will start."),
     ],
 )
 def test_no_game_yet_says_why_no_table_starts(

@@ -307,6 +307,27 @@ def test_fixed_event_plays_its_schedule_once_and_is_over(tmp_path: Path) -> None
     proto = Path(__file__).resolve().parent.parent / "proto" / "hearts" / "v1" / "events.proto"
     assert 'fixed event "g<N>-e<slot>"' in proto.read_text(encoding="utf-8")
 
+    # Started again with its start moved ahead, it is still over (it held its bots in the
+    # lobby, "waiting for the event's start", with every table played).
+    assert config.event is not None
+    later = dataclasses.replace(
+        config, event=dataclasses.replace(config.event, start=time.time() + 3600)
+    )
+
+    async def reopened() -> LadderState:
+        ledger = Ledger.open(db, later)
+        accounts = AccountStore(db)
+        competition = Competition(later, ledger, accounts)
+        await competition.load()
+        try:
+            return competition.state
+        finally:
+            await competition.close()
+            ledger.close()
+            accounts.close()
+
+    assert asyncio.run(reopened()) is LadderState.OVER
+
 
 def test_fixed_event_waits_for_its_start_and_stops_at_its_end(tmp_path: Path) -> None:
     config = server_config_from_dict(

@@ -462,6 +462,27 @@ def test_fixed_event_plays_its_schedule_and_refuses_outsiders(server: ServerProc
     assert server.terminate() == 0
 
 
+def told_no_more_games(server: ServerProcess, name: str, token: str) -> None:
+    """Connect as bot ``name`` and check that the server says there are no more games."""
+    with grpc.insecure_channel(f"127.0.0.1:{server.bots_port}") as channel, ExitStack() as done:
+        outbox: queue.SimpleQueue[bot_pb.PlayRequest | None] = queue.SimpleQueue()
+        hello = bot_pb.Hello(bot_name=name, token=token, protocol_version=1)
+        outbox.put(bot_pb.PlayRequest(hello=hello))
+        done.callback(outbox.put, None)  # whatever happens, the bot closes its side
+        stream = iter(bot_grpc.BotServiceStub(channel).Play(iter(outbox.get, None), timeout=60))
+        assert next(stream).welcome.message == "Hearts Arena event"
+        told = next(m for m in stream if m.HasField("shutdown")).shutdown
+        assert told.reason == bot_pb.SHUTDOWN_REASON_NO_MORE_GAMES
+        assert told.message == "no more games: Hearts Arena event is over"
+        outbox.put(None)
+
+
+def logged(server: ServerProcess, level: str) -> dict[str, dict[str, Any]]:
+    """The server log's lines of ``level``, by message (the last of each)."""
+    lines = [json.loads(line) for line in server.log.read_text().splitlines()]
+    return {line["msg"]: line for line in lines if line.get("level") == level}
+
+
 def test_an_event_that_cannot_be_played_is_warned_about(server: ServerProcess) -> None:
     server.config_path.write_text(
         '[event]\nentrants = ["a", "b", "C", "zed"]\nboards = 1\n'
@@ -472,35 +493,42 @@ def test_an_event_that_cannot_be_played_is_warned_about(server: ServerProcess) -
     assert server.get("/api/health")["ladder"] == "over"
     # An event given no name is not called a ladder: not in the banner, nor to the bots.
     assert server.banner.startswith("serving 'Hearts Arena event': ")
-    with grpc.insecure_channel(f"127.0.0.1:{server.bots_port}") as channel, ExitStack() as done:
-        outbox: queue.SimpleQueue[bot_pb.PlayRequest | None] = queue.SimpleQueue()
-        hello = bot_pb.Hello(bot_name="a", token=tokens["a"], protocol_version=1)
-        outbox.put(bot_pb.PlayRequest(hello=hello))
-        done.callback(outbox.put, None)  # whatever happens, the bot closes its side
-        stream = iter(bot_grpc.BotServiceStub(channel).Play(iter(outbox.get, None), timeout=60))
-        assert next(stream).welcome.message == "Hearts Arena event"
-        told = next(m for m in stream if m.HasField("shutdown")).shutdown
-        assert told.reason == bot_pb.SHUTDOWN_REASON_NO_MORE_GAMES
-        assert told.message == "no more games: Hearts Arena event is over"
-        outbox.put(None)
+    told_no_more_games(server, "a", tokens["a"])
     assert server.terminate() == 0
-    lines = [json.loads(line) for line in server.log.read_text().splitlines()]
-    warned = {line["msg"]: line for line in lines if line.get("level") == "warning"}
+    warned = logged(server, "warning")
     missing = next(v for k, v in warned.items() if k.startswith("event entrants without"))
     assert missing["missing"] == ["zed"]
     # 'C' is c's but for the case: sent to `arena bots add C`, which refuses it, it waited on.
     spelled = next(v for k, v in warned.items() if k.startswith("event entrants spelled"))
     assert spelled["entrants"] == {"C": "c"}
     assert "the event's end is already past: no table will start" in warned
+    # The warnings' advice can be followed: no table has started, so the mended event replaces
+    # the one the database was made with (it was refused as "another competition").
+    server.config_path.write_text('[event]\nentrants = ["a", "b", "c", "zed"]\nboards = 1\n')
+    server.add_bot("zed")
+    server.cli_here("bots", "ban", "b", "--db", str(server.db))
+    server.start()
+    # Banned before the start, b is at every table: the event is over at once, and said why.
+    assert server.get("/api/health")["ladder"] == "over"
+    told_no_more_games(server, "a", tokens["a"])
+    assert server.terminate() == 0
+    warned = logged(server, "warning")
+    replaced = warned["the database's competition never started a table: this config replaces it"]
+    assert replaced["was"] == 'event.entrants ["a", "b", "C", "zed"], not ["a", "b", "c", "zed"]'
+    assert warned[next(k for k in warned if k.startswith("event entrants banned"))]["banned"] == [
+        "b"
+    ]
+    over = logged(server, "info")["event over: bots sent home"]
+    assert over["why"] == "every table left seats a banned entrant (b)"
 
 
 def test_a_database_keeps_its_competition_and_bad_settings_are_one_line(
     server: ServerProcess, tmp_path: Path
 ) -> None:
-    server.start()
-    assert server.terminate() == 0
     # Started aloud, as `bots add` starts one: a mistyped --db would otherwise run unnoticed.
-    assert f"--db {server.db}: no such database yet; starting a new one there" in server.errors
+    starting = server.cli("bots", "add", "p0", "--db", str(server.db))
+    assert f"--db {server.db}: no such database yet; starting a new one there" in starting.stderr
+    server.play_a_game()
     other = tmp_path / "three.toml"
     other.write_text("players = 3\n")
     refused = server.cli("serve", "--db", str(server.db), "--config", str(other), "--port", "0")

@@ -280,6 +280,17 @@ class ServerProcess:
         """A new bot account; its token."""
         return self.cli_here("bots", "add", name, "--db", str(self.db)).strip()
 
+    def play_a_game(self) -> None:
+        """Start the server, play one game with four low-card bots, and stop both (a competition
+        that has started a table keeps its settings)."""
+        tokens = {name: self.add_bot(name) for name in ("p1", "p2", "p3", "p4")}
+        self.start()
+        for name, token in tokens.items():
+            self.bot(name, token, sample="lowcard")
+        self.wait_for(lambda: int(self.get("/api/health")["games"]) >= 1)
+        self.stop_bots()
+        assert self.terminate() == 0, self.errors
+
     def admin_token(self) -> str:
         """A new admin token for this server's database."""
         return self.cli_here("admin", "token", "--db", str(self.db)).strip()

@@ -504,6 +504,14 @@ def test_a_game_stored_twice_or_of_an_unclaimed_run_is_a_store_error(tmp_path: P
             store.save_game(config.run_id, 0, record)
         with pytest.raises(StoreError, match=r"^game must be the game's index.*got -5$"):
             store.save_game(config.run_id, -5, record)
+        # A record's dict was an AttributeError; seats that are none of the game's, ignored.
+        with pytest.raises(StoreError, match=r"^game 1: save_game takes a GameRecord .* got dict$"):
+            store.save_game(config.run_id, 1, record.to_dict())  # type: ignore[arg-type]
+        with pytest.raises(
+            StoreError,
+            match=r"^game 1 \(.*\): crashed names seats \[9, 'x'\]; give seat numbers 0 to 3$",
+        ):
+            store.save_game(config.run_id, 1, record, crashed=(9, "x", 2))  # type: ignore[arg-type]
         assert dict(store.records(config.run_id)) == {0: record}
 
 

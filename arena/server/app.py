@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arena.referee import Referee, RefereeConfig, TlsConfig
-from arena.server.accounts import BAN_NOTE, AccountStore, check_not_a_batch
+from arena.server.accounts import BAN_NOTE, AccountStatus, AccountStore, check_not_a_batch
 from arena.server.competition import Competition, EventAccounts, SessionInfo
 from arena.server.config import ServerConfig
 from arena.server.http import HttpServer
@@ -146,6 +146,18 @@ def _warn_about_event(config: ServerConfig, accounts: AccountStore) -> None:
         log.warning(
             "event entrants without an account: add them with `arena bots add NAME --db ...`",
             extra={"missing": missing},
+        )
+    banned = [
+        a.name
+        for a in accounts.accounts()
+        if a.name in event.entrants and a.status is AccountStatus.BANNED
+    ]
+    if banned:
+        # Else the event could be over at once (every table seats one of them), said nowhere.
+        log.warning(
+            "event entrants banned: none of their tables is played, and once every table left"
+            " seats one of them the event is over (`arena bots unban NAME --db ...`)",
+            extra={"banned": banned},
         )
     if event.end is not None and event.end <= time.time():
         log.warning(

@@ -547,11 +547,10 @@ class Competition:
         event = self.config.event
         # An event over is over, paused or not: a pause hid it, and the bots waiting (or
         # arriving) sat in the lobby instead of being told there are no more games.
-        if event is not None and (
-            len(self._done_slots)
-            == len(self._schedule)  # all played: a later start changes nothing
-            or (not self._before_start() and self._event_over())
-        ):
+        # Every table played, it is over whatever its start says (a start moved later at a
+        # restart held the bots in the lobby, "waiting for the event's start").
+        played = event is not None and len(self._done_slots) == len(self._schedule)
+        if event is not None and (played or (not self._before_start() and self._event_over())):
             return LadderState.OVER
         if self.paused:
             return LadderState.PAUSED
@@ -593,6 +592,20 @@ class Competition:
             self._blocked = (key, blocked)
         return self._blocked[1]
 
+    def _over_why(self) -> str:
+        """Why the event is over, for its log line."""
+        event = self.config.event
+        assert event is not None
+        if len(self._done_slots) == len(self._schedule):
+            return "every table is played"
+        if event.end is not None and self._clock() >= event.end:
+            return "its end has passed"
+        statuses = self._statuses()
+        banned = sorted(n for n in event.entrants if statuses.get(n) is AccountStatus.BANNED)
+        if banned:
+            return f"every table left seats a banned entrant ({', '.join(banned)})"
+        return "every table left is of a board given up"
+
     async def _ladder(self) -> None:
         while True:
             await self._wake.wait()
@@ -603,7 +616,10 @@ class Competition:
                     # The event's work is done: bots waiting (or arriving) are sent home.
                     dismissed = self.host.dismiss_idle(f"no more games: {self.config.name} is over")
                     if dismissed:
-                        log.info("event over: bots sent home", extra={"sessions": dismissed})
+                        log.info(
+                            "event over: bots sent home",
+                            extra={"sessions": dismissed, "why": self._over_why()},
+                        )
                     continue
                 if self.host is None or self.state is not LadderState.RUNNING:
                     continue

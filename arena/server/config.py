@@ -276,6 +276,12 @@ def server_config_from_dict(data: Mapping[str, Any]) -> ServerConfig:
             f"server config: duplicate = {toml_spelling(duplicate)}; write true or false"
         )
     event = _event(data["event"], players) if "event" in data else None
+    if event is not None and duplicate is False:
+        # Taken and ignored, it promised what an event never does: each board dealt once.
+        raise ConfigError(
+            "server config: duplicate = false with an [event]: an event deals every board in "
+            "every seat rotation (and never shows its tables to spectators); leave duplicate out"
+        )
     name = data.get("name", DEFAULT_NAME if event is None else DEFAULT_EVENT_NAME)
     if not isinstance(name, str) or not name.strip():
         quoted = "" if isinstance(name, str) else ' in quotes (name = "Spring Ladder")'
@@ -426,6 +432,18 @@ def _event(data: Any, players: int) -> EventConfig:
         raise ConfigError(
             f"server config: event.entrants names {', '.join(map(repr, twice))} more than once; "
             "list each bot once"
+        )
+    folded: dict[str, list[str]] = {}
+    for name in entrants:
+        folded.setdefault(name.casefold(), []).append(name)
+    alike = [names for names in folded.values() if len(names) > 1]
+    if alike:
+        # Two accounts cannot be spelled alike but for the case (`arena bots add` refuses the
+        # second): one of them could never play, and its tables would wait for it.
+        raise ConfigError(
+            f"server config: event.entrants names {' and '.join(map(repr, alike[0]))}, which "
+            "differ only in case: no two accounts can; list each bot once, as `arena bots list` "
+            "spells it"
         )
     candidate = data.get("candidate")
     if candidate is not None and not isinstance(candidate, str):

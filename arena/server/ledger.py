@@ -209,13 +209,22 @@ def _check_same_competition(
     store: Store, run_id: str, identity: Mapping[str, Any], path: Path
 ) -> None:
     """Refuse a database that holds another competition, saying what differs in the config's
-    own words. (The store's refusal says to delete the file: here it holds the accounts and
-    every game played so far.)"""
+    own words, unless that one never started a table (then it is replaced). (The store's
+    refusal says to delete the file: here it holds the accounts and every game played so
+    far.)"""
     for other in store.runs():
         if other.run_id != run_id and other.kind in COMPETITION_KINDS:
             stored, wanted = _game_length_in_words(other.config, identity)
             words = config_differences(stored, wanted, _in_config_words)
             differs = "; ".join(words) or "another configuration"
+            if store.forget_unplayed(other.run_id, unless_rows_in="server_running"):
+                # No table of it ever started: the organiser is still setting it up (an
+                # entrant's name mended, as the start's warning asks), and nothing is lost.
+                log.warning(
+                    "the database's competition never started a table: this config replaces it",
+                    extra={"was": differs},
+                )
+                continue
             raise ConfigError(
                 f"--db {path}: holds another competition ({differs}); a competition keeps its "
                 "table size, rules, hands per table, seed and event: set them back in "

@@ -270,6 +270,10 @@ async function refreshGames() {
       // Not "once enough bots wait in the lobby": they may all be there, waiting for the start.
       ? "No finished game yet: the event has not started; its tables start at the start time " +
         "the organiser set, and each game shows here when it ends."
+      : state.ladder === "over"
+      // Not "a table starts once...": none will (its end passed, or every table left seats a
+      // banned entrant).
+      ? "No game was played: the event is over, and no table will start."
       : "No finished game yet: a table starts once enough bots wait in the lobby, and its " +
         "game shows here when it ends."));
     return;
