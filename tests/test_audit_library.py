@@ -137,8 +137,15 @@ def test_view_of_checks_its_names_and_clocks_as_play_local_does() -> None:
     with pytest.raises(ConfigError, match=r"^2 names for 4 bots$"):
         play_local([Bot() for _ in range(4)], names=["a", "b"])
     # Before: a TypeError from adding the bank to it.
-    with pytest.raises(ConfigError, match=r"^move_ms must be a whole number or None, got 'x'$"):
+    with pytest.raises(
+        ConfigError, match=r"^move_ms must be a whole number >= 0 or None, got 'x'$"
+    ):
         view_of(hand, 0, move_ms="x")  # type: ignore[arg-type]
+    # Taken before, where play_local refused it.
+    with pytest.raises(ConfigError, match=r"^bank_ms must be a whole number >= 0 or None, got -1$"):
+        view_of(hand, 0, bank_ms=-1)
+    with pytest.raises(ConfigError, match=r"^max_hands must be a whole number >= 1 or None"):
+        view_of(hand, 0, max_hands=0)
 
 
 def test_view_of_refuses_what_has_no_decision() -> None:

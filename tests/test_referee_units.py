@@ -490,6 +490,26 @@ def test_a_port_past_65535_is_refused_not_wrapped() -> None:
 
 
 @pytest.mark.parametrize(
+    ("address", "said"),
+    [
+        # Both were "the port is in use or the address is not this machine's".
+        ("http://127.0.0.1:0", "give HOST:PORT without a scheme, e.g. 127.0.0.1:50051"),
+        ("::1:0", "an IPv6 address goes in brackets, e.g. [::1]:50051"),
+    ],
+)
+def test_a_url_or_a_bare_ipv6_address_to_listen_on_is_named(address: str, said: str) -> None:
+    thread = RefereeThread(RefereeConfig(), TokenAccounts())
+    with pytest.raises(ConfigError) as refused:
+        thread.start(address)
+    assert str(refused.value).startswith(f"referee: cannot listen on {address!r}: {said}")
+    thread.stop(0)
+    # In brackets, it listens.
+    thread = RefereeThread(RefereeConfig(), TokenAccounts())
+    assert thread.start("[::1]:0") > 0
+    thread.stop(0)
+
+
+@pytest.mark.parametrize(
     ("changes", "message"),
     [
         ({"tls": "cert.pem"}, "referee.tls must be a TlsConfig (TlsConfig.from_files(cert, key))"),

@@ -331,8 +331,12 @@ def view_of(
     if game is not None and not isinstance(game, Game):
         raise ConfigError(f"game must be the Game the hand belongs to, or None, got {game!r:.80}")
     for name, value in (("move_ms", move_ms), ("bank_ms", bank_ms), ("max_hands", max_hands)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise ConfigError(f"{name} must be a whole number or None, got {value!r:.40}")
+        # As play_local says it: a negative clock made a view with time that cannot be.
+        least = 1 if name == "max_hands" else 0
+        if value is not None and (type(value) is not int or value < least):
+            raise ConfigError(
+                f"{name} must be a whole number >= {least} or None, got {value!r:.40}"
+            )
     if hand.is_over:
         raise StateError("the hand is over: no pass or play awaits, so there is no view")
     sv = hand.view(seat)

@@ -97,8 +97,22 @@ def _check_port(address: str) -> None:
     (127.0.0.1:99999 listened on 34463)."""
     if not isinstance(address, str):
         raise ConfigError(f"referee: the address to listen on is HOST:PORT, got {address!r}")
-    _, colon, port = address.rpartition(":")
-    if not (colon and port.isdigit()) and not address.startswith(_SOCKET_SCHEMES):
+    if address.startswith(_SOCKET_SCHEMES):
+        return
+    host, colon, port = address.rpartition(":")
+    if "://" in address:
+        # gRPC read "http://127.0.0.1:0" as a host name, and the refusal blamed the port.
+        raise ConfigError(
+            f"referee: cannot listen on {address!r}: give HOST:PORT without a scheme, e.g. "
+            "127.0.0.1:50051 (a URL is not an address to listen on)"
+        )
+    if ":" in host and not (host.startswith("[") and host.endswith("]")):
+        # "::1:0" was read as the address ::0.1.0.0 at port 443, and refused as a port in use.
+        raise ConfigError(
+            f"referee: cannot listen on {address!r}: an IPv6 address goes in brackets, e.g. "
+            "[::1]:50051"
+        )
+    if not (colon and port.isdigit()):
         # gRPC takes a bare host as port 443 (HTTPS's), which no bot was told of.
         raise ConfigError(
             f"referee: cannot listen on {address!r}: give HOST:PORT, e.g. 127.0.0.1:50051 "
