@@ -223,6 +223,32 @@ def first_retry_line(
         proc.communicate()
 
 
+def test_js_bot_removed_by_the_referee_says_so_last(tmp_path: Path) -> None:
+    # Its last line was the Shutdown's enum name and message; the Python SDK's says who removed
+    # which bot, and why.
+    node = require_node()
+    accounts = TokenAccounts()
+    token = accounts.issue("js")
+    with RefereeThread(RefereeConfig(), accounts) as referee:
+        port = referee.start("127.0.0.1:0")
+        environment = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+        env = {"ARENA_ADDRESS": f"127.0.0.1:{port}", "ARENA_TOKEN": token, "ARENA_BOT_NAME": "js"}
+        proc = subprocess.Popen(
+            [node, str(JS_BOT)], env={**environment, **env}, stderr=subprocess.PIPE, text=True
+        )
+        try:
+            assert referee.wait_for_bots(["js"], 30_000)
+            assert referee.call(lambda r: r.kick_bot("js", "banned: plays too slowly")) == 1
+            _, err = proc.communicate(timeout=RUN_TIMEOUT_S)
+        finally:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 1, err
+    assert err.splitlines()[-1] == (
+        f"js: the referee at 127.0.0.1:{port} removed bot 'js': banned: plays too slowly"
+    ), err
+
+
 def test_js_bot_names_the_tls_setting_when_plain_text_meets_a_tls_referee(tmp_path: Path) -> None:
     # grpc-js says only "Failed to connect": the bot says which of its variables to change, as the
     # Python SDK does, and retries (a restarting plain-text referee looks the same).
@@ -360,6 +386,23 @@ def test_js_bot_gives_up_after_arena_give_up_s() -> None:
     assert last.startswith("js: giving up: no session with the referee") and "0 s" in last, last
 
 
+def test_js_bot_reads_its_address_as_the_python_sdk_does() -> None:
+    # Spaces around the address were refused ("expected the referee's HOST:PORT") where the
+    # Python SDK ignores them; a host name not found was retried without a word on what to check
+    # (grpc-js's words for it, as seen: the test makes no DNS query).
+    node = require_node()
+    port = closed_port()
+    spaced = run_js_bot(node, {"ARENA_ADDRESS": f" 127.0.0.1:{port} ", "ARENA_GIVE_UP_S": "0"})
+    assert spaced.returncode == 1, spaced.stderr
+    assert f"no session with the referee at 127.0.0.1:{port} " in spaced.stderr
+    details = "Name resolution failed for target dns:nosuchhost.invalid:5000"
+    script = f"console.log(require({str(JS_BOT)!r}).unknownHostHint({details!r}))"
+    hint = subprocess.run([node, "-e", script], capture_output=True, text=True, check=True)
+    assert hint.stdout == (
+        ": no such host; check the host name in ARENA_ADDRESS (the organiser gives it)\n"
+    )
+
+
 def test_js_bot_never_waits_past_arena_give_up_s() -> None:
     # It checked the limit only after each back-off wait: a 15 s ARENA_GIVE_UP_S gave up after
     # about 20 s. Its waits (100 ms doubling) now stop at the limit, as the Python SDK's do.
@@ -402,6 +445,14 @@ def test_js_bot_gives_up_on_time_at_an_address_that_takes_connections_but_never_
         ),
         # grpc-js read it as host "::1:50051" on port 443, and retried it for minutes.
         ({"ARENA_ADDRESS": "::1:50051"}, "an IPv6 address goes in brackets, [::1]:50051"),
+        # Each retried for ten minutes, where the Python SDK exits 2 at once.
+        ({"ARENA_ADDRESS": "bot@host:5000"}, "'bot@host:5000': that host is not a valid host"),
+        ({"ARENA_ADDRESS": "a..b:5000"}, "'a..b:5000': that host is not a valid host name"),
+        ({"ARENA_ADDRESS": "h\u00e9llo:5000"}, "that host is not a valid host name"),
+        (
+            {"ARENA_ADDRESS": "[127.0.0.1]:5000"},
+            "only an IPv6 address goes in brackets, and '127.0.0.1' is not one",
+        ),
         ({"ARENA_GIVE_UP_S": "soon"}, "ARENA_GIVE_UP_S must be a number of seconds"),
         # Number() read it as 16 s; Python's float() refuses it.
         ({"ARENA_GIVE_UP_S": "0x10"}, "ARENA_GIVE_UP_S must be a number of seconds"),
@@ -418,6 +469,10 @@ def test_js_bot_gives_up_on_time_at_an_address_that_takes_connections_but_never_
         "url",
         "no-port",
         "ipv6-unbracketed",
+        "at-sign",
+        "empty-label",
+        "not-ascii",
+        "ipv4-bracketed",
         "give-up-not-a-number",
         "give-up-hexadecimal",
         "no-address-nor-name",

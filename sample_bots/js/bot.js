@@ -266,10 +266,27 @@ function checkedAddress(address) {
       `ARENA_ADDRESS '${address}': expected the referee's HOST:PORT, e.g. 127.0.0.1:50051`,
     );
   }
-  if (host.includes(":") && !(host.startsWith("[") && host.endsWith("]"))) {
+  const bracketed = host.startsWith("[") && host.endsWith("]");
+  if (bracketed && !net.isIPv6(host.slice(1, -1).split("%")[0])) {
+    // grpc-js retried "[127.0.0.1]:50051" for minutes ("Failed to parse DNS address").
+    throw new SettingError(
+      `ARENA_ADDRESS '${address}': only an IPv6 address goes in brackets, and ` +
+        `'${host.slice(1, -1)}' is not one: give HOST:PORT, e.g. 127.0.0.1:50051 or [::1]:50051`,
+    );
+  }
+  if (host.includes(":") && !bracketed) {
     // grpc-js read "::1:50051" as host "::1:50051" on port 443 and retried it for minutes.
     throw new SettingError(
       `ARENA_ADDRESS '${address}': an IPv6 address goes in brackets, [${host}]:${port}`,
+    );
+  }
+  if (!bracketed && !/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?$/.test(host)) {
+    // "bot@host", "a..b", "héllo": no resolver reads them, and grpc-js retried for minutes
+    // (the Python SDK exits 2 at once on its resolver's verdict).
+    throw new SettingError(
+      `ARENA_ADDRESS '${address}': that host is not a valid host name; set ARENA_ADDRESS to ` +
+        "the referee's HOST:PORT, the host a name of ASCII letters, digits, '-' and '.' or an " +
+        "IP address (IPv6 in brackets), e.g. 127.0.0.1:50051",
     );
   }
   return address;
@@ -662,9 +679,17 @@ function notGrpcHint(details) {
   );
 }
 
+// What to check when the address's host name is not found ("" if it is another failure).
+// Retried all the same: the name may not exist yet (a container that has not started).
+function unknownHostHint(details) {
+  if (!details.includes("Name resolution failed")) return "";
+  return ": no such host; check the host name in ARENA_ADDRESS (the organiser gives it)";
+}
+
 class Session {
   constructor() {
-    this.address = checkedAddress(process.env.ARENA_ADDRESS);
+    // Spaces around it are ignored, as the Python SDK ignores them.
+    this.address = checkedAddress((process.env.ARENA_ADDRESS || "").trim());
     this.token = process.env.ARENA_TOKEN || "";
     this.giveUpAfterMs = giveUpAfterMs();
     const BotService = loadService();
@@ -796,7 +821,15 @@ class Session {
         this.retryAfter(Math.max(s.reconnect_after_ms, BACKOFF_FIRST_MS), why, "", true);
         return;
       }
-      process.exit(s.reason === "SHUTDOWN_REASON_KICKED" ? EXIT_GAVE_UP : EXIT_OK);
+      if (s.reason === "SHUTDOWN_REASON_KICKED") {
+        // The last line says it, as the Python SDK's does (a ban, a revoked token).
+        process.stderr.write(
+          `${botName()}: the referee at ${this.address} removed bot '${botName()}': ` +
+            `${s.message || "no reason given"}\n`,
+        );
+        process.exit(EXIT_GAVE_UP);
+      }
+      process.exit(EXIT_OK);
     }
     if (REFUSALS.has(status.code)) {
       const name = grpcStatusName(status.code);
@@ -834,7 +867,9 @@ class Session {
     const why = `${grpcStatusName(code)}: ${details}`;
     let hint = this.welcomed
       ? ""
-      : tlsHint(details, this.address, !this.everWelcomed) || notGrpcHint(details);
+      : tlsHint(details, this.address, !this.everWelcomed) ||
+        notGrpcHint(details) ||
+        unknownHostHint(details);
     let certain = tlsMismatch(details) || notGrpc(details);
     if (refused) [hint, certain] = [refusedCertificateHint(), true];
     if (hint && !this.everWelcomed && certain) {
@@ -928,6 +963,6 @@ function main() {
   session.connect();
 }
 
-module.exports = { choosePass, choosePlay, cardPoints };
+module.exports = { choosePass, choosePlay, cardPoints, unknownHostHint };
 
 if (require.main === module) main();
