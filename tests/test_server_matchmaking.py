@@ -14,6 +14,7 @@ from arena.server.matchmaking import (
     Candidate,
     EventFormat,
     OwedBoard,
+    Plan,
     PlannedTable,
     board_name,
     board_seed,
@@ -263,21 +264,18 @@ def test_a_group_is_held_rather_than_seated_together_again_while_others_play() -
     assert [t.board for t in plan.tables] == ["1:4"] and plan.held == ()
 
 
+def ladder(cands: list[Candidate], owed: tuple[OwedBoard, ...] = (), **given: Any) -> Plan:
+    """plan_ladder for 4 players on ladder seed 1, board 0 next, seed 0, unless ``given``."""
+    settings: dict[str, Any] = dict(players=4, ladder_seed=1, secret="s", next_board=0, seed=0)
+    return plan_ladder(cands, owed, **(settings | given))
+
+
 def test_new_groups_favour_bots_met_least() -> None:
     halves = ("abcd", "efgh")
     meetings = {frozenset(p): 20 for half in halves for p in combinations(half, 2)}
     for seed in range(20):
-        plan = plan_ladder(
-            [Candidate(n, 1, 0) for n in "abcdefgh"],
-            (),
-            players=4,
-            ladder_seed=1,
-            secret="s",
-            next_board=0,
-            seed=seed,
-            duplicate=False,
-            meetings=meetings,
-        )
+        cands = [Candidate(n, 1, 0) for n in "abcdefgh"]
+        plan = ladder(cands, seed=seed, duplicate=False, meetings=meetings)
         # The first group's anchor takes the three it met least: all from the other half.
         first = plan.tables[0].seats
         assert sorted(sum(bot in half for bot in first) for half in halves) == [1, 3], first
@@ -287,9 +285,7 @@ def test_a_new_group_leaves_out_bots_whose_owed_board_is_ready() -> None:
     owed = OwedBoard("1:0", 9, tuple("efgh"), (1, 2, 3), 0)
     cands = [Candidate(n, 1, 0) for n in "abcd"] + [Candidate(n, 1, 1) for n in "efgh"]
     for seed in range(20):
-        plan = plan_ladder(
-            cands, (owed,), players=4, ladder_seed=1, secret="s", next_board=1, seed=seed
-        )
+        plan = ladder(cands, (owed,), next_board=1, seed=seed)
         # Both tables start: the new board's group does not break up the owed one's.
         assert sorted((t.board, "".join(sorted(t.seats))) for t in plan.tables) == [
             ("1:0", "efgh"),
