@@ -44,10 +44,11 @@ async def run_ladder(
     games: int,
     seed: int = 1,
     length: Callable[[TableSpec], float] | None = None,
+    probe: Callable[[Competition], None] | None = None,
 ) -> tuple[dict[str, Any], EngineHost]:
     """Play until ``games`` games are recorded, then stop starting tables and wait for the rest;
     returns the standings at the end and the host (with every table it played, each taking
-    ``length(spec)`` seconds if given)."""
+    ``length(spec)`` seconds if given); ``probe`` looks at the competition every 20 ms."""
     ledger = Ledger.open(db, config)
     accounts = AccountStore(db)
     for bot in sessions:
@@ -65,9 +66,17 @@ async def run_ladder(
             competition.paused = True
             enough.set()
 
+    async def probing(probe: Callable[[Competition], None]) -> None:
+        while True:
+            probe(competition)
+            await asyncio.sleep(0.02)
+
     competition.on_record(count)
     competition.start()
+    probed = None if probe is None else asyncio.create_task(probing(probe))
     await asyncio.wait_for(enough.wait(), 60)
+    if probed is not None:
+        probed.cancel()
     await competition.wait_recorded()
     standings = competition.standings()
     await competition.close()
@@ -225,10 +234,14 @@ def test_a_group_waits_for_others_at_most_mix_wait_before_a_rematch(
         return 3.0 if "h" in spec.seats else 0.01
 
     config = server_config_from_dict({"seed": 3, "fit_interval": 0, "mix_wait": mix_wait})
+    waiting: list[list[list[str]]] = []
+    bots = dict.fromkeys("abcdefgh", 1)
+
+    def look(competition: Competition) -> None:
+        waiting.append(competition.lobby()["waiting_to_mix"])
+
     with caplog.at_level(logging.INFO, logger="arena.server"):
-        asyncio.run(
-            run_ladder(tmp_path / "c.db", config, dict.fromkeys("abcdefgh", 1), 5, length=length)
-        )
+        asyncio.run(run_ladder(tmp_path / "c.db", config, bots, 5, length=length, probe=look))
     (slow,) = {group for group, _, _ in starts if "h" in group}
     quick = [(board, at) for group, board, at in starts if group != slow]
     assert len({board for board, _ in quick}) >= 2 and len(quick) >= 5
@@ -236,11 +249,13 @@ def test_a_group_waits_for_others_at_most_mix_wait_before_a_rematch(
     gap = quick[4][1] - (quick[3][1] + 0.01)
     held = [r for r in caplog.records if r.getMessage() == "bots wait for others before a rematch"]
     if mix_wait == "0s":
-        assert not held
+        assert not held and not any(waiting)
     else:
         assert gap >= 0.29
         quick_group = next(group for group, _, _ in starts if group != slow)
         assert [r.__dict__["bots"] for r in held] == [sorted(quick_group)]
+        # The lobby shows them waiting (idle, and no table forming).
+        assert [sorted(quick_group)] in waiting
 
 
 def test_a_restart_knows_who_has_met_whom(tmp_path: Path) -> None:

@@ -133,7 +133,7 @@ API_FIELDS = {
         | {"seat_status", "reason", "started_at", "finished_at", "late", "game", "withheld"},
     },
     "GET /api/lobby": {
-        "": {"ladder", "sessions", "tables", "owed_boards", "event"},
+        "": {"ladder", "sessions", "tables", "owed_boards", "waiting_to_mix", "event"},
         "sessions": {"id", "bot", "table"},
         "tables": {"game", "table_id", "board", "seats", "started_at"},
     },

@@ -1269,6 +1269,8 @@ class Competition:
                 if r.task is not None
             ],
             "owed_boards": self._owed_boards(),
+            # Else bots idle in the lobby with no table forming looked like a stalled ladder.
+            "waiting_to_mix": sorted(sorted(group) for group in self._held_since),
             "event": None
             if self.config.event is None
             else {"tables": len(self._schedule), "done": len(self._done_slots)},
