@@ -669,7 +669,8 @@ def test_replay_prints_the_deal_the_passes_every_trick_and_fault(tmp_path: Path)
     assert lines[0].startswith("table b1-g0-r3 (game 7): seed ")
     assert lines[1] == "rules: standard with pass_cycle=right, 4 players, target 100"
     assert lines[2] == "seats: 0 b, 1 c, 2 d, 3 a"
-    assert lines[3] == "hand 0: dealer seat 0, pass right"  # board 1 passes right
+    # Hands from 1, as tricks are (and the page's replay): it said "hand 0" beside "trick  1".
+    assert lines[3] == "hand 1: dealer seat 0, pass right"  # board 1 passes right
     assert sum(line.startswith("    seat ") and "->" in line for line in lines) == 4
     assert sum(line.startswith("  trick ") for line in lines) == 13
     assert sum("FAULT seat 2 d: timeout: too slow" in line for line in lines) == 1

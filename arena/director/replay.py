@@ -105,7 +105,8 @@ def _hand(record: GameRecord, hand: HandRecord) -> Iterator[str]:
     def who(seat: int) -> str:
         return f"seat {seat} {seats[seat]:<{width}}"
 
-    yield f"hand {hand.number}: dealer seat {hand.dealer}, pass {hand.pass_direction}"
+    # Hands from 1, as its tricks and the page's replay count them (the record's from 0).
+    yield f"hand {hand.number + 1}: dealer seat {hand.dealer}, pass {hand.pass_direction}"
     yield "  dealt:"
     for seat, cards in enumerate(hand.dealt):
         yield f"    {who(seat)}  {_cards(cards)}"
