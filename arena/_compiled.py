@@ -49,6 +49,17 @@ def _is_arena_command() -> bool:
     return os.path.splitext(os.path.basename(str(argv[0])))[0] == "arena"
 
 
+def _importer() -> tuple[str, int]:
+    """The file and line of the first frame outside this package and the import machinery."""
+    frame = sys._getframe(0)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not (name.startswith(_PACKAGE) or name.startswith("<frozen") or "importlib" in name):
+            return name, frame.f_lineno
+        frame = frame.f_back  # type: ignore[assignment]
+    return "<unknown>", 0
+
+
 def sources_digest(folder: str, names: Sequence[str] = REFEREE_MODULES) -> str:
     """The SHA-256 of the sources ``names`` (paths in the package; the referee's by default)
     under ``folder``: setup.py computes the same into a build."""
@@ -77,11 +88,15 @@ def guard(
         _warned = True
         # Only "1" switches: say so rather than run the compiled build without a word (the arena
         # command refuses such a value; a program importing the package is warned, once).
-        warnings.warn(
+        # Said at the importing program's line: a stack level pointed into importlib when the
+        # package was imported through `from arena import Game`.
+        filename, lineno = _importer()
+        warnings.warn_explicit(
             f"{PURE_VARIABLE}={pure} is not 1 or 0: the compiled build runs; set it to 1 to run "
             "the Python source, or unset it",
             RuntimeWarning,
-            stacklevel=3,
+            filename,
+            lineno,
         )
     if pure == "1":
         why = f"{PURE_VARIABLE}=1"

@@ -43,8 +43,10 @@ def test_a_program_importing_the_package_is_still_warned(tmp_path: Path) -> None
     """Only the arena command, which refuses the value itself, goes without the warning. (The
     package loads the engine with its first name asked for, not as it is imported.)"""
     env = {**os.environ, _compiled.PURE_VARIABLE: "yes"}
+    program = tmp_path / "mine.py"
+    program.write_text("import sys\nfrom arena import Game\n")
     done = subprocess.run(
-        [sys.executable, "-c", "from arena import Game"],
+        [sys.executable, str(program)],
         capture_output=True,
         text=True,
         env=env,
@@ -55,3 +57,6 @@ def test_a_program_importing_the_package_is_still_warned(tmp_path: Path) -> None
     # Only a compiled build reads the variable (the Python source runs either way).
     warned = "RuntimeWarning: HEARTS_ARENA_PURE_ENGINE=yes is not 1 or 0" in done.stderr
     assert warned == (KERNEL_BUILD != _compiled.NOT_BUILT), done.stderr
+    if warned:
+        # At the program's own import, not in importlib/__init__.py.
+        assert done.stderr.startswith(f"{program}:2: RuntimeWarning: "), done.stderr
