@@ -93,8 +93,8 @@ _SOCKET_SCHEMES: Final = ("unix:", "unix-abstract:")
 
 
 def _check_port(address: str) -> None:
-    """Refuse a HOST:PORT whose port is past 65535: gRPC would wrap it and listen elsewhere
-    (127.0.0.1:99999 listened on 34463)."""
+    """Refuse an address to listen on that gRPC would misread: no port (it takes 443), a URL, an
+    IPv6 address out of brackets, a port past 65535 (127.0.0.1:99999 listened on 34463)."""
     if not isinstance(address, str):
         raise ConfigError(f"referee: the address to listen on is HOST:PORT, got {address!r}")
     if address.startswith(_SOCKET_SCHEMES):
@@ -106,17 +106,17 @@ def _check_port(address: str) -> None:
             f"referee: cannot listen on {address!r}: give HOST:PORT without a scheme, e.g. "
             "127.0.0.1:50051 (a URL is not an address to listen on)"
         )
-    if ":" in host and not (host.startswith("[") and host.endswith("]")):
-        # "::1:0" was read as the address ::0.1.0.0 at port 443, and refused as a port in use.
-        raise ConfigError(
-            f"referee: cannot listen on {address!r}: an IPv6 address goes in brackets, e.g. "
-            "[::1]:50051"
-        )
     if not (colon and port.isdigit()):
         # gRPC takes a bare host as port 443 (HTTPS's), which no bot was told of.
         raise ConfigError(
             f"referee: cannot listen on {address!r}: give HOST:PORT, e.g. 127.0.0.1:50051 "
             "(port 0: any free one)"
+        )
+    if ":" in host and not (host.startswith("[") and host.endswith("]")):
+        # "::1:0" was read as the address ::0.1.0.0 at port 443, and refused as a port in use.
+        raise ConfigError(
+            f"referee: cannot listen on {address!r}: an IPv6 address goes in brackets, e.g. "
+            "[::1]:50051"
         )
     if colon and port.isdigit() and int(port) > MAX_PORT:
         raise ConfigError(
