@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import ssl
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from make_certs import self_signed
 from test_server_support import EngineHost
 
 from arena.server.accounts import AccountStore
@@ -359,3 +361,29 @@ def test_oversized_or_malformed_requests_are_refused_and_the_server_goes_on(
         assert (await get(site.base + "/healthz"))[0] == 200
 
     run(check, tmp_path)
+
+
+def test_a_tls_handshake_never_finished_is_cut_off_at_the_idle_timeout(tmp_path: Path) -> None:
+    # asyncio's own handshake timeout (60 s) held such a connection four times the idle
+    # timeout that every other unfinished request gets.
+    cert = self_signed(tmp_path, "web")
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(cert, tmp_path / "web.key")
+
+    async def never(request: object) -> Any:
+        raise AssertionError("no request comes")
+
+    async def body() -> bytes:
+        server = HttpServer(never, idle_s=0.5)
+        port = await server.start("127.0.0.1", 0, tls)
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"\x16\x03\x01")  # the start of a ClientHello, and no more
+            # A bound only against a hang: the old 60 s would run past it.
+            said = await asyncio.wait_for(reader.read(), 30)
+            writer.close()
+            return said
+        finally:
+            await server.close()
+
+    assert asyncio.run(body()) == b""
