@@ -321,6 +321,18 @@ def lock_database(path: Path, command: str) -> int:
     The lock goes with the process, so a killed one leaves nothing to clean up but the file.
     """
     lock_path = _lock_path(path)
+    try:
+        links = os.stat(path).st_nlink
+    except OSError:
+        links = 1  # not made yet (or unreadable: said where it is opened)
+    if links > 1:
+        # Under another name the lock is another file, and SQLite keeps a journal per name:
+        # two writers, each with its own -wal, corrupt the database (SQLite's "How To Corrupt").
+        raise ConfigError(
+            f"--db {path}: the database file has {links} names (hard links); one writer per "
+            "file cannot be ensured, and SQLite could corrupt it: give it one name (copy it "
+            "rather than link it)"
+        )
     while True:
         try:
             fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)

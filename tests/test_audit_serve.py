@@ -300,3 +300,19 @@ def test_a_signal_during_the_start_stops_it_cleanly(tmp_path: Path, sig: signal.
     # Stopped before serving: no banner, no database; or, if the signal came just after the
     # start, stopped as a running server stops: banner given, database kept, lock let go.
     assert left == (["comp.db"] if banner else []), (banner, left)
+
+
+def test_a_database_with_two_names_is_refused(tmp_path: Path) -> None:
+    # Under each name its own lock file and SQLite journal: two servers (or a server and a
+    # batch) wrote one file at once.
+    db = tmp_path / "comp.db"
+    ServerProcess.cli_here("bots", "add", "alice", "--db", str(db))
+    os.link(db, tmp_path / "other.db")
+    for name in ("comp.db", "other.db"):
+        done = ServerProcess.cli("serve", "--db", str(tmp_path / name), *PORTS)
+        said = one_error(done)
+        assert said == (
+            f"arena: error: --db {tmp_path / name}: the database file has 2 names (hard links);"
+            " one writer per file cannot be ensured, and SQLite could corrupt it: give it one"
+            " name (copy it rather than link it)"
+        )
