@@ -453,7 +453,8 @@ def test_fixed_event_plays_its_schedule_and_refuses_outsiders(server: ServerProc
     assert b"not entered in the event" in outsider.stderr.read()
     server.wait_for(lambda: server.get("/api/health")["ladder"] == "over")
     lobby = server.get("/api/lobby")
-    assert lobby["event"] == {"tables": 8, "done": 8}
+    # Its start as the config wrote it (2000-01-01T00:00:00Z), in seconds since the epoch.
+    assert lobby["event"] == {"tables": 8, "done": 8, "start": 946684800.0, "end": None}
     played = server.get("/api/games?limit=100")["games"]
     assert len(played) == 8 and all(g["rated"] for g in played)
     assert len({g["board"] for g in played}) == 2

@@ -1168,9 +1168,20 @@ class Competition:
             "games": self._games,
             "rated": self._rated,
             "uptime_s": round(self._clock() - self._started, 3),
-            "event": None
-            if self.config.event is None
-            else {"tables": len(self._schedule), "done": len(self._done_slots)},
+            "event": self._event_progress(),
+        }
+
+    def _event_progress(self) -> dict[str, Any] | None:
+        """An event's tables, how many are done, and its start and end (None for a ladder)."""
+        event = self.config.event
+        if event is None:
+            return None
+        return {
+            "tables": len(self._schedule),
+            "done": len(self._done_slots),
+            # Else a bot author or organiser saw "waiting for the event's start" and no time.
+            "start": event.start,
+            "end": event.end,
         }
 
     def standings(self) -> dict[str, Any]:
@@ -1271,9 +1282,7 @@ class Competition:
             "owed_boards": self._owed_boards(),
             # Else bots idle in the lobby with no table forming looked like a stalled ladder.
             "waiting_to_mix": sorted(sorted(group) for group in self._held_since),
-            "event": None
-            if self.config.event is None
-            else {"tables": len(self._schedule), "done": len(self._done_slots)},
+            "event": self._event_progress(),
         }
 
     def _owed_boards(self) -> int:
