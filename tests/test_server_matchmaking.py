@@ -294,11 +294,12 @@ def test_a_new_group_leaves_out_bots_whose_owed_board_is_ready() -> None:
 
 
 def simulate_ladder(
-    bots: int, games: int, *, mix: bool, seed: int = 0
+    bots: int, games: int, *, mix: bool, seed: int = 0, slow: int = 0
 ) -> tuple[list[frozenset[str]], float]:
     """Play a ladder of ``bots`` bots with one session each, tables of random lengths, planning
     as the competition does (holding rematches for at most 3 table lengths when ``mix``);
-    returns each game's group and the time it took (a table lasts 0.5 to 1.5)."""
+    returns each game's group and the time it took (a table lasts 0.5 to 1.5, ten times as
+    long with one of the first ``slow`` bots at it)."""
     rng = random.Random(seed)
     names = [f"b{i:02}" for i in range(bots)]
     idle = set(names)
@@ -329,7 +330,8 @@ def simulate_ladder(
         for table in plan.tables:
             idle.difference_update(table.seats)
             played.update(table.seats)
-            running.append((now + rng.uniform(0.5, 1.5), serial, table.seats))
+            pace = 10 if any(bot in names[:slow] for bot in table.seats) else 1
+            running.append((now + pace * rng.uniform(0.5, 1.5), serial, table.seats))
             serial += 1
         running.sort()
         wake = [t + 3.0 for t in held_since.values()]
@@ -356,3 +358,14 @@ def test_the_ladder_mixes_a_table_of_single_session_bots_with_the_others() -> No
     met = {frozenset(p) for g in mixed for p in combinations(g, 2)}
     assert met == pairs
     assert len(set(mixed)) > 3 * len(set(unmixed))
+
+
+def test_a_slow_bots_tablemates_change_from_board_to_board() -> None:
+    # Its tables end last, so its tablemates had the fewest games, and the games term (then
+    # unbounded) seated them with it again and again: an audit's slow bot only ever sat with
+    # the same two bots, and 18 pairs never met.
+    for seed in range(3):
+        groups, _ = simulate_ladder(12, 600, mix=True, seed=seed, slow=1)
+        slow = [g for g in groups if "b00" in g]
+        mates = Counter(bot for g in slow for bot in g if bot != "b00")
+        assert len(mates) >= 8 and max(mates.values()) <= len(slow) / 2, (len(slow), mates)

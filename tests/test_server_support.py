@@ -104,6 +104,9 @@ class EngineHost:
         self.gate: asyncio.Event | None = None
         self.length: Callable[[TableSpec], float] | None = None
         """How long a table takes, in seconds (none: one step of the loop)."""
+        self.on_change: Callable[[], None] | None = None
+        """Called as a table gives its sessions back, as the referee's lobby tells the server
+        (before the game's record is back)."""
         self.tokens: dict[str, bytes] = {}
         """The digest of the token each bot's sessions connected with (none: no tokens)."""
 
@@ -143,6 +146,8 @@ class EngineHost:
         finally:
             for bot in spec.seats:
                 self.busy[bot] -= 1
+            if self.on_change is not None:
+                self.on_change()
 
     def kick(self, session_id: str, reason: str, *, for_good: bool = False) -> bool:
         """Drop one session."""

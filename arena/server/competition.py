@@ -254,6 +254,8 @@ class _Running:
     task: asyncio.Task[None] | None = None
     launched: bool = False
     """Whether play_table has had its first step, in which it takes the sessions."""
+    ended: bool = False
+    """Whether its game is over (its sessions are back in the lobby) while it is being stored."""
 
 
 @dataclass
@@ -622,6 +624,7 @@ class Competition:
                         )
                     continue
                 if self.host is None or self.state is not LadderState.RUNNING:
+                    self._held_since.clear()  # paused (or not started): nobody waits to mix
                     continue
                 try:
                     await self._form_tables()
@@ -782,6 +785,7 @@ class Competition:
         if self.config.max_tables is not None:
             room = max(0, self.config.max_tables - len(self._running))
             if room == 0:
+                self._held_since.clear()  # none of them waits for bots: all wait for room
                 return
         planned: list[tuple[PlannedTable, int | None]] = []
         if self.config.event is None:
@@ -800,7 +804,7 @@ class Competition:
                 duplicate=self.config.duplicate,
                 meetings=self._meetings,
                 previous=self._previous if self.config.mix_wait_ms > 0 else None,
-                busy={bot for r in self._running.values() for bot in r.spec.seats},
+                busy={b for r in self._running.values() if not r.ended for b in r.spec.seats},
                 may_repeat=self._may_repeat(),
             )
             self._hold(plan.held)
@@ -923,6 +927,14 @@ class Competition:
             return board_rules(self.config.rules, board)
         return self.config.rules
 
+    def _ended(self, game: int) -> None:
+        """Note a game over, before it is stored (no await between its end and this): its bots
+        are back in the lobby, and the ladder, woken by that, must see them free and this table
+        as their last (else it held groups for no one and seated rematches)."""
+        running = self._running[game]
+        running.ended = True
+        self._met(running.spec.seats)
+
     def _met(self, bots: Sequence[str]) -> None:
         """Count a table of ``bots`` as a meeting of each pair and as each one's last table."""
         members = frozenset(bots)
@@ -981,6 +993,7 @@ class Competition:
             log.info(
                 "table not played", extra={"game": game, "table": spec.table_id, "why": reason}
             )
+            self._ended(game)
             await self._record(game, interrupted_record(spec, started, self._clock(), reason))
             return
         try:
@@ -993,6 +1006,7 @@ class Competition:
                 spec, started, self._clock(), CRASH_REASON.format(error=repr(e))
             )
             record = _with_termination(record, Termination.CRASH)
+        self._ended(game)
         await self._record(game, record)
 
     async def _record(self, game: int, record: GameRecord) -> None:
@@ -1031,7 +1045,6 @@ class Competition:
         self._games += 1
         for seat, bot in enumerate(record.spec.seats):
             self._tallies.setdefault(bot, BotTally()).add(record, seat, game)
-        self._met(record.spec.seats)
         if rated:
             self._rated += 1
             self._fit_dirty.set()
@@ -1281,7 +1294,9 @@ class Competition:
             ],
             "owed_boards": self._owed_boards(),
             # Else bots idle in the lobby with no table forming looked like a stalled ladder.
-            "waiting_to_mix": sorted(sorted(group) for group in self._held_since),
+            "waiting_to_mix": sorted(sorted(group) for group in self._held_since)
+            if self.state is LadderState.RUNNING
+            else [],
             "event": self._event_progress(),
         }
 

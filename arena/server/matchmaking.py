@@ -5,10 +5,10 @@ now? :func:`plan_ladder` answers it from the idle sessions per bot, each bot's g
 and the duplicate boards still owed. Fairness first: the idle bot with the fewest games is seated
 first; then, if a board it has already played part of is owed by a group that is all idle, that
 board's next seat rotation is dealt (duplicate play, as in duplicate bridge); otherwise a new group
-forms around it from the idle bots closest in rating, with a nudge towards bots with few games and
-bots it has met least, leaving out bots whose own owed board is ready to deal. A new board is dealt
-in as many rotations at once as the group's idle sessions allow; the rest are owed
-(:class:`OwedBoard`) and dealt later, when the group is idle again.
+forms around it from the idle bots closest in rating, with a nudge towards bots with few games (at
+most one rating scale) and bots it has met least, leaving out bots whose own owed board is ready
+to deal. A new board is dealt in as many rotations at once as the group's idle sessions allow;
+the rest are owed (:class:`OwedBoard`) and dealt later, when the group is idle again.
 
 Bots mix: a new group that would be the very group of its anchor's last table is held (not
 seated) while some other bot is at a table, since that bot will soon be free to make another
@@ -42,6 +42,7 @@ __all__ = [
     "DEFAULT_GAMES_SCALE",
     "DEFAULT_MEETINGS_SCALE",
     "DEFAULT_RATING_SCALE",
+    "MAX_GAMES_COST",
     "Candidate",
     "EventFormat",
     "OwedBoard",
@@ -61,6 +62,9 @@ DEFAULT_RATING_SCALE = 25.0 / 3.0
 sigma at the start)."""
 DEFAULT_GAMES_SCALE = 10.0
 """Games more than the least-played idle bot that cost as much as one rating scale."""
+MAX_GAMES_COST = 1.0
+"""The most that having played more games than the least-played idle bot costs (in rating
+scales): a nudge, not a wall."""
 DEFAULT_MEETINGS_SCALE = 8.0
 """Games together more than with the least-met idle bot that cost as much as one rating scale
 (two boards of four rotations)."""
@@ -256,7 +260,9 @@ def plan_ladder(
         base = info[anchor].rating if anchor in info else 0.0
         costs = {
             n: abs((info[n].rating if n in info else 0.0) - base) / rating_scale
-            + (games.get(n, 0) - least) / games_scale
+            # At most one rating scale: a bot whose table ran slowly has fewer games, and an
+            # unbounded term kept seating its tablemates with it (and with each other) only.
+            + min((games.get(n, 0) - least) / games_scale, MAX_GAMES_COST)
             + (met.get(frozenset((anchor, n)), 0) - least_met) / meetings_scale
             + (_SET_ASIDE if n in ready else 0.0)
             + JITTER * rng.random()
@@ -269,7 +275,8 @@ def plan_ladder(
         if (
             last.get(anchor) == members
             and members not in may_repeat
-            and not playing.issubset(members)
+            # Others at tables, or about to be (an owed board ready to deal), will be free soon.
+            and not (playing | ready).issubset(members)
         ):
             # The same bots again, while others will soon be free: wait for them.
             waiting.add(anchor)
