@@ -237,37 +237,30 @@ def test_board_seeds_are_keyed_by_the_secret_not_by_the_public_name() -> None:
     assert event_schedule("abcd", players=4, boards=2, seed=5, secret="k2") != schedule
 
 
-def test_a_group_is_held_rather_than_seated_together_again_while_others_play() -> None:
-    group = frozenset("abcd")
-    kwargs: dict[str, Any] = dict(
-        players=4,
-        ladder_seed=1,
-        secret="s",
-        next_board=5,
-        seed=3,
-        previous=dict.fromkeys(group, group),
-    )
-    cands = [Candidate(n, 1, 4) for n in "abcd"]
-    plan = plan_ladder(cands, (), busy=set("efgh"), **kwargs)
-    assert plan.tables == () and plan.held == (group,) and plan.next_board == 5
-    # Nobody else to wait for (every bot at a table is one of them), or waited long enough.
-    for busy, may_repeat in ((set("abc"), ()), (set("efgh"), {group})):
-        plan = plan_ladder(cands, (), busy=busy, may_repeat=may_repeat, **kwargs)
-        assert [set(t.seats) for t in plan.tables] == [group] and plan.held == ()
-    # Another idle bot to play with: a new group, not the old one, and nothing held.
-    plan = plan_ladder([*cands, Candidate("e", 1, 4)], (), busy=set("fgh"), **kwargs)
-    (table,) = plan.tables
-    assert "e" in table.seats and plan.held == ()
-    # An owed rotation of the same group is its board's, not a rematch: dealt at once.
-    owed = OwedBoard("1:4", 9, tuple("abcd"), (1, 2, 3), 4)
-    plan = plan_ladder(cands, (owed,), busy=set("efgh"), **kwargs)
-    assert [t.board for t in plan.tables] == ["1:4"] and plan.held == ()
-
-
 def ladder(cands: list[Candidate], owed: tuple[OwedBoard, ...] = (), **given: Any) -> Plan:
     """plan_ladder for 4 players on ladder seed 1, board 0 next, seed 0, unless ``given``."""
     settings: dict[str, Any] = dict(players=4, ladder_seed=1, secret="s", next_board=0, seed=0)
     return plan_ladder(cands, owed, **(settings | given))
+
+
+def test_a_group_is_held_rather_than_seated_together_again_while_others_play() -> None:
+    group = frozenset("abcd")
+    kwargs: dict[str, Any] = dict(next_board=5, seed=3, previous=dict.fromkeys(group, group))
+    cands = [Candidate(n, 1, 4) for n in "abcd"]
+    plan = ladder(cands, busy=set("efgh"), **kwargs)
+    assert plan.tables == () and plan.held == (group,) and plan.next_board == 5
+    # Nobody else to wait for (every bot at a table is one of them), or waited long enough.
+    for busy, may_repeat in ((set("abc"), ()), (set("efgh"), {group})):
+        plan = ladder(cands, busy=busy, may_repeat=may_repeat, **kwargs)
+        assert [set(t.seats) for t in plan.tables] == [group] and plan.held == ()
+    # Another idle bot to play with: a new group, not the old one, and nothing held.
+    plan = ladder([*cands, Candidate("e", 1, 4)], busy=set("fgh"), **kwargs)
+    (table,) = plan.tables
+    assert "e" in table.seats and plan.held == ()
+    # An owed rotation of the same group is its board's, not a rematch: dealt at once.
+    owed = OwedBoard("1:4", 9, tuple("abcd"), (1, 2, 3), 4)
+    plan = ladder(cands, (owed,), busy=set("efgh"), **kwargs)
+    assert [t.board for t in plan.tables] == ["1:4"] and plan.held == ()
 
 
 def test_new_groups_favour_bots_met_least() -> None:

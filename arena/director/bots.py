@@ -53,6 +53,7 @@ __all__ = [
     "BotStartError",
     "LogErrors",
     "LogWriteError",
+    "cause_line",
     "last_words",
     "log_errors",
     "log_path",
@@ -161,23 +162,31 @@ def log_errors(path: Path) -> LogErrors:
     return LogErrors(errors, answered)
 
 
-def last_words(log_tail: str, processes: int = 1) -> str:
-    """What a note of a bot's exit quotes of its log: the last error line if there is one, else
-    the last line, said to be only that (an INFO line is no cause of a crash). A log that
-    ``processes`` processes of the bot share is said to be theirs: its last error may be
-    another process's, which the SDK survived."""
+def cause_line(log_tail: str) -> tuple[str, bool] | None:
+    """The line of a bot's output that best says why it ended: its last error line if there is
+    one (an INFO line is no cause of a crash, and Node.js ends a crash with its version), else
+    its last line; with whether it is an error line (None if it wrote nothing)."""
     lines = [x.strip() for x in log_tail.splitlines() if x.strip()]
-    if not lines:
-        return "it wrote nothing"
     errors = [x for x in lines if is_error_line(x)]
+    if errors:
+        return errors[-1], True
+    return (lines[-1], False) if lines else None
+
+
+def last_words(log_tail: str, processes: int = 1) -> str:
+    """What a note of a bot's exit quotes of its log (:func:`cause_line`), the last line said to
+    be only that. A log that ``processes`` processes of the bot share is said to be theirs: its
+    last error may be another process's, which the SDK survived."""
+    cause = cause_line(log_tail)
+    if cause is None:
+        return "it wrote nothing"
+    line, error = cause
     if processes > 1:
         shared = f"the log its {processes} processes share"
-        if errors:
-            return f"the last error in {shared}: {errors[-1]}"
-        return f"the last line of {shared}: {lines[-1]}"
-    if errors:
-        return f"its last error: {errors[-1]}"
-    return f"its log's last line: {lines[-1]}"
+        return (
+            f"the last error in {shared}: {line}" if error else f"the last line of {shared}: {line}"
+        )
+    return f"its last error: {line}" if error else f"its log's last line: {line}"
 
 
 def log_path(out: Path, bot: str) -> Path:
@@ -397,16 +406,10 @@ class BotPool:
             code = process.returncode
             assert code is not None
             self._note(name, f"process {slot.number} (pid {process.pid}) exited with code {code}")
-            # The last error line rather than the last line: Node.js ends every crash with its
-            # version ("Node.js v20.20.2"), which said nothing of a missing module.
-            lines = _tail(log, ERROR_SCAN_LINES, slot.log_from).splitlines()
-            errors = [x.strip() for x in lines if is_error_line(x)]
-            last = (
-                errors[-1]
-                if errors
-                else next((x.strip() for x in reversed(lines) if x.strip()), "")
-            )
-            said = f": {last}" if last else " (it wrote nothing)"
+            # Its cause rather than its last line: Node.js ends every crash with its version
+            # ("Node.js v20.20.2"), which said nothing of a missing module.
+            cause = cause_line(_tail(log, ERROR_SCAN_LINES, slot.log_from))
+            said = f": {cause[0]}" if cause else " (it wrote nothing)"
             raise BotStartError(
                 f"bot {name!r}: {label!r} exited before it connected, with {_exit_text(code)}{said}"
             )

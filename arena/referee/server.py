@@ -118,7 +118,7 @@ def _check_port(address: str) -> None:
             f"referee: cannot listen on {address!r}: an IPv6 address goes in brackets, e.g. "
             "[::1]:50051"
         )
-    if colon and port.isdigit() and int(port) > MAX_PORT:
+    if int(port) > MAX_PORT:
         raise ConfigError(
             f"referee: cannot listen on {address!r}: a port is 0 (any free one) to {MAX_PORT}"
         )

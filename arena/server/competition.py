@@ -552,7 +552,9 @@ class Competition:
         # Every table played, it is over whatever its start says (a start moved later at a
         # restart held the bots in the lobby, "waiting for the event's start").
         played = event is not None and len(self._done_slots) == len(self._schedule)
-        if event is not None and (played or (not self._before_start() and self._event_over())):
+        if event is not None and (
+            played or (not self._before_start() and self._why_over() is not None)
+        ):
             return LadderState.OVER
         if self.paused:
             return LadderState.PAUSED
@@ -565,24 +567,25 @@ class Competition:
         event = self.config.event
         return event is not None and event.start is not None and self._clock() < event.start
 
-    def _event_over(self) -> bool:
-        """Whether no event table will start any more: its end has passed, every table is
-        played, or every table left seats a banned entrant (else the others waited in the lobby
-        for ever, and that entrant's half-played board stayed withheld)."""
+    def _why_over(self) -> str | None:
+        """Why no event table will start any more (None while some will): every table is
+        played, its end has passed, every table left is of a board given up, or every table
+        left seats a banned entrant (else the others waited in the lobby for ever, and that
+        entrant's half-played board stayed withheld)."""
         event = self.config.event
         assert event is not None
-        if event.end is not None and self._clock() >= event.end:
-            return True
         if len(self._done_slots) == len(self._schedule):
-            return True
+            return "every table is played"
+        if event.end is not None and self._clock() >= event.end:
+            return "its end has passed"
         if self._given_up and len(self._slots_left) == sum(
             1 for b in self._given_up if b in self._slots_left
         ):
-            return True  # every table left is of a board given up
+            return "every table left is of a board given up"
         statuses = self._statuses()
         banned = frozenset(n for n in event.entrants if statuses.get(n) is AccountStatus.BANNED)
         if not banned:
-            return False
+            return None
         key = (len(self._done_slots), banned)
         if self._blocked is None or self._blocked[0] != key:
             # Looked at again only when a table is done or a ban changes: a schedule may be long.
@@ -592,21 +595,9 @@ class Competition:
                 if i not in self._done_slots and t.board not in self._given_up
             )
             self._blocked = (key, blocked)
-        return self._blocked[1]
-
-    def _over_why(self) -> str:
-        """Why the event is over, for its log line."""
-        event = self.config.event
-        assert event is not None
-        if len(self._done_slots) == len(self._schedule):
-            return "every table is played"
-        if event.end is not None and self._clock() >= event.end:
-            return "its end has passed"
-        statuses = self._statuses()
-        banned = sorted(n for n in event.entrants if statuses.get(n) is AccountStatus.BANNED)
-        if banned:
-            return f"every table left seats a banned entrant ({', '.join(banned)})"
-        return "every table left is of a board given up"
+        if not self._blocked[1]:
+            return None
+        return f"every table left seats a banned entrant ({', '.join(sorted(banned))})"
 
     async def _ladder(self) -> None:
         while True:
@@ -620,7 +611,7 @@ class Competition:
                     if dismissed:
                         log.info(
                             "event over: bots sent home",
-                            extra={"sessions": dismissed, "why": self._over_why()},
+                            extra={"sessions": dismissed, "why": self._why_over()},
                         )
                     continue
                 if self.host is None or self.state is not LadderState.RUNNING:
@@ -1308,7 +1299,7 @@ class Competition:
         """
         if self.config.event is None:
             return len(self._owed)
-        if self._event_over():
+        if self._why_over() is not None:
             return 0
         rotations = Counter(t.board for t in self._schedule)
         running = Counter(r.spec.board for r in self._running.values())
@@ -1326,7 +1317,7 @@ class Competition:
         event = self.config.event
         if event is None:
             return boards | {o.board for o in self._owed}
-        if self._event_over():
+        if self._why_over() is not None:
             # The rotations not played by now never will be: given up for good before their
             # cards are shown. An event can reopen (an unban, a later `end` after a restart),
             # and it dealt the rest of a board whose deal it had shown.

@@ -212,8 +212,7 @@ def plan_ladder(
     last = previous or {}
     playing = set(busy)
     held: list[frozenset[str]] = []
-    waiting: set[str] = set()
-    """Anchors whose group was held: not anchors again in this plan (others may seat them)."""
+    waiting: set[str] = set()  # anchors whose group was held: others may still seat them
 
     def room() -> bool:
         return max_tables is None or len(tables) < max_tables
