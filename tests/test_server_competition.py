@@ -825,3 +825,26 @@ def test_the_published_fits_message_counts_in_the_singular_too() -> None:
     rotations = [tuple("ABCD"[(s - r) % 4] for s in range(4)) for r in range(4)]
     one = [TableResult("b0", seats, (0.0, 5.0, 8.0, 13.0)) for seats in rotations]
     assert "from 4 results on 1 board; refitted" in compute_fit(one, 1).message
+
+
+def test_a_ladder_with_a_bot_left_over_deals_each_board_in_every_rotation(tmp_path: Path) -> None:
+    # Thirteen bots of one session: the one left over as a table ended took three of its bots,
+    # and their board's other rotations waited for them to be idle together again, seldom.
+    rng = random.Random(5)
+    bots = {f"b{i:02}": 1 for i in range(13)}
+    config = server_config_from_dict({"seed": 3, "fit_interval": 0})
+    owed: list[int] = []
+    _, host = asyncio.run(
+        run_ladder(
+            tmp_path / "c.db",
+            config,
+            bots,
+            games=300,
+            length=lambda _: rng.uniform(0.005, 0.015),
+            probe=lambda competition: owed.append(competition.lobby()["owed_boards"]),
+        )
+    )
+    rotations = Counter(spec.board for spec in host.played)
+    assert max(owed) <= 5, max(owed)
+    # All but the last few boards were played in all four rotations.
+    assert sum(n < 4 for n in rotations.values()) <= 5, rotations

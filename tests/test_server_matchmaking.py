@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from itertools import combinations
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -286,13 +286,50 @@ def test_a_new_group_leaves_out_bots_whose_owed_board_is_ready() -> None:
         ]
 
 
+def test_a_ready_owed_board_is_dealt_before_a_new_group_takes_its_bots() -> None:
+    # Thirteen bots, three at tables: the one left over took three of a table's bots as it
+    # ended, and that group's owed board waited for it to be idle together again (85 boards of
+    # 800 owed, where twelve bots left 3).
+    group = frozenset("abcd")
+    owed = (OwedBoard("1:0", 9, tuple("abcd"), (1, 2, 3), 0),)
+    cands = [Candidate(n, 1, 4) for n in "abcd"] + [Candidate("m", 1, 0)]
+    previous = dict.fromkeys(group, group)
+    for busy in (set("efghijkl"), ()):
+        plan = ladder(cands, owed, next_board=5, busy=busy, previous=previous)
+        assert [(t.board, t.rotation) for t in plan.tables] == [("1:0", 1)]
+        assert plan.held == () and plan.next_board == 5
+    # Not mixing (mix_wait "0s"): as before, the bot with fewest games is seated first.
+    (table,) = ladder(cands, owed, next_board=5, busy=set("efghijkl")).tables
+    assert "m" in table.seats and table.board == "1:5"
+
+
+def test_an_owed_board_waits_if_dealing_it_first_would_start_fewer_tables() -> None:
+    # Two bots left over, of two sessions each, and a group with one session left each: dealt
+    # first, the board would leave four sessions idle that two tables could have used.
+    owed = (OwedBoard("1:0", 9, tuple("abcd"), (2, 3), 0),)
+    cands = [Candidate(n, 1, 8) for n in "abcd"] + [Candidate(n, 2, 6) for n in "ef"]
+    plan = ladder(cands, owed, next_board=5, busy=set("abcd"), previous={})
+    assert len(plan.tables) == 2 and plan.held == ()
+    assert all(set("ef") <= set(t.seats) for t in plan.tables)
+
+
+class Ladder(NamedTuple):
+    """What :func:`simulate_ladder` saw."""
+
+    groups: list[frozenset[str]]
+    """Each game's bots, in the order the games ended."""
+    time: float
+    """When the last counted game ended."""
+    most_owed: int
+    """The most boards owed at once."""
+
+
 def simulate_ladder(
-    bots: int, games: int, *, mix: bool, seed: int = 0, slow: int = 0
-) -> tuple[list[frozenset[str]], float]:
+    bots: int, games: int, *, mix: bool, seed: int = 0, slow: int = 0, wait: float = 3.0
+) -> Ladder:
     """Play a ladder of ``bots`` bots with one session each, tables of random lengths, planning
-    as the competition does (holding rematches for at most 3 table lengths when ``mix``);
-    returns each game's group and the time it took (a table lasts 0.5 to 1.5, ten times as
-    long with one of the first ``slow`` bots at it)."""
+    as the competition does (holding groups for at most ``wait`` table lengths when ``mix``); a
+    table lasts 0.5 to 1.5, ten times as long with one of the first ``slow`` bots at it."""
     rng = random.Random(seed)
     names = [f"b{i:02}" for i in range(bots)]
     idle = set(names)
@@ -303,7 +340,7 @@ def simulate_ladder(
     running: list[tuple[float, int, tuple[str, ...]]] = []
     owed: tuple[OwedBoard, ...] = ()
     groups: list[frozenset[str]] = []
-    now, next_board, serial = 0.0, 0, 0
+    now, next_board, serial, most_owed = 0.0, 0, 0, 0
     while len(groups) < games:
         plan = plan_ladder(
             [Candidate(n, 1, played[n]) for n in sorted(idle)],
@@ -316,9 +353,10 @@ def simulate_ladder(
             meetings=meetings if mix else None,
             previous=previous if mix else None,
             busy={b for _, _, seats in running for b in seats},
-            may_repeat={g for g, t in held_since.items() if now >= t + 3.0},
+            may_repeat={g for g, t in held_since.items() if now >= t + wait},
         )
         owed, next_board = plan.owed, plan.next_board
+        most_owed = max(most_owed, len(owed))
         held_since = {g: held_since.get(g, now) for g in plan.held}
         for table in plan.tables:
             idle.difference_update(table.seats)
@@ -327,7 +365,7 @@ def simulate_ladder(
             running.append((now + pace * rng.uniform(0.5, 1.5), serial, table.seats))
             serial += 1
         running.sort()
-        wake = [t + 3.0 for t in held_since.values()]
+        wake = [t + wait for t in held_since.values()]
         if running and (not wake or running[0][0] <= min(wake)):
             now, _, seats = running.pop(0)
             members = frozenset(seats)
@@ -339,14 +377,14 @@ def simulate_ladder(
                 previous[bot] = members
         else:
             now = min(wake)
-    return groups, now
+    return Ladder(groups, now, most_owed)
 
 
 def test_the_ladder_mixes_a_table_of_single_session_bots_with_the_others() -> None:
     # A table's bots are the only ones idle when it ends: unmixed, they sat down together
     # again and again (a soak's 12 bots: 30 foursomes in 36,768 games, 9 pairs never met).
-    unmixed, _ = simulate_ladder(12, 600, mix=False)
-    mixed, _ = simulate_ladder(12, 600, mix=True)
+    unmixed = simulate_ladder(12, 600, mix=False).groups
+    mixed = simulate_ladder(12, 600, mix=True).groups
     pairs = {frozenset(p) for p in combinations([f"b{i:02}" for i in range(12)], 2)}
     met = {frozenset(p) for g in mixed for p in combinations(g, 2)}
     assert met == pairs
@@ -358,7 +396,19 @@ def test_a_slow_bots_tablemates_change_from_board_to_board() -> None:
     # unbounded) seated them with it again and again: an audit's slow bot only ever sat with
     # the same two bots, and 18 pairs never met.
     for seed in range(3):
-        groups, _ = simulate_ladder(12, 600, mix=True, seed=seed, slow=1)
+        groups = simulate_ladder(12, 600, mix=True, seed=seed, slow=1).groups
         slow = [g for g in groups if "b00" in g]
         mates = Counter(bot for g in slow for bot in g if bot != "b00")
         assert len(mates) >= 8 and max(mates.values()) <= len(slow) / 2, (len(slow), mates)
+
+
+@pytest.mark.parametrize("bots", [9, 13, 17])
+def test_owed_boards_are_dealt_with_bots_left_over(bots: int) -> None:
+    # Bots left over broke up the groups of owed boards: before, 23 to 27 boards owed at once
+    # with 9 bots, 85 with 13, 178 with 17 (of about 800), their rotations dealt late or never.
+    for seed in range(2):
+        ladder = simulate_ladder(bots, 1200, mix=True, seed=seed, wait=800.0)
+        assert ladder.most_owed <= 5, ladder.most_owed
+        # The games are not fewer for it: every table is busy but for the bots left over.
+        per_table = ladder.time / (1200 / (bots // 4))
+        assert per_table < 1.1, per_table

@@ -7,8 +7,9 @@ first; then, if a board it has already played part of is owed by a group that is
 board's next seat rotation is dealt (duplicate play, as in duplicate bridge); otherwise a new group
 forms around it from the idle bots closest in rating, with a nudge towards bots with few games (at
 most one rating scale) and bots it has met least, leaving out bots whose own owed board is ready
-to deal. A new board is dealt in as many rotations at once as the group's idle sessions allow;
-the rest are owed (:class:`OwedBoard`) and dealt later, when the group is idle again.
+to deal (when the bots mix, a group that still has to take one deals that board first). A new
+board is dealt in as many rotations at once as the group's idle sessions allow; the rest are owed
+(:class:`OwedBoard`) and dealt later, when the group is idle again.
 
 Bots mix: a new group that would be the very group of its anchor's last table is held (not
 seated) while some other bot is at a table, since that bot will soon be free to make another
@@ -31,9 +32,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import random
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, replace
 from enum import Enum
+from functools import partial
 from itertools import combinations
 
 from arena.errors import ConfigError
@@ -198,9 +200,66 @@ def plan_ladder(
     of bots (a two-bot frozenset) has sat at together; ``previous`` gives each bot's last table
     (the set of its bots); ``busy`` names the bots at tables now. A new group equal to its
     anchor's ``previous`` table is held (:attr:`Plan.held`) while a bot outside it is busy,
-    unless the group is in ``may_repeat``.
+    unless the group is in ``may_repeat``. With ``previous`` given, a new group that would take
+    bots of a group whose owed board is ready deals that board first (else it waited for its
+    whole group to be idle again, which with a bot or two left over seldom happened), unless
+    that starts fewer tables now.
     """
     _check_players(players)
+    plan = partial(
+        _plan_ladder,
+        list(candidates),
+        owed,
+        players=players,
+        ladder_seed=ladder_seed,
+        secret=secret,
+        next_board=next_board,
+        seed=seed,
+        max_tables=max_tables,
+        rating_scale=rating_scale,
+        games_scale=games_scale,
+        duplicate=duplicate,
+        meetings=meetings or {},
+        meetings_scale=meetings_scale,
+        previous=previous,
+        busy=busy,
+        may_repeat=may_repeat,
+    )
+    first, dealt_first = plan(owed_first=previous is not None)
+    if dealt_first:
+        # Six bots of two sessions: the two left over waited while the group dealt its owed
+        # rotation, and four sessions stayed idle that could have played two tables with the
+        # group's spare sessions; that group was soon idle together anyway. With one bot of
+        # one session left over, dealing the owed board first costs no table: another bot is
+        # left over instead.
+        other, _ = plan(owed_first=False)
+        if len(other.tables) > len(first.tables):
+            return other
+    return first
+
+
+def _plan_ladder(
+    candidates: Sequence[Candidate],
+    owed: Sequence[OwedBoard],
+    *,
+    players: int,
+    ladder_seed: int,
+    secret: str,
+    next_board: int,
+    seed: int,
+    max_tables: int | None,
+    rating_scale: float,
+    games_scale: float,
+    duplicate: bool,
+    meetings: Mapping[frozenset[str], int],
+    meetings_scale: float,
+    previous: Mapping[str, frozenset[str]] | None,
+    busy: Collection[str],
+    may_repeat: Collection[frozenset[str]],
+    owed_first: bool,
+) -> tuple[Plan, bool]:
+    """:func:`plan_ladder`'s plan, dealing ready owed boards before a new group takes their
+    bots (``owed_first``) or not; and whether that dealt one first."""
     rng = random.Random(seed)
     idle = {c.name: c.idle for c in candidates if c.idle > 0}
     info = {c.name: c for c in candidates}
@@ -208,7 +267,8 @@ def plan_ladder(
     owed_list = [b for b in owed if b.rotations]
     tables: list[PlannedTable] = []
     order = {name: rng.random() for name in sorted(idle)}
-    met = meetings or {}
+    met = meetings
+    dealt_first = False
     last = previous or {}
     playing = set(busy)
     held: list[frozenset[str]] = []
@@ -216,6 +276,19 @@ def plan_ladder(
 
     def room() -> bool:
         return max_tables is None or len(tables) < max_tables
+
+    def deal(index: int) -> None:
+        board = owed_list[index]
+        rotation, rest = board.rotations[0], board.rotations[1:]
+        seat(
+            PlannedTable(
+                rotate(board.group, rotation), board.seed, board.board, rotation, board.created
+            )
+        )
+        if rest:
+            owed_list[index] = replace(board, rotations=rest)
+        else:
+            del owed_list[index]
 
     def seat(table: PlannedTable) -> None:
         tables.append(table)
@@ -231,26 +304,9 @@ def plan_ladder(
             (n for n in idle if n not in waiting), key=lambda n: (games.get(n, 0), order[n])
         )
         # Duplicate first: an owed board of the anchor's whose whole group is idle.
-        index = next(
-            (
-                i
-                for i, b in enumerate(owed_list)
-                if anchor in b.group and all(bot in idle for bot in b.group)
-            ),
-            None,
-        )
+        index = _ready_board(owed_list, {anchor}, idle)
         if index is not None:
-            board = owed_list[index]
-            rotation, rest = board.rotations[0], board.rotations[1:]
-            seat(
-                PlannedTable(
-                    rotate(board.group, rotation), board.seed, board.board, rotation, board.created
-                )
-            )
-            if rest:
-                owed_list[index] = replace(board, rotations=rest)
-            else:
-                del owed_list[index]
+            deal(index)
             continue
         least = min(games.get(n, 0) for n in idle)
         least_met = min(met.get(frozenset((anchor, n)), 0) for n in idle if n != anchor)
@@ -271,6 +327,15 @@ def plan_ladder(
         others = sorted(costs, key=lambda n: (costs[n], n))
         group = [anchor, *others[: players - 1]]
         members = frozenset(group)
+        index = _ready_board(owed_list, members, idle) if owed_first else None
+        if index is not None:
+            # It would take bots of a group whose owed board is ready, which then waited for
+            # the whole group to be idle at once: with 13 bots, the one left over broke up
+            # nearly every such group as its table ended, and a tenth of the boards stayed
+            # owed. Deal the board; the anchor's turn comes again.
+            deal(index)
+            dealt_first = True
+            continue
         if (
             last.get(anchor) == members
             and members not in may_repeat
@@ -294,7 +359,19 @@ def plan_ladder(
             seat(PlannedTable(rotate(group, r), new_seed, name, r, index_new))
         if rotations:
             owed_list.append(OwedBoard(name, new_seed, tuple(group), tuple(rotations), index_new))
-    return Plan(tuple(tables), tuple(owed_list), next_board, tuple(held))
+    return Plan(tuple(tables), tuple(owed_list), next_board, tuple(held)), dealt_first
+
+
+def _ready_board(owed: Sequence[OwedBoard], bots: Set[str], idle: Collection[str]) -> int | None:
+    """The index of the oldest owed board of any of ``bots`` whose whole group is idle."""
+    return next(
+        (
+            i
+            for i, b in enumerate(owed)
+            if not bots.isdisjoint(b.group) and all(bot in idle for bot in b.group)
+        ),
+        None,
+    )
 
 
 def prune_owed(
