@@ -242,3 +242,30 @@ def test_a_database_on_a_read_only_file_system_is_one_line(tmp_path: Path) -> No
             f"arena: error: {db}: "
         ), (command, done.stderr)
         assert done.stderr.count("\n") == 1 and "Errno" not in done.stderr, done.stderr
+
+
+def test_the_log_file_is_opened_anew_when_it_is_moved_or_deleted(tmp_path: Path) -> None:
+    # logrotate (its default, `create`) renames the log and makes a new one: the server wrote on
+    # into the renamed file for ever, and the new one stayed empty.
+    server = ServerProcess(tmp_path / "c.db")
+    log = server.log
+
+    def refused(name: str) -> None:
+        """A bot with a wrong token, whose refusal the server logs with the name it gave."""
+        bot = server.bot(name, "not-a-token", sample="lowcard")
+        bot.wait(timeout=EXIT_WAIT_S)
+        server.wait_for(lambda: log.exists() and name in log.read_text())
+
+    try:
+        server.start()
+        server.wait_for(lambda: '"serving"' in log.read_text())
+        moved = log.rename(tmp_path / "c.log.1")
+        refused("after-move")
+        assert '"serving"' in moved.read_text() and "after-move" not in moved.read_text()
+        log.unlink()
+        refused("after-delete")
+        assert server.terminate() == 0, server.errors
+        lines = [json.loads(line) for line in log.read_text().splitlines()]
+        assert "after-move" not in log.read_text() and lines[-1]["msg"] == "stopped"
+    finally:
+        server.close()

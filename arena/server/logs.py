@@ -62,11 +62,39 @@ class LogHandler(logging.StreamHandler[TextIO]):
         self.failure: OSError | None = None
         """Why the log stopped: a closed pipe (BrokenPipeError) or a failed write (a full disk)."""
         self._listeners: list[Callable[[], None]] = []
+        self._identity = _identity(os.fstat(stream.fileno())) if path is not None else None
 
     def emit(self, record: logging.LogRecord) -> None:
-        """Write the record, unless the reader has gone."""
-        if not self.gone:
-            super().emit(record)
+        """Write the record, unless the reader has gone; to a new ``--log`` file if the old one
+        was moved or deleted."""
+        if self.gone:
+            return
+        if self.path is not None:
+            try:
+                self._follow(self.path)
+            except OSError:
+                self.handleError(record)  # a new file cannot be made: as a failed write
+                return
+        super().emit(record)
+
+    def _follow(self, path: Path) -> None:
+        """Open ``path`` anew if the file there is no longer the one written to: logrotate (its
+        default, ``create``) renames the log and makes a new one, and a server that kept
+        writing to the renamed file filled it for ever while the new one stayed empty. As
+        ``logging.handlers.WatchedFileHandler`` does, whose class cannot also be this one
+        (a pipe's reader and a failed write stop the server, above)."""
+        try:
+            now = _identity(os.stat(path))
+        except FileNotFoundError:
+            now = None
+        if now == self._identity:
+            return
+        stream = open(path, "a", encoding="utf-8")  # noqa: SIM115 (kept open, as the first)
+        old = self.setStream(stream)
+        self._identity = _identity(os.fstat(stream.fileno()))
+        if old is not None:
+            with contextlib.suppress(OSError):
+                old.close()
 
     def handleError(self, record: logging.LogRecord) -> None:
         """A closed pipe or a failed write ends the log (see :meth:`when_gone`); another error
@@ -137,6 +165,11 @@ class LogHandler(logging.StreamHandler[TextIO]):
                     self.stream.close()
         finally:
             super().close()
+
+
+def _identity(st: os.stat_result) -> tuple[int, int]:
+    """A file's identity: its device and inode."""
+    return st.st_dev, st.st_ino
 
 
 def setup_logging(path: Path | None = None, level: int = logging.INFO) -> LogHandler:
