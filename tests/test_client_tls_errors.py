@@ -279,6 +279,14 @@ def test_the_certificate_hint_names_what_to_check_when_one_is_sent() -> None:
     assert "ARENA_TLS_CERT" not in _tls_hint(plain, "Socket closed")
 
 
+def test_a_plain_text_bot_welcomed_before_is_not_told_to_turn_tls_on() -> None:
+    # A referee restarting behind a port forwarder hangs up as a TLS one does on plain text:
+    # after a session of this run was welcomed in plain text, the hint was wrong.
+    plain = ClientSettings("127.0.0.1:1", "t", "b")
+    assert "ARENA_TLS=1" in _tls_hint(plain, "Socket closed")
+    assert _tls_hint(plain, "Socket closed", first=False) == ""
+
+
 @pytest.mark.parametrize(
     ("name", "told"),
     [

@@ -9,6 +9,7 @@ runs). Without them these tests are skipped with a message saying what to instal
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import secrets
@@ -401,6 +402,22 @@ def test_js_bot_reads_its_address_as_the_python_sdk_does() -> None:
     assert hint.stdout == (
         ": no such host; check the host name in ARENA_ADDRESS (the organiser gives it)\n"
     )
+
+
+def test_js_bot_welcomed_in_plain_text_is_not_told_to_turn_tls_on() -> None:
+    # As the Python SDK: a referee restarting behind a port forwarder hangs up as a TLS one
+    # does on plain text, and the hint was given after plain text had worked in this run.
+    node = require_node()
+    details = "failed to connect to all addresses; last error: UNKNOWN: Failed to connect"
+    hints = []
+    for first in ("true", "false"):
+        script = (
+            f"console.log(JSON.stringify(require({str(JS_BOT)!r})"
+            f".tlsHint({details!r}, '127.0.0.1:1', {first})))"
+        )
+        done = subprocess.run([node, "-e", script], capture_output=True, text=True, check=True)
+        hints.append(json.loads(done.stdout))
+    assert "ARENA_TLS=1" in hints[0] and hints[1] == "", hints
 
 
 def test_js_bot_never_waits_past_arena_give_up_s() -> None:

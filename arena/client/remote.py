@@ -835,6 +835,8 @@ def _tls_hint(settings: ClientSettings, detail: str, *, first: bool = True) -> s
     one) "Socket closed" again.
     """
     if not settings.tls and "Socket closed" in detail:
+        if not first:
+            return ""  # plain text has worked in this run: a restart, or the network
         return (
             f": if the referee uses TLS, set {ENV_TLS}=1 (or {ENV_TLS_CA} to the CA certificate "
             "the organiser gives)"

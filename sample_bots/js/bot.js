@@ -489,7 +489,8 @@ const UNTRUSTED = [
 
 // first: no stream of this run has been welcomed yet.
 function tlsHint(details, address, first = true) {
-  if (!usesTls() && details.includes("Failed to connect")) {
+  if (!usesTls() && first && details.includes("Failed to connect")) {
+    // Not once plain text has worked in this run: a restart, or the network.
     return (
       ": if the referee uses TLS, set ARENA_TLS=1 (or ARENA_TLS_CA to the CA certificate " +
       "the organiser gives)"
@@ -963,6 +964,6 @@ function main() {
   session.connect();
 }
 
-module.exports = { choosePass, choosePlay, cardPoints, unknownHostHint };
+module.exports = { choosePass, choosePlay, cardPoints, unknownHostHint, tlsHint };
 
 if (require.main === module) main();
