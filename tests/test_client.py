@@ -163,6 +163,26 @@ def test_hands_limits_the_game_and_validates() -> None:
     for bots in (None, Bot(), "abcd"):
         with pytest.raises(ConfigError, match=r"^bots must be a list of Bot instances"):
             play_local(bots)  # type: ignore[arg-type]
+
+
+def test_one_bot_object_with_hooks_at_several_seats_is_warned_of() -> None:
+    # play_local([b] * 4): the one object got every seat's events, and a bot that keeps state
+    # by them (an audit's: 52 tricks and 4 hand ends for one hand) played on, unwarned.
+    class Counting(Bot):
+        def choose_play(self, view: DecisionView) -> Card:
+            return view.legal[0]
+
+        def on_trick(self, event: TrickWon) -> None:
+            pass
+
+    shared = Counting()
+    with pytest.warns(UserWarning, match=r"^one Counting object plays seats 0, 2, and its hooks"):
+        play_local([shared, Counting(), shared, Counting()], seed=1, hands=1)
+    # One object per seat, or one that keeps no state by events (Bot itself): not a word.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        play_local([Counting() for _ in range(4)], seed=1, hands=1)
+        play_local([Bot()] * 4, seed=1, hands=1)
     # Seeds no table takes played a game no referee would deal.
     for seed in (-1, 2**63, True, "7"):
         with pytest.raises(ConfigError, match=r"^seed must be a whole number from 0 to "):

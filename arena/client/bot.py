@@ -213,6 +213,13 @@ _HOOK_OF: dict[type, str] = {
 """Each event's type -> the Bot hook that receives it."""
 
 
+def listens(bot: Bot) -> list[str]:
+    """The event hooks ``bot``'s class overrides (a bot that keeps state by events)."""
+    return [
+        name for name in _HOOK_OF.values() if getattr(type(bot), name) is not getattr(Bot, name)
+    ]
+
+
 def dispatch_event(bot: Bot, event: Event) -> None:
     """Call the hook of ``bot`` that matches the event's type."""
     name = _HOOK_OF.get(type(event))

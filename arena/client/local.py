@@ -12,12 +12,13 @@ local play accepts, a real game accepts too, and what it refuses raises in the r
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from arena.cards import Card
 from arena.client.answers import card_answered, pass_codes, pass_of_codes, play_code
-from arena.client.bot import Bot, dispatch_event, warn_slips
+from arena.client.bot import Bot, dispatch_event, listens, warn_slips
 from arena.client.events import (
     CardPlayed,
     CardsDealt,
@@ -106,6 +107,21 @@ def play_local(
             what = f"the class {bot.__name__}" if isinstance(bot, type) else repr(bot)
             fix = f": give an instance, {bot.__name__}()" if isinstance(bot, type) else ""
             raise ConfigError(f"bots[{i}] is {what}, not a Bot{fix}")
+    seats_of: dict[int, list[int]] = {}
+    for i, bot in enumerate(bots):
+        seats_of.setdefault(id(bot), []).append(i)
+    for seats in seats_of.values():
+        hooks = listens(bots[seats[0]])
+        if len(seats) > 1 and hooks:
+            # play_local([b] * 4): the one object got every seat's events, so a bot that keeps
+            # state by them (its hand, the cards seen) was fed four seats' at once, unwarned.
+            # Not refused: a bot that keeps none (Bot() itself) plays as well shared.
+            warnings.warn(
+                f"one {type(bots[seats[0]]).__name__} object plays seats "
+                f"{', '.join(map(str, seats))}, and its hooks ({', '.join(hooks)}) get the "
+                "events of all of them: give each seat an object of its own",
+                stacklevel=2,
+            )
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
         # As a table's: -1 or 2**63 played here a game no referee would deal.
         raise ConfigError(
