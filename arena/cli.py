@@ -283,6 +283,15 @@ class OnceCommand(_PlainHelp, TyperCommand):
             return result
         except BrokenPipeError:
             output_closed()
+        except BaseExceptionGroup as group:
+            # A task of a run wrote it (arena sprt's header), and trio wrapped its error: a
+            # traceback of 70 lines where the command's own write said one.
+            failure = _output_error(group)
+            if failure is None:
+                raise
+            if isinstance(failure, BrokenPipeError):
+                output_closed()
+            output_failed(failure)
         except OSError as e:
             if is_output_failure(e):
                 output_failed(e)
@@ -429,6 +438,21 @@ PATH_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.ELOOP, errno.EACCES})
 def is_output_failure(error: OSError) -> bool:
     """Whether ``error`` is our standard output failing (no file named: not a file we opened)."""
     return error.filename is None and error.errno in OUTPUT_ERRNOS
+
+
+def _output_error(error: BaseException) -> OSError | None:
+    """The first failure of our standard output inside ``error`` (a closed pipe or a full
+    disk), looking into exception groups; None if it holds none."""
+    if isinstance(error, BrokenPipeError) or (
+        isinstance(error, OSError) and is_output_failure(error)
+    ):
+        return error
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            found = _output_error(inner)
+            if found is not None:
+                return found
+    return None
 
 
 def _flush_output() -> None:

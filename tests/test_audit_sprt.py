@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from test_arena_cli import closed_pipe_runs, full_output_runs
 from test_arena_resume import bot_pids
 
 from arena.config import build_config
@@ -193,3 +194,20 @@ def test_a_ctrl_c_after_the_decision_prints_the_verdict(tmp_path: Path) -> None:
     again = arena_sprt(tmp_path, *args)
     assert again.returncode == 0, again.stderr
     assert again.stdout.splitlines()[-1] == out.splitlines()[-1]
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_an_output_that_fails_at_the_start_line_is_one_line_or_a_quiet_141(tmp_path: Path) -> None:
+    # The start line is written by a task of the run, and trio wraps its error: `arena sprt >
+    # /dev/full` and `arena sprt | head -0` were tracebacks of 70 lines, where every other
+    # command says one line (a full disk, exit 1) or nothing (a closed pipe, exit 141).
+    def sprt(db: str) -> list[str]:
+        return ["sprt", "--bot", f"low={LOW}", "--bot", f"hash={HASH}", "--db", db]
+
+    (full,) = full_output_runs(tmp_path, [sprt("full.db")])
+    assert (full.returncode, full.stderr) == (
+        1,
+        "arena: error: cannot write the output: No space left on device\n",
+    )
+    (closed,) = closed_pipe_runs(tmp_path, [sprt("closed.db")])
+    assert (closed.returncode, closed.stderr) == (141, "")
