@@ -17,7 +17,7 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Final, NoReturn, TypeVar, cast, get_args
@@ -1121,7 +1121,7 @@ def ratings(
     if plot is not None:
         _check_plot(plot, db)
     # Imported once the flags are good: the ratings bring numpy, scipy and matplotlib.
-    from arena.ratings.report import render_ratings
+    from arena.ratings.report import plot_paths, render_ratings
 
     def rate() -> None:
         if not db.exists():
@@ -1158,6 +1158,11 @@ def ratings(
                     f"its first game; run the same {command} command again to play it"
                 )
             raise ConfigError(f"--db {db}: no game stored")
+        sizes = {len(r.players) for r in results}
+        if plot is not None and len(sizes) > 1:
+            # Named per table size (NAME-4p.png): known only now, and still before the report,
+            # which was printed before a file of them was refused.
+            _check_plot_files(plot, plot_paths(plot, sizes), db)
         try:
             render_ratings(
                 results,
@@ -1229,10 +1234,16 @@ def _check_plot(plot: Path, db: Path) -> None:
         _fail(f"--plot {plot}: {existing} is a file, not a folder; give a file in a folder")
     if existing != folder:
         _fail(f"--plot {plot}: folder {folder} does not exist; make it first or give another")
-    for path in (plot, history_path(plot)):
+    _check_plot_files(plot, [plot, history_path(plot)], db)
+
+
+def _check_plot_files(plot: Path, paths: Sequence[Path], db: Path) -> None:
+    """Refuse ``--plot``'s files (``paths``) if one cannot be written or is the database."""
+    for path in paths:
         # "Only read": a database named like a plot (`--db r.pdf --plot r.pdf`) was overwritten.
         if path.resolve() == db.resolve():
-            what = "the plot" if path == plot else f"its history plot {path}"
+            kind = "history plot" if path.stem.endswith("-history") else "plot"
+            what = "the plot" if path == plot else f"its {kind} {path}"
             _fail(
                 f"--plot {plot}: {what} would overwrite the database --db {db}; give another file"
             )

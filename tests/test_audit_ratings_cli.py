@@ -3,12 +3,20 @@ them: what each refuses, and what the tables and plots say."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import sqlite3
 import subprocess
 from pathlib import Path
 
 import pytest
 from test_arena_cli import BASE, CLI_TIMEOUT_S, HEUR, PY, ROOT, arena, invoke, stored_db
+from test_store import play_record
+
+from arena.config import build_config
+from arena.director.schedule import schedule
+from arena.store import Store
 
 ILLEGAL_BOT = """
 from arena.client import Bot, lowest, run
@@ -136,3 +144,39 @@ def test_a_missing_database_names_the_ones_there_are(
         assert done.exit_code == 2 and done.stdout == "", done.output
         assert done.stderr == f"arena: error: {said}\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty", "s.db"]
+
+
+def test_a_plot_named_per_table_size_is_refused_before_the_report(tmp_path: Path) -> None:
+    # With 3- and 4-seat results the plots are NAME-3p.png, NAME-4p-history.png, ...: a folder
+    # in the place of one was refused only once both rating tables had been printed.
+    # One database holds one run: 3-seat games are copied in as a hand-made merge would.
+    db = tmp_path / "mixed.db"
+    for bots in ("abcd", "abc"):
+        part = tmp_path / f"{bots}.db"
+        bot_list = [f"{b}=true" for b in bots]
+        config = build_config(bots=bot_list, players=len(bots), boards=2, db=part)
+        with Store.open(part) as store:
+            store.claim(config.run_id, "batch", config.identity(), 8)
+            for table in schedule(config):
+                store.save_game(config.run_id, table.index, play_record(table.spec))
+    shutil.copy(tmp_path / "abcd.db", db)
+    with contextlib.closing(sqlite3.connect(db)) as merged, merged:
+        merged.execute("ATTACH ? AS other", (str(tmp_path / "abc.db"),))
+        for name in ("runs", "games", "seats", "hands"):
+            merged.execute(f"INSERT INTO {name} SELECT * FROM other.{name}")
+    (tmp_path / "my-4p-history.png").mkdir()
+    refused = invoke("ratings", "--db", str(db), "--plot", str(tmp_path / "my.png"))
+    assert refused.exit_code == 2 and refused.stdout == "", refused.output
+    assert refused.stderr == (
+        f"arena: error: --plot {tmp_path}/my.png: cannot write {tmp_path}/my-4p-history.png "
+        "(it is a folder); give a file you can write\n"
+    )
+    assert not list(tmp_path.glob("my*.png*"))[1:]  # the folder alone: no plot written
+    shown = invoke("ratings", "--db", str(db), "--plot", str(tmp_path / "ok.png"))
+    assert shown.exit_code == 0, shown.output
+    assert sorted(p.name for p in tmp_path.glob("ok*")) == [
+        "ok-3p-history.png",
+        "ok-3p.png",
+        "ok-4p-history.png",
+        "ok-4p.png",
+    ]

@@ -23,6 +23,7 @@ from arena.ratings.report import (
     ReportFormat,
     crosstable,
     error_text,
+    history_figure,
     history_path,
     interval_text,
     los_table,
@@ -420,3 +421,18 @@ def test_a_rating_a_rounding_error_from_zero_reads_plus_zero() -> None:
     from arena.ratings.sprt import elo_text
 
     assert elo_text(-0.0) == "+0.0" and elo_text(-0.06) == "-0.1" and elo_text(-math.inf) == "-∞"
+
+
+def test_a_short_history_has_whole_result_ticks_and_says_it_has_no_bands() -> None:
+    # Four results on one board: ticks fell on halves, printed 0, 0, 1, 2, 2, 3, 4, and the
+    # title promised bands of 95% intervals that no prefix had.
+    seats = ("A", "B", "C", "D")
+    one = [TableResult("b0", seats[r:] + seats[:r], (0.0, 5.0, 8.0, 13.0)) for r in range(4)]
+    fig = history_figure(rating_history(one))
+    fig.canvas.draw()
+    (ax,) = fig.axes
+    ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+    assert ticks and all(float(t).is_integer() for t in ticks), ticks
+    labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert len(labels) == len(set(labels)), labels
+    assert "no bands" in ax.get_title() and "95%" not in ax.get_title()

@@ -13,7 +13,7 @@ import math
 import os
 import shutil
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Final
@@ -51,6 +51,7 @@ __all__ = [
     "los_table",
     "missing_program",
     "plot_history",
+    "plot_paths",
     "plot_ratings",
     "print_uncut",
     "ratings_figure",
@@ -501,14 +502,20 @@ def history_figure(history: RatingHistory, *, title: str = "") -> Figure:
     ax.set_xlabel("results rated")
     ax.set_ylabel("Elo (" + (f"{history.anchor} = 0" if history.anchor else "mean = 0") + ")")
     ax.set_xlim(0, float(x[-1]) * 1.02)
+    # Whole results only: with a few, ticks fell on halves, printed rounded (0, 0, 1, 2, 2, 3).
+    ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
     ax.xaxis.set_major_formatter(ticker.StrMethodFormatter("{x:,.0f}"))
     # The method named whatever it is: the history is read beside the ratings plot and table.
-    lines = [
-        title or "Ratings as results accumulate",
-        f"bands: {round(100 * history.confidence)}% intervals, {_method_text(history)}"
-        if bands
-        else f"intervals omitted above {MAX_HISTORY_BANDS} bots",
-    ]
+    if not bands:
+        about_bands = f"intervals omitted above {MAX_HISTORY_BANDS} bots"
+    elif np.isnan(history.low).all():
+        # Every prefix on one board: no interval to draw, and a title promising bands misled.
+        about_bands = "no bands: an interval needs results on two boards or more"
+    else:
+        about_bands = (
+            f"bands: {round(100 * history.confidence)}% intervals, {_method_text(history)}"
+        )
+    lines = [title or "Ratings as results accumulate", about_bands]
     if bands and np.isinf(values).any():
         lines.append("a band to the edge is open (a bot won or lost every pair)")
     # Lines of their own, wrapped: the legend narrows the axes the title is centred on, and one
@@ -580,6 +587,15 @@ def history_path(path: str | Path) -> Path:
 
 def _sized_path(path: Path, size: int, many: bool) -> Path:
     return path.with_name(f"{path.stem}-{size}p{path.suffix or '.png'}") if many else path
+
+
+def plot_paths(path: str | Path, sizes: Collection[int]) -> list[Path]:
+    """The files :func:`render_ratings` writes for ``plot=path`` when the results have these
+    table sizes: the ratings plot and its history beside it, per size when they are several
+    (``NAME-4p.png``, ``NAME-4p-history.png``)."""
+    p = Path(path)
+    sized = [_sized_path(p, size, len(sizes) > 1) for size in sorted(sizes)]
+    return [q for one in sized for q in (one, history_path(one))]
 
 
 def print_uncut(console: Console, table: Table) -> None:
