@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from arena.cli import app
-from arena.server.accounts import AccountError, AccountStore, check_name
+from arena.server.accounts import AccountError, AccountStore, check_name, hash_token
 
 ARENA = Path(sys.executable).with_name("arena")
 BASE = [str(ARENA)] if ARENA.exists() else [sys.executable, "-m", "arena.cli"]
@@ -63,13 +63,14 @@ def listed(db: Path) -> list[str]:
 
 
 def owner(db: Path, token: str) -> str | None:
-    """The bot whose token ``token`` is in the database ``db``, if any."""
+    """The bot whose token is ``token`` now in the database ``db``, if any (a revoked or
+    replaced token is nobody's)."""
     store = AccountStore(db)
     try:
-        identity = store.lookup(token)
+        digests = store.token_digests()
     finally:
         store.close()
-    return None if identity is None else identity.name
+    return next((name for name, d in digests.items() if d == hash_token(token)), None)
 
 
 def one_error_line(stderr: str, says: str) -> None:

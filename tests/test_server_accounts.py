@@ -71,15 +71,36 @@ def test_names_are_checked_and_unique(store: AccountStore) -> None:
             store.add(bad)
 
 
-def test_revoke_forgets_the_token_and_a_new_one_can_be_issued(store: AccountStore) -> None:
+def test_revoke_retires_the_token_and_a_new_one_can_be_issued(store: AccountStore) -> None:
     token = store.add("lowcard")
     store.revoke("lowcard", "leaked")
-    assert store.lookup(token) is None
+    # Known as revoked (refused saying so), not as a token nobody was ever given.
+    revoked = store.lookup(token)
+    assert revoked is not None
+    assert (revoked.name, revoked.status, revoked.note) == (
+        "lowcard",
+        AccountStatus.REVOKED,
+        "leaked",
+    )
     assert store.get("lowcard").status is AccountStatus.REVOKED
     fresh = store.add("lowcard", new_token_for_existing=True)
-    assert store.lookup(token) is None
+    old = store.lookup(token)
+    assert old is not None and (old.status, old.note) == (AccountStatus.REVOKED, "")
     identity = store.lookup(fresh)
     assert identity is not None and identity.status is AccountStatus.ACTIVE
+    # A token replaced by a new one says so; a banned bot's old token says it is banned.
+    newer = store.add("lowcard", new_token_for_existing=True)
+    replaced = store.lookup(fresh)
+    assert replaced is not None and replaced.status is AccountStatus.REVOKED
+    assert replaced.note.startswith("this token was replaced by a new one")
+    store.ban("lowcard", "cheating")
+    for given in (token, fresh, newer):
+        found = store.lookup(given)
+        assert found is not None and (found.status, found.note) == (
+            AccountStatus.BANNED,
+            "cheating",
+        )
+    assert store.lookup("never-given") is None
 
 
 def test_a_new_token_for_a_bot_that_does_not_exist_adds_nothing(store: AccountStore) -> None:

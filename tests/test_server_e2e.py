@@ -260,6 +260,21 @@ def test_the_server_lifts_its_open_files_limit(server: ServerProcess) -> None:
     assert open_files_limit(server.proc.pid) == wanted
 
 
+def test_a_revoked_token_is_refused_as_revoked_not_as_unknown(server: ServerProcess) -> None:
+    # The token was forgotten: its bot was told "unknown token: check the token the organiser
+    # gave", as for a typing mistake, and its author could not tell what had happened.
+    token = server.add_bot("leaky")
+    server.start()
+    revoked = server.cli("bots", "revoke", "leaky", "--db", str(server.db), "--reason", "leaked")
+    assert revoked.returncode == 0, revoked.stderr
+    bot = server.bot("leaky", token, "low")
+    assert bot.wait(timeout=60) == 2
+    assert bot.stderr is not None
+    said = bot.stderr.read().decode()
+    assert "PERMISSION_DENIED" in said and "may not play now (revoked: leaked)" in said, said
+    assert "unknown token" not in said
+
+
 def test_admin_pauses_and_bans_and_a_banned_token_is_refused(server: ServerProcess) -> None:
     tokens = {name: server.add_bot(name) for name in ("a", "b", "c", "d")}
     admin = server.admin_token()

@@ -60,6 +60,12 @@ CREATE TABLE IF NOT EXISTS server_bots (
     created_at REAL NOT NULL,
     changed_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS server_retired_tokens (
+    token_hash BLOB PRIMARY KEY,     -- sha256 of a token no longer valid
+    name TEXT NOT NULL,              -- the bot it was
+    how TEXT NOT NULL,               -- 'revoked' (bots revoke) or 'replaced' (bots add --new-token)
+    retired_at REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS server_admin (
     role TEXT PRIMARY KEY,
     token_hash BLOB NOT NULL,
@@ -123,9 +129,9 @@ class Identity:
     name: str
     """The bot the token belongs to."""
     status: AccountStatus
-    """ACTIVE or BANNED (a revoked token identifies nobody)."""
+    """ACTIVE, BANNED, or REVOKED for a token revoked or replaced."""
     note: str
-    """Why banned ("" if not)."""
+    """Why banned or revoked ("" if not, or if no reason was given)."""
 
 
 def hash_token(token: str) -> bytes:
@@ -202,6 +208,15 @@ def connect(db: Path | str) -> sqlite3.Connection:
     conn.execute("PRAGMA synchronous=FULL")
     conn.executescript(SCHEMA)
     return conn
+
+
+def _retire(conn: sqlite3.Connection, name: str, how: str, now: float) -> None:
+    """Keep the digest of bot ``name``'s token (if it has one) as retired: revoked or replaced."""
+    conn.execute(
+        "INSERT OR REPLACE INTO server_retired_tokens (token_hash, name, how, retired_at)"
+        " SELECT token_hash, name, ?, ? FROM server_bots WHERE name = ? AND token_hash IS NOT NULL",
+        (how, now, name),
+    )
 
 
 class AccountStore:
@@ -299,6 +314,7 @@ class AccountStore:
                 status = AccountStatus(row[0])
                 if status is AccountStatus.REVOKED:
                     status = AccountStatus.ACTIVE
+                _retire(conn, name, "replaced", now)
                 conn.execute(
                     "UPDATE server_bots SET token_hash = ?, status = ?, changed_at = ?,"
                     " note = CASE WHEN ? = 'active' THEN '' ELSE note END WHERE name = ?",
@@ -311,8 +327,9 @@ class AccountStore:
         return token
 
     def revoke(self, name: str, note: str | None = None) -> Change:
-        """Forget a bot's token: it identifies nobody from now on (``note``: why; None keeps
-        the note the account has). A banned bot stays banned; what changed."""
+        """Revoke a bot's token: it may not play with it from now on, and is told so (its
+        digest is kept apart) (``note``: why; None keeps the note the account has). A banned bot
+        stays banned; what changed."""
         # Made revoked, a banned bot lost its ban: the new token `bots add --new-token` gives a
         # revoked bot made it active, with no unban.
         check_note(note)
@@ -322,10 +339,12 @@ class AccountStore:
             if status is not AccountStatus.BANNED:
                 status = AccountStatus.REVOKED
             new_note = old_note if note is None else note
+            now = time.time()
+            _retire(conn, name, "revoked", now)
             conn.execute(
                 "UPDATE server_bots SET status = ?, note = ?, changed_at = ?, token_hash = NULL"
                 " WHERE name = ?",
-                (status.value, new_note, time.time(), name),
+                (status.value, new_note, now, name),
             )
         return Change(status, new_note, token_hash is None, new_note != old_note)
 
@@ -398,7 +417,8 @@ class AccountStore:
         return {name: None if digest is None else bytes(digest) for name, digest in rows}
 
     def lookup(self, token: str) -> Identity | None:
-        """Who a token belongs to, or None when it is nobody's (unknown or revoked)."""
+        """Who a token belongs to (a revoked or replaced one's bot as REVOKED, or as BANNED if
+        banned), or None when it was never any bot's."""
         if not token:
             return None
         digest = hash_token(token)
@@ -413,9 +433,33 @@ class AccountStore:
         # The index finds the row by the hash; the final comparison is constant-time anyway, so
         # that no code path compares secret material byte by byte.
         if row is None or not hmac.compare_digest(bytes(row[3]), digest):
-            return None
+            return self._retired(digest)
         # A longer note (kept before there was a limit) is cut to what a refusal can carry.
         return Identity(row[0], AccountStatus(row[1]), told_note(row[2]))
+
+    def _retired(self, digest: bytes) -> Identity | None:
+        """The identity of a token revoked or replaced (refused, saying so), None if it never
+        was one: told as an unknown token, its bot's author could not tell a revocation from a
+        typing mistake."""
+        row = (
+            self._connection()
+            .execute(
+                "SELECT r.name, r.how, r.token_hash, b.status, b.note FROM server_retired_tokens r"
+                " JOIN server_bots b ON b.name = r.name WHERE r.token_hash = ?",
+                (digest,),
+            )
+            .fetchone()
+        )
+        if row is None or not hmac.compare_digest(bytes(row[2]), digest):
+            return None
+        name, how, _, status, note = row
+        if AccountStatus(status) is AccountStatus.BANNED:
+            return Identity(name, AccountStatus.BANNED, told_note(note))
+        if how == "replaced":
+            told = "this token was replaced by a new one; use the token the organiser gave last"
+        else:  # the revocation's reason, while the account has no new token
+            told = note if AccountStatus(status) is AccountStatus.REVOKED else ""
+        return Identity(name, AccountStatus.REVOKED, told_note(told))
 
     def new_admin_token(self, deliver: Callable[[str], None] | None = None) -> str:
         """Make (or replace) the admin token and return it, shown only now (``deliver``: as in

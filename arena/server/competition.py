@@ -341,7 +341,12 @@ class EventAccounts:
     def lookup(self, token: str) -> Any:
         """The identity, refused (not entered) for a bot outside the event."""
         identity = self._accounts.lookup(token)
-        if identity is None or identity.name in self._entrants:
+        # A banned bot, or a token revoked, is refused as such, entered or not.
+        if (
+            identity is None
+            or identity.name in self._entrants
+            or identity.status is not AccountStatus.ACTIVE
+        ):
             return identity
         return _NotEntered(identity.name)
 
