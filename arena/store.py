@@ -42,6 +42,7 @@ __all__ = [
     "check_writable",
     "config_differences",
     "is_busy",
+    "is_full",
     "load_results",
     "replay_lines",
     "write_replay",
@@ -239,6 +240,22 @@ def is_busy(error: BaseException) -> bool:
         return False
     # The extended codes (SQLITE_BUSY_SNAPSHOT, ...) keep the primary code in the low byte.
     return (code & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
+def is_full(error: BaseException) -> bool:
+    """Whether an error is SQLite's "database or disk is full" (the write may succeed once
+    space is freed)."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if not isinstance(error, sqlite3.OperationalError) or code is None:
+        return False
+    return bool((code & 0xFF) == sqlite3.SQLITE_FULL)
+
+
+def rollback(db: sqlite3.Connection) -> None:
+    """Roll back the open transaction, if SQLite has not already: on a full disk it has, and a
+    ROLLBACK then raised "no transaction is active", which hid the error that mattered."""
+    if db.in_transaction:
+        db.execute("ROLLBACK")
 
 
 _DAMAGED_RECOVER = "a backup, or `sqlite3 FILE .recover`, may save its games"
@@ -876,10 +893,10 @@ def _transaction(db: sqlite3.Connection) -> Iterator[None]:
     db.execute("BEGIN IMMEDIATE")
     try:
         yield
+        db.execute("COMMIT")
     except BaseException:
-        db.execute("ROLLBACK")
+        rollback(db)
         raise
-    db.execute("COMMIT")
 
 
 Describe = Callable[[str, Any, Any], str | None]

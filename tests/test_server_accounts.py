@@ -16,6 +16,7 @@ from arena.cli import app
 from arena.server.accounts import (
     BAN_NOTE,
     AccountError,
+    AccountsBusy,
     AccountStatus,
     AccountStore,
     hash_token,
@@ -235,3 +236,21 @@ def test_the_help_of_every_account_and_admin_command_is_plain_text() -> None:
         for result in shown:
             assert result.exit_code == 0, result.output
             assert "``" not in result.output, result.output
+
+
+def test_a_full_disk_is_one_line_and_changes_nothing(store: AccountStore) -> None:
+    # `bots add` on a full disk printed its token, then a traceback, and added nothing.
+    store.add("early")
+    conn = store._connection()
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count = {pages}")  # as SQLite sees a full disk
+    names = [f"bot{i}" for i in range(200)]
+    with pytest.raises(
+        AccountsBusy, match=r"^cannot write the database \(database or disk is full\)"
+    ):
+        for name in names:  # each takes room until none is left
+            store.add(name)
+    conn.execute("PRAGMA max_page_count = 1073741823")
+    added = {a.name for a in store.accounts()}
+    assert "early" in added and len(added) < len(names) + 1
+    store.add("later")  # the store works again once there is room

@@ -848,3 +848,71 @@ def test_a_ladder_with_a_bot_left_over_deals_each_board_in_every_rotation(tmp_pa
     assert max(owed) <= 5, max(owed)
     # All but the last few boards were played in all four rotations.
     assert sum(n < 4 for n in rotations.values()) <= 5, rotations
+
+
+def test_a_full_disk_holds_the_ladder_and_loses_no_game(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # On a full disk the game's commit failed (its error hidden by a failed ROLLBACK), the game
+    # was dropped though played to its end, the next tables started and were lost too, and the
+    # health said "ok"; a failure while forming tables stalled the ladder for good. The disk is
+    # "full" here as SQLite makes it: no page may be added to the file.
+    monkeypatch.setattr("arena.server.ledger.FULL_RETRY_S", 0.05, raising=False)
+    config = server_config_from_dict({"seed": 3, "fit_interval": 0})
+
+    def cap(pages: int | None) -> Callable[[LedgerDB], None]:
+        def set_cap(db: LedgerDB) -> None:
+            for conn in (db._db, db.store._db):  # the ledger's and its game store's
+                now = conn.execute("PRAGMA page_count").fetchone()[0]
+                conn.execute(f"PRAGMA max_page_count = {now if pages is None else pages}")
+
+        return set_cap
+
+    async def play() -> tuple[list[dict[str, Any]], int, int]:
+        ledger = Ledger.open(tmp_path / "c.db", config)
+        accounts = AccountStore(tmp_path / "c.db")
+        for bot in "abcd":
+            accounts.add(bot)
+        competition = Competition(config, ledger, accounts, seed=1)
+        await competition.load()
+        host = EngineHost(dict.fromkeys("abcd", 1))
+        host.length = lambda _: 0.01
+        competition.attach(host)
+        competition.start()
+        while competition.health()["games"] < 2:
+            await asyncio.sleep(0.01)
+        await ledger.write(cap(None))  # full from now on
+        deadline = time.monotonic() + 60
+        while competition.health()["status"] != "cannot-store":
+            assert time.monotonic() < deadline, "the full disk was never noticed"
+            await asyncio.sleep(0.01)
+        stuck = competition.health()
+        played_then = len(host.played)
+        seen = []
+        for _ in range(30):  # 0.3 s: thirty tables' time
+            seen.append(competition.health())
+            await asyncio.sleep(0.01)
+        played_while_full = len(host.played) - played_then
+        await ledger.write(cap(1 << 30))  # space freed
+        while competition.health()["games"] < stuck["games"] + 4:
+            await asyncio.sleep(0.01)
+        competition.paused = True
+        await competition.wait_recorded()
+        after = competition.health()
+        await competition.close()
+        ledger.close()
+        accounts.close()
+        return [stuck, *seen, after], played_while_full, len(host.played)
+
+    with caplog.at_level(logging.INFO, logger="arena.server"):
+        seen, played_while_full, played = asyncio.run(play())
+    stuck, *full, after = seen
+    assert "database or disk is full" in stuck["error"], stuck
+    # While full, no table started and no game was counted: the ones played wait to be stored.
+    assert all(h["status"] == "cannot-store" and h["games"] == stuck["games"] for h in full)
+    assert played_while_full == 0
+    assert after["status"] == "ok" and after["error"] is None
+    assert not any(r.getMessage() == "committing a game failed" for r in caplog.records)
+    with sqlite3.connect(tmp_path / "c.db") as db:
+        (stored,) = db.execute("SELECT COUNT(*) FROM games WHERE termination = 'normal'").fetchone()
+    assert stored == after["games"] == played

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import urllib.request
@@ -267,5 +268,22 @@ def test_the_log_file_is_opened_anew_when_it_is_moved_or_deleted(tmp_path: Path)
         assert server.terminate() == 0, server.errors
         lines = [json.loads(line) for line in log.read_text().splitlines()]
         assert "after-move" not in log.read_text() and lines[-1]["msg"] == "stopped"
+    finally:
+        server.close()
+
+
+def test_a_hangup_drains_and_stops_the_server_as_sigterm_does(tmp_path: Path) -> None:
+    # A server started in an ssh session without nohup got SIGHUP when the session dropped: it
+    # died at once (exit 129), no line in its log, its running table recorded as a crash later.
+    server = ServerProcess(tmp_path / "c.db")
+    try:
+        server.start()
+        assert server.proc is not None
+        server.proc.send_signal(signal.SIGHUP)
+        assert server.proc.wait(timeout=EXIT_WAIT_S) == 0
+        server.proc.communicate()
+        lines = [json.loads(line) for line in server.log.read_text().splitlines()]
+        assert any(line["msg"] == "signal" and line["signal"] == "SIGHUP" for line in lines)
+        assert lines[-1]["msg"] == "stopped"
     finally:
         server.close()

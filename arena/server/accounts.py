@@ -24,7 +24,15 @@ from pathlib import Path
 from arena.config import name_fault
 from arena.errors import ArenaError, ConfigError
 from arena.referee.accounts import MAX_NOTE_LENGTH  # the referee's: it tells the reason to the bot
-from arena.store import StoreError, check_ours, check_regular, is_busy, peek, unreadable
+from arena.store import (
+    StoreError,
+    check_ours,
+    check_regular,
+    is_busy,
+    peek,
+    rollback,
+    unreadable,
+)
 
 __all__ = [
     "BAN_NOTE",
@@ -497,17 +505,48 @@ class _transaction:
         try:
             self._conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as e:
-            if not is_busy(e):
-                raise
-            # A traceback ("database is locked") said nothing of what to do.
-            raise AccountsBusy(
-                f"the database is locked by another program (waited {_BUSY_TIMEOUT_S:g} s for it "
-                "to finish writing): try again; if it stays locked, end what holds it open in a "
-                "transaction (a sqlite3 shell, a backup)"
-            ) from None
+            if is_busy(e):
+                # A traceback ("database is locked") said nothing of what to do.
+                raise AccountsBusy(
+                    f"the database is locked by another program (waited {_BUSY_TIMEOUT_S:g} s "
+                    "for it to finish writing): try again; if it stays locked, end what holds it "
+                    "open in a transaction (a sqlite3 shell, a backup)"
+                ) from None
+            raise _unwritable(e) from None
 
     def __exit__(self, kind: object, value: object, tb: object) -> None:
-        self._conn.execute("COMMIT" if kind is None else "ROLLBACK")
+        if kind is None:
+            try:
+                self._conn.execute("COMMIT")
+                return
+            except sqlite3.OperationalError as e:
+                rollback(self._conn)
+                raise _unwritable(e) from None
+        rollback(self._conn)
+        if isinstance(value, sqlite3.OperationalError):
+            raise _unwritable(value) from None
+
+
+_CANNOT_WRITE_CODES = (sqlite3.SQLITE_FULL, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_IOERR)
+"""SQLite's primary codes for a write the file's disk or permissions refused."""
+
+
+def _unwritable(error: sqlite3.OperationalError) -> Exception:
+    """One line for a change the database could not take (a full disk, a read-only file), as
+    :class:`AccountsBusy` (nothing wrong with the command: exit 1); another error as it is.
+    Each was a traceback, and `bots add` had printed a token it never stored."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is None or (code & 0xFF) not in _CANNOT_WRITE_CODES:
+        return error
+    fix = (
+        "free space on its disk"
+        if (code & 0xFF) == sqlite3.SQLITE_FULL
+        else "make the file and its folder writable"
+    )
+    return AccountsBusy(
+        f"cannot write the database ({error}), so nothing changed (a token printed was not "
+        f"stored); {fix}, then run the command again"
+    )
 
 
 _OTHER_KINDS = {"batch": "a batch run (arena run)", "sprt": "a sequential test (arena sprt)"}

@@ -24,7 +24,7 @@ from pathlib import Path
 from arena.referee import Referee, RefereeConfig, TlsConfig
 from arena.server.accounts import BAN_NOTE, AccountStatus, AccountStore, check_not_a_batch
 from arena.server.competition import Competition, EventAccounts, SessionInfo
-from arena.server.config import ServerConfig
+from arena.server.config import STOP_SIGNALS, ServerConfig
 from arena.server.http import HttpServer
 from arena.server.ledger import Ledger
 from arena.server.logs import EXIT_LOG_GONE, LogHandler
@@ -243,7 +243,7 @@ async def serve(
         log.warning("signal", extra={"signal": signal.Signals(number).name, "count": signals})
         if signals > 2:
             # A third: the operator wants out whatever is left to do (a shutdown that hangs).
-            for sig in (signal.SIGINT, signal.SIGTERM):
+            for sig in STOP_SIGNALS:
                 loop.remove_signal_handler(sig)
             signal.raise_signal(number)
             return
@@ -258,7 +258,7 @@ async def serve(
     # Taken from before the database is made: a Ctrl-C in the start (gRPC's server starting)
     # ended in gRPC's traceback, and a SIGTERM there killed the process with a new database,
     # its lock and WAL left behind. Now either stops the start, as a start that fails.
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in STOP_SIGNALS:
         loop.add_signal_handler(sig, on_signal, sig)
     ledger = Ledger.open(db, config, total)
     forget_log = (

@@ -34,7 +34,7 @@ from arena.config import check_port
 from arena.errors import ArenaError
 from arena.referee.loop import run as run_loop
 from arena.server.accounts import AccountsBusy, AccountStatus, AccountStore, check_not_a_batch
-from arena.server.config import load_server_config
+from arena.server.config import STOP_SIGNALS, load_server_config
 from arena.store import StoreError
 
 __all__ = ["DEFAULT_DB", "DEFAULT_WEB_URL", "register"]
@@ -119,7 +119,7 @@ def _stop_quietly_until_serving() -> None:
         # Not an exception raised into whatever runs then (an import): the process just ends.
         os._exit(0)
 
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in STOP_SIGNALS:
         if signal.getsignal(sig) in (signal.default_int_handler, signal.SIG_DFL):
             signal.signal(sig, stop)  # an inherited "ignore" (a script's `&`) is kept
 
@@ -360,7 +360,7 @@ def serve_command(
     finally:
         # The server has stopped: only the exit is left. A Ctrl-C or SIGTERM pressed twice to
         # stop it, the second landing now, must not turn a clean stop into a death by signal.
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in STOP_SIGNALS:
             signal.signal(sig, signal.SIG_IGN)
     failure = log_handler.failure
     if code == EXIT_LOG_GONE and failure is not None and not isinstance(failure, BrokenPipeError):

@@ -52,7 +52,7 @@ from arena.server.accounts import (
     check_note,
     told_note,
 )
-from arena.server.config import ServerConfig
+from arena.server.config import STOP_SIGNALS, ServerConfig
 from arena.server.ledger import (
     BotTally,
     Ledger,
@@ -110,6 +110,8 @@ REPLACED_NOTE = (
 """What a waiting session opened with a bot's old token is told."""
 EVENT_LOOK_S = 5.0
 """How often an event's ladder looks again with nothing else to wake it (see _event_clock)."""
+FORM_RETRY_S = 5.0
+"""How soon the ladder tries again to form tables after an error (a database it cannot write)."""
 STANDINGS_TTL_S = 1.0
 """Longest time the page's standings are served from the last computation."""
 RECENT_FINISHED = 50
@@ -304,7 +306,7 @@ def die_with_parent(parent: int) -> None:
     # manager's stop may SIGTERM every process of the server: the worker died of it (printing
     # a KeyboardInterrupt traceback under the server's log) while the server was still draining.
     # The server stops its worker itself when it closes.
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in STOP_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
     try:
         libc = ctypes.CDLL(None, use_errno=True)
@@ -626,10 +628,13 @@ class Competition:
                     await self._form_tables()
                 except Exception as e:
                     log.exception("forming tables failed")
+                    # The lobby may stay as it is, so nothing else may wake the ladder: the bots
+                    # waiting there waited for ever (a database locked for minutes, or a read-only
+                    # file, which an organiser may mend meanwhile).
                     if is_busy(e):
-                        # Minutes of retries are over, and the lobby may stay as it is: try
-                        # again now, or the bots waiting there would wait for ever.
                         self.poke()
+                    else:
+                        asyncio.get_running_loop().call_later(FORM_RETRY_S, self.poke)
 
     def _available(self) -> dict[str, int]:
         """Idle sessions per bot that no table of ours is about to take."""
@@ -1029,6 +1034,8 @@ class Competition:
                 record,
                 self._live.counter(record),
                 fields={"game": game, "table": record.spec.table_id},
+                # On a full disk, tried again until space is freed, unless the server stops.
+                give_up_full=lambda: self.draining,
             )
         except Exception:
             # The table stays marked running in the database, so a restart records it as
@@ -1168,7 +1175,14 @@ class Competition:
         """Liveness and load."""
         sessions = self.host.sessions() if self.host is not None else ()
         return {
-            "status": "draining" if self.draining else "ok",
+            "status": (
+                "draining"
+                if self.draining
+                else "cannot-store"
+                if self.ledger.failing is not None
+                else "ok"
+            ),
+            "error": self.ledger.failing,
             "name": self.config.name,
             "ladder": self.state.value,
             "mode": self.config.kind,

@@ -43,6 +43,7 @@ import datetime as dt
 import hashlib
 import json
 import math
+import signal
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -65,6 +66,11 @@ from arena.server.matchmaking import EventFormat, event_schedule
 from arena.table import MAX_FAULTS, Clocks, FaultPolicy
 
 __all__ = ["EventConfig", "ServerConfig", "load_server_config"]
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""The signals that stop the server as a drain (SIGHUP too: a server started in an ssh session
+without nohup was killed outright when the session dropped, its running tables later recorded
+as crashed)."""
 
 DEFAULT_MAX_SESSIONS = 4
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024

@@ -43,9 +43,11 @@ from arena.store import (
     Store,
     config_differences,
     is_busy,
+    is_full,
     lock_database,
     result_of,
     results_where,
+    rollback,
     unlock_database,
 )
 from arena.table import GameRecord, TableSpec, Termination
@@ -71,6 +73,12 @@ _BUSY_TIMEOUT_S = 10.0
 BUSY_RETRY_DELAYS_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 30.0, 30.0, 30.0)
 """The waits before each new attempt at a write that found the database locked by another
 program: with each attempt's own busy timeout, about four minutes in all before it is given up."""
+FULL_RETRY_S = 10.0
+"""How often a write that found the disk full is tried again."""
+FULL_ERROR = (
+    "the database's disk is full: results cannot be stored, so no table starts; the server"
+    " keeps what it has and tries again: free space on that disk"
+)
 BUSY_WARNING = (
     "the database is locked by another program (a sqlite3 shell or a backup in a write"
     " transaction?): the server waits and tries again; end that program's transaction (COMMIT"
@@ -548,10 +556,10 @@ class LedgerDB:
                     "INSERT OR REPLACE INTO server_live (bot, mu, sigma) VALUES (?, ?, ?)",
                     [(bot, mu, sigma) for bot, (mu, sigma) in live.items()],
                 )
+            self._db.execute("COMMIT")
         except BaseException:
-            self._db.execute("ROLLBACK")
+            rollback(self._db)
             raise
-        self._db.execute("COMMIT")
         self._pending.clear()
 
     def _put_state(self, state: Mapping[str, Any]) -> None:
@@ -648,6 +656,8 @@ class Ledger:
     def __init__(self, db: LedgerDB, reader: LedgerReader) -> None:
         self.db = db
         self.reader = reader
+        self.failing: str | None = None
+        """Why writes fail now and are tried again (a full disk), None while they succeed."""
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="ledger-write")
         self._reads = ThreadPoolExecutor(1, thread_name_prefix="ledger-read")
 
@@ -679,20 +689,46 @@ class Ledger:
         *args: Any,
         give_up: Callable[[], bool] = lambda: False,
         fields: Mapping[str, Any] | None = None,
+        give_up_full: Callable[[], bool] | None = None,
     ) -> _T:
         """:meth:`write`, tried again after each of :data:`BUSY_RETRY_DELAYS_S` while another
         program keeps the database locked (each time with a warning saying so: ``what`` is
         waiting, and ``fields`` go in the log line); the last error is raised when they are
-        used up, or as soon as ``give_up()`` holds. Any other error is raised at once.
+        used up, or as soon as ``give_up()`` holds. On a full disk it is tried again every
+        :data:`FULL_RETRY_S` for as long as it takes (:attr:`failing` says so meanwhile), until
+        ``give_up_full()`` holds (default: ``give_up``). Any other error is raised at once.
 
         ``call`` must be safe to run again after it raised (as :meth:`LedgerDB.begin` and
         :meth:`LedgerDB.finish` are: each transaction is rolled back when it fails).
         """
         extra = dict(fields or {})
-        for attempt, delay in enumerate((*BUSY_RETRY_DELAYS_S, None), start=1):
+        stop_full = give_up if give_up_full is None else give_up_full
+        waited_full = False
+        attempt = 0
+        delays = iter(BUSY_RETRY_DELAYS_S)
+        while True:
+            attempt += 1
             try:
                 result = await self.write(call, *args)
             except sqlite3.OperationalError as e:
+                if is_full(e) and not stop_full():
+                    # A game played to its end was dropped (its table recorded, at the next
+                    # start, as stopped by a crash) and the ladder stalled for good: the records
+                    # wait here until space is freed, and nothing new starts meanwhile.
+                    self.failing = f"cannot store: {e}"
+                    waited_full = True
+                    log.error(
+                        FULL_ERROR,
+                        extra={
+                            **extra,
+                            "waiting": what,
+                            "error": str(e),
+                            "retry_in_s": FULL_RETRY_S,
+                        },
+                    )
+                    await asyncio.sleep(FULL_RETRY_S)
+                    continue
+                delay = next(delays, None)
                 if not is_busy(e) or delay is None or give_up():
                     raise
                 log.warning(
@@ -707,10 +743,11 @@ class Ledger:
                 )
                 await asyncio.sleep(delay)
                 continue
+            if waited_full:
+                self.failing = None
             if attempt > 1:
                 log.info("the database is free again", extra={**extra, "done": what})
             return result
-        raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def read(self, call: Callable[..., _T], *args: Any) -> _T:
         """Run ``call(reader, *args)`` in the reader thread."""
