@@ -251,6 +251,23 @@ def is_full(error: BaseException) -> bool:
     return bool((code & 0xFF) == sqlite3.SQLITE_FULL)
 
 
+_CANNOT_WRITE_CODES = (sqlite3.SQLITE_FULL, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_IOERR)
+"""SQLite's primary codes for a write the file's disk or permissions refused."""
+
+
+def cannot_write(error: BaseException) -> str | None:
+    """What to say of a write the database refused for its disk or permissions (a full disk, a
+    read-only file): the error and what to do; None for another error."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if not isinstance(error, sqlite3.OperationalError) or code is None:
+        return None
+    if (code & 0xFF) not in _CANNOT_WRITE_CODES:
+        return None
+    full = (code & 0xFF) == sqlite3.SQLITE_FULL
+    fix = "free space on its disk" if full else "make the file and its folder writable"
+    return f"cannot write the database ({error}); {fix}"
+
+
 def rollback(db: sqlite3.Connection) -> None:
     """Roll back the open transaction, if SQLite has not already: on a full disk it has, and a
     ROLLBACK then raised "no transaction is active", which hid the error that mattered."""
@@ -279,6 +296,12 @@ def unreadable(path: Path | str, error: sqlite3.DatabaseError) -> str:
         return (
             f"{path}: cannot write the database ({error}); make room (or fix the disk) and "
             "try again"
+        )
+    if name.startswith("SQLITE_READONLY"):
+        # Not "not a Hearts Arena database": a good one on a read-only file or mount.
+        return (
+            f"{path}: cannot write the database ({error}); make the file and its folder "
+            "writable, or give a copy that is"
         )
     if name.startswith("SQLITE_CORRUPT"):
         return f"{path}: the database is damaged ({error}); {_DAMAGED_RECOVER}"

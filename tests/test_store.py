@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -529,3 +530,32 @@ def test_check_writable_refuses_a_file_that_is_no_database(tmp_path: Path) -> No
         pass
     check_writable(made)
     assert notes.read_text() == "hello"
+
+
+def test_a_database_sqlite_may_not_write_is_said_so_not_called_another_programs(
+    tmp_path: Path,
+) -> None:
+    # A good database on a read-only file or mount was "not a Hearts Arena database (attempt to
+    # write a readonly database)"; a full disk's write was a traceback at a server's restart.
+    from arena.store import cannot_write, unreadable
+
+    path = tmp_path / "r.db"
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.execute("CREATE TABLE t (x)")
+    ro = contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True))
+    with ro as reader, pytest.raises(sqlite3.OperationalError) as readonly:
+        reader.execute("INSERT INTO t VALUES (1)")
+    said = unreadable(path, readonly.value)
+    assert said.startswith(f"{path}: cannot write the database (attempt to write a readonly")
+    assert "not a Hearts Arena database" not in said
+    assert (cannot_write(readonly.value) or "").endswith("make the file and its folder writable")
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as db:
+        pages = db.execute("PRAGMA page_count").fetchone()[0]
+        db.execute(f"PRAGMA max_page_count = {pages}")
+        with pytest.raises(sqlite3.OperationalError) as full:
+            for _ in range(100):
+                db.execute("INSERT INTO t VALUES (?)", ("x" * 4000,))
+    assert cannot_write(full.value) == (
+        "cannot write the database (database or disk is full); free space on its disk"
+    )
+    assert cannot_write(sqlite3.OperationalError("no such table: x")) is None

@@ -26,6 +26,7 @@ from arena.errors import ArenaError, ConfigError
 from arena.referee.accounts import MAX_NOTE_LENGTH  # the referee's: it tells the reason to the bot
 from arena.store import (
     StoreError,
+    cannot_write,
     check_ours,
     check_regular,
     is_busy,
@@ -527,25 +528,17 @@ class _transaction:
             raise _unwritable(value) from None
 
 
-_CANNOT_WRITE_CODES = (sqlite3.SQLITE_FULL, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_IOERR)
-"""SQLite's primary codes for a write the file's disk or permissions refused."""
-
-
 def _unwritable(error: sqlite3.OperationalError) -> Exception:
     """One line for a change the database could not take (a full disk, a read-only file), as
     :class:`AccountsBusy` (nothing wrong with the command: exit 1); another error as it is.
     Each was a traceback, and `bots add` had printed a token it never stored."""
-    code = getattr(error, "sqlite_errorcode", None)
-    if code is None or (code & 0xFF) not in _CANNOT_WRITE_CODES:
+    said = cannot_write(error)
+    if said is None:
         return error
-    fix = (
-        "free space on its disk"
-        if (code & 0xFF) == sqlite3.SQLITE_FULL
-        else "make the file and its folder writable"
-    )
+    what, _, fix = said.partition("; ")
     return AccountsBusy(
-        f"cannot write the database ({error}), so nothing changed (a token printed was not "
-        f"stored); {fix}, then run the command again"
+        f"{what}, so nothing changed (a token printed was not stored); {fix}, then run the "
+        "command again"
     )
 
 

@@ -17,6 +17,7 @@ import os
 import re
 import signal
 import socket
+import sqlite3
 import ssl
 import sys
 import urllib.error
@@ -35,7 +36,7 @@ from arena.errors import ArenaError
 from arena.referee.loop import run as run_loop
 from arena.server.accounts import AccountsBusy, AccountStatus, AccountStore, check_not_a_batch
 from arena.server.config import STOP_SIGNALS, load_server_config
-from arena.store import StoreError
+from arena.store import StoreError, cannot_write
 
 __all__ = ["DEFAULT_DB", "DEFAULT_WEB_URL", "register"]
 
@@ -350,6 +351,13 @@ def serve_command(
         )
     except _OutputError as e:
         typer.echo(f"arena: error: {e}", err=True)
+        raise typer.Exit(EXIT_FAILED) from None
+    except sqlite3.OperationalError as e:
+        said = cannot_write(e)
+        if said is None:
+            raise
+        # A restart on a full disk (recovering the tables a crash left) was a traceback.
+        typer.echo(f"arena: error: --db {db}: {said}, then start the server again", err=True)
         raise typer.Exit(EXIT_FAILED) from None
     except (ArenaError, OSError) as e:
         if banner_closed:
