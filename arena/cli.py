@@ -1547,11 +1547,21 @@ def run_typer(application: typer.Typer, prog_name: str) -> NoReturn:
         message, exit_code = getattr(e, "format_message", None), getattr(e, "exit_code", None)
         if message is None or not isinstance(exit_code, int):
             raise
-        if type(e).__name__ == "NoArgsIsHelpError":  # no arguments: the help is the answer
-            print(message())
-            raise SystemExit(0) from None
-        where = getattr(getattr(e, "ctx", None), "command_path", None) or prog_name
-        print(f"arena: error: {_in_words(e, message())} (see {where} --help)", file=sys.stderr)
+        try:
+            if type(e).__name__ == "NoArgsIsHelpError":  # no arguments: the help is the answer
+                print(message())
+                _flush_output()
+                raise SystemExit(0) from None
+            where = getattr(getattr(e, "ctx", None), "command_path", None) or prog_name
+            said = f"arena: error: {_in_words(e, message())} (see {where} --help)"
+            print(said, file=sys.stderr)
+        except BrokenPipeError:
+            # `arena run --nosuch 2>&1 | true`: exit 1 (the print's own error), not 141. Out
+            # of typer here, so its Exit is turned into the exit it stands for.
+            try:
+                output_closed()
+            except typer.Exit as closed:
+                raise SystemExit(closed.exit_code) from None
         raise SystemExit(exit_code) from None
     raise SystemExit(code if isinstance(code, int) else 0)
 

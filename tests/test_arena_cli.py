@@ -564,6 +564,26 @@ def test_a_closed_output_stops_quietly_with_141_and_the_run_resumes(tmp_path: Pa
     assert closed.returncode == 141 and "Traceback" not in closed.stderr, closed.stderr
 
 
+def test_a_usage_error_on_a_closed_stderr_stops_quietly_with_141(tmp_path: Path) -> None:
+    # `arena run --nosuch 2>&1 | true` exited 1 (the error line's own write failed, and its
+    # handling raised out of typer), where arena's own refusals exit 141.
+    for args in (["run", "--nosuch"], ["run", "--boards", "x"], ["ratings", "--nosuch"]):
+        read_end, write_end = os.pipe()
+        os.close(read_end)
+        try:
+            done = subprocess.run(
+                [*BASE, *args],
+                cwd=tmp_path,
+                stdout=subprocess.DEVNULL,
+                stderr=write_end,
+                timeout=CLI_TIMEOUT_S,
+                check=False,
+            )
+        finally:
+            os.close(write_end)
+        assert done.returncode == 141, args
+
+
 def test_help_and_version_on_a_closed_output_stop_quietly_with_141(tmp_path: Path) -> None:
     """`arena run --help | head -1` exited 1 (typer's console and echo exit so on a closed
     pipe), where every arena command exits 141 as a Unix tool killed by SIGPIPE would."""
