@@ -1532,3 +1532,25 @@ def test_a_bot_script_whose_interpreter_is_missing_is_refused_naming_the_interpr
     )
     missing = OSError(errno.ENOENT, "No such file or directory", str(tmp_path / "gone"))
     assert start_failure(missing) == "No such file or directory"
+
+
+def test_two_runs_started_at_once_with_one_out_folder_cannot_both_mark_it(
+    tmp_path: Path,
+) -> None:
+    # Both passed the start's check (no mark yet), and the second's replays overwrote the
+    # first's: the mark is now made whole and linked in place only if none is there.
+    from arena.director.run import OUT_MARK, check_out, mark_out
+
+    out = tmp_path / "shared"
+    out.mkdir()
+    first, second = tmp_path / "one.db", tmp_path / "two.db"
+    first.write_bytes(b"")
+    second.write_bytes(b"")
+    check_out(out, "run-1", first)
+    check_out(out, "run-2", second)  # at once: neither sees a mark yet
+    mark_out(out, "run-1", first)
+    with pytest.raises(ConfigError, match="holds the replays and logs of another run"):
+        mark_out(out, "run-2", second)
+    assert json.loads((out / OUT_MARK).read_text())["db"] == str(first.resolve())
+    mark_out(out, "run-1", first)  # the run's own mark again: fine
+    assert sorted(p.name for p in out.iterdir()) == [OUT_MARK]

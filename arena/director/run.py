@@ -241,12 +241,21 @@ def mark_out(out: Path, run_id: str, db: Path) -> None:
     database was moved since)."""
     mark = out / OUT_MARK
     text = json.dumps({"run_id": run_id, "db": str(db.resolve())}) + "\n"
+    # Made whole under a name of its own, then linked in place only if no mark is there: two
+    # runs started at once with one --out both passed check_out, and the second's replays
+    # overwrote the first's. The one that links second finds the other's mark and is refused.
+    draft = out / f"{OUT_MARK}.{os.getpid()}"
+    draft.write_text(text)
     try:
-        if mark.read_text() == text:
-            return
-    except OSError:
+        os.link(draft, mark)
+        return
+    except FileExistsError:
         pass
-    mark.write_text(text)
+    finally:
+        draft.unlink()
+    check_out(out, run_id, db)
+    if mark.read_text() != text:
+        mark.write_text(text)  # this run's, its database moved since
 
 
 def write_missing_replays(store: Store, run_id: str, out: Path) -> None:
