@@ -121,3 +121,29 @@ def test_the_lobby_lists_a_table_only_once_its_start_is_stored(tmp_path: Path) -
         assert server.terminate() == 0, server.errors
     finally:
         server.close()
+
+
+def test_a_pause_is_acknowledged_only_once_it_is_stored(tmp_path: Path) -> None:
+    # Answered {"ladder": "paused"} at once while another program held the database, the pause
+    # was in force but not stored, and a crash then lost it: the ladder ran after the restart.
+    server = ServerProcess(tmp_path / "comp.db", CONFIG)
+    try:
+        admin = server.admin_token()
+        server.start()
+        base = ("--url", server.url, "--token", admin)
+        with contextlib.closing(sqlite3.connect(server.db, isolation_level=None)) as holder:
+            holder.execute("BEGIN IMMEDIATE")
+            try:
+                refused = server.cli("admin", "pause", *base)
+            finally:
+                holder.execute("ROLLBACK")
+        assert refused.returncode == 2, refused.stderr  # as every refused admin action
+        assert "pause not done: the database is locked" in refused.stderr
+        assert server.get("/api/health")["ladder"] == "running"  # nothing done
+        assert server.cli("admin", "pause", *base).returncode == 0
+        server.kill()
+        server.start(same_ports=True)
+        assert server.get("/api/health")["ladder"] == "paused"
+        assert server.terminate() == 0, server.errors
+    finally:
+        server.close()

@@ -1419,12 +1419,23 @@ class Competition:
         # An admin action may change who may play, and what the page shows.
         self._statuses_at = self._standings_at = -math.inf
         if action in ("pause", "resume"):
-            self.paused = action == "pause"
+            paused = action == "pause"
             # Kept in the database, so that a restart (a crash's, a service manager's) keeps
-            # it. Handed to the writer now and not waited for: the answer is the same, and a
-            # stop that begins meanwhile (closing the page's connections) still stores it.
-            written = self.ledger.submit(LedgerDB.put_state, {"paused": self.paused})
-            self._spawn(self._keep_pause(written, self.paused))
+            # it; in force once stored. Answered before it was stored, a pause given while
+            # another program held the database was lost by a crash, though acknowledged.
+            # Handed to the writer now: a stop that begins meanwhile still stores it.
+            written = self.ledger.submit(LedgerDB.put_state, {"paused": paused})
+            try:
+                await asyncio.shield(written)
+            except sqlite3.OperationalError as e:
+                if not is_busy(e):
+                    raise
+                raise AdminError(
+                    f"{action} not done: the database is locked by another program ({e}); try "
+                    "again once it lets go",
+                    HTTPStatus.SERVICE_UNAVAILABLE,
+                ) from None
+            self.paused = paused
             self.poke()
             return {"ladder": self.state.value}
         if action == "kick":
@@ -1476,20 +1487,6 @@ class Competition:
         except AccountError as e:
             raise AdminError(str(e)) from None
         raise AdminError(f"no admin action {action!r}")
-
-    async def _keep_pause(self, written: asyncio.Future[None], paused: bool) -> None:
-        """Log a pause (or resume) that the database could not take: in force now, it would
-        not outlive a restart."""
-        try:
-            # Shielded: the server's close cancels this task, and with it the write if it had
-            # not begun.
-            await asyncio.shield(written)
-        except sqlite3.OperationalError as e:
-            log.warning(
-                "the ladder's pause or resume is in force but could not be stored, so a restart"
-                " would not keep it: give it again once the database is free",
-                extra={"paused": paused, "error": str(e)},
-            )
 
 
 @dataclass(frozen=True)
