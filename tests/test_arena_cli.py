@@ -481,17 +481,19 @@ def test_a_batch_and_check_bot_ignore_tls_variables_exported_for_a_competition(
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
-def closed_pipe_run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run `arena ARGS` with its stdout a pipe nobody reads any more (as `| head -1` leaves it
-    once it has its line): every write to it fails at once."""
+def closed_pipe_run(
+    cwd: Path, *args: str, stderr_closed: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """Run `arena ARGS` with its stdout (or, with ``stderr_closed``, its stderr) a pipe nobody
+    reads any more (as `| head -1` leaves it once it has its line): every write to it fails."""
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
         return subprocess.run(
             [*BASE, *args],
             cwd=cwd,
-            stdout=write_end,
-            stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL if stderr_closed else write_end,
+            stderr=write_end if stderr_closed else subprocess.PIPE,
             text=True,
             timeout=CLI_TIMEOUT_S,
         )
@@ -568,19 +570,7 @@ def test_a_usage_error_on_a_closed_stderr_stops_quietly_with_141(tmp_path: Path)
     # `arena run --nosuch 2>&1 | true` exited 1 (the error line's own write failed, and its
     # handling raised out of typer), where arena's own refusals exit 141.
     for args in (["run", "--nosuch"], ["run", "--boards", "x"], ["ratings", "--nosuch"]):
-        read_end, write_end = os.pipe()
-        os.close(read_end)
-        try:
-            done = subprocess.run(
-                [*BASE, *args],
-                cwd=tmp_path,
-                stdout=subprocess.DEVNULL,
-                stderr=write_end,
-                timeout=CLI_TIMEOUT_S,
-                check=False,
-            )
-        finally:
-            os.close(write_end)
+        done = closed_pipe_run(tmp_path, *args, stderr_closed=True)
         assert done.returncode == 141, args
 
 

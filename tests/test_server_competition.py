@@ -18,7 +18,7 @@ import re
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,20 @@ from arena.server.webapp import NotFoundError
 from arena.table import GameRecord, TableSpec, Termination
 
 
+async def opened(
+    db: Path, config: ServerConfig, bots: Iterable[str], seed: int
+) -> tuple[Ledger, AccountStore, Competition]:
+    """The competition of ``db`` opened and loaded, with an account for each of ``bots``."""
+    ledger = Ledger.open(db, config)
+    accounts = AccountStore(db)
+    for bot in bots:
+        if bot not in {a.name for a in accounts.accounts()}:
+            accounts.add(bot)
+    competition = Competition(config, ledger, accounts, seed=seed)
+    await competition.load()
+    return ledger, accounts, competition
+
+
 async def run_ladder(
     db: Path,
     config: ServerConfig,
@@ -52,13 +66,7 @@ async def run_ladder(
     ``length(spec)`` seconds if given); ``probe`` looks at the competition every 20 ms;
     ``lobby_wakes``: a table's end wakes the ladder before its record is back, as the referee's
     lobby does (a table may then start as the last one counted ends)."""
-    ledger = Ledger.open(db, config)
-    accounts = AccountStore(db)
-    for bot in sessions:
-        if bot not in {a.name for a in accounts.accounts()}:
-            accounts.add(bot)
-    competition = Competition(config, ledger, accounts, seed=seed)
-    await competition.load()
+    ledger, accounts, competition = await opened(db, config, sessions, seed)
     host = EngineHost(sessions)
     host.length = length
     if lobby_wakes:
@@ -799,12 +807,7 @@ def test_an_entrant_without_an_account_has_no_games_yet_not_no_such_bot(tmp_path
     config = server_config_from_dict({"event": {"entrants": list("abcz"), "boards": 1}})
 
     async def go() -> list[dict[str, Any]]:
-        ledger = Ledger.open(tmp_path / "c.db", config)
-        accounts = AccountStore(tmp_path / "c.db")
-        for bot in "abc":
-            accounts.add(bot)
-        competition = Competition(config, ledger, accounts, seed=2)
-        await competition.load()
+        ledger, accounts, competition = await opened(tmp_path / "c.db", config, "abc", 2)
         try:
             with pytest.raises(NotFoundError, match="no bot named 'y'"):
                 await competition.recent(10, None, "y")
@@ -869,12 +872,7 @@ def test_a_full_disk_holds_the_ladder_and_loses_no_game(
         return set_cap
 
     async def play() -> tuple[list[dict[str, Any]], int, int]:
-        ledger = Ledger.open(tmp_path / "c.db", config)
-        accounts = AccountStore(tmp_path / "c.db")
-        for bot in "abcd":
-            accounts.add(bot)
-        competition = Competition(config, ledger, accounts, seed=1)
-        await competition.load()
+        ledger, accounts, competition = await opened(tmp_path / "c.db", config, "abcd", 1)
         host = EngineHost(dict.fromkeys("abcd", 1))
         host.length = lambda _: 0.01
         competition.attach(host)
