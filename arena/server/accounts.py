@@ -284,7 +284,7 @@ class AccountStore:
         token = new_token()
         digest = hash_token(token)
         now = time.time()
-        with _transaction(conn):
+        with _transaction(conn, gives_token=True):
             row = conn.execute("SELECT status FROM server_bots WHERE name = ?", (name,)).fetchone()
             near = _same_but_case(conn, name) if row is None else []
             if row is None and new_token_for_existing:
@@ -475,7 +475,7 @@ class AccountStore:
         :meth:`add`; if it raises, the old admin token stays)."""
         conn = self._connection()
         token = new_token()
-        with _transaction(conn):
+        with _transaction(conn, gives_token=True):
             conn.execute(
                 "INSERT OR REPLACE INTO server_admin (role, token_hash, created_at)"
                 " VALUES (?, ?, ?)",
@@ -499,8 +499,9 @@ class AccountStore:
 class _transaction:
     """BEGIN IMMEDIATE ... COMMIT, rolled back on error (the connection is in autocommit mode)."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, *, gives_token: bool = False) -> None:
         self._conn = conn
+        self._gives_token = gives_token
 
     def __enter__(self) -> None:
         try:
@@ -513,7 +514,7 @@ class _transaction:
                     "for it to finish writing): try again; if it stays locked, end what holds it "
                     "open in a transaction (a sqlite3 shell, a backup)"
                 ) from None
-            raise _unwritable(e) from None
+            raise _unwritable(e, self._gives_token) from None
 
     def __exit__(self, kind: object, value: object, tb: object) -> None:
         if kind is None:
@@ -522,13 +523,13 @@ class _transaction:
                 return
             except sqlite3.OperationalError as e:
                 rollback(self._conn)
-                raise _unwritable(e) from None
+                raise _unwritable(e, self._gives_token) from None
         rollback(self._conn)
         if isinstance(value, sqlite3.OperationalError):
-            raise _unwritable(value) from None
+            raise _unwritable(value, self._gives_token) from None
 
 
-def _unwritable(error: sqlite3.OperationalError) -> Exception:
+def _unwritable(error: sqlite3.OperationalError, gives_token: bool = False) -> Exception:
     """One line for a change the database could not take (a full disk, a read-only file), as
     :class:`AccountsBusy` (nothing wrong with the command: exit 1); another error as it is.
     Each was a traceback, and `bots add` had printed a token it never stored."""
@@ -536,10 +537,8 @@ def _unwritable(error: sqlite3.OperationalError) -> Exception:
     if said is None:
         return error
     what, _, fix = said.partition("; ")
-    return AccountsBusy(
-        f"{what}, so nothing changed (a token printed was not stored); {fix}, then run the "
-        "command again"
-    )
+    token = " (a token printed was not stored)" if gives_token else ""
+    return AccountsBusy(f"{what}, so nothing changed{token}; {fix}, then run the command again")
 
 
 _OTHER_KINDS = {"batch": "a batch run (arena run)", "sprt": "a sequential test (arena sprt)"}

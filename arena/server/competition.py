@@ -110,6 +110,9 @@ REPLACED_NOTE = (
 """What a waiting session opened with a bot's old token is told."""
 EVENT_LOOK_S = 5.0
 """How often an event's ladder looks again with nothing else to wake it (see _event_clock)."""
+ADMIN_WRITE_WAIT_S = 20.0
+"""How long a pause or resume waits to be stored before it is answered 503 (within the 30 s
+an `arena admin` command waits for its answer)."""
 FORM_RETRY_S = 5.0
 """How soon the ladder tries again to form tables after an error (a database it cannot write)."""
 STANDINGS_TTL_S = 1.0
@@ -703,9 +706,13 @@ class Competition:
                 return
             self._tokens = {n: d for n, d in digests.items() if d is not None}
             replaced = self.host.replaced(self._tokens)
+        bots = {s.session_id: s.bot for s in self.host.sessions()} if replaced else {}
         for session_id in replaced:
             if self.host.kick(session_id, REPLACED_NOTE, for_good=True):
-                log.info("session ended: its token was replaced", extra={"session": session_id})
+                log.info(
+                    "session ended: its token was replaced",
+                    extra={"session": session_id, "bot": bots.get(session_id)},
+                )
 
     def _read_again(self, read: Callable[[], _T]) -> _T | None:
         """``read()`` of the accounts, or None if the database cannot be read now (locked by
@@ -778,6 +785,12 @@ class Competition:
         return self._status_cache
 
     async def _form_tables(self) -> None:
+        if self.ledger.failing is not None:
+            # A game's record waits for room on a full disk: a table's start is a small write,
+            # which may well fit where a record does not, and the ladder played on, holding
+            # games it could not store. The record's commit wakes the ladder once stored.
+            self._held_since.clear()
+            return
         available = self._available()
         # What planning changes, put back if the tables cannot be marked running: a board owed
         # to these tables stays owed (else its rotations were never played).
@@ -1413,6 +1426,19 @@ class Competition:
         """Whether ``token`` is the admin token (read in a worker thread, off the loop)."""
         return await asyncio.to_thread(self.accounts.check_admin, token)
 
+    def _stored_pause(self, written: asyncio.Future[None], paused: bool) -> None:
+        """Put a pause (or resume) in force once the database holds it."""
+        if written.cancelled() or written.exception() is not None:
+            if not written.cancelled():
+                log.warning(
+                    "the ladder's pause or resume could not be stored, so it is not in force:"
+                    " give it again",
+                    extra={"paused": paused, "error": str(written.exception())},
+                )
+            return
+        self.paused = paused
+        self.poke()
+
     async def admin(self, action: str, args: Mapping[str, Any]) -> dict[str, Any]:
         """Pause, resume, kick a session, ban or unban a bot."""
         log.warning("admin action", extra={"action": action, "arguments": dict(args)})
@@ -1421,12 +1447,21 @@ class Competition:
         if action in ("pause", "resume"):
             paused = action == "pause"
             # Kept in the database, so that a restart (a crash's, a service manager's) keeps
-            # it; in force once stored. Answered before it was stored, a pause given while
-            # another program held the database was lost by a crash, though acknowledged.
-            # Handed to the writer now: a stop that begins meanwhile still stores it.
+            # it, and in force once stored: acknowledged before, a pause given while another
+            # program held the database was lost by a crash. Handed to the writer now (a stop
+            # that begins meanwhile still stores it), behind the games it is committing.
             written = self.ledger.submit(LedgerDB.put_state, {"paused": paused})
+            written.add_done_callback(lambda done: self._stored_pause(done, paused))
             try:
-                await asyncio.shield(written)
+                await asyncio.wait_for(asyncio.shield(written), ADMIN_WRITE_WAIT_S)
+            except TimeoutError:
+                # Answered before the client's own time runs out (it said "cannot reach the
+                # server", though the pause was then done).
+                raise AdminError(
+                    f"{action} not stored yet: another program keeps the database locked; it "
+                    "takes effect once stored (GET /api/health shows the ladder's state)",
+                    HTTPStatus.SERVICE_UNAVAILABLE,
+                ) from None
             except sqlite3.OperationalError as e:
                 if not is_busy(e):
                     raise
@@ -1435,8 +1470,6 @@ class Competition:
                     "again once it lets go",
                     HTTPStatus.SERVICE_UNAVAILABLE,
                 ) from None
-            self.paused = paused
-            self.poke()
             return {"ladder": self.state.value}
         if action == "kick":
             session = str(args.get("session", ""))
