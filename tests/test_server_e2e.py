@@ -113,7 +113,7 @@ def test_bots_enter_with_tokens_the_ladder_plays_and_standings_appear(
 API_FIELDS = {
     "GET /api/health": {
         "": {"status", "name", "ladder", "mode", "sessions", "tables", "games", "rated"}
-        | {"uptime_s", "event"},
+        | {"uptime_s", "event", "error"},
     },
     "GET /api/standings": {
         "": {"name", "updated_at", "fit", "bots"},
