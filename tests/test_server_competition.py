@@ -915,6 +915,9 @@ def test_a_full_disk_holds_the_ladder_and_loses_no_game(
     assert played_while_full <= 1  # before: 21
     assert after["status"] == "ok" and after["error"] is None
     assert not any(r.getMessage() == "committing a game failed" for r in caplog.records)
+    said = {r.getMessage() for r in caplog.records}
+    assert "the database's disk has room again" in said  # not "free again", a lock's words
+    assert "the database is free again" not in said
     with sqlite3.connect(tmp_path / "c.db") as db:
         (stored,) = db.execute("SELECT COUNT(*) FROM games WHERE termination = 'normal'").fetchone()
     assert stored == after["games"] == played

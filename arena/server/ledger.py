@@ -745,7 +745,8 @@ class Ledger:
                 continue
             if waited_full:
                 self.failing = None
-            if attempt > 1:
+                log.info("the database's disk has room again", extra={**extra, "done": what})
+            elif attempt > 1:
                 log.info("the database is free again", extra={**extra, "done": what})
             return result
 
