@@ -286,8 +286,8 @@ class OnceCommand(_PlainHelp, TyperCommand):
         except BaseExceptionGroup as group:
             # A task of a run wrote it (arena sprt's header), and trio wrapped its error: a
             # traceback of 70 lines where the command's own write said one.
-            failure = _output_error(group)
-            if failure is None:
+            failure = _first_leaf(group, _is_output_error)
+            if not isinstance(failure, OSError):
                 raise
             if isinstance(failure, BrokenPipeError):
                 output_closed()
@@ -440,19 +440,23 @@ def is_output_failure(error: OSError) -> bool:
     return error.filename is None and error.errno in OUTPUT_ERRNOS
 
 
-def _output_error(error: BaseException) -> OSError | None:
-    """The first failure of our standard output inside ``error`` (a closed pipe or a full
-    disk), looking into exception groups; None if it holds none."""
-    if isinstance(error, BrokenPipeError) or (
+def _is_output_error(error: BaseException) -> bool:
+    """Whether ``error`` is our standard output failing: a closed pipe or a full disk."""
+    return isinstance(error, BrokenPipeError) or (
         isinstance(error, OSError) and is_output_failure(error)
-    ):
-        return error
-    if isinstance(error, BaseExceptionGroup):
-        for inner in error.exceptions:
-            found = _output_error(inner)
-            if found is not None:
-                return found
-    return None
+    )
+
+
+def _first_leaf(
+    group: BaseExceptionGroup[BaseException], wanted: Callable[[BaseException], bool]
+) -> BaseException | None:
+    """The first exception inside ``group``, however deep, that ``wanted`` picks (None if none):
+    trio wraps what a run's tasks raise."""
+    found, _ = group.split(wanted)
+    error: BaseException | None = found
+    while isinstance(error, BaseExceptionGroup):
+        error = error.exceptions[0]
+    return error
 
 
 def _flush_output() -> None:
@@ -524,13 +528,9 @@ def _reading(db: Path, action: Callable[[], T]) -> T:
         # comes wrapped: a damaged database there was a traceback of an ExceptionGroup.
         from arena.director.run import interrupted
 
-        found, _ = group.split(sqlite3.DatabaseError)
-        if found is None or interrupted(group):
+        error = _first_leaf(group, lambda e: isinstance(e, sqlite3.DatabaseError))
+        if not isinstance(error, sqlite3.DatabaseError) or interrupted(group):
             raise
-        error = found.exceptions[0]
-        while isinstance(error, BaseExceptionGroup):
-            error = error.exceptions[0]
-        assert isinstance(error, sqlite3.DatabaseError)
         raise StoreError(unreadable(db, error)) from None
 
 

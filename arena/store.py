@@ -251,21 +251,21 @@ def is_full(error: BaseException) -> bool:
     return bool((code & 0xFF) == sqlite3.SQLITE_FULL)
 
 
-_CANNOT_WRITE_CODES = (sqlite3.SQLITE_FULL, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_IOERR)
-"""SQLite's primary codes for a write the file's disk or permissions refused."""
-
-
-def cannot_write(error: BaseException) -> str | None:
+def cannot_write(error: BaseException, done: str = "") -> str | None:
     """What to say of a write the database refused for its disk or permissions (a full disk, a
-    read-only file): the error and what to do; None for another error."""
-    code = getattr(error, "sqlite_errorcode", None)
-    if not isinstance(error, sqlite3.OperationalError) or code is None:
+    file over a size limit, a read-only file): the error, ``done`` (what that left), and what to
+    do; None for another error."""
+    name = getattr(error, "sqlite_errorname", "")
+    if not isinstance(error, sqlite3.DatabaseError):
         return None
-    if (code & 0xFF) not in _CANNOT_WRITE_CODES:
+    if name.startswith("SQLITE_READONLY"):
+        # Not "not a Hearts Arena database": a good one on a read-only file or mount.
+        fix = "make the file and its folder writable"
+    elif name.startswith(("SQLITE_FULL", "SQLITE_IOERR")) and "READ" not in name:
+        fix = "make room (or fix the disk)"
+    else:
         return None
-    full = (code & 0xFF) == sqlite3.SQLITE_FULL
-    fix = "free space on its disk" if full else "make the file and its folder writable"
-    return f"cannot write the database ({error}); {fix}"
+    return f"cannot write the database ({error}){done}; {fix}"
 
 
 def rollback(db: sqlite3.Connection) -> None:
@@ -291,18 +291,10 @@ def unreadable(path: Path | str, error: sqlite3.DatabaseError) -> str:
             f"{path}: the database is locked by another program ({error}, for "
             f"{_BUSY_TIMEOUT_MS // 1000} s); try again once it lets go"
         )
-    if name.startswith(("SQLITE_FULL", "SQLITE_IOERR")) and "READ" not in name:
-        # The file may well be the arena's: the disk refused a write (full, over a size limit).
-        return (
-            f"{path}: cannot write the database ({error}); make room (or fix the disk) and "
-            "try again"
-        )
-    if name.startswith("SQLITE_READONLY"):
-        # Not "not a Hearts Arena database": a good one on a read-only file or mount.
-        return (
-            f"{path}: cannot write the database ({error}); make the file and its folder "
-            "writable, or give a copy that is"
-        )
+    said = cannot_write(error)
+    if said is not None:
+        # The file may well be the arena's: the disk or the file refused a write.
+        return f"{path}: {said} and try again"
     if name.startswith("SQLITE_CORRUPT"):
         return f"{path}: the database is damaged ({error}); {_DAMAGED_RECOVER}"
     return f"{path}: not a Hearts Arena database ({error})"

@@ -548,7 +548,7 @@ def test_a_database_sqlite_may_not_write_is_said_so_not_called_another_programs(
     said = unreadable(path, readonly.value)
     assert said.startswith(f"{path}: cannot write the database (attempt to write a readonly")
     assert "not a Hearts Arena database" not in said
-    assert (cannot_write(readonly.value) or "").endswith("make the file and its folder writable")
+    assert said.endswith("; make the file and its folder writable and try again")
     with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as db:
         pages = db.execute("PRAGMA page_count").fetchone()[0]
         db.execute(f"PRAGMA max_page_count = {pages}")
@@ -556,6 +556,6 @@ def test_a_database_sqlite_may_not_write_is_said_so_not_called_another_programs(
             for _ in range(100):
                 db.execute("INSERT INTO t VALUES (?)", ("x" * 4000,))
     assert cannot_write(full.value) == (
-        "cannot write the database (database or disk is full); free space on its disk"
+        "cannot write the database (database or disk is full); make room (or fix the disk)"
     )
     assert cannot_write(sqlite3.OperationalError("no such table: x")) is None

@@ -461,13 +461,14 @@ class AccountStore:
         )
         if row is None or not hmac.compare_digest(bytes(row[2]), digest):
             return None
-        name, how, _, status, note = row
-        if AccountStatus(status) is AccountStatus.BANNED:
-            return Identity(name, AccountStatus.BANNED, told_note(note))
+        name, how, _, value, note = row
+        status = AccountStatus(value)
+        if status is AccountStatus.BANNED:
+            return Identity(name, status, told_note(note))
         if how == "replaced":
             told = "this token was replaced by a new one; use the token the organiser gave last"
         else:  # the revocation's reason, while the account has no new token
-            told = note if AccountStatus(status) is AccountStatus.REVOKED else ""
+            told = note if status is AccountStatus.REVOKED else ""
         return Identity(name, AccountStatus.REVOKED, told_note(told))
 
     def new_admin_token(self, deliver: Callable[[str], None] | None = None) -> str:
@@ -533,12 +534,11 @@ def _unwritable(error: sqlite3.OperationalError, gives_token: bool = False) -> E
     """One line for a change the database could not take (a full disk, a read-only file), as
     :class:`AccountsBusy` (nothing wrong with the command: exit 1); another error as it is.
     Each was a traceback, and `bots add` had printed a token it never stored."""
-    said = cannot_write(error)
+    token = " (a token printed was not stored)" if gives_token else ""
+    said = cannot_write(error, f", so nothing changed{token}")
     if said is None:
         return error
-    what, _, fix = said.partition("; ")
-    token = " (a token printed was not stored)" if gives_token else ""
-    return AccountsBusy(f"{what}, so nothing changed{token}; {fix}, then run the command again")
+    return AccountsBusy(f"{said}, then run the command again")
 
 
 _OTHER_KINDS = {"batch": "a batch run (arena run)", "sprt": "a sequential test (arena sprt)"}

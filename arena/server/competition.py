@@ -1428,13 +1428,15 @@ class Competition:
 
     def _stored_pause(self, written: asyncio.Future[None], paused: bool) -> None:
         """Put a pause (or resume) in force once the database holds it."""
-        if written.cancelled() or written.exception() is not None:
-            if not written.cancelled():
-                log.warning(
-                    "the ladder's pause or resume could not be stored, so it is not in force:"
-                    " give it again",
-                    extra={"paused": paused, "error": str(written.exception())},
-                )
+        if written.cancelled():
+            return
+        error = written.exception()
+        if error is not None:
+            log.warning(
+                "the ladder's pause or resume could not be stored, so it is not in force:"
+                " give it again",
+                extra={"paused": paused, "error": str(error)},
+            )
             return
         self.paused = paused
         self.poke()

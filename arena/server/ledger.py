@@ -77,7 +77,7 @@ FULL_RETRY_S = 10.0
 """How often a write that found the disk full is tried again."""
 FULL_ERROR = (
     "the database's disk is full: results cannot be stored, so no table starts; the server"
-    " keeps what it has and tries again: free space on that disk"
+    " keeps what it has and tries again: make room on that disk"
 )
 BUSY_WARNING = (
     "the database is locked by another program (a sqlite3 shell or a backup in a write"

@@ -267,7 +267,6 @@ def _plan_ladder(
     owed_list = [b for b in owed if b.rotations]
     tables: list[PlannedTable] = []
     order = {name: rng.random() for name in sorted(idle)}
-    met = meetings
     dealt_first = False
     last = previous or {}
     playing = set(busy)
@@ -309,7 +308,7 @@ def _plan_ladder(
             deal(index)
             continue
         least = min(games.get(n, 0) for n in idle)
-        least_met = min(met.get(frozenset((anchor, n)), 0) for n in idle if n != anchor)
+        least_met = min(meetings.get(frozenset((anchor, n)), 0) for n in idle if n != anchor)
         # Bots whose own owed board is ready are left to deal it, unless nobody else is idle.
         ready = {bot for b in owed_list if all(x in idle for x in b.group) for bot in b.group}
         base = info[anchor].rating if anchor in info else 0.0
@@ -318,7 +317,7 @@ def _plan_ladder(
             # At most one rating scale: a bot whose table ran slowly has fewer games, and an
             # unbounded term kept seating its tablemates with it (and with each other) only.
             + min((games.get(n, 0) - least) / games_scale, MAX_GAMES_COST)
-            + (met.get(frozenset((anchor, n)), 0) - least_met) / meetings_scale
+            + (meetings.get(frozenset((anchor, n)), 0) - least_met) / meetings_scale
             + (_SET_ASIDE if n in ready else 0.0)
             + JITTER * rng.random()
             for n in sorted(idle)
