@@ -487,6 +487,26 @@ def _readable(db: sqlite3.Connection, path: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"{uri}?immutable=1", uri=True, timeout=timeout, isolation_level=None)
 
 
+def open_for_reading(path: Path) -> sqlite3.Connection:
+    """A connection that reads the existing database at ``path`` and writes nothing there (a
+    read-only one where the file or its folder may not be written); a :class:`StoreError` with
+    one line when it cannot be read."""
+    try:
+        db = sqlite3.connect(path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    except sqlite3.Error as e:
+        raise StoreError(f"{path}: cannot open the database: {e}") from None
+    try:
+        db = _readable(db, path)
+        check_ours(db, path, create=True)
+    except StoreError:
+        db.close()
+        raise
+    except sqlite3.DatabaseError as e:
+        db.close()
+        raise StoreError(unreadable(path, e)) from None
+    return db
+
+
 class Store:
     """An open database. Not thread-safe: one task at a time (the director has one writer)."""
 

@@ -235,7 +235,6 @@ def test_a_database_on_a_read_only_file_system_is_one_line(tmp_path: Path) -> No
     db = tmp_path / "comp.db"
     ServerProcess.cli_here("bots", "add", "alice", "--db", str(db))
     for command in (
-        ("bots", "list", "--db", str(db)),
         ("bots", "add", "bob", "--db", str(db)),
         ("serve", "--db", str(db), *PORTS),
     ):
@@ -245,6 +244,11 @@ def test_a_database_on_a_read_only_file_system_is_one_line(tmp_path: Path) -> No
             f"arena: error: {db}: "
         ), (command, done.stderr)
         assert done.stderr.count("\n") == 1 and "Errno" not in done.stderr, done.stderr
+    # Listing only reads, as `arena ratings` does: it failed, the account store opening for writing.
+    listed = read_only(tmp_path, *ARENA, "bots", "list", "--json", "--db", str(db))
+    assert listed.returncode == 0, listed.stderr
+    assert [bot["name"] for bot in json.loads(listed.stdout)] == ["alice"]
+    assert [p.name for p in tmp_path.iterdir()] == ["comp.db"]  # nothing made beside it
 
 
 def test_the_log_file_is_opened_anew_when_it_is_moved_or_deleted(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ from arena.store import (
     check_ours,
     check_regular,
     is_busy,
+    open_for_reading,
     peek,
     rollback,
     unreadable,
@@ -217,6 +218,29 @@ def connect(db: Path | str) -> sqlite3.Connection:
     conn.execute("PRAGMA synchronous=FULL")
     conn.executescript(SCHEMA)
     return conn
+
+
+def _accounts(conn: sqlite3.Connection) -> list[Account]:
+    """Every account in ``conn``'s database, by name."""
+    rows = conn.execute(
+        "SELECT name, status, note, created_at FROM server_bots ORDER BY name"
+    ).fetchall()
+    return [Account(r[0], AccountStatus(r[1]), r[2], r[3]) for r in rows]
+
+
+def read_accounts(db: Path) -> list[Account]:
+    """Every account in the competition database ``db``, by name, read without writing there
+    (a database in a read-only folder or file is listed as ``arena ratings`` reads it)."""
+    conn = open_for_reading(db)
+    try:
+        has_accounts = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'server_bots'"
+        ).fetchone()
+        return _accounts(conn) if has_accounts else []
+    except sqlite3.DatabaseError as e:
+        raise StoreError(unreadable(db, e)) from None
+    finally:
+        conn.close()
 
 
 def _retire(conn: sqlite3.Connection, name: str, how: str, now: float) -> None:
@@ -413,11 +437,7 @@ class AccountStore:
 
     def accounts(self) -> list[Account]:
         """Every account, by name."""
-        conn = self._connection()
-        rows = conn.execute(
-            "SELECT name, status, note, created_at FROM server_bots ORDER BY name"
-        ).fetchall()
-        return [Account(r[0], AccountStatus(r[1]), r[2], r[3]) for r in rows]
+        return _accounts(self._connection())
 
     def token_digests(self) -> dict[str, bytes | None]:
         """Each bot's token as stored (its digest; None once revoked), by name: a session that

@@ -34,7 +34,13 @@ from rich.text import Text
 from arena.config import check_port
 from arena.errors import ArenaError
 from arena.referee.loop import run as run_loop
-from arena.server.accounts import AccountsBusy, AccountStatus, AccountStore, check_not_a_batch
+from arena.server.accounts import (
+    AccountsBusy,
+    AccountStatus,
+    AccountStore,
+    check_not_a_batch,
+    read_accounts,
+)
 from arena.server.config import STOP_SIGNALS, load_server_config
 from arena.store import StoreError, cannot_write
 
@@ -481,11 +487,14 @@ def bots_list(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
     """List the bots (never their tokens)."""
-    accounts = _accounts(db)
+    _check_db(db, create=False)
     try:
-        rows = accounts.accounts()
-    finally:
-        accounts.close()
+        # Read only: a database in a folder this user may not write is listed (as `arena
+        # ratings` reads it), and listing makes nothing beside it.
+        check_not_a_batch(db)
+        rows = read_accounts(db)
+    except (StoreError, ArenaError) as e:
+        raise _fail(str(e)) from None
     if as_json:
         _say(
             json.dumps(
