@@ -397,6 +397,28 @@ _FILE_KEYS = (
 )
 
 
+def _check_faults_with_strict(limit: int, strict_in_file: bool, limit_in_file: bool) -> None:
+    """Refuse a fault limit that strict mode overrules (a seat is forfeited at its first
+    fault): it was taken and silently ignored. A ``--strict`` flag over a file's limit is the
+    flag winning, as flags do."""
+    if limit_in_file and not strict_in_file:
+        return
+    if not limit_in_file and not strict_in_file:
+        raise ConfigError(
+            f"--max-faults {limit} has no effect with --strict (a seat is forfeited at its "
+            "first fault): give one of them"
+        )
+    if not limit_in_file:
+        raise ConfigError(
+            f"--max-faults {limit} has no effect: the config file sets strict = true (a seat "
+            f"is forfeited at its first fault); add --no-strict to allow {limit}"
+        )
+    raise ConfigError(
+        f"config file: max_faults = {limit} has no effect with strict = true (a seat is "
+        "forfeited at its first fault): remove one of them"
+    )
+
+
 def build_config(
     file: Mapping[str, Any] | None = None,
     *,
@@ -525,12 +547,15 @@ def build_config(
         if move_ms < 1:
             raise ConfigError(f"--move-time {given_move}: give each move at least 1 ms")
         bank_ms = _duration("--time-bank", pick("time_bank", time_bank), DEFAULT_BANK_MS)
-        fault_limit = _int("--max-faults", pick("max_faults", max_faults), DEFAULT_MAX_FAULTS)
+        given_faults = pick("max_faults", max_faults)
+        fault_limit = _int("--max-faults", given_faults, DEFAULT_MAX_FAULTS)
         if not 0 <= fault_limit <= MAX_FAULTS:
             raise ConfigError(f"--max-faults {fault_limit}: give 0 to {MAX_FAULTS} faults per game")
         strict_mode = pick("strict", strict)
         if strict_mode is not None and not isinstance(strict_mode, bool):
             raise ConfigError(f"--strict {toml_spelling(strict_mode)}: expected true or false")
+        if strict_mode and given_faults is not None:
+            _check_faults_with_strict(fault_limit, "strict" in from_file, "max_faults" in from_file)
         grace_ms = _duration("--grace", pick("grace", grace), DEFAULT_GRACE_MS)
         the_port = _int("--port", pick("port", port), 0)
         check_port("--port", the_port)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections import Counter
 from itertools import combinations
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -379,9 +381,12 @@ def test_sprt_schedule_is_endless_boards_in_every_rotation() -> None:
 def test_the_fault_policy_comes_from_flags_or_the_file_and_is_part_of_the_run() -> None:
     default = build_config(bots=FIVE)
     assert default.faults == FaultPolicy()
-    strict = build_config(bots=FIVE, strict=True, max_faults=1, grace="2s")
-    assert strict.faults == FaultPolicy(max_faults=1, strict=True, grace_ms=2000)
+    strict = build_config(bots=FIVE, strict=True, grace="2s")
+    assert strict.faults == FaultPolicy(strict=True, grace_ms=2000)
     assert strict.faults.faults_allowed == 0
+    # A --strict flag over a file's limit: the flag wins, as flags do.
+    flagged = build_config({"max_faults": 1}, bots=FIVE, strict=True)
+    assert flagged.faults == FaultPolicy(max_faults=1, strict=True)
     from_file = build_config({"max_faults": 5, "strict": False}, bots=FIVE)
     assert from_file.faults.max_faults == 5
     # Another fault policy decides games differently: it is another run.
@@ -393,6 +398,21 @@ def test_the_fault_policy_comes_from_flags_or_the_file_and_is_part_of_the_run() 
         build_config(bots=FIVE, max_faults=2**32)
     with pytest.raises(ConfigError, match="strict"):
         build_config({"strict": "yes"}, bots=FIVE)
+
+
+def test_a_fault_limit_that_strict_mode_overrules_is_refused() -> None:
+    # Taken and silently ignored: strict mode forfeits a seat at its first fault.
+    cases: list[tuple[dict[str, Any], bool | None, int | None, str]] = [
+        ({}, True, 5, "--max-faults 5 has no effect with --strict "),
+        ({"strict": True}, None, 5, "--max-faults 5 has no effect: the config file "),
+        ({"strict": True, "max_faults": 5}, None, None, "config file: max_faults = 5 has no eff"),
+    ]
+    for file, strict, max_faults, said in cases:
+        with pytest.raises(ConfigError, match=f"^{re.escape(said)}"):
+            build_config(file, bots=FIVE, strict=strict, max_faults=max_faults)
+    # --no-strict over the file's strict mode lets the limit count again.
+    loose = build_config({"strict": True}, bots=FIVE, strict=False, max_faults=5)
+    assert loose.faults == FaultPolicy(max_faults=5, strict=False)
     with pytest.raises(ConfigError, match="--grace"):
         build_config(bots=FIVE, grace="soon")
 
@@ -443,12 +463,12 @@ def test_file_values_of_their_own_toml_type_are_taken(tmp_path: Path) -> None:
     file = tmp_path / "run.toml"
     file.write_text(
         "players = 4\nboards = 3\ngame_to = 50\nconcurrency = 2\nseed = 7\nport = 0\n"
-        'max_faults = 1\nstrict = true\nmove_time = "500ms"\ntime_bank = 2000\n'
+        'grace = "2s"\nstrict = true\nmove_time = "500ms"\ntime_bank = 2000\n'
         '[rule]\nqueen_penalty = 10\nkitty = false\nmoon_points = "none"\nmoon = "best"\n'
     )
     config = build_config(load_toml(file), bots=FIVE)
     assert (config.players, config.boards, config.game_to, config.seed) == (4, 3, 50, 7)
-    assert (config.concurrency, config.faults.max_faults, config.faults.strict) == (2, 1, True)
+    assert (config.concurrency, config.faults.grace_ms, config.faults.strict) == (2, 2000, True)
     assert (config.clocks.move_ms, config.clocks.bank_ms) == (500, 2000)
     assert (config.rules.queen_penalty, config.rules.moon_points) == (10, None)
 

@@ -484,6 +484,10 @@ EVENT = {"entrants": ["a", "b", "c", "d"]}
         # Named as the file names them (they said "faults.max_faults ..." and "event boards ...").
         ({"max_faults": -1}, r"^server config: max_faults = -1; give 0 to 4294967295"),
         ({"max_faults": 2**32}, r"^server config: max_faults = 4294967296; give 0 to 4294967295"),
+        (
+            {"max_faults": 5, "strict": True},
+            r"^server config: max_faults = 5 has no effect with strict = true \(a seat is forfe",
+        ),
         # Past the protocol's 32 bits every table failed as it started.
         ({"hands": 99999999999}, r"^server config: hands = 99999999999; give 1 to 100000 hands"),
         ({"hands": 0}, r"^server config: hands = 0; give 1 to 100000 hands per table$"),

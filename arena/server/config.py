@@ -254,6 +254,12 @@ def server_config_from_dict(data: Mapping[str, Any]) -> ServerConfig:
             f"server config: max_faults = {max_faults}; give 0 to {MAX_FAULTS} (the faults a bot "
             "may make in one game before its seat is forfeited)"
         )
+    if strict and "max_faults" in data:
+        # Taken and silently overruled: strict mode forfeits a seat at its first fault.
+        raise ConfigError(
+            f"server config: max_faults = {max_faults} has no effect with strict = true (a seat "
+            "is forfeited at its first fault): remove one of them"
+        )
     faults = FaultPolicy(
         max_faults=max_faults,
         strict=strict,
