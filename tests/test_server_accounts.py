@@ -86,7 +86,11 @@ def test_revoke_retires_the_token_and_a_new_one_can_be_issued(store: AccountStor
     assert store.get("lowcard").status is AccountStatus.REVOKED
     fresh = store.add("lowcard", new_token_for_existing=True)
     old = store.lookup(token)
-    assert old is not None and (old.status, old.note) == (AccountStatus.REVOKED, "")
+    # The reason stays with the token (it was lost once the bot had a new one).
+    assert old is not None and (old.status, old.note) == (
+        AccountStatus.REVOKED,
+        "leaked; the bot has a new token since",
+    )
     identity = store.lookup(fresh)
     assert identity is not None and identity.status is AccountStatus.ACTIVE
     # A token replaced by a new one says so; a banned bot's old token says it is banned.
@@ -102,6 +106,25 @@ def test_revoke_retires_the_token_and_a_new_one_can_be_issued(store: AccountStor
             "cheating",
         )
     assert store.lookup("never-given") is None
+
+
+def test_a_database_made_before_reasons_were_kept_with_tokens_gains_them(tmp_path: Path) -> None:
+    db = tmp_path / "old.db"
+    with sqlite3.connect(db) as conn:  # server_retired_tokens as it was first made
+        conn.execute(
+            "CREATE TABLE server_retired_tokens (token_hash BLOB PRIMARY KEY, name TEXT NOT NULL,"
+            " how TEXT NOT NULL, retired_at REAL NOT NULL)"
+        )
+    conn.close()
+    store = AccountStore(db)
+    try:
+        token = store.add("lowcard")
+        store.revoke("lowcard", "leaked")
+        store.add("lowcard", new_token_for_existing=True)
+        old = store.lookup(token)
+        assert old is not None and old.note == "leaked; the bot has a new token since"
+    finally:
+        store.close()
 
 
 def test_a_new_token_for_a_bot_that_does_not_exist_adds_nothing(store: AccountStore) -> None:

@@ -74,8 +74,9 @@ CREATE TABLE IF NOT EXISTS server_retired_tokens (
     token_hash BLOB PRIMARY KEY,     -- sha256 of a token no longer valid
     name TEXT NOT NULL,              -- the bot it was
     how TEXT NOT NULL,               -- 'revoked' (bots revoke) or 'replaced' (bots add --new-token)
-    retired_at REAL NOT NULL
-);
+    retired_at REAL NOT NULL,
+    note TEXT NOT NULL DEFAULT ''    -- a revocation's reason, told to the token even once the bot
+);                                   -- has a new one
 CREATE TABLE IF NOT EXISTS server_admin (
     role TEXT PRIMARY KEY,
     token_hash BLOB NOT NULL,
@@ -217,6 +218,9 @@ def connect(db: Path | str) -> sqlite3.Connection:
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=FULL")
     conn.executescript(SCHEMA)
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(server_retired_tokens)")}
+    if "note" not in columns:  # made before a revocation's reason was kept with its token
+        conn.execute("ALTER TABLE server_retired_tokens ADD COLUMN note TEXT NOT NULL DEFAULT ''")
     return conn
 
 
@@ -243,12 +247,14 @@ def read_accounts(db: Path) -> list[Account]:
         conn.close()
 
 
-def _retire(conn: sqlite3.Connection, name: str, how: str, now: float) -> None:
-    """Keep the digest of bot ``name``'s token (if it has one) as retired: revoked or replaced."""
+def _retire(conn: sqlite3.Connection, name: str, how: str, now: float, note: str = "") -> None:
+    """Keep the digest of bot ``name``'s token (if it has one) as retired: revoked (``note``:
+    why) or replaced."""
     conn.execute(
-        "INSERT OR REPLACE INTO server_retired_tokens (token_hash, name, how, retired_at)"
-        " SELECT token_hash, name, ?, ? FROM server_bots WHERE name = ? AND token_hash IS NOT NULL",
-        (how, now, name),
+        "INSERT OR REPLACE INTO server_retired_tokens (token_hash, name, how, retired_at, note)"
+        " SELECT token_hash, name, ?, ?, ? FROM server_bots"
+        " WHERE name = ? AND token_hash IS NOT NULL",
+        (how, now, note, name),
     )
 
 
@@ -373,7 +379,7 @@ class AccountStore:
                 status = AccountStatus.REVOKED
             new_note = old_note if note is None else note
             now = time.time()
-            _retire(conn, name, "revoked", now)
+            _retire(conn, name, "revoked", now, new_note)
             conn.execute(
                 "UPDATE server_bots SET status = ?, note = ?, changed_at = ?, token_hash = NULL"
                 " WHERE name = ?",
@@ -473,22 +479,25 @@ class AccountStore:
         row = (
             self._connection()
             .execute(
-                "SELECT r.name, r.how, r.token_hash, b.status, b.note FROM server_retired_tokens r"
-                " JOIN server_bots b ON b.name = r.name WHERE r.token_hash = ?",
+                "SELECT r.name, r.how, r.token_hash, b.status, b.note, r.note"
+                " FROM server_retired_tokens r JOIN server_bots b ON b.name = r.name"
+                " WHERE r.token_hash = ?",
                 (digest,),
             )
             .fetchone()
         )
         if row is None or not hmac.compare_digest(bytes(row[2]), digest):
             return None
-        name, how, _, value, note = row
+        name, how, _, value, note, reason = row
         status = AccountStatus(value)
         if status is AccountStatus.BANNED:
             return Identity(name, status, told_note(note))
         if how == "replaced":
             told = "this token was replaced by a new one; use the token the organiser gave last"
-        else:  # the revocation's reason, while the account has no new token
-            told = note if status is AccountStatus.REVOKED else ""
+        elif status is AccountStatus.REVOKED:  # the latest reason (a second revoke may give one)
+            told = note
+        else:  # the bot has a new token since: its reason, and where to look
+            told = f"{reason}; the bot has a new token since" if reason else ""
         return Identity(name, AccountStatus.REVOKED, told_note(told))
 
     def new_admin_token(self, deliver: Callable[[str], None] | None = None) -> str:
