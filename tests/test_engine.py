@@ -286,6 +286,10 @@ def test_refusals_name_the_seat_the_card_and_the_rule() -> None:
         hand.play(held[0])
     assert err.value.violation is Violation.WRONG_PHASE
     assert "the cards are being passed; seats still to pass: 0 1 2 3" in str(err.value)
+    # No seat is to move yet: the card's holder is named (it was always seat 0).
+    theirs = hand.hand(2)[0]
+    with pytest.raises(IllegalMoveError, match=f"^seat 2 may not play {theirs}: it is not the"):
+        hand.play(theirs)
     not_held = next(c for c in CARDS if c not in held)
     assert hand.check_pass(0, [held[0], held[1], not_held]) is Violation.CARD_NOT_HELD
     assert hand.check_pass(0, held[:2]) is Violation.WRONG_PASS_COUNT
