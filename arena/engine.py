@@ -814,7 +814,19 @@ class Hand:
         """The legal plays of the seat to move, as a bit mask (0 outside the play phase)."""
         if self.phase is not _PLAY:
             return 0
-        held = self._hands[self._turn]
+        return self._legal_holding(self._hands[self._turn])
+
+    def legal_mask_holding(self, held: int) -> int:
+        """The legal plays of the seat to move if it held the cards of bit mask ``held`` (0
+        outside the play phase): what a card it plays shows of its hand, for a search that
+        guesses the hidden cards (a card that would have made the play illegal is not held).
+        The first lead under the lowest-club rule is the deal's lowest club, whatever ``held``."""
+        if self.phase is not _PLAY:
+            return 0
+        return self._legal_holding(held)
+
+    def _legal_holding(self, held: int) -> int:
+        """The legal plays of the seat to move, holding ``held``, in the play phase."""
         lead = self._lead
         if lead:
             options = held & lead or held

@@ -1031,3 +1031,31 @@ def test_pick_index_refuses_an_empty_mask_or_a_draw_outside_0_to_1(mask: int, dr
     with pytest.raises(ValueError, match=r"pick_index"):
         pick_index(mask, draw)
     assert [pick_index(0b10110, d) for d in (0.0, 0.4, 0.99)] == [1, 2, 4]
+
+
+def test_legal_mask_holding_answers_for_a_holding_the_seat_may_not_have() -> None:
+    hand = Hand.from_hands(
+        Rules(),
+        [
+            "2C 3C 4C 5C 2D 3D 4D 5D 2S 3S 4S 5S 6S",
+            "AC 2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH",
+            "6C 7C 8C 9C TC JC QC KC 6D 7D 8D 9D TD",
+            "JD QD KD AD 7S 8S 9S TS JS QS KS AS AH",
+        ],
+        dealer=3,
+    )
+    for card in ("2C", "AC", "6C", "JD"):
+        hand.play(card)
+    hearts = sum(c.bit for c in parse_cards("2H 3H"))
+    # Seat 1 leads, hearts unbroken: holding only hearts it may lead one; with a club, not.
+    assert hand.legal_mask_holding(hearts) == hearts == hand.legal_mask() & hearts
+    club = Card.parse("7C").bit
+    assert hand.legal_mask_holding(hearts | club) == club
+    assert hand.hand_mask(1) != hearts  # its real hand is not asked
+    hand.play("2H")
+    # Seat 2 must follow hearts if it can: a heart held makes its diamond illegal.
+    diamond, heart = Card.parse("6D").bit, Card.parse("4H").bit
+    assert hand.legal_mask_holding(diamond | heart) == heart
+    assert hand.legal_mask_holding(diamond) == diamond
+    passing = Hand.deal(Rules(), seed=1)
+    assert passing.legal_mask_holding(diamond) == 0  # the pass: nobody plays

@@ -1,8 +1,10 @@
 """Tools for bots that search: guess the hidden cards, then play the hand out with the engine.
 
 :func:`sample_world` deals the cards this seat has not seen to the other seats, consistently with
-everything the view shows (how many cards each holds, the suits each has shown it lacks, the
-cards this seat passed, the kitty once the first trick has shown it), and returns an engine
+everything the view shows (how many cards each holds, the cards each seat's plays show it cannot
+hold under the rules: the suits it has shown it lacks, and more, such as anything but hearts for a
+seat that led a heart before hearts broke; the cards this seat passed, the kitty once the first
+trick has shown it), and returns an engine
 :class:`~arena.engine.Hand` at exactly the position of the view. :func:`playout` finishes such a
 hand quickly with a simple greedy policy (duck under the winner, shed the queen and high hearts
 when void), which is a far better guess at how real players continue than random cards, at a few
@@ -12,7 +14,7 @@ microseconds per card.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from arena.cards import QUEEN_OF_SPADES, RANKS_PER_SUIT, Card, Suit, mask_of
 from arena.client.view import DecisionKind, DecisionView
@@ -26,6 +28,7 @@ SAMPLE_ATTEMPTS = 50
 """Greedy deals tried before giving up on the void constraints (they are nearly always met)."""
 
 _SUIT_BITS = (1 << RANKS_PER_SUIT) - 1
+_ALL = (1 << (4 * RANKS_PER_SUIT)) - 1
 _QS_INDEX = QUEEN_OF_SPADES.index
 _HEARTS_SHIFT = int(Suit.HEARTS) * RANKS_PER_SUIT
 
@@ -39,6 +42,14 @@ def sample_world(view: DecisionView, rng: random.Random) -> Hand:
         raise ConfigError(
             f"sample_world takes a random.Random as rng, e.g. decision_rng(seed, view), got {rng!r}"
         )
+    return _sample(view, rng, _ruled_out(view))
+
+
+def _sample(
+    view: DecisionView, rng: random.Random, ruled_out: Sequence[int], plays: int | None = None
+) -> Hand:
+    """A world of ``view`` in which no seat holds a card of its ``ruled_out`` mask, at the
+    view's position (after its first ``plays`` cards played, if given)."""
     rules = view.rules
     n = view.players
     me = view.seat
@@ -67,8 +78,8 @@ def sample_world(view: DecisionView, rng: random.Random) -> Hand:
     # The kitty's room left to guess: all of it before the first trick shows it, none after
     # (unless the view lacks it: a referee older than PublicState.kitty_cards).
     capacity.append(rules.kitty_size - len(forced[n]))
-    voids = [sum(1 << suit for suit in view.voids[s]) for s in range(n)] + [0]
-    hidden = _deal(pool, capacity, voids, rng)
+    allowed = [_ALL & ~_suits_mask(view.voids[s]) & ~ruled_out[s] for s in range(n)] + [_ALL]
+    hidden = _deal(pool, capacity, allowed, rng)
     if capacity[n] and view.tricks:
         # The kitty went to the first trick's winner, and its points count in that seat's
         # points_taken: deal again until the kitty guessed has those points.
@@ -76,7 +87,7 @@ def sample_world(view: DecisionView, rng: random.Random) -> Hand:
         for _ in range(KITTY_ATTEMPTS):
             if sum(rules.card_points(c) for c in hidden[n]) == target:
                 break
-            hidden = _deal(pool, capacity, voids, rng)
+            hidden = _deal(pool, capacity, allowed, rng)
     holdings: list[list[Card]] = []
     for s in range(n):
         cards = list(view.hand) if s == me else hidden[s] + forced[s]
@@ -88,9 +99,63 @@ def sample_world(view: DecisionView, rng: random.Random) -> Hand:
             rules, holdings, dealer=view.dealer, pass_direction=view.pass_direction, kitty=kitty
         )
     hand = Hand(rules, holdings, dealer=view.dealer, pass_direction=PassDirection.HOLD, kitty=kitty)
-    for card in sequence:
+    for card in sequence[:plays]:
         hand.play_index(card.index)
     return hand
+
+
+_last_ruled_out: tuple[DecisionView | None, tuple[int, ...]] = (None, ())
+"""The last view and its seats' cards ruled out: a search samples many worlds of one view."""
+
+
+def _ruled_out(view: DecisionView) -> tuple[int, ...]:
+    """Each seat's cards (bit masks) that it cannot hold now, since holding one would have made
+    one of its plays illegal: a card of the suit led when it played another (a void), anything
+    but hearts when it led a heart before hearts broke, anything but penalty cards when it
+    played one on the first trick, and so on, as the rules of the view say (the engine's own
+    rules answer, so every variant is covered; the first lead is :func:`_place_opening_club`'s).
+    """
+    global _last_ruled_out
+    last = _last_ruled_out
+    if last[0] is view:
+        return last[1]
+    n = view.players
+    out = [0] * n
+    tricks = (*view.tricks, *((view.trick,) if view.trick is not None else ()))
+    sequence = [(t.seat_of(pos, n), card) for t in tricks for pos, card in enumerate(t.cards)]
+    # The first lead under a club rule follows from the deal, which a replay cannot know.
+    start = 0 if view.rules.first_lead is FirstLead.LEFT_OF_DEALER else 1
+    if view.kind is DecisionKind.PLAY and len(sequence) > start:
+        # Any world of the view will do to replay the plays: where the trick stands, whether
+        # hearts are broken and which trick it is follow from the cards played alone. Its own
+        # generator, so that the caller's draws never depend on what was kept from before.
+        hand = _sample(view, random.Random(0), out, plays=start)
+        # A seat's holding at each play, as far as known: what it plays from then on, and the
+        # cards passed to it (by this seat).
+        holding = [0] * n
+        for seat, card in sequence[start:]:
+            holding[seat] |= card.bit
+        if view.pass_to != view.seat:
+            holding[view.pass_to] |= mask_of(view.passed) & ~mask_of(c for _, c in sequence[:start])
+        hidden = mask_of(view.unseen) & ~mask_of(view.kitty)
+        for seat, card in sequence[start:]:
+            if seat != view.seat:
+                held = holding[seat]
+                maybe = hidden & ~held & ~out[seat]
+                if not hand.legal_mask_holding(held | maybe) & card.bit:
+                    # Some card would have made this play illegal (no card adds a choice): find
+                    # which, one at a time.
+                    rest = maybe
+                    while rest:
+                        bit = rest & -rest
+                        rest ^= bit
+                        if not hand.legal_mask_holding(held | bit) & card.bit:
+                            out[seat] |= bit
+            holding[seat] &= ~card.bit
+            hand.play_index(card.index)
+    found = tuple(out)
+    _last_ruled_out = (view, found)
+    return found
 
 
 KITTY_ATTEMPTS = 500
@@ -160,52 +225,93 @@ def _place_opening_club(
 
 
 def _deal(
-    pool: Sequence[Card], capacity: Sequence[int], voids: Sequence[int], rng: random.Random
+    pool: Sequence[Card], capacity: Sequence[int], allowed: Sequence[int], rng: random.Random
 ) -> list[list[Card]]:
-    """Deal ``pool`` into bins of the given sizes, no card into a bin void in its suit.
+    """Deal ``pool`` into bins of the given sizes, no card into a bin whose ``allowed`` mask
+    lacks it.
 
-    ``voids[b]`` is a bit set of suits. The cards of a suit some bin lacks go first, each to a
-    bin that may hold it, chosen with odds in proportion to the room left there; the others then
-    fill the room left in a random order, which is the same distribution and much cheaper.
+    The cards some bin may not hold go first, the most constrained first, each to a bin that
+    may hold it, chosen with odds in proportion to the room left there; when every such bin is
+    full, cards already dealt move along to make room (an augmenting path), so a deal is found
+    whenever one exists. The others then fill the room left in a random order, which is the same
+    distribution and much cheaper.
     """
-    bins = range(len(capacity))
-    eligible = [[b for b in bins if not voids[b] >> suit & 1] for suit in range(4)]
-    constrained = [c for c in pool if len(eligible[c.suit]) < len(capacity)]
-    free = [c for c in pool if len(eligible[c.suit]) == len(capacity)]
-    for _ in range(SAMPLE_ATTEMPTS):
-        rng.shuffle(constrained)
-        # The most constrained suits first, so that the last cards rarely find every bin full.
-        constrained.sort(key=lambda c: len(eligible[c.suit]))
-        left = list(capacity)
-        out: list[list[Card]] = [[] for _ in bins]
-        for card in constrained:
-            options = eligible[card.suit]
-            total = sum(left[b] for b in options)
-            if total == 0:
-                break
+    bins = [b for b in range(len(capacity)) if capacity[b]]
+    everywhere = _ALL
+    for b in bins:
+        everywhere &= allowed[b]
+    constrained = [c for c in pool if not everywhere & c.bit]
+    free = [c for c in pool if everywhere & c.bit]
+    rng.shuffle(constrained)
+    options = {c: [b for b in bins if allowed[b] & c.bit] for c in constrained}
+    constrained.sort(key=lambda c: len(options[c]))
+    left = list(capacity)
+    out: list[list[Card]] = [[] for _ in capacity]
+    for card in constrained:
+        eligible = options[card]
+        total = sum(left[b] for b in eligible)
+        if total:
             pick = int(rng.random() * total)
-            for b in options:
+            for b in eligible:
                 pick -= left[b]
                 if pick < 0:
                     break
             out[b].append(card)
             left[b] -= 1
-        else:
-            rng.shuffle(free)
-            start = 0
-            for b in bins:
-                out[b].extend(free[start : start + left[b]])
-                start += left[b]
-            return out
-    # The voids cannot be met (a view that contradicts itself): deal ignoring them.
-    cards = list(pool)
-    rng.shuffle(cards)
-    out = []
+        elif not _make_room(card, eligible, out, left, allowed):
+            free.append(card)  # no deal holds it (a view that contradicts itself): anywhere
+    rng.shuffle(free)
     start = 0
-    for size in capacity:
-        out.append(cards[start : start + size])
-        start += size
+    for b, room in enumerate(left):
+        out[b].extend(free[start : start + room])
+        start += room
     return out
+
+
+def _make_room(
+    card: Card,
+    eligible: Sequence[int],
+    out: list[list[Card]],
+    left: list[int],
+    allowed: Sequence[int],
+) -> bool:
+    """Put ``card`` into a full bin of ``eligible``, moving cards along a chain of bins that may
+    hold them to one with room; False if no chain reaches one (no deal has room for it)."""
+    came_from: dict[int, tuple[int, Card] | None] = dict.fromkeys(eligible)
+    frontier = list(eligible)
+    while frontier:
+        following: list[int] = []
+        for b in frontier:
+            for moved in out[b]:
+                for to in range(len(out)):
+                    if to in came_from or not left[to] or not allowed[to] & moved.bit:
+                        continue
+                    came_from[to] = (b, moved)
+                    # Room found: move each card of the chain one bin on, then place ``card``.
+                    while (step := came_from[to]) is not None:
+                        source, shifted = step
+                        out[source].remove(shifted)
+                        out[to].append(shifted)
+                        left[to] -= 1
+                        left[source] += 1
+                        to = source
+                    out[to].append(card)
+                    left[to] -= 1
+                    return True
+                for to in range(len(out)):
+                    if to not in came_from and allowed[to] & moved.bit and not left[to]:
+                        came_from[to] = (b, moved)
+                        following.append(to)
+        frontier = following
+    return False
+
+
+def _suits_mask(suits: Iterable[Suit]) -> int:
+    """The bit mask of every card of ``suits``."""
+    mask = 0
+    for suit in suits:
+        mask |= _SUIT_BITS << int(suit) * RANKS_PER_SUIT
+    return mask
 
 
 def playout(hand: Hand, totals: Sequence[int] | None = None) -> HandResult:
