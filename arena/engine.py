@@ -931,6 +931,7 @@ class Hand:
 
         ``cards`` are cards, or codes: a list or one string, ``"5C 6C 8C"``.
         """
+        seat = _seat_number(seat)  # True or numpy's 1 named as seat 1 in a refusal
         chosen = _cards(cards)
         why = self.check_pass(seat, chosen)
         if why is not None:
@@ -939,6 +940,7 @@ class Hand:
 
     def pass_mask(self, seat: int, mask: int) -> None:
         """Record ``seat``'s pass of the cards in ``mask`` (checked; the fast path for drivers)."""
+        seat = _seat_number(seat)
         if type(mask) is not int and (isinstance(mask, bool) or not isinstance(mask, int)):
             # '3' or None was a TypeError from the comparison, 1.5 an AttributeError.
             raise ConfigError(f"pass_mask takes a bit mask of the cards (an int), got {mask!r:.40}")

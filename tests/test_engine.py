@@ -308,6 +308,10 @@ def test_refusals_name_the_seat_the_card_and_the_rule() -> None:
         hand.pass_mask(1, hand.hand_mask(0) & -hand.hand_mask(0))
     assert err.value.violation is Violation.WRONG_PASS_COUNT
     assert str(err.value).endswith("(pass 3 distinct cards)")
+    # A seat given as True is seat 1 in the refusal too ("seat True may not pass ...").
+    with pytest.raises(IllegalMoveError, match=r"^seat 1 may not pass") as err:
+        hand.pass_cards(True, hand.hand(0)[:3])
+    assert err.value.seat == 1 and type(err.value.seat) is int
     for seat in (1, 2, 3):
         hand.pass_cards(seat, hand.hand(seat)[:3])
     assert hand.to_move is not None  # the exchange is done and play has begun
