@@ -886,10 +886,29 @@ def certificates(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, 
     ("referee_tls", "bot_env", "told", "code"),
     [
         (True, {}, "if the referee uses TLS, set ARENA_TLS=1", 1),
-        (False, {"ARENA_TLS": "1"}, "the referee does not speak TLS on this port", 2),
+        (False, {"ARENA_TLS": "1"}, "does not speak TLS on this port; unset ARENA_TLS (or", 2),
+        # Told to unset the variables it set: it was told "ARENA_TLS and ARENA_TLS_CA".
+        (
+            False,
+            {"ARENA_TLS_CERT": "{cert}", "ARENA_TLS_KEY": "{key}"},
+            "does not speak TLS on this port; unset ARENA_TLS_CERT and ARENA_TLS_KEY (or",
+            2,
+        ),
+        (
+            False,
+            {"ARENA_TLS_CA": "{ca}"},
+            "does not speak TLS on this port; unset ARENA_TLS_CA (or",
+            2,
+        ),
         (True, {"ARENA_TLS": "1"}, "the referee's certificate is not trusted; set ARENA_TLS_CA", 2),
     ],
-    ids=["plain-bot-tls-referee", "tls-bot-plain-referee", "untrusted-certificate"],
+    ids=[
+        "plain-bot-tls-referee",
+        "tls-bot-plain-referee",
+        "client-certificate-plain-referee",
+        "ca-plain-referee",
+        "untrusted-certificate",
+    ],
 )
 def test_a_tls_mismatch_says_which_setting_to_change(
     procs: Procs,
@@ -905,12 +924,13 @@ def test_a_tls_mismatch_says_which_setting_to_change(
     # retried for ten minutes (a plain bot's "Socket closed" may be a restarting referee).
     # The bot gets gRPC's default log level, as a bot author's shell gives it.
     monkeypatch.delenv("GRPC_VERBOSITY", raising=False)
-    _, cert, key = certificates
+    ca, cert, key = certificates
     config = RefereeConfig(tls=TlsConfig.from_files(cert, key) if referee_tls else None)
     ref = RefereeThread(config, {token: name for name, token in TOKENS.items()})
     port = ref.start()
     try:
-        env = {**bot_env, "ARENA_GIVE_UP_S": "1"}
+        files = {"ca": ca, "cert": cert, "key": key}
+        env = {**{k: v.format(**files) for k, v in bot_env.items()}, "ARENA_GIVE_UP_S": "1"}
         proc = procs.start(
             SAMPLES / "lowcard.py", _address(port), TOKENS["lowcard"], "lowcard", env
         )

@@ -113,7 +113,7 @@ class _Page(http.server.BaseHTTPRequestHandler):
 
 
 @pytest.mark.parametrize(
-    ("language", "tls"), [("python", False), ("node", False), ("python", True)]
+    ("language", "tls"), [("python", False), ("node", False), ("python", True), ("node", True)]
 )
 def test_an_http1_server_at_the_address_is_refused_at_once_naming_the_ports(
     language: str, tls: bool

@@ -264,15 +264,25 @@ def test_js_bot_names_the_tls_setting_when_plain_text_meets_a_tls_referee(tmp_pa
 
 
 @pytest.mark.parametrize(
-    ("referee_tls", "hint"),
+    ("referee_tls", "bot_env", "hint"),
     [
-        (False, "the referee does not speak TLS on this port: unset ARENA_TLS"),
-        (True, "the referee's certificate is not trusted: set ARENA_TLS_CA"),
+        (
+            False,
+            {"ARENA_TLS": "1"},
+            "the referee does not speak TLS on this port: unset ARENA_TLS (or",
+        ),
+        # Told to unset the variables it set: it was told "ARENA_TLS and ARENA_TLS_CA".
+        (
+            False,
+            {"ARENA_TLS_CERT": "{cert}", "ARENA_TLS_KEY": "{key}"},
+            "the referee does not speak TLS on this port: unset ARENA_TLS_CERT and ARENA_TLS_KEY",
+        ),
+        (True, {"ARENA_TLS": "1"}, "the referee's certificate is not trusted: set ARENA_TLS_CA"),
     ],
-    ids=["tls-bot-plain-referee", "untrusted-certificate"],
+    ids=["tls-bot-plain-referee", "client-certificate-plain-referee", "untrusted-certificate"],
 )
 def test_js_bot_refuses_a_tls_mismatch_at_the_first_connection(
-    tmp_path: Path, referee_tls: bool, hint: str
+    tmp_path: Path, referee_tls: bool, bot_env: dict[str, str], hint: str
 ) -> None:
     # As the Python SDK does: ARENA_TLS at a port that does not speak TLS, or a certificate that
     # is not trusted, fails the same way on every retry, so one line and exit code 2 at once
@@ -283,7 +293,8 @@ def test_js_bot_refuses_a_tls_mismatch_at_the_first_connection(
     with RefereeThread(config, TokenAccounts()) as referee:
         referee.start("127.0.0.1:0")
         address = f"127.0.0.1:{referee.port}"
-        done = run_js_bot(node, {"ARENA_ADDRESS": address, "ARENA_TLS": "1"})
+        settings = {k: v.format(cert=cert, key=key) for k, v in bot_env.items()}
+        done = run_js_bot(node, {"ARENA_ADDRESS": address, **settings})
     assert done.returncode == 2, done.stderr
     # The bot's line alone: Node.js's warning that grpc-js names an IP address as the TLS
     # server name (DEP0123) is dropped by the bot.

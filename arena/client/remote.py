@@ -859,7 +859,7 @@ def _tls_hint(settings: ClientSettings, detail: str, *, first: bool = True) -> s
             # Not a plain-text referee: unsetting ARENA_TLS, as said below, would not help.
             return _not_grpc_hint("http1.x server")
         return (
-            f": the referee does not speak TLS on this port; unset {ENV_TLS} and {ENV_TLS_CA} "
+            f": the referee does not speak TLS on this port; unset {_tls_variables(settings)} "
             "(or ask the organiser for the TLS port)"
         )
     if settings.tls and _EXPIRED in detail:
@@ -884,6 +884,19 @@ def _tls_hint(settings: ClientSettings, detail: str, *, first: bool = True) -> s
             "host name the certificate holds (the organiser gives it)"
         )
     return ""
+
+
+def _tls_variables(settings: ClientSettings) -> str:
+    """The variables that turn TLS on in ``settings``, in words ("ARENA_TLS and ARENA_TLS_CA"):
+    a bot with only a client certificate was told to unset two it never set."""
+    names = []
+    if os.environ.get(ENV_TLS) == "1" or not (settings.tls_ca or settings.tls_cert):
+        names.append(ENV_TLS)
+    if settings.tls_ca is not None:
+        names.append(ENV_TLS_CA)
+    if settings.tls_cert is not None:
+        names += [ENV_TLS_CERT, ENV_TLS_KEY]
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
 
 
 def _refused_certificate_hint(settings: ClientSettings) -> str:

@@ -512,7 +512,7 @@ function tlsHint(details, address, first = true) {
   }
   if (usesTls() && /wrong version number/i.test(details)) {
     return (
-      ": the referee does not speak TLS on this port: unset ARENA_TLS and ARENA_TLS_CA " +
+      `: the referee does not speak TLS on this port: unset ${tlsVariables()} ` +
       "(or ask the organiser for the TLS port)"
     );
   }
@@ -644,6 +644,45 @@ function clientCertificateRefused(address, settings) {
   });
 }
 
+// Whether a plain-text HTTP/1 server answers at address (one HEAD request: a gRPC server, which
+// speaks HTTP/2 only, answers it with no "HTTP/1.x" status line).
+function http1Server(address) {
+  const where = hostAndPort(address);
+  if (where === null) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    let settled = false;
+    const answer = (yes) => {
+      if (settled) return;
+      settled = true;
+      socket.destroy();
+      resolve(yes);
+    };
+    const socket = net.connect({ host: where.host, port: where.port }, () => {
+      socket.write("HEAD / HTTP/1.0\r\n\r\n");
+    });
+    let head = "";
+    socket.setTimeout(PROBE_TIMEOUT_MS, () => answer(false));
+    socket.on("data", (chunk) => {
+      head += chunk.toString("latin1");
+      if (head.length >= 8 || !"HTTP/1.".startsWith(head)) answer(head.startsWith("HTTP/1."));
+    });
+    socket.on("error", () => answer(false));
+    socket.on("close", () => answer(head.startsWith("HTTP/1.")));
+  });
+}
+
+// The variables that turn TLS on, in words ("ARENA_TLS and ARENA_TLS_CA"): a bot with only a
+// client certificate was told to unset two it never set.
+function tlsVariables() {
+  const names = [];
+  const ca = process.env.ARENA_TLS_CA;
+  const cert = process.env.ARENA_TLS_CERT;
+  if (process.env.ARENA_TLS === "1" || (!ca && !cert)) names.push("ARENA_TLS");
+  if (ca) names.push("ARENA_TLS_CA");
+  if (cert) names.push("ARENA_TLS_CERT", "ARENA_TLS_KEY");
+  return names.length > 1 ? `${names.slice(0, -1).join(", ")} and ${names.at(-1)}` : names[0];
+}
+
 const HOSTNAME_MISMATCH = "ERR_TLS_CERT_ALTNAME_INVALID";
 // Node's words (OpenSSL's) for a certificate of the referee's chain out of date.
 const EXPIRED = "certificate has expired";
@@ -672,12 +711,12 @@ function notGrpc(details) {
   return /Last error: Protocol error/.test(details);
 }
 
+const NOT_GRPC_HINT =
+  ": the server there does not speak gRPC (an HTTP/1 server: the leaderboard's web port?); " +
+  "set ARENA_ADDRESS to the referee's port for bots (arena serve --port)";
+
 function notGrpcHint(details) {
-  if (!notGrpc(details)) return "";
-  return (
-    ": the server there does not speak gRPC (an HTTP/1 server: the leaderboard's web port?); " +
-    "set ARENA_ADDRESS to the referee's port for bots (arena serve --port)"
-  );
+  return notGrpc(details) ? NOT_GRPC_HINT : "";
 }
 
 // What to check when the address's host name is not found ("" if it is another failure).
@@ -850,6 +889,22 @@ class Session {
     // another try: the referee holds the seat for Welcome.reconnect_grace_ms.
     // One line: an OpenSSL error in grpc-js's details ends with a line break.
     const details = (status.details || "stream closed").replace(/\s*\n\s*/g, " ").trim();
+    if (!this.everWelcomed && this.tls.on && /wrong version number/i.test(details)) {
+      // Not a TLS server: a plain-text referee, or an HTTP/1 server (the leaderboard's web
+      // port), where unsetting the TLS variables would not help. One plain request tells.
+      http1Server(this.address).then((http1) => {
+        if (!http1) {
+          this.failed(status.code, details, false);
+          return;
+        }
+        process.stderr.write(
+          `${botName()}: cannot connect to ${this.address} (${grpcStatusName(status.code)})` +
+            `${NOT_GRPC_HINT}\n`,
+        );
+        process.exit(EXIT_REFUSED);
+      });
+      return;
+    }
     if (this.everWelcomed || !this.tls.on || !details.includes("Failed to connect")) {
       this.failed(status.code, details, false);
       return;
