@@ -912,6 +912,18 @@ _ERROR_LINE = re.compile(
 )
 
 
+def terminal_safe(text: str) -> str:
+    """A bot's output as arena may quote it on a terminal: each control character (an escape
+    sequence's ESC, BEL, NUL) written as its escape, ``\\x1b``, so that a bot's output can
+    neither clear the screen nor retitle the window in an arena line; line breaks are kept."""
+    if text.isprintable():
+        return text
+    return "".join(
+        c if c.isprintable() or c == "\n" else c.encode("unicode_escape").decode("ascii")
+        for c in text
+    )
+
+
 def is_error_line(line: str) -> bool:
     """Whether a line of a bot's output says why it failed: an exception's last traceback line
     (Python's, Node.js's ``Error: ...``), the Python SDK's fatal line, or a log line of level

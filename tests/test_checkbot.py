@@ -437,6 +437,21 @@ def test_a_command_that_exits_at_once_cannot_start(tmp_path: Path) -> None:
     assert done.output.count("\n") == 1 and "within" not in done.output
 
 
+def test_a_bot_s_control_characters_are_quoted_as_escapes(tmp_path: Path) -> None:
+    # Written as they came, a bot's output retitled the window, rang the bell and cleared the
+    # screen of the user's terminal inside arena's own line.
+    command = [
+        sys.executable,
+        "-c",
+        r"import sys; print('ok\x1b]0;PWNED\x07\x1b[2J\x00 end', file=sys.stderr); sys.exit(3)",
+    ]
+    with pytest.raises(BotCommandError) as refused:
+        run_check(command, log=tmp_path / "log")
+    said = str(refused.value)
+    assert said.endswith(r"(its last output: ok\x1b]0;PWNED\x07\x1b[2J\x00 end)"), said
+    assert said.isprintable()
+
+
 def test_a_crash_that_ends_with_a_stack_quotes_its_error_line(tmp_path: Path) -> None:
     # Node.js prints its error, then a stack, then its version: the last three lines alone
     # ("at evalScript (...) | ... | Node.js v20.20.2") never said what went wrong.

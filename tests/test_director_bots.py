@@ -34,6 +34,9 @@ mode = sys.argv[1]
 if mode == "exit-now":
     print("no luck", file=sys.stderr, flush=True)
     sys.exit(4)
+if mode == "escapes":  # a title, a bell and a clear screen, which arena's line must not carry
+    print("ok\x1b]0;PWNED\x07\x1b[2J\x00 end", file=sys.stderr, flush=True)
+    sys.exit(4)
 if mode == "crash-as-node":
     print(NODE_CRASH, file=sys.stderr, flush=True)
     sys.exit(1)
@@ -170,6 +173,8 @@ def test_every_process_connects_with_its_own_token_and_all_stop(tmp_path: Path) 
         ("exit-now", "with code 4: no luck"),
         # Node.js ends with its version: the line that says why comes before its stack.
         ("crash-as-node", "with code 1: Error: Cannot find module '@grpc/grpc-js'"),
+        # Written as they came, they retitled the window and cleared the user's terminal.
+        ("escapes", "with code 4: ok\\x1b]0;PWNED\\x07\\x1b[2J\\x00 end"),
     ],
 )
 def test_a_bot_that_exits_at_once_is_one_line_with_its_last_words(

@@ -24,6 +24,7 @@ from arena.config import (
     is_error_line,
     is_path,
     start_failure,
+    terminal_safe,
 )
 from arena.errors import ConfigError
 
@@ -205,7 +206,7 @@ class BotProcess:
                 text = log.read().decode(errors="replace")
         except OSError:
             return ""
-        kept = [line.strip() for line in text.splitlines() if line.strip()]
+        kept = [terminal_safe(line.strip()) for line in text.splitlines() if line.strip()]
         shown = kept[-lines:]
         # The cause, if it came earlier: Node.js ends a crash with its stack and its version.
         errors = [line for line in kept[-ERROR_SCAN_LINES:-lines] if is_error_line(line)]

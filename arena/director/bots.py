@@ -38,6 +38,7 @@ from arena.config import (
     bot_environment,
     is_error_line,
     start_failure,
+    terminal_safe,
 )
 from arena.errors import ArenaError, ConfigError
 from arena.referee.accounts import BotIdentity, token_key
@@ -532,4 +533,4 @@ def _tail(path: Path, lines: int, start: int = 0) -> str:
     except OSError:
         return ""
     kept = [x for x in text.splitlines() if x.strip() and not x.startswith("--- arena ")]
-    return "\n".join(kept[-lines:])
+    return terminal_safe("\n".join(kept[-lines:]))
