@@ -12,6 +12,19 @@ import enum
 import ssl
 from pathlib import Path
 
+NO_CERTIFICATE_BLOCK = "no -----BEGIN CERTIFICATE----- block that parses"
+"""Why PEM data holds no certificate to trust, in words (OpenSSL's name the C file it failed in:
+"no start line: cadata does not contain a certificate (_ssl.c:4020)")."""
+
+
+def holds_certificates(pem: bytes) -> bool:
+    """Whether ``pem`` holds at least one certificate that TLS can trust (a CA file's)."""
+    try:
+        ssl.create_default_context(cadata=pem.decode("ascii", "replace"))
+    except (ssl.SSLError, ValueError):
+        return False
+    return True
+
 
 class PairProblem(enum.Enum):
     """Why a certificate chain and private key cannot serve TLS."""

@@ -176,6 +176,27 @@ def test_a_client_certificate_and_key_that_do_not_fit_are_refused_at_start(
 
 
 @pytest.mark.parametrize(
+    ("variable", "file", "told"),
+    [
+        ("ARENA_TLS_KEY", "missing.key", "cannot read the TLS client key '{file}' (ARENA_TLS_KEY)"),
+        ("ARENA_TLS_CERT", "missing.pem", "cannot read the TLS client certificate '{file}' (ARE"),
+        ("ARENA_TLS_CA", "missing.pem", "cannot read the TLS CA certificate '{file}' (ARENA_TLS"),
+        # OpenSSL's words named the C file it failed in: "no start line: cadata does not
+        # contain a certificate (_ssl.c:4020)".
+        ("ARENA_TLS_CA", "client.key", "(ARENA_TLS_CA) holds no usable certificate (no -----BEG"),
+    ],
+    ids=["missing-key", "missing-certificate", "missing-ca", "key-as-ca"],
+)
+def test_a_tls_file_that_cannot_be_used_is_named_with_its_variable(
+    certs: Path, variable: str, file: str, told: str
+) -> None:
+    env = _tls(certs, "client.pem", "client.key") | {variable: str(certs / file)}
+    line = _one_line(_run("127.0.0.1:1", "t", env))  # refused before it connects
+    assert told.format(file=certs / file) in line, line
+    assert "_ssl.c" not in line, line
+
+
+@pytest.mark.parametrize(
     ("pair", "told"),
     [
         (None, "the referee asks for a client certificate; set ARENA_TLS_CERT and ARENA_TLS_KEY"),

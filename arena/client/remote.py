@@ -46,7 +46,6 @@ import queue
 import random
 import signal
 import socket
-import ssl
 import sys
 import threading
 import time
@@ -74,6 +73,7 @@ from arena.client.wire import (
     view_of_request,
 )
 from arena.errors import ArenaError, ConfigError
+from arena.pem import NO_CERTIFICATE_BLOCK, holds_certificates
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import bot_service_pb2_grpc as bot_grpc
 from arena.proto.hearts.v1 import events_pb2 as ev_pb
@@ -303,8 +303,8 @@ class ClientSettings:
             give_up_after = _seconds(text, ENV_GIVE_UP) if text else DEFAULT_GIVE_UP_S
         tls_cert = tls_key = None
         if cert_path and key_path:
-            tls_cert = _read(cert_path, "client certificate")
-            tls_key = _read(key_path, "client key")
+            tls_cert = _read(cert_path, "client certificate", ENV_TLS_CERT)
+            tls_key = _read(key_path, "client key", ENV_TLS_KEY)
             # Checked here, as the CA file is: gRPC, given a pair it cannot use, logged raw
             # lines on each attempt and retried "Failed to create security handshaker".
             check_client_pair(
@@ -319,7 +319,7 @@ class ClientSettings:
             token=token,
             name=name,
             tls=tls,
-            tls_ca=_read_ca(ca_path) if ca_path else None,
+            tls_ca=_read_ca(ca_path, "tls_ca" if tls_ca else ENV_TLS_CA) if ca_path else None,
             tls_cert=tls_cert,
             tls_key=tls_key,
             bot_version=bot_version,
@@ -418,31 +418,34 @@ def _seconds(text: str, var: str) -> float:
     return value
 
 
-def _read(path: str | Path, what: str) -> bytes:
+def _read(path: str | Path, what: str, given: str) -> bytes:
     """A PEM file's bytes; one line if it cannot be read or is not PEM (gRPC would only say, on
-    every retry, that it failed to create a security handshaker)."""
+    every retry, that it failed to create a security handshaker). ``given``: the variable (or
+    argument) that named it, for the message."""
     try:
         data = Path(path).read_bytes()
     except OSError as e:
-        raise ConfigError(f"cannot read the TLS {what} {str(path)!r}: {e.strerror}") from None
+        raise ConfigError(
+            f"cannot read the TLS {what} {str(path)!r} ({given}): {e.strerror}"
+        ) from None
     if b"-----BEGIN " not in data:
-        raise ConfigError(f"the TLS {what} {str(path)!r} is not a PEM file (-----BEGIN ...)")
+        raise ConfigError(
+            f"the TLS {what} {str(path)!r} ({given}) is not a PEM file (-----BEGIN ...)"
+        )
     return data
 
 
-def _read_ca(path: str | Path) -> bytes:
+def _read_ca(path: str | Path, given: str) -> bytes:
     """The CA certificate(s) to trust, checked to hold at least one usable certificate."""
-    data = _read(path, "CA certificate")
-    _check_ca(data, f"the TLS CA certificate {str(path)!r}")
+    data = _read(path, "CA certificate", given)
+    _check_ca(data, f"the TLS CA certificate {str(path)!r} ({given})")
     return data
 
 
 def _check_ca(data: bytes, where: str) -> None:
     """Refuse CA bytes that hold no usable certificate, ``where`` naming them in the message."""
-    try:
-        ssl.create_default_context(cadata=data.decode("ascii", "replace"))
-    except (ssl.SSLError, ValueError) as e:
-        raise ConfigError(f"{where} holds no usable certificate: {e}") from None
+    if not holds_certificates(data):
+        raise ConfigError(f"{where} holds no usable certificate ({NO_CERTIFICATE_BLOCK})")
 
 
 def _shown(value: object, *, secret: bool) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Final
 
 from arena.errors import ConfigError
-from arena.pem import PairProblem, load_pair
+from arena.pem import NO_CERTIFICATE_BLOCK, PairProblem, holds_certificates, load_pair
 from arena.table import MAX_CLOCK_MS
 
 __all__ = ["PROTOCOL_VERSIONS", "RefereeConfig", "TlsConfig"]
@@ -117,11 +117,8 @@ class TlsConfig:
 
 def _check_ca(pem: bytes, name: str) -> None:
     """Refuse CA certificates that are not PEM (``name``: the file, or the field)."""
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    try:
-        context.load_verify_locations(cadata=pem.decode("ascii"))
-    except (ssl.SSLError, ValueError) as e:  # UnicodeDecodeError is a ValueError
-        raise ConfigError(f"TLS: {name} holds no PEM CA certificate ({e})") from None
+    if not holds_certificates(pem):
+        raise ConfigError(f"TLS: {name} holds no PEM CA certificate ({NO_CERTIFICATE_BLOCK})")
 
 
 def _check_pair(

@@ -33,6 +33,7 @@ from rich.text import Text
 
 from arena.config import check_port
 from arena.errors import ArenaError
+from arena.pem import NO_CERTIFICATE_BLOCK
 from arena.referee.loop import run as run_loop
 from arena.server.accounts import (
     AccountsBusy,
@@ -637,9 +638,14 @@ def _trusting(ca: Path) -> ssl.SSLContext:
         return ssl.create_default_context(cafile=str(ca))
     except FileNotFoundError:
         raise _fail(f"--ca {ca}: no such file; give the server's certificate (PEM)") from None
-    except (OSError, ssl.SSLError) as e:
+    except ssl.SSLError:
         raise _fail(
-            f"--ca {ca}: not a PEM certificate ({e}); give the server's certificate"
+            f"--ca {ca}: not a PEM certificate ({NO_CERTIFICATE_BLOCK}); give the server's "
+            "certificate"
+        ) from None
+    except OSError as e:
+        raise _fail(
+            f"--ca {ca}: cannot read it ({e.strerror or e}); give the server's certificate"
         ) from None
 
 
