@@ -370,3 +370,122 @@ def test_the_longest_names_leave_every_column_in_view(
     assert title in dom  # wrapped, not cut
     # The whole name is still there, in the tooltip.
     assert f'title="{names[0]}"' in dom
+
+
+def test_a_replay_shows_the_kitty_and_counts_its_points(chromium: str, tmp_path: Path) -> None:
+    # The page's replay never showed the kitty, and its running points left the kitty's out
+    # until the hand's result (0 at the first trick where the winner had taken 13 with the QS).
+    settings = 'players = 3\nduplicate = false\nmove_time = "300ms"\n[rule]\nkitty = true\n'
+    process = ServerProcess(tmp_path / "comp.db", settings)
+    tokens = {name: process.add_bot(name) for name in BOTS[:3]}
+    process.start()
+    try:
+        for name, token in tokens.items():
+            process.bot(name, token, "low")
+        process.wait_for(lambda: bool(process.get("/api/games")["games"]))
+        number = process.get("/api/games")["games"][-1]["game"]
+        record = process.get(f"/api/games/{number}")
+        hand = record["hands"][0]
+        first = hand["tricks"][0]
+        rules = record["spec"]["rules"]
+
+        def points(card: str) -> int:
+            """A card's penalty under the record's rules (standard hearts: no spot hearts)."""
+            table = {"QS": rules["queen_penalty"], "JD": rules["jack_of_diamonds"]}
+            return 1 if card.endswith("H") else int(table.get(card, 0))
+
+        step = 2 if any(hand["passes"]) else 1  # the deal, the pass, then the first trick
+        page = browse(
+            chromium, tmp_path / "profile", "--dump-dom", f"{process.url}/#game/{number}/1/{step}"
+        ).stdout
+    finally:
+        process.close()
+    assert len(hand["kitty"]) == 1, hand  # 52 cards at 3 seats: one left over
+    said = f"took the trick and the kitty ({hand['kitty'][0]})."
+    assert said in page, page[-2000:]
+    body = page.split('id="replay-table"')[1].split("</table>")[0]
+    shown = [int(p) for p in re.findall(r'<td class="num">(-?\d+)</td></tr>', body)]
+    expected = [0, 0, 0]
+    expected[first["winner"]] = sum(points(c) for c in [*first["cards"], *hand["kitty"]])
+    assert shown == expected, body
+
+
+def test_a_database_that_cannot_store_shows_on_the_page(chromium: str, tmp_path: Path) -> None:
+    # /api/health said cannot-store while the page's header said "running · 2 tables playing".
+    error = "cannot store: database or disk is full"
+    api = {
+        "/api/health": {"name": "Stub Cup", "status": "cannot-store", "error": error,
+                        "ladder": "running", "sessions": 4, "tables": 2, "games": 8,
+                        "event": None},
+        "/api/standings": {"fit": {"message": "no fit yet"}, "bots": []},
+        "/api/games": {"games": []},
+    }  # fmt: skip
+    dom = stub_dom(chromium, tmp_path, api)
+    assert 'class="pill cannot">cannot store<' in dom, dom[:3000]
+    assert f"{error}: no table starts until it can (2 tables playing or waiting" in dom
+
+
+def test_a_withheld_replay_opens_at_the_address_s_step_once_its_board_is_done(
+    chromium: str, tmp_path: Path
+) -> None:
+    # Opened at "cards withheld", the replay showed its deal (step 0) once the board was done,
+    # the address still asking for step 3.
+    hand = {
+        "number": 0, "dealer": 0, "pass_direction": "hold",
+        "dealt": [["2C", "3C"], ["4C", "5C"], ["6C", "7C"], ["8C", "9C"]],
+        "passes": [[], [], [], []],
+        "tricks": [{"leader": 0, "cards": ["2C", "4C", "6C", "8C"], "winner": 3},
+                   {"leader": 3, "cards": ["9C", "3C", "5C", "7C"], "winner": 3}],
+        "points": [0, 0, 0, 0], "moon": None, "sun": False, "complete": True, "kitty": [],
+    }  # fmt: skip
+    rules = {"queen_penalty": 13, "jack_of_diamonds": 0, "spot_hearts": False}
+    spec = {"table_id": "t1", "board": 4, "seats": ["a", "b", "c", "d"], "rules": rules}
+    done = {"game": 7, "spec": spec, "hands": [hand], "totals": [0, 0, 0, 0], "faults": [],
+            "termination": "completed", "reason": "played out", "withheld": None}  # fmt: skip
+    withheld = {**done, "withheld": "board 4 is still being played at other tables"}
+    api = {
+        "/api/health": {"name": "Stub Cup", "status": "ok", "ladder": "running", "sessions": 4,
+                        "tables": 1, "games": 8, "event": None},
+        "/api/standings": {"fit": {"message": "no fit yet"}, "bots": []},
+        "/api/games": {"games": []},
+        "/api/games/7": withheld,
+    }  # fmt: skip
+    # The board is done a second after the page opened; the next refresh finds the cards.
+    page = stub_page(tmp_path, api, f"API['/api/games/7'] = {json.dumps(done)};")
+    dom = browse(
+        chromium, tmp_path / "profile", "--allow-file-access-from-files", "--dump-dom",
+        page.as_uri() + "#game/7/1/2",
+    ).stdout  # fmt: skip
+    assert 'id="step-label" class="step">Trick 2 of 2<' in dom, dom[-3000:]
+
+
+def test_a_mistyped_bot_filter_gives_the_server_s_hint_and_no_paging(
+    chromium: str, tmp_path: Path
+) -> None:
+    # From a full page of games, #bot/ANN (no such account) said "No bot named ANN" with the
+    # first list's "Older games" button still there, and not the server's "did you mean 'ann'?".
+    games = [
+        {"game": n, "table_id": f"g{n}", "board": f"1:{n}", "finished_at": 1_800_000_000,
+         "termination": "normal", "rated": True, "withheld": None, "reason": "1 hand played",
+         "seats": [{"bot": b, "points": 6, "placing": 1, "status": "normal", "faults": 0}
+                   for b in ("ann", "bob", "cat", "dan")]}
+        for n in range(40, 15, -1)
+    ]  # fmt: skip
+    api = {
+        "/api/health": {"name": "Stub Cup", "status": "ok", "ladder": "paused", "sessions": 0,
+                        "tables": 0, "games": 40, "event": None},
+        "/api/standings": {"fit": {"message": "no fit yet"}, "bots": []},
+        "/api/games": {"games": games},
+    }  # fmt: skip
+    refused = json.dumps({"error": "no bot named 'ANN' (names are exact: did you mean 'ann'?)"})
+    steps = (
+        "document.body.dataset.older = document.getElementById('older').hidden;"
+        "const stub = window.fetch;"
+        "window.fetch = async (url) => url.includes('bot=')"
+        f" ? {{ ok: false, status: 404, json: async () => ({refused}) }} : stub(url);"
+        "location.hash = '#bot/ANN';"
+    )
+    dom = stub_dom(chromium, tmp_path, api, steps)
+    assert 'data-older="false"' in dom  # a full page: older games to show, before the filter
+    assert "No bot named ANN: did you mean 'ann'?" in dom, dom[-3000:]
+    assert '<button id="older" type="button" hidden="">' in dom, dom[-3000:]

@@ -34,9 +34,11 @@ function el(tag, attrs, ...children) {
 
 // A failed call: `status` is the HTTP status, or 0 when the server did not answer at all.
 class ApiError extends Error {
-  constructor(url, status) {
+  // said: the server's own words (the JSON answer's "error"), "" if none.
+  constructor(url, status, said = "") {
     super(status ? `${url}: HTTP ${status}` : `${url}: no answer`);
     this.status = status;
+    this.said = said;
   }
 }
 
@@ -47,7 +49,15 @@ async function getJSON(url) {
   } catch (e) {
     throw new ApiError(url, 0);
   }
-  if (!response.ok) throw new ApiError(url, response.status);
+  if (!response.ok) {
+    let said = "";
+    try {
+      said = String((await response.json()).error || "");
+    } catch (e) {
+      // not JSON (a proxy's page): the status says enough
+    }
+    throw new ApiError(url, response.status, said);
+  }
   return response.json();
 }
 
@@ -92,14 +102,19 @@ async function refreshHealth() {
     const h = await getJSON("/api/health");
     document.getElementById("title").textContent = h.name || "Hearts Arena";
     document.title = h.name || "Hearts Arena";
-    const label = h.status === "draining" ? "draining" : h.ladder;
+    const stuck = h.status === "cannot-store";
+    const label = h.status === "draining" ? "draining" : stuck ? "cannot store" : h.ladder;
     state.ladder = h.ladder;
     pill.textContent = label;
     pill.className = `pill ${label.split(" ")[0]}`;
     const event = h.event ? ` · event: ${h.event.done} of ${h.event.tables} tables` : "";
-    document.getElementById("counts").textContent =
-      `${counted(h.sessions, "session")} · ${counted(h.tables, "table")} playing · ` +
-      `${counted(h.games, "game")}${event}`;
+    // Games that cannot be stored wait in memory and no table starts: "2 tables playing" read
+    // as a healthy ladder.
+    document.getElementById("counts").textContent = stuck
+      ? `${h.error || "the database cannot store games"}: no table starts until it can ` +
+        `(${counted(h.tables, "table")} playing or waiting to be stored)`
+      : `${counted(h.sessions, "session")} · ${counted(h.tables, "table")} playing · ` +
+        `${counted(h.games, "game")}${event}`;
     state.downSince = null;
   } catch (e) {
     // The counts beside the pill were the last answer's ("4 sessions · 1 table playing"), and
@@ -246,8 +261,13 @@ async function refreshGames() {
     // A #bot/NAME no account has (a typo, an old link) showed everyone's games under the old
     // title, as if the name had been taken.
     if (state.bot && e.status === 404) {
-      title.textContent = `No bot named ${state.bot}`;
+      // With the server's hint for a name that differs only in case ("did you mean 'alice'?"),
+      // and no paging: "Older games" was left from the list before.
+      const hint = (e.said.match(/did you mean [^?]*\?/) || [""])[0];
+      title.textContent = `No bot named ${state.bot}` + (hint ? `: ${hint}` : "");
       body.replaceChildren();
+      document.getElementById("older").hidden = true;
+      document.getElementById("newest").hidden = true;
     }
     throw e;
   }
@@ -308,7 +328,7 @@ async function refreshReplay() {
     const number = String(state.replay.game);
     const record = await getJSON(`/api/games/${number}`);
     if (state.replay && String(state.replay.game) === number && !record.withheld) {
-      showReplay(record, state.hand, 0, false);
+      showReplay(record, state.hand, state.step, false);  // the step the address asks for
     }
   }
 }
@@ -375,12 +395,16 @@ function renderReplay() {
     seats.forEach((_, s) => hand.passes[s].forEach((c) => held[hand.pass_to[s]].add(c)));
   }
   const taken = seats.map(() => 0);
+  const kitty = hand.kitty || [];
   for (let t = 0; t < tricksShown; t++) {
     const trick = hand.tricks[t];
     trick.cards.forEach((c, i) => {
       held[(trick.leader + i) % seats.length].delete(c);
       taken[trick.winner] += penalty(c, record.spec.rules);
     });
+    // The kitty goes to the first trick's winner, its points with it (they were left out until
+    // the hand's result).
+    if (t === 0) kitty.forEach((c) => { taken[trick.winner] += penalty(c, record.spec.rules); });
   }
   const current = !isResult && tricksShown > 0 && state.step >= firstTrickStep ? hand.tricks[tricksShown - 1] : null;
   body.replaceChildren(
@@ -402,13 +426,19 @@ function renderReplay() {
         el("td", { class: "num" }, points));
     }));
   let text = "";
+  const kittyText = kitty.length ? `the kitty (${kitty.join(" ")})` : "";
   if (state.step === 0 && passing) text = `Highlighted: the cards each seat passes ${hand.pass_direction}.`;
-  else if (current) text = `${seats[current.leader]} led; ${seats[current.winner]} took the trick.`;
+  else if (current && current === hand.tricks[0] && kittyText) {
+    text = `${seats[current.leader]} led; ${seats[current.winner]} took the trick and ${kittyText}.`;
+  } else if (current) text = `${seats[current.leader]} led; ${seats[current.winner]} took the trick.`;
   else if (isResult) {
     text = `Points after the moon rule: ${hand.points.join(", ")}.`;
     if (hand.moon !== null) text += ` ${seats[hand.moon]} shot the ${hand.sun ? "sun" : "moon"}!`;
     if (!hand.complete) text += " The hand was interrupted.";
     if (state.hand === record.hands.length - 1) text += ` Game: ${record.reason}`;
+  }
+  if (kittyText && tricksShown === 0 && !isResult) {
+    text = `${text} Undealt: ${kittyText}, to the first trick's winner.`.trim();
   }
   document.getElementById("replay-trick").textContent = text;
   faultsList.replaceChildren(
