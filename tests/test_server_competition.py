@@ -19,6 +19,7 @@ import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
+from http import HTTPStatus
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -922,6 +923,66 @@ def test_a_full_disk_holds_the_ladder_and_loses_no_game(
     said = {r.getMessage() for r in caplog.records}
     assert "the database's disk has room again" in said  # not "free again", a lock's words
     assert "the database is free again" not in said
+    with sqlite3.connect(tmp_path / "c.db") as db:
+        (stored,) = db.execute("SELECT COUNT(*) FROM games WHERE termination = 'normal'").fetchone()
+    assert stored == after["games"] == played
+
+
+def test_an_unwritable_database_holds_the_ladder_and_loses_no_game(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A write refused for another reason than a full disk (here a read-only connection, as a
+    # read-only file or a disk error refuses it) lost the game's record at once, /api/health
+    # said ok while the ladder retried in silence, and `arena admin pause` was a 500.
+    monkeypatch.setattr("arena.server.ledger.FULL_RETRY_S", 0.05, raising=False)
+    config = server_config_from_dict({"seed": 3, "fit_interval": 0})
+
+    def query_only(on: bool) -> Callable[[LedgerDB], None]:
+        def set_it(db: LedgerDB) -> None:
+            for conn in (db.store._db, db._db):  # the games' connection and the ladder's own
+                conn.execute(f"PRAGMA query_only = {int(on)}")
+
+        return set_it
+
+    async def play() -> tuple[dict[str, Any], dict[str, Any], str, int]:
+        ledger, accounts, competition = await opened(tmp_path / "c.db", config, "abcd", 1)
+        host = EngineHost(dict.fromkeys("abcd", 1))
+        host.length = lambda _: 0.01
+        host.on_change = competition.poke
+        competition.attach(host)
+        competition.start()
+        while competition.health()["games"] < 2:
+            await asyncio.sleep(0.01)
+        await ledger.write(query_only(True))
+        deadline = time.monotonic() + 60
+        while competition.health()["status"] != "cannot-store":
+            assert time.monotonic() < deadline, "the unwritable database was never noticed"
+            await asyncio.sleep(0.01)
+        stuck = competition.health()
+        with pytest.raises(AdminError) as refused:
+            await competition.admin("pause", {})
+        await ledger.write(query_only(False))
+        while competition.health()["games"] < stuck["games"] + 4:
+            await asyncio.sleep(0.01)
+        competition.paused = True
+        await competition.wait_recorded()
+        after = competition.health()
+        await competition.close()
+        ledger.close()
+        accounts.close()
+        assert refused.value.status == HTTPStatus.SERVICE_UNAVAILABLE
+        return stuck, after, str(refused.value), len(host.played)
+
+    with caplog.at_level(logging.INFO, logger="arena.server"):
+        stuck, after, refusal, played = asyncio.run(play())
+    assert "readonly database" in stuck["error"], stuck
+    assert refusal.startswith("pause not done: cannot write the database (attempt to write a "), (
+        refusal
+    )
+    assert after["status"] == "ok" and after["error"] is None
+    said = {r.getMessage() for r in caplog.records}
+    assert "the database can be written again" in said
+    assert not any(r.getMessage() == "committing a game failed" for r in caplog.records)
     with sqlite3.connect(tmp_path / "c.db") as db:
         (stored,) = db.execute("SELECT COUNT(*) FROM games WHERE termination = 'normal'").fetchone()
     assert stored == after["games"] == played

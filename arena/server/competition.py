@@ -75,7 +75,7 @@ from arena.server.matchmaking import (
     rotate,
 )
 from arena.server.webapp import AdminError, NotFoundError
-from arena.store import is_busy
+from arena.store import cannot_write, is_busy
 from arena.table import GameRecord, TableSpec, Termination
 
 __all__ = [
@@ -1465,6 +1465,12 @@ class Competition:
                     HTTPStatus.SERVICE_UNAVAILABLE,
                 ) from None
             except sqlite3.OperationalError as e:
+                # A full disk or a disk error was a bare 500 "internal error".
+                unwritable = cannot_write(e, ", so it is not in force")
+                if unwritable is not None:
+                    raise AdminError(
+                        f"{action} not done: {unwritable}", HTTPStatus.SERVICE_UNAVAILABLE
+                    ) from None
                 if not is_busy(e):
                     raise
                 raise AdminError(

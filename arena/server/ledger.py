@@ -41,6 +41,7 @@ from arena.server.config import ServerConfig
 from arena.store import (
     COMPETITION_KINDS,
     Store,
+    cannot_write,
     config_differences,
     is_busy,
     is_full,
@@ -79,6 +80,13 @@ FULL_ERROR = (
     "the database's disk is full: results cannot be stored, so no table starts; the server"
     " keeps what it has and tries again: make room on that disk"
 )
+UNWRITABLE_ERROR = (
+    "the database cannot be written (a read-only file or folder, a disk error, a file size"
+    " limit): results cannot be stored, so no table starts; the server keeps what it has and"
+    " tries again: make the file writable, or fix the disk"
+)
+"""The error line each time a write finds the database unwritable for another reason than a
+full disk (it was raised at once: the game's record lost, the ladder retrying in silence)."""
 BUSY_WARNING = (
     "the database is locked by another program (a sqlite3 shell or a backup in a write"
     " transaction?): the server waits and tries again; end that program's transaction (COMMIT"
@@ -696,14 +704,16 @@ class Ledger:
         waiting, and ``fields`` go in the log line); the last error is raised when they are
         used up, or as soon as ``give_up()`` holds. On a full disk it is tried again every
         :data:`FULL_RETRY_S` for as long as it takes (:attr:`failing` says so meanwhile), until
-        ``give_up_full()`` holds (default: ``give_up``). Any other error is raised at once.
+        ``give_up_full()`` holds (default: ``give_up``), and so on a database that cannot be
+        written for another reason (a read-only file, a disk error). Any other error is raised
+        at once.
 
         ``call`` must be safe to run again after it raised (as :meth:`LedgerDB.begin` and
         :meth:`LedgerDB.finish` are: each transaction is rolled back when it fails).
         """
         extra = dict(fields or {})
         stop_full = give_up if give_up_full is None else give_up_full
-        waited_full = False
+        waited: str | None = None  # what the disk or file refused, while that lasts
         attempt = 0
         delays = iter(BUSY_RETRY_DELAYS_S)
         while True:
@@ -711,14 +721,15 @@ class Ledger:
             try:
                 result = await self.write(call, *args)
             except sqlite3.OperationalError as e:
-                if is_full(e) and not stop_full():
+                if cannot_write(e) is not None and not stop_full():
                     # A game played to its end was dropped (its table recorded, at the next
                     # start, as stopped by a crash) and the ladder stalled for good: the records
-                    # wait here until space is freed, and nothing new starts meanwhile.
+                    # wait here until space is freed (or the file mended), and nothing new
+                    # starts meanwhile.
                     self.failing = f"cannot store: {e}"
-                    waited_full = True
+                    waited = "full" if is_full(e) else "unwritable"
                     log.error(
-                        FULL_ERROR,
+                        FULL_ERROR if is_full(e) else UNWRITABLE_ERROR,
                         extra={
                             **extra,
                             "waiting": what,
@@ -743,9 +754,14 @@ class Ledger:
                 )
                 await asyncio.sleep(delay)
                 continue
-            if waited_full:
+            if waited is not None:
                 self.failing = None
-                log.info("the database's disk has room again", extra={**extra, "done": what})
+                said = (
+                    "the database's disk has room again"
+                    if waited == "full"
+                    else "the database can be written again"
+                )
+                log.info(said, extra={**extra, "done": what})
             elif attempt > 1:
                 log.info("the database is free again", extra={**extra, "done": what})
             return result
