@@ -489,3 +489,35 @@ def test_a_mistyped_bot_filter_gives_the_server_s_hint_and_no_paging(
     assert 'data-older="false"' in dom  # a full page: older games to show, before the filter
     assert "No bot named ANN: did you mean 'ann'?" in dom, dom[-3000:]
     assert '<button id="older" type="button" hidden="">' in dom, dom[-3000:]
+
+
+@pytest.mark.parametrize(("asked", "shown"), [("1/99", "1/3"), ("7/0", "1/0")])
+def test_an_address_past_the_game_s_end_says_what_is_shown(
+    chromium: str, tmp_path: Path, asked: str, shown: str
+) -> None:
+    # #game/7/7/0 of a one-hand game showed hand 1, the address left as typed.
+    hand = {
+        "number": 0, "dealer": 0, "pass_direction": "hold",
+        "dealt": [["2C", "3C"], ["4C", "5C"], ["6C", "7C"], ["8C", "9C"]],
+        "passes": [[], [], [], []],
+        "tricks": [{"leader": 0, "cards": ["2C", "4C", "6C", "8C"], "winner": 3},
+                   {"leader": 3, "cards": ["9C", "3C", "5C", "7C"], "winner": 3}],
+        "points": [0, 0, 0, 0], "moon": None, "sun": False, "complete": True, "kitty": [],
+    }  # fmt: skip
+    rules = {"queen_penalty": 13, "jack_of_diamonds": 0, "spot_hearts": False}
+    spec = {"table_id": "t1", "board": 4, "seats": ["a", "b", "c", "d"], "rules": rules}
+    record = {"game": 7, "spec": spec, "hands": [hand], "totals": [0, 0, 0, 0], "faults": [],
+              "termination": "completed", "reason": "played out", "withheld": None}  # fmt: skip
+    api = {
+        "/api/health": {"name": "Stub Cup", "status": "ok", "ladder": "running", "sessions": 4,
+                        "tables": 1, "games": 8, "event": None},
+        "/api/standings": {"fit": {"message": "no fit yet"}, "bots": []},
+        "/api/games": {"games": []},
+        "/api/games/7": record,
+    }  # fmt: skip
+    page = stub_page(tmp_path, api, "document.body.dataset.address = location.hash;")
+    dom = browse(
+        chromium, tmp_path / "profile", "--allow-file-access-from-files", "--dump-dom",
+        page.as_uri() + f"#game/7/{asked}",
+    ).stdout  # fmt: skip
+    assert f'data-address="#game/7/{shown}"' in dom, dom[-3000:]

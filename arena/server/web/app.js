@@ -378,6 +378,11 @@ function renderReplay() {
   const passing = hand.passes.some((p) => p.length > 0);
   const total = stepsOf(hand);
   state.step = Math.max(0, Math.min(state.step, total - 1));
+  // An address past the game's last hand or step shows the nearest one: the address says which
+  // (it stayed as typed, #game/5/7/0 showing hand 1).
+  const shown = `#game/${record.game}/${state.hand + 1}/${state.step}`;
+  const asked = location.hash.match(/^#game\/(\d+)\/\d+\/\d+$/);
+  if (asked && asked[1] === String(record.game) && location.hash !== shown) remember();
   const firstTrickStep = passing ? 2 : 1;
   const tricksShown = Math.max(0, Math.min(hand.tricks.length, state.step - firstTrickStep + 1));
   const isResult = state.step === total - 1;
