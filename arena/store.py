@@ -487,24 +487,41 @@ def _readable(db: sqlite3.Connection, path: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"{uri}?immutable=1", uri=True, timeout=timeout, isolation_level=None)
 
 
-def open_for_reading(path: Path) -> sqlite3.Connection:
-    """A connection that reads the existing database at ``path`` and writes nothing there (a
-    read-only one where the file or its folder may not be written); a :class:`StoreError` with
-    one line when it cannot be read."""
+def _connect(path: Path) -> sqlite3.Connection:
+    """A connection to the database at ``path``; a :class:`StoreError` if SQLite cannot open it."""
     try:
-        db = sqlite3.connect(path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        # check_same_thread is off because the director commits from a worker thread; the
+        # single writer task guarantees one user at a time.
+        return sqlite3.connect(
+            path, timeout=_BUSY_TIMEOUT_MS / 1000, check_same_thread=False, isolation_level=None
+        )
     except sqlite3.Error as e:
         raise StoreError(f"{path}: cannot open the database: {e}") from None
-    try:
+
+
+def open_for_reading(path: Path, *, games: bool = False) -> sqlite3.Connection:
+    """A connection that reads the existing database at ``path`` and writes nothing there (a
+    read-only one where the file or its folder may not be written); a :class:`StoreError` with
+    one line when it cannot be read (``games``: or holds no game table yet)."""
+    db = _connect(path)
+    with _closed_on_error(db, path):
         db = _readable(db, path)
-        check_ours(db, path, create=True)
+    with _closed_on_error(db, path):  # the read-only connection, if it took the place of db
+        check_ours(db, path, create=not games)
+    return db
+
+
+@contextmanager
+def _closed_on_error(db: sqlite3.Connection, path: Path) -> Iterator[None]:
+    """Close ``db`` if the block fails; a database error said in one line (:class:`StoreError`)."""
+    try:
+        yield
     except StoreError:
         db.close()
         raise
     except sqlite3.DatabaseError as e:
         db.close()
         raise StoreError(unreadable(path, e)) from None
-    return db
 
 
 class Store:
@@ -531,19 +548,10 @@ class Store:
         if not create and not path.exists():
             raise StoreError(f"{path}: no such database")
         check_regular(path)
-        try:
-            # check_same_thread is off because the director commits from a worker thread; the
-            # single writer task guarantees one user at a time.
-            db = sqlite3.connect(
-                path, timeout=_BUSY_TIMEOUT_MS / 1000, check_same_thread=False, isolation_level=None
-            )
-        except sqlite3.Error as e:
-            raise StoreError(f"{path}: cannot open the database: {e}") from None
-        try:
-            if not create:
-                db = _readable(db, path)
-            check_ours(db, path, create=create)
+        db = _connect(path) if create else open_for_reading(path, games=True)
+        with _closed_on_error(db, path):
             if create:
+                check_ours(db, path, create=True)
                 # Only a writer sets them: a reader leaves the file as it found it (WAL is
                 # stored in the file; turning a copied rollback-mode database into WAL is a
                 # write to a file it was only asked to read).
@@ -558,12 +566,6 @@ class Store:
                     f"VALUES ('schema_version', '{SCHEMA_VERSION}');\nCOMMIT;"
                 )
             row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        except StoreError:
-            db.close()
-            raise
-        except sqlite3.DatabaseError as e:
-            db.close()
-            raise StoreError(unreadable(path, e)) from None
         if row is None or int(row[0]) != SCHEMA_VERSION:
             db.close()
             found = "none" if row is None else row[0]

@@ -1407,7 +1407,8 @@ def test_ctrl_c_in_a_command_that_only_reads_says_only_that(
 
 def test_the_readme_figures_of_a_6_board_demo_are_what_it_gives(tmp_path: Path) -> None:
     # They had drifted from the program as the rating maths changed (+99.8 [+52.7, +152.6] for
-    # heuristic where the same games now give +74.0 [-14.4, +167.1]).
+    # heuristic where the same games gave +74.0 [-14.4, +167.1]; with the Monte Carlo bot's
+    # worlds consistent with every play since, +95.4 [+15.0, +182.4]).
     readme = " ".join((ROOT / "README.md").read_text().split())
     quoted = re.search(
         r"heuristic's `(\S+)`, `−` `(\S+)`, `\+` `(\S+)` is the interval `\[(\S+), (\S+)\]`", readme

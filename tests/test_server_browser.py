@@ -15,6 +15,7 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_server_support import ServerProcess
@@ -425,11 +426,8 @@ def test_a_database_that_cannot_store_shows_on_the_page(chromium: str, tmp_path:
     assert f"{error}: no table starts until it can (2 tables playing or waiting" in dom
 
 
-def test_a_withheld_replay_opens_at_the_address_s_step_once_its_board_is_done(
-    chromium: str, tmp_path: Path
-) -> None:
-    # Opened at "cards withheld", the replay showed its deal (step 0) once the board was done,
-    # the address still asking for step 3.
+def game_seven_api() -> dict[str, Any]:
+    """A stub API serving game 7: one hold hand of two tricks of clubs at four seats."""
     hand = {
         "number": 0, "dealer": 0, "pass_direction": "hold",
         "dealt": [["2C", "3C"], ["4C", "5C"], ["6C", "7C"], ["8C", "9C"]],
@@ -440,16 +438,25 @@ def test_a_withheld_replay_opens_at_the_address_s_step_once_its_board_is_done(
     }  # fmt: skip
     rules = {"queen_penalty": 13, "jack_of_diamonds": 0, "spot_hearts": False}
     spec = {"table_id": "t1", "board": 4, "seats": ["a", "b", "c", "d"], "rules": rules}
-    done = {"game": 7, "spec": spec, "hands": [hand], "totals": [0, 0, 0, 0], "faults": [],
-            "termination": "completed", "reason": "played out", "withheld": None}  # fmt: skip
-    withheld = {**done, "withheld": "board 4 is still being played at other tables"}
-    api = {
+    return {
         "/api/health": {"name": "Stub Cup", "status": "ok", "ladder": "running", "sessions": 4,
                         "tables": 1, "games": 8, "event": None},
         "/api/standings": {"fit": {"message": "no fit yet"}, "bots": []},
         "/api/games": {"games": []},
-        "/api/games/7": withheld,
+        "/api/games/7": {"game": 7, "spec": spec, "hands": [hand], "totals": [0, 0, 0, 0],
+                         "faults": [], "termination": "completed", "reason": "played out",
+                         "withheld": None},
     }  # fmt: skip
+
+
+def test_a_withheld_replay_opens_at_the_address_s_step_once_its_board_is_done(
+    chromium: str, tmp_path: Path
+) -> None:
+    # Opened at "cards withheld", the replay showed its deal (step 0) once the board was done,
+    # the address still asking for step 3.
+    api = game_seven_api()
+    done = api["/api/games/7"]
+    api["/api/games/7"] = {**done, "withheld": "board 4 is still being played at other tables"}
     # The board is done a second after the page opened; the next refresh finds the cards.
     page = stub_page(tmp_path, api, f"API['/api/games/7'] = {json.dumps(done)};")
     dom = browse(
@@ -496,26 +503,7 @@ def test_an_address_past_the_game_s_end_says_what_is_shown(
     chromium: str, tmp_path: Path, asked: str, shown: str
 ) -> None:
     # #game/7/7/0 of a one-hand game showed hand 1, the address left as typed.
-    hand = {
-        "number": 0, "dealer": 0, "pass_direction": "hold",
-        "dealt": [["2C", "3C"], ["4C", "5C"], ["6C", "7C"], ["8C", "9C"]],
-        "passes": [[], [], [], []],
-        "tricks": [{"leader": 0, "cards": ["2C", "4C", "6C", "8C"], "winner": 3},
-                   {"leader": 3, "cards": ["9C", "3C", "5C", "7C"], "winner": 3}],
-        "points": [0, 0, 0, 0], "moon": None, "sun": False, "complete": True, "kitty": [],
-    }  # fmt: skip
-    rules = {"queen_penalty": 13, "jack_of_diamonds": 0, "spot_hearts": False}
-    spec = {"table_id": "t1", "board": 4, "seats": ["a", "b", "c", "d"], "rules": rules}
-    record = {"game": 7, "spec": spec, "hands": [hand], "totals": [0, 0, 0, 0], "faults": [],
-              "termination": "completed", "reason": "played out", "withheld": None}  # fmt: skip
-    api = {
-        "/api/health": {"name": "Stub Cup", "status": "ok", "ladder": "running", "sessions": 4,
-                        "tables": 1, "games": 8, "event": None},
-        "/api/standings": {"fit": {"message": "no fit yet"}, "bots": []},
-        "/api/games": {"games": []},
-        "/api/games/7": record,
-    }  # fmt: skip
-    page = stub_page(tmp_path, api, "document.body.dataset.address = location.hash;")
+    page = stub_page(tmp_path, game_seven_api(), "document.body.dataset.address = location.hash;")
     dom = browse(
         chromium, tmp_path / "profile", "--allow-file-access-from-files", "--dump-dom",
         page.as_uri() + f"#game/7/{asked}",
