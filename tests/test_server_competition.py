@@ -858,6 +858,30 @@ def test_a_ladder_with_a_bot_left_over_deals_each_board_in_every_rotation(tmp_pa
     assert sum(n < 4 for n in rotations.values()) <= 5, rotations
 
 
+async def two_games_played(
+    tmp_path: Path, config: ServerConfig
+) -> tuple[Ledger, AccountStore, Competition, EngineHost]:
+    """A ladder of four one-session bots at tables of 10 ms, running, with two games stored."""
+    ledger, accounts, competition = await opened(tmp_path / "c.db", config, "abcd", 1)
+    host = EngineHost(dict.fromkeys("abcd", 1))
+    host.length = lambda _: 0.01
+    host.on_change = competition.poke  # as the referee's lobby wakes the ladder
+    competition.attach(host)
+    competition.start()
+    while competition.health()["games"] < 2:
+        await asyncio.sleep(0.01)
+    return ledger, accounts, competition, host
+
+
+async def cannot_store(competition: Competition) -> dict[str, Any]:
+    """The health once it says ``cannot-store``."""
+    deadline = time.monotonic() + 60
+    while competition.health()["status"] != "cannot-store":
+        assert time.monotonic() < deadline, "the database's refusal was never noticed"
+        await asyncio.sleep(0.01)
+    return competition.health()
+
+
 def test_a_full_disk_holds_the_ladder_and_loses_no_game(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -879,20 +903,9 @@ def test_a_full_disk_holds_the_ladder_and_loses_no_game(
         return set_cap
 
     async def play() -> tuple[list[dict[str, Any]], int, int]:
-        ledger, accounts, competition = await opened(tmp_path / "c.db", config, "abcd", 1)
-        host = EngineHost(dict.fromkeys("abcd", 1))
-        host.length = lambda _: 0.01
-        host.on_change = competition.poke  # as the referee's lobby wakes the ladder
-        competition.attach(host)
-        competition.start()
-        while competition.health()["games"] < 2:
-            await asyncio.sleep(0.01)
+        ledger, accounts, competition, host = await two_games_played(tmp_path, config)
         await ledger.write(cap(None))  # full from now on
-        deadline = time.monotonic() + 60
-        while competition.health()["status"] != "cannot-store":
-            assert time.monotonic() < deadline, "the full disk was never noticed"
-            await asyncio.sleep(0.01)
-        stuck = competition.health()
+        stuck = await cannot_store(competition)
         played_then = len(host.played)
         seen = []
         for _ in range(30):  # 0.3 s: thirty tables' time
@@ -945,20 +958,9 @@ def test_an_unwritable_database_holds_the_ladder_and_loses_no_game(
         return set_it
 
     async def play() -> tuple[dict[str, Any], dict[str, Any], str, int]:
-        ledger, accounts, competition = await opened(tmp_path / "c.db", config, "abcd", 1)
-        host = EngineHost(dict.fromkeys("abcd", 1))
-        host.length = lambda _: 0.01
-        host.on_change = competition.poke
-        competition.attach(host)
-        competition.start()
-        while competition.health()["games"] < 2:
-            await asyncio.sleep(0.01)
+        ledger, accounts, competition, host = await two_games_played(tmp_path, config)
         await ledger.write(query_only(True))
-        deadline = time.monotonic() + 60
-        while competition.health()["status"] != "cannot-store":
-            assert time.monotonic() < deadline, "the unwritable database was never noticed"
-            await asyncio.sleep(0.01)
-        stuck = competition.health()
+        stuck = await cannot_store(competition)
         with pytest.raises(AdminError) as refused:
             await competition.admin("pause", {})
         await ledger.write(query_only(False))
