@@ -873,6 +873,21 @@ async def two_games_played(
     return ledger, accounts, competition, host
 
 
+async def four_more_and_closed(
+    ledger: Ledger, accounts: AccountStore, competition: Competition, games: int
+) -> dict[str, Any]:
+    """The health once four games past ``games`` are stored and the rest recorded; all closed."""
+    while competition.health()["games"] < games + 4:
+        await asyncio.sleep(0.01)
+    competition.paused = True
+    await competition.wait_recorded()
+    after = competition.health()
+    await competition.close()
+    ledger.close()
+    accounts.close()
+    return after
+
+
 async def cannot_store(competition: Competition) -> dict[str, Any]:
     """The health once it says ``cannot-store``."""
     deadline = time.monotonic() + 60
@@ -913,14 +928,7 @@ def test_a_full_disk_holds_the_ladder_and_loses_no_game(
             await asyncio.sleep(0.01)
         played_while_full = len(host.played) - played_then
         await ledger.write(cap(1 << 30))  # space freed
-        while competition.health()["games"] < stuck["games"] + 4:
-            await asyncio.sleep(0.01)
-        competition.paused = True
-        await competition.wait_recorded()
-        after = competition.health()
-        await competition.close()
-        ledger.close()
-        accounts.close()
+        after = await four_more_and_closed(ledger, accounts, competition, stuck["games"])
         return [stuck, *seen, after], played_while_full, len(host.played)
 
     with caplog.at_level(logging.INFO, logger="arena.server"):
@@ -964,14 +972,7 @@ def test_an_unwritable_database_holds_the_ladder_and_loses_no_game(
         with pytest.raises(AdminError) as refused:
             await competition.admin("pause", {})
         await ledger.write(query_only(False))
-        while competition.health()["games"] < stuck["games"] + 4:
-            await asyncio.sleep(0.01)
-        competition.paused = True
-        await competition.wait_recorded()
-        after = competition.health()
-        await competition.close()
-        ledger.close()
-        accounts.close()
+        after = await four_more_and_closed(ledger, accounts, competition, stuck["games"])
         assert refused.value.status == HTTPStatus.SERVICE_UNAVAILABLE
         return stuck, after, str(refused.value), len(host.played)
 
