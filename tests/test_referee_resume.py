@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -261,3 +262,24 @@ def test_the_js_bot_names_the_broken_session_when_it_reconnects(tmp_path: Path) 
         )
     assert done.returncode == 0, done.stderr
     assert _resume_ids(peer) == ["", "s1", ""]
+
+
+def test_session_ids_differ_from_one_referee_start_to_the_next(tmp_path: Path) -> None:
+    # Counted from s1 at each start, a bot's stale resume_session_id (kept over a crash of the
+    # referee, as the protocol asks) named another live session of its token after the
+    # restart, and ended it.
+    ids = []
+    for start in range(2):
+        accounts = TokenAccounts()
+        referee = RefereeThread(RefereeConfig(keepalive_ms=NEVER_MS), accounts)
+        referee.start("127.0.0.1:0")
+        bots = BotProcesses(referee, accounts, tmp_path / str(start))
+        try:
+            bot = start_resume_bot(bots, "solo")
+            ids.append(line(bot, "WELCOME")[1])
+        finally:
+            bots.kill_all()
+            referee.stop(0)
+    first, again = ids
+    assert first != again, ids
+    assert all(re.fullmatch(r"s1-[0-9a-f]{6}", i) for i in ids), ids

@@ -19,6 +19,7 @@ import hmac
 import inspect
 import itertools
 import logging
+import secrets
 import signal
 import time
 from collections import Counter, deque
@@ -252,6 +253,10 @@ class Referee:
         self._sessions: dict[str, Session] = {}
         self._by_key: dict[bytes, list[Session]] = {}
         self._session_ids = itertools.count(1)
+        # A tag of this start in every session id: counted from s1 again after a restart, a
+        # bot's stale Hello.resume_session_id (kept over a crash, as the protocol asks) named
+        # another live session of its token, which it then ended.
+        self._session_tag = secrets.token_hex(3)
         self._request_ids = itertools.count(1)
         self._game_ids = itertools.count(1)
         self._running: dict[str, TableRun] = {}
@@ -654,7 +659,7 @@ class Referee:
         """The BotService.Play handler: read, authenticate, hold the session, close with status."""
         session = Session(
             context,
-            f"s{next(self._session_ids)}",
+            f"s{next(self._session_ids)}-{self._session_tag}",
             self.config.inbox_limit,
             self.config.max_message_bytes,
         )

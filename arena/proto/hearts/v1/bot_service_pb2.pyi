@@ -330,9 +330,11 @@ class PlayResponse(_message.Message):
     last GameEnded. (On a reconnection the Welcome comes alone; the next message, with the seat's next
     request, brings the bot up to date, telling each event once and in order: GameStarted again,
     then, if the hand under way began before the stream broke, its HandStarted, CardsDealt and
-    (once passed) CardsReceived again, then the events the bot missed, oldest first, which may
-    end an earlier hand and start this one.) Process the parts in this order: welcome, events (in
-    order), request, shutdown.
+    (once passed) CardsReceived again, then the events the referee had not yet sent when the
+    stream broke, oldest first, which may end an earlier hand and start this one. The events of a
+    message the referee wrote just before the break, which may never have reached the bot, are
+    not sent again: the request's state shows where the game stands.) Process the parts in this
+    order: welcome, events (in order), request, shutdown.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
