@@ -21,6 +21,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
+from arena.proto.hearts.v1 import bot_service_pb2_grpc as bot_grpc
 from arena.referee import (
     BOT_SERVICE,
     SPECTATOR_SERVICE,
@@ -60,7 +61,7 @@ def test_a_wrong_token_is_refused_with_unauthenticated(
     lines = [r.getMessage() for r in caplog.records if r.name == "arena.referee"]
     assert any(
         re.fullmatch(
-            r"session s\d+ from \S+ as 'intruder' refused \(UNAUTHENTICATED\): "
+            r"session s\d+-[0-9a-f]{6} from \S+ as 'intruder' refused \(UNAUTHENTICATED\): "
             r"unknown token: .*",
             line,
         )
@@ -216,6 +217,55 @@ def test_a_slow_account_lookup_does_not_stall_the_referee(tmp_path: Path) -> Non
         referee.stop(0)
 
 
+def test_a_burst_of_hellos_on_one_token_replaces_idle_sessions_not_refused() -> None:
+    # Six Hellos at once on a token allowed two sessions, nothing playing: some were refused
+    # "too many sessions for this token (4, all playing)", counting sessions already ended and
+    # taking those still being welcomed for busy ones. Each takes an idle one's place instead.
+    accounts = GatedAccounts()
+    referee = RefereeThread(RefereeConfig(max_sessions_per_token=2), accounts)
+    referee.start("127.0.0.1:0")
+    token = accounts.issue("burst")
+    hello = bot_pb.PlayRequest(
+        hello=bot_pb.Hello(bot_name="burst", token=token, protocol_version=1)
+    )
+    firsts: list[str] = []
+    closers: list[threading.Event] = []
+
+    def connect(channel: grpc.Channel) -> None:
+        close = threading.Event()
+        closers.append(close)
+
+        def requests() -> Iterator[bot_pb.PlayRequest]:
+            yield hello
+            close.wait(RESULT_S)
+
+        stream = iter(bot_grpc.BotServiceStub(channel).Play(requests(), timeout=RESULT_S))
+        try:
+            first = next(stream)
+            firsts.append("welcome" if first.HasField("welcome") else str(first))
+        except grpc.RpcError as e:
+            firsts.append(f"{e.code().name} {e.details()}")
+        finally:
+            close.set()  # its side closes; the channel's end cancels the rest
+
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{referee.port}") as channel:
+            threads = [threading.Thread(target=connect, args=(channel,)) for _ in range(6)]
+            for thread in threads:
+                thread.start()
+            assert accounts.waiting.wait(BOT_READY_MS / 1000), "no Hello reached its lookup"
+            time.sleep(0.5)  # the other Hellos reach theirs: then all are answered at once
+            accounts.gate.set()
+            for thread in threads:
+                thread.join(RESULT_S)
+    finally:
+        accounts.gate.set()
+        for close in closers:
+            close.set()
+        referee.stop(0)
+    assert firsts == ["welcome"] * 6, firsts
+
+
 def test_an_account_lookup_past_the_handshake_timeout_is_unavailable(tmp_path: Path) -> None:
     accounts = GatedAccounts()
     referee = RefereeThread(RefereeConfig(handshake_ms=300), accounts)
@@ -347,7 +397,8 @@ def test_a_message_over_the_size_limit_is_refused(
         )
     # The organiser's log says so too (it said nothing of a session cut after its welcome).
     assert re.search(
-        r"session s\d+ \(huge\) ended \(RESOURCE_EXHAUSTED\): a message of 200012 bytes",
+        r"session s\d+-[0-9a-f]{6} \(huge\) ended \(RESOURCE_EXHAUSTED\): "
+        r"a message of 200012 bytes",
         caplog.text,
     ), caplog.text
 

@@ -884,12 +884,16 @@ class Referee:
         # so that a seat taken back cannot be lost (nor its table write a request) in between.
         claim = self._replace(session)
         mine = self._by_key.setdefault(key, [])
-        if len(mine) >= self.config.max_sessions_per_token:
-            idle = [s for s in mine if s.owner is self._lobby]
+        # Sessions ended but not yet gone count for nothing, and one still being welcomed is as
+        # idle as one in the lobby: a burst of Hellos on one token was refused "too many
+        # sessions (4, all playing)" at a limit of 2 with nothing playing.
+        live = [s for s in mine if not s.closed]
+        if len(live) >= self.config.max_sessions_per_token:
+            idle = [s for s in live if s.owner is self._lobby or s.owner is None]
             if not idle:
                 return Ending(
                     grpc.StatusCode.RESOURCE_EXHAUSTED,
-                    f"too many sessions for this token ({len(mine)}, all playing): close one, "
+                    f"too many sessions for this token ({len(live)}, all playing): close one, "
                     "or retry after a delay",
                 )
             idle[0].end(
