@@ -588,6 +588,69 @@ class LeavesAsItsTableForms(EngineHost):
         return idle
 
 
+class LeavesAndComesBack(LeavesAsItsTableForms):
+    """As :class:`LeavesAsItsTableForms`, its leaver back in the lobby at once (a reconnect),
+    and each table's start noted (``time.monotonic()``)."""
+
+    def __init__(self, sessions: dict[str, int], leaver: str) -> None:
+        super().__init__(sessions, leaver)
+        self.starts: list[float] = []
+
+    def idle(self) -> dict[str, int]:
+        """The lobby; the leaver leaves once, then is back on the loop's turn after that."""
+        leaving = self.leaver
+        idle = super().idle()
+        if leaving is not None and self.leaver is None:
+            asyncio.get_running_loop().call_later(0.01, self.comes_back, leaving)
+        return idle
+
+    def comes_back(self, bot: str) -> None:
+        """``bot`` is in the lobby again, which wakes the ladder as the referee's lobby does."""
+        self.connected[bot] = 1
+        if self.on_change is not None:
+            self.on_change()
+
+    async def play_table(self, spec: TableSpec) -> GameRecord:
+        """Note the start, then play as the engine host does."""
+        self.starts.append(time.monotonic())
+        return await super().play_table(spec)
+
+
+def test_a_bot_that_left_a_table_as_it_formed_waits_before_it_is_seated_again(
+    tmp_path: Path,
+) -> None:
+    # Leaving as a table formed cost nothing (an unrated game nobody played), and /api/lobby
+    # listed the table first: a bot could leave every table it did not like, and an owed board
+    # was formed again and again with it (161 times in 20 s).
+    config = server_config_from_dict({"mix_wait": "500ms", "fit_interval": 0})
+
+    async def go() -> tuple[float, list[float], list[list[dict[str, Any]]]]:
+        ledger, accounts, competition = await opened(tmp_path / "c.db", config, "abcd", 1)
+        host = LeavesAndComesBack({n: 1 for n in "abcd"}, "d")
+        host.length = lambda _: 0.01
+        host.on_change = competition.poke
+        competition.attach(host)
+        left: list[float] = []
+        listed: list[list[dict[str, Any]]] = []
+        real_play = competition._play
+
+        async def play(game: int, spec: TableSpec) -> None:
+            listed.append(competition.lobby()["tables"])  # before its first step takes seats
+            await real_play(game, spec)
+
+        competition._play = play  # type: ignore[method-assign]
+        competition.on_record(lambda game, record: left.append(time.monotonic()))
+        competition.start()
+        while len(host.starts) < 1:
+            await asyncio.sleep(0.01)
+        await close_ladder(ledger, accounts, competition)
+        return left[0], host.starts, listed
+
+    left, starts, listed = asyncio.run(go())
+    assert starts[0] - left >= 0.5  # d waited out mix_wait; the others could not play without it
+    assert listed[0] == []  # the table formed was not listed before its seats were taken
+
+
 def test_a_bot_that_leaves_as_its_table_forms_makes_it_unplayed_not_its_forfeit(
     tmp_path: Path,
 ) -> None:

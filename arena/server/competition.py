@@ -439,6 +439,10 @@ class Competition:
         self._held_since: dict[frozenset[str], float] = {}
         """Groups waiting for other bots rather than sitting down together again, since when
         (monotonic seconds)."""
+        self._cooling: dict[str, float] = {}
+        """Bots that left a table as it formed, with when (time.monotonic()) they may be seated
+        again: leaving then cost nothing (an unrated game nobody played), so a bot could leave
+        every table until one suited it, and keep re-forming an owed board for ever."""
 
     # ---- start-up ---------------------------------------------------------------------------
 
@@ -651,10 +655,15 @@ class Competition:
                 for bot in running.spec.seats:
                     idle[bot] = idle.get(bot, 0) - 1
         statuses = self._end_barred(self._statuses(idle))
+        now = time.monotonic()
+        self._cooling = {bot: until for bot, until in self._cooling.items() if until > now}
         return {
             bot: n
             for bot, n in idle.items()
-            if n > 0 and statuses.get(bot) is AccountStatus.ACTIVE and bot not in self._banning
+            if n > 0
+            and statuses.get(bot) is AccountStatus.ACTIVE
+            and bot not in self._banning
+            and bot not in self._cooling
         }
 
     def _end_barred(self, statuses: dict[str, AccountStatus]) -> dict[str, AccountStatus]:
@@ -1004,9 +1013,15 @@ class Competition:
             reason = (
                 f"interrupted ({', '.join(gone)} left as the table formed) after 0 hands played"
             )
+            wait_s = self.config.mix_wait_ms / 1000
             log.info(
-                "table not played", extra={"game": game, "table": spec.table_id, "why": reason}
+                "table not played",
+                extra={"game": game, "table": spec.table_id, "why": reason, "cooling_s": wait_s},
             )
+            if wait_s > 0:
+                until = time.monotonic() + wait_s
+                self._cooling.update(dict.fromkeys(gone, until))
+                asyncio.get_running_loop().call_later(wait_s, self.poke)
             self._ended(game)
             await self._record(game, interrupted_record(spec, started, self._clock(), reason))
             return
@@ -1313,7 +1328,9 @@ class Competition:
                     "started_at": r.started_at,
                 }
                 for r in sorted(self._running.values(), key=lambda r: r.game)
-                if r.task is not None
+                # And once its seats are taken: listed before, a bot that read it here could
+                # leave a table it did not like as it formed.
+                if r.task is not None and r.launched
             ],
             "owed_boards": self._owed_boards(),
             # Else bots idle in the lobby with no table forming looked like a stalled ladder.
