@@ -314,6 +314,8 @@ class Watcher(threading.Thread):
         self.port = port
         self.table_id = table_id
         self.events: list[ev_pb.Event] = []
+        self.batches: list[list[str | None]] = []
+        """Each WatchResponse's events, by kind."""
         self.error: Exception | None = None
 
     def run(self) -> None:
@@ -329,6 +331,7 @@ class Watcher(threading.Thread):
                 request = spec_pb.WatchRequest(table_id=self.table_id, from_start=True)
                 for response in stub.Watch(request, timeout=RESULT_S):
                     self.events.extend(response.events)
+                    self.batches.append([e.WhichOneof("kind") for e in response.events])
         except Exception as e:
             self.error = e
 
@@ -349,6 +352,13 @@ def test_spectators_see_public_events_live_and_the_deal_only_after_the_hand(
     assert kinds[0] == "game_started" and kinds[-1] == "game_ended"
     assert not {"cards_dealt", "cards_received", "fault_notice"} & set(kinds)
     assert kinds.count("card_played") == 52 * len(record.hands)
+    # A trick's cards come together with its end: one by one, a card the referee played itself
+    # (a seat's only legal card) came at once after the card before it, which showed a seat
+    # with a single card of the suit led.
+    for batch in watcher.batches:
+        if "card_played" in batch:
+            last = max(i for i, kind in enumerate(batch) if kind == "card_played")
+            assert "trick_won" in batch[last:], batch
     # Each hand's reveal comes after its last card and its score, never before.
     for number, h in enumerate(record.hands):
         reveal = next(

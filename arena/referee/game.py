@@ -561,7 +561,8 @@ class TableRun:
         completed = hand.play_index(index)
         if self._breakers >> index & 1 and not self._broken:
             self._broken = hand.hearts_broken
-        self._broadcast(wire.card_played(number, trick_number, seat_index, card))
+        # Held from spectators until the trick ends (TableFeed.publish says why).
+        self._broadcast(wire.card_played(number, trick_number, seat_index, card), hold=True)
         cards = self._current
         if not cards:
             self._current_leader = seat_index
@@ -1505,15 +1506,15 @@ class TableRun:
 
     # ---- events -----------------------------------------------------------------------------
 
-    def _broadcast(self, event: ev_pb.Event | bytes) -> None:
+    def _broadcast(self, event: ev_pb.Event | bytes, hold: bool = False) -> None:
         """A public event (or a serialised one): every seat gets it with its next message,
-        spectators now."""
+        spectators now (``hold``: with the next event not held)."""
         if not isinstance(event, bytes):
             event = event.SerializeToString()
         entry = wire.event_entry(event)
         for seat in self.seats:
             seat.pending.append(entry)
-        self.feed.publish(event)
+        self.feed.publish(event, hold)
 
     async def _announce_end(self, record: GameRecord) -> None:
         ended = ev_pb.Event(

@@ -76,6 +76,9 @@ class TableFeed:
         self.log: list[bytes] = []
         """Every public and spectator event so far, serialised (a game publishes an event per
         card; most are never watched, so they are kept as the bytes the table already has)."""
+        self._shown = 0
+        """How many events of the log the spectators may see: the cards of a trick under way are
+        held back until it ends (:meth:`publish`)."""
         self._watchers: set[Watcher] = set()
         self._limit = watcher_limit
 
@@ -84,22 +87,35 @@ class TableFeed:
         """Spectator streams watching now."""
         return len(self._watchers)
 
-    def publish(self, event: ev_pb.Event | bytes) -> None:
-        """Record a public (or spectator-only) event and pass it to every watcher."""
+    def publish(self, event: ev_pb.Event | bytes, hold: bool = False) -> None:
+        """Record a public (or spectator-only) event and pass it, with any held before it, to
+        every watcher; ``hold``: keep it back until the next event not held.
+
+        The cards of a trick are held until it ends: a card the referee plays itself (a seat's
+        only legal card) follows the card before it at once, so that watching card by card
+        showed which seat held a single card of the suit led, and a bot could watch its own
+        table (spectators need no login)."""
         if not isinstance(event, bytes):
             event = event.SerializeToString()
         self.log.append(event)
+        if not hold:
+            self._show()
+
+    def _show(self) -> None:
+        """Pass the events held so far to every watcher."""
+        shown, self._shown = self._shown, len(self.log)
         if not self._watchers:  # most games: one event per card, and nobody watching
             return
-        dropped = [w for w in self._watchers if not w.push(event)]
-        for w in dropped:
-            self._watchers.discard(w)
+        for event in self.log[shown:]:
+            dropped = [w for w in self._watchers if not w.push(event)]
+            for w in dropped:
+                self._watchers.discard(w)
 
     def subscribe(self, from_start: bool) -> Watcher:
         """A new watcher, primed with the log so far if asked; ended at once if the feed is."""
-        watcher = Watcher(max(self._limit, len(self.log) + 1) if from_start else self._limit)
+        watcher = Watcher(max(self._limit, self._shown + 1) if from_start else self._limit)
         if from_start:
-            for event in self.log:
+            for event in self.log[: self._shown]:
                 watcher.push(event)
         if self.status == spec_pb.TABLE_STATUS_FINISHED:
             watcher.push(None)
@@ -113,6 +129,7 @@ class TableFeed:
 
     def close(self) -> None:
         """The game is over: end every watcher's stream after what it has queued."""
+        self._show()  # the cards of a trick cut short by an interruption
         self.status = spec_pb.TABLE_STATUS_FINISHED
         for w in self._watchers:
             w.push(None)
