@@ -888,6 +888,36 @@ def test_an_entrant_without_an_account_has_no_games_yet_not_no_such_bot(tmp_path
     assert asyncio.run(go()) == []
 
 
+def test_recent_games_are_read_once_per_game_stored(tmp_path: Path) -> None:
+    # Each /api/games read the database: four clients polling it slowed the ladder sevenfold.
+    # The answer is kept until a game is stored (or for RECENT_TTL_S).
+    config = server_config_from_dict({"seed": 3, "fit_interval": 0})
+
+    async def go() -> tuple[bool, bool, int, int]:
+        ledger, accounts, competition, _ = await two_games_played(tmp_path, config)
+        competition.paused = True
+        await competition.wait_recorded()
+        first = await competition.recent(500, None, None)
+        again = await competition.recent(500, None, None)
+        other = await competition.recent(1, None, None)
+        competition.paused = False
+        competition.poke()
+        while competition.health()["games"] <= len(first):
+            await asyncio.sleep(0.01)
+        competition.paused = True
+        await competition.wait_recorded()
+        later = await competition.recent(500, None, None)
+        stored = competition.health()["games"]
+        await competition.close()
+        ledger.close()
+        accounts.close()
+        return again is first, other is first, len(later), stored
+
+    same, other_query_shared, later, stored = asyncio.run(go())
+    assert same and not other_query_shared
+    assert later == stored  # a game stored since: a new answer, with it
+
+
 def test_the_published_fits_message_counts_in_the_singular_too() -> None:
     # It read "from 4 results on 1 boards" on the leaderboard.
     from arena.ratings import TableResult

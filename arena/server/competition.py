@@ -110,6 +110,11 @@ REPLACED_NOTE = (
 """What a waiting session opened with a bot's old token is told."""
 EVENT_LOOK_S = 5.0
 """How often an event's ladder looks again with nothing else to wake it (see _event_clock)."""
+RECENT_TTL_S = 2.0
+"""How long an answer of /api/games is served again while no game is stored (a board whose
+owed rotations are dropped without a game stored is shown done within that)."""
+RECENT_CACHED = 64
+"""Queries of /api/games whose answers are kept (all are dropped past that: the queries vary)."""
 ADMIN_WRITE_WAIT_S = 20.0
 """How long a pause or resume waits to be stored before it is answered 503 (within the 30 s
 an `arena admin` command waits for its answer)."""
@@ -439,6 +444,12 @@ class Competition:
         self._held_since: dict[frozenset[str], float] = {}
         """Groups waiting for other bots rather than sitting down together again, since when
         (monotonic seconds)."""
+        self._recent: dict[
+            tuple[int, int | None, str | None], tuple[int, float, list[dict[str, Any]]]
+        ] = {}
+        """Answers of :meth:`recent` by query, with the games stored then and until when they
+        hold: a page polled as fast as a client could ask read the database each time, and four
+        such clients slowed the ladder sevenfold (a new game stored makes a new answer)."""
         self._cooling: dict[str, float] = {}
         """Bots that left a table as it formed, with when (time.monotonic()) they may be seated
         again: leaving then cost nothing (an unrated game nobody played), so a bot could leave
@@ -1399,6 +1410,11 @@ class Competition:
         A game whose board is still in play has its seed withheld (null, and ``withheld`` says
         why); ``withheld`` is null for the others.
         """
+        key = (limit, before, bot)
+        cached = self._recent.get(key)
+        if cached is not None and cached[0] == self._games and time.monotonic() < cached[1]:
+            return cached[2]
+        stored = self._games
         games = await self.ledger.read(LedgerReader.recent, limit, before, bot)
         # Only an empty answer can hide a typo; a bot with games had an account when it played.
         if not games and bot is not None:
@@ -1423,6 +1439,9 @@ class Competition:
             game["withheld"] = WITHHELD_REASON.format(board=game["board"]) if withheld else None
             if withheld:
                 game["seed"] = None
+        if len(self._recent) >= RECENT_CACHED:
+            self._recent.clear()
+        self._recent[key] = (stored, time.monotonic() + RECENT_TTL_S, games)
         return games
 
     async def game(self, number: int) -> str | None:
