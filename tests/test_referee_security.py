@@ -70,6 +70,29 @@ def test_a_wrong_token_is_refused_with_unauthenticated(
     assert not any("not-a-token" in line for line in lines)  # never the token itself
 
 
+def test_refusals_from_one_host_are_logged_twenty_a_minute_then_counted(
+    referee: tuple[RefereeThread, TokenAccounts], caplog: pytest.LogCaptureFixture
+) -> None:
+    # A client trying tokens as fast as it could got a log line each (611 a second, 700 KB of
+    # log in 3 s): a log that could fill the disk.
+    caplog.set_level(logging.INFO, logger="arena.referee")
+    hello = bot_pb.PlayRequest(
+        hello=bot_pb.Hello(bot_name="guess", token="not-a-token", protocol_version=1)
+    )
+    with grpc.insecure_channel(f"127.0.0.1:{referee[0].port}") as channel:
+        stub = bot_grpc.BotServiceStub(channel)
+        for _ in range(25):
+            with pytest.raises(grpc.RpcError) as refused:
+                list(stub.Play(iter([hello]), timeout=RESULT_S))
+            assert refused.value.code() is grpc.StatusCode.UNAUTHENTICATED
+    lines = [r.getMessage() for r in caplog.records if r.name == "arena.referee"]
+    assert sum(" refused (UNAUTHENTICATED): " in line for line in lines) == 20, lines
+    assert any(
+        line.startswith("20 sessions from ipv4:127.0.0.1 refused within a minute: the rest")
+        for line in lines
+    ), lines
+
+
 def test_a_missing_token_is_refused_with_unauthenticated(bots: BotProcesses) -> None:
     proc = bots.start("anonymous", token="")
     assert status_of(bots, proc).startswith("UNAUTHENTICATED no token: set Hello.token")

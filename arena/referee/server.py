@@ -75,6 +75,11 @@ LOOKUP_THREADS = 4
 """Account lookups that may run at once (each in a worker thread, off the event loop)."""
 CLOSE_LINGER_S = 1.5
 """After a Shutdown, how long the referee waits for the bot to close its side of the stream."""
+REFUSALS_LOGGED = 20
+"""Refused sessions from one host whose log lines are written in a minute; the rest are counted."""
+REFUSAL_WINDOW_S = 60.0
+MAX_REFUSING_HOSTS = 1024
+"""Hosts whose refusals are counted before those quiet for a minute are forgotten."""
 SERVER_STOP_GRACE_S = 1.0
 """After every session was told to stop, how long gRPC waits for streams to close."""
 CUT = "CANCELLED"
@@ -253,6 +258,8 @@ class Referee:
         self._sessions: dict[str, Session] = {}
         self._by_key: dict[bytes, list[Session]] = {}
         self._session_ids = itertools.count(1)
+        self._refusals: dict[str, tuple[float, int, int]] = {}
+        """Per host refusing sessions: when its minute began, refusals logged, refusals not."""
         # A tag of this start in every session id: counted from s1 again after a restart, a
         # bot's stale Hello.resume_session_id (kept over a crash, as the protocol asks) named
         # another live session of its token, which it then ended.
@@ -681,14 +688,15 @@ class Referee:
                 # One line per refusal: an organiser asked why a bot cannot connect finds it
                 # here (the bot was told the same; the count alone came at the stop).
                 claimed = session.hello.bot_name if session.hello is not None else ""
-                log.info(
-                    "session %s from %s%s refused (%s): %s",
-                    session.id,
-                    session.peer,
-                    f" as {claimed[:MAX_BOT_NAME]!r}" if claimed else "",
-                    ending.code_name,
-                    ending.message,
-                )
+                if self._refusal_logged(session.peer):
+                    log.info(
+                        "session %s from %s%s refused (%s): %s",
+                        session.id,
+                        session.peer,
+                        f" as {claimed[:MAX_BOT_NAME]!r}" if claimed else "",
+                        ending.code_name,
+                        ending.message,
+                    )
             if ending is None:
                 ending = await session.ending
                 if ending.code is not None:
@@ -966,6 +974,38 @@ class Referee:
             return None
         self._lobby.add(session)
         return None
+
+    def _refusal_logged(self, peer: str) -> bool:
+        """Whether a refusal of a session from ``peer`` gets its log line: at most
+        :data:`REFUSALS_LOGGED` a minute from one host, the rest counted in one line the next
+        minute (a client trying tokens as fast as it could grew the log by 700 KB in 3 s)."""
+        host = peer.rpartition(":")[0] or peer
+        now = time.monotonic()
+        start, logged, skipped = self._refusals.get(host, (now, 0, 0))
+        if now - start >= REFUSAL_WINDOW_S:
+            if skipped:
+                log.info(
+                    "%d more refusals of sessions from %s in the minute before were not logged",
+                    skipped,
+                    host,
+                )
+            start, logged, skipped = now, 0, 0
+        if len(self._refusals) > MAX_REFUSING_HOSTS:  # forget hosts long quiet
+            self._refusals = {
+                h: entry for h, entry in self._refusals.items() if now - entry[0] < REFUSAL_WINDOW_S
+            }
+        if logged < REFUSALS_LOGGED:
+            self._refusals[host] = (start, logged + 1, skipped)
+            return True
+        if not skipped:
+            log.info(
+                "%d sessions from %s refused within a minute: the rest of this minute's are "
+                "counted, not logged",
+                logged,
+                host,
+            )
+        self._refusals[host] = (start, logged, skipped + 1)
+        return False
 
     def _replace(self, session: Session) -> tuple[TableRun, Seat] | None:
         """End the session a reconnect names in Hello.resume_session_id, if it is a live one of
