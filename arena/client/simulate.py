@@ -24,9 +24,6 @@ from arena.rules import FirstLead, PassDirection
 
 __all__ = ["playout", "sample_world"]
 
-SAMPLE_ATTEMPTS = 50
-"""Greedy deals tried before giving up on the void constraints (they are nearly always met)."""
-
 _SUIT_BITS = (1 << RANKS_PER_SUIT) - 1
 _ALL = (1 << (4 * RANKS_PER_SUIT)) - 1
 _QS_INDEX = QUEEN_OF_SPADES.index
