@@ -27,6 +27,7 @@ from arena.proto.hearts.v1 import spectator_service_pb2_grpc as spec_grpc
 from arena.referee import RefereeConfig, RefereeThread, TokenAccounts
 from arena.referee.accounts import token_key
 from arena.rules import Rules
+from arena.server.competition import _LEFT_BEFORE_START
 from arena.table import Clocks, FaultKind, FaultPolicy, GameRecord, TableSpec, Termination
 
 RESULT_S = 120.0
@@ -382,6 +383,9 @@ def test_a_goodbye_before_the_bot_is_told_of_its_game_interrupts_it(
     record = future.result(RESULT_S)
     assert record.termination is Termination.INTERRUPTED
     assert "quitter left (Goodbye) before its game started" in record.reason
+    # As the competition server reads it, to keep such a bot from its next table for a while.
+    left = _LEFT_BEFORE_START.search(record.reason)
+    assert left is not None and left.group(1) == "quitter"
     assert not record.faults and all(s is Termination.NORMAL for s in record.seat_status)
     out = arena.bots.output(proc)
     assert "SHUTDOWN SHUTDOWN_REASON_GOODBYE" in out and "STATUS OK" in out

@@ -32,7 +32,7 @@ from arena.errors import ConfigError
 from arena.server.accounts import AccountStore, hash_token
 from arena.server.competition import Competition, LadderState
 from arena.server.config import ServerConfig, server_config_from_dict
-from arena.server.ledger import INTERRUPTED_REASON, Ledger, LedgerDB
+from arena.server.ledger import INTERRUPTED_REASON, Ledger, LedgerDB, interrupted_record
 from arena.server.matchmaking import board_seed
 from arena.server.webapp import AdminError, NotFoundError
 from arena.table import GameRecord, TableSpec, Termination
@@ -649,6 +649,48 @@ def test_a_bot_that_left_a_table_as_it_formed_waits_before_it_is_seated_again(
     left, starts, listed = asyncio.run(go())
     assert starts[0] - left >= 0.5  # d waited out mix_wait; the others could not play without it
     assert listed[0] == []  # the table formed was not listed before its seats were taken
+
+
+class SaysGoodbyeOnceSeated(EngineHost):
+    """A host whose first table ends as the referee ends one whose bot ``leaver`` said Goodbye
+    once seated, before anything of its game reached it; each table's start noted."""
+
+    def __init__(self, sessions: dict[str, int], leaver: str) -> None:
+        super().__init__(sessions)
+        self.leaver: str | None = leaver
+        self.starts: list[float] = []
+
+    async def play_table(self, spec: TableSpec) -> GameRecord:
+        """The first table interrupted by the leaver's Goodbye; the others played."""
+        self.starts.append(time.monotonic())
+        if self.leaver is None:
+            return await super().play_table(spec)
+        bot, self.leaver = self.leaver, None
+        reason = f"interrupted ({bot} left (Goodbye) before its game started) after 0 hands played"
+        return interrupted_record(spec, 0.0, 0.0, reason)
+
+
+def test_a_bot_that_says_goodbye_once_seated_waits_before_it_is_seated_again(
+    tmp_path: Path,
+) -> None:
+    # Seated, then a Goodbye before its first request: an unrated game nobody played, as for a
+    # table left as it formed, but the bot was seated again at once (0.8 s, mix_wait 3 s).
+    config = server_config_from_dict({"mix_wait": "500ms", "fit_interval": 0})
+
+    async def go() -> list[float]:
+        ledger, accounts, competition = await opened(tmp_path / "c.db", config, "abcd", 1)
+        host = SaysGoodbyeOnceSeated({n: 1 for n in "abcd"}, "d")
+        host.length = lambda _: 0.01
+        host.on_change = competition.poke
+        competition.attach(host)
+        competition.start()
+        while len(host.starts) < 2:
+            await asyncio.sleep(0.01)
+        await close_ladder(ledger, accounts, competition)
+        return host.starts
+
+    first, second, *_ = asyncio.run(go())
+    assert second - first >= 0.5
 
 
 def test_a_bot_that_leaves_as_its_table_forms_makes_it_unplayed_not_its_forfeit(

@@ -21,6 +21,7 @@ import logging
 import math
 import os
 import random
+import re
 import signal
 import sqlite3
 import threading
@@ -110,6 +111,11 @@ REPLACED_NOTE = (
 """What a waiting session opened with a bot's old token is told."""
 EVENT_LOOK_S = 5.0
 """How often an event's ladder looks again with nothing else to wake it (see _event_clock)."""
+_LEFT_BEFORE_START = re.compile(
+    r"(?:^|\()([A-Za-z0-9][A-Za-z0-9_.\-]*) left \(Goodbye\) before its game started"
+)
+"""The referee's reason for a game interrupted by a seated bot's Goodbye before it was told of
+its game (bot names have no spaces or parentheses)."""
 RECENT_TTL_S = 2.0
 """How long an answer of /api/games is served again while no game is stored (a board whose
 owed rotations are dropped without a game stored is shown done within that)."""
@@ -1024,15 +1030,16 @@ class Competition:
             reason = (
                 f"interrupted ({', '.join(gone)} left as the table formed) after 0 hands played"
             )
-            wait_s = self.config.mix_wait_ms / 1000
             log.info(
                 "table not played",
-                extra={"game": game, "table": spec.table_id, "why": reason, "cooling_s": wait_s},
+                extra={
+                    "game": game,
+                    "table": spec.table_id,
+                    "why": reason,
+                    "cooling_s": self.config.mix_wait_ms / 1000,
+                },
             )
-            if wait_s > 0:
-                until = time.monotonic() + wait_s
-                self._cooling.update(dict.fromkeys(gone, until))
-                asyncio.get_running_loop().call_later(wait_s, self.poke)
+            self._cool(gone)
             self._ended(game)
             await self._record(game, interrupted_record(spec, started, self._clock(), reason))
             return
@@ -1046,8 +1053,24 @@ class Competition:
                 spec, started, self._clock(), CRASH_REASON.format(error=repr(e))
             )
             record = _with_termination(record, Termination.CRASH)
+        if record.termination is Termination.INTERRUPTED:
+            # Seated, then gone before anything of the game reached it: as unplayed as a
+            # table left as it formed, and as free, so the same wait.
+            left = _LEFT_BEFORE_START.search(record.reason)
+            if left is not None:
+                self._cool([left.group(1)])
         self._ended(game)
         await self._record(game, record)
+
+    def _cool(self, bots: Iterable[str]) -> None:
+        """Seat ``bots`` at no table for ``mix_wait``: each left a table before its game
+        started, which costs nothing else (an unrated game nobody played)."""
+        wait_s = self.config.mix_wait_ms / 1000
+        if wait_s <= 0:
+            return
+        until = time.monotonic() + wait_s
+        self._cooling.update(dict.fromkeys(bots, until))
+        asyncio.get_running_loop().call_later(wait_s, self.poke)
 
     async def _record(self, game: int, record: GameRecord) -> None:
         rated = is_rated(record)
