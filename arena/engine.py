@@ -983,7 +983,7 @@ class Hand:
             detail = ""
             if why is Violation.WRONG_PHASE:  # still passing: say who holds up the play
                 if seat is None:  # no seat is to move yet: the card's holder tried it, not seat 0
-                    s = next((i for i in range(self.players) if c in self.hand(i)), s)
+                    s = next((i for i in range(self.players) if self._hands[i] & c.bit), s)
                 waiting = " ".join(str(w) for w in self.seats_to_pass)
                 detail = f"the cards are being passed; seats still to pass: {waiting}"
             raise IllegalMoveError(s, (c,), why, detail=detail)

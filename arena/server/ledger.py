@@ -665,7 +665,8 @@ class Ledger:
         self.db = db
         self.reader = reader
         self.failing: str | None = None
-        """Why writes fail now and are tried again (a full disk), None while they succeed."""
+        """Why writes fail now and are tried again (a full disk, a file that cannot be
+        written), None while they succeed."""
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="ledger-write")
         self._reads = ThreadPoolExecutor(1, thread_name_prefix="ledger-read")
 

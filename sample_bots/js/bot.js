@@ -893,33 +893,26 @@ class Session {
       // Not a TLS server: a plain-text referee, or an HTTP/1 server (the leaderboard's web
       // port), where unsetting the TLS variables would not help. One plain request tells.
       http1Server(this.address).then((http1) => {
-        if (!http1) {
-          this.failed(status.code, details, false);
-          return;
-        }
-        process.stderr.write(
-          `${botName()}: cannot connect to ${this.address} (${grpcStatusName(status.code)})` +
-            `${NOT_GRPC_HINT}\n`,
-        );
-        process.exit(EXIT_REFUSED);
+        this.failed(status.code, details, http1 ? NOT_GRPC_HINT : "");
       });
       return;
     }
     if (this.everWelcomed || !this.tls.on || !details.includes("Failed to connect")) {
-      this.failed(status.code, details, false);
+      this.failed(status.code, details);
       return;
     }
     // grpc-js says only "Failed to connect", as for a network failure: one more connection of
     // our own tells whether the referee hung up on the client certificate.
     // (A SIGTERM meanwhile exits at once: there is no call to say Goodbye on.)
     clientCertificateRefused(this.address, this.tls).then((refused) => {
-      this.failed(status.code, details, refused);
+      this.failed(status.code, details, refused ? refusedCertificateHint() : "");
     });
   }
 
-  // A stream that ended in failure, with its status code and details; refused: the referee
-  // certainly refused the client certificate (or its lack).
-  failed(code, details, refused) {
+  // A stream that ended in failure, with its status code and details; known: what a probe of
+  // our own found certain (the referee refused the client certificate, or its lack; an HTTP/1
+  // server at the address), "" if nothing.
+  failed(code, details, known = "") {
     const why = `${grpcStatusName(code)}: ${details}`;
     let hint = this.welcomed
       ? ""
@@ -927,7 +920,7 @@ class Session {
         notGrpcHint(details) ||
         unknownHostHint(details);
     let certain = tlsMismatch(details) || notGrpc(details);
-    if (refused) [hint, certain] = [refusedCertificateHint(), true];
+    if (known) [hint, certain] = [known, true];
     if (hint && !this.everWelcomed && certain) {
       // These settings have never worked, and the answer is the TLS handshake's own (or an
       // HTTP/1 server's): it would fail the same way for the ten minutes of retries.
