@@ -636,10 +636,10 @@ def test_a_bot_that_left_a_table_as_it_formed_waits_before_it_is_seated_again(
 
         async def play(game: int, spec: TableSpec) -> None:
             listed.append(competition.lobby()["tables"])  # before its first step takes seats
+            left.append(time.monotonic())  # no later than the wait begins, in this step
             await real_play(game, spec)
 
         competition._play = play  # type: ignore[method-assign]
-        competition.on_record(lambda game, record: left.append(time.monotonic()))
         competition.start()
         while len(host.starts) < 1:
             await asyncio.sleep(0.01)
