@@ -15,6 +15,7 @@ import operator
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import Final
 
 from arena.errors import CardParseError
 
@@ -59,11 +60,16 @@ class Suit(IntEnum):
     def parse(cls, text: str) -> Suit:
         """Parse a one-letter suit code (case-insensitive)."""
         # One letter, looked up whole: str.index would find "" and "CD" at 0, as clubs.
-        found = _SUIT_LETTERS.find(text.upper()) if isinstance(text, str) and len(text) == 1 else -1
+        # ASCII only: "ſ".upper() is "S", and the referee refuses it as a card's suit.
+        one = isinstance(text, str) and len(text) == 1 and text.isascii()
+        found = _SUIT_LETTERS.find(text.upper()) if one else -1
         if found < 0:
             raise CardParseError(f"unknown suit {text!r}: expected one of C, D, H, S")
         return cls(found)
 
+
+CARD_PADDING: Final = " \t\r\n"
+"""What may stand around a card's code and is ignored (the protocol's rule for a bot's answer)."""
 
 _SUIT_LETTERS = "CDHS"
 
@@ -98,7 +104,7 @@ class Rank(IntEnum):
     @classmethod
     def parse(cls, text: str) -> Rank:
         """Parse a one-character rank code (case-insensitive; "10" is accepted for ten)."""
-        if not isinstance(text, str):
+        if not isinstance(text, str) or not text.isascii():
             raise CardParseError(f"unknown rank {text!r}: expected one of 2-9, T, J, Q, K, A")
         t = text.upper()
         if t == "10":
@@ -144,11 +150,14 @@ class Card:
     @classmethod
     def parse(cls, text: str) -> Card:
         """Parse two characters, rank then suit ("QS", "TH", "2C"; also "10H"), case-insensitive."""
-        if not isinstance(text, str) or not 2 <= len(text.strip()) <= 3:
+        # The referee's rule for a bot's answer: ASCII letters, spaces, tabs and line ends
+        # around them ignored. Python's strip() took any Unicode space (a no-break space), so a
+        # bot that checked its answer here was refused by the referee.
+        t = text.strip(CARD_PADDING) if isinstance(text, str) else ""
+        if not 2 <= len(t) <= 3:
             raise CardParseError(
                 f"cannot parse card {text!r}: expected rank then suit, like 'QS', 'TH' or '2C'"
             )
-        t = text.strip()
         try:
             return CARDS[Suit.parse(t[-1]) * RANKS_PER_SUIT + Rank.parse(t[:-1])]
         except CardParseError as e:

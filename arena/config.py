@@ -52,6 +52,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Final
 
+from arena.engine import MAX_SEED as ENGINE_MAX_SEED
 from arena.errors import ConfigError, RulesError
 from arena.rules import (
     MAX_PLAYERS,
@@ -97,10 +98,10 @@ DEFAULT_DB = "arena.db"
 DEFAULT_BOARDS = 10
 DEFAULT_SEED = 1
 """Fixed, so that running the same command twice is the same run (and resumes it)."""
-MAX_SEED: Final = 2**63 - 1
-"""The largest seed taken (seeds are 0 to this): a signed 64-bit integer holds it (SQLite,
-protobuf int64), as it holds the board seeds derived from it; numpy's generators (the ratings'
-bootstrap) want a seed that is not negative."""
+MAX_SEED: Final = ENGINE_MAX_SEED
+"""The largest seed taken (seeds are 0 to this), the engine's: a signed 64-bit integer holds it
+(SQLite, protobuf int64), as it holds the board seeds derived from it; numpy's generators (the
+ratings' bootstrap) want a seed that is not negative."""
 SAMPLE_BOTS = ("random", "lowcard", "heuristic", "montecarlo")
 """The sample bots that play when no ``--bot`` is given (the demo)."""
 SAMPLE_BOT_DIR = Path(__file__).resolve().parent.parent / "sample_bots"

@@ -248,7 +248,7 @@ def deal_order(rules: Rules, seed: int, hand_number: int = 0) -> list[Card]:
     the next, and so on; what is left is the kitty.
     """
     check_rules(rules)
-    seed, hand_number = _whole("seed", seed), _whole("hand_number", hand_number)
+    seed, hand_number = check_seed(seed), _whole("hand_number", hand_number)
     # As Hand.deal refuses it: the kernel would deal a hand -1 that no game ever plays.
     _check_hand_number(hand_number)
     return [CARDS[i] for i in _shuffled(_deck_indexes(rules), seed, hand_number)]
@@ -304,6 +304,25 @@ def _whole(name: str, value: int) -> int:
         return operator.index(value)
     except TypeError:
         raise ConfigError(f"{name} must be a whole number, got {value!r}") from None
+
+
+MAX_SEED = 2**63 - 1
+"""The largest seed dealt; seeds are 0 to this, as a table's (:data:`arena.config.MAX_SEED`)."""
+
+
+def check_seed(value: int) -> int:
+    """A game's seed as a plain ``int`` from 0 to :data:`MAX_SEED`, or a :class:`ConfigError`."""
+    seed = _whole("seed", value)
+    if not 0 <= seed <= MAX_SEED:
+        # As a table refuses it: -1 or 2**63 dealt a game no referee would deal, and 10**5000 a
+        # bare ValueError from formatting its digits.
+        # Printing 10**5000 is itself the ValueError (int-to-text conversion is capped).
+        shown = f"{seed}" if seed.bit_length() <= 256 else f"a number of {seed.bit_length()} bits"
+        raise ConfigError(
+            f"seed must be a whole number from 0 to {MAX_SEED} (2**63 - 1), as a table's, "
+            f"got {shown}"
+        )
+    return seed
 
 
 def check_rules(rules: object) -> None:
@@ -504,7 +523,7 @@ class Hand:
         """Deal hand ``hand_number`` of a game from a seed (pass direction from the cycle)."""
         check_rules(rules)
         n = rules.players
-        seed, hand_number = _whole("seed", seed), _whole("hand_number", hand_number)
+        seed, hand_number = check_seed(seed), _whole("hand_number", hand_number)
         _check_hand_number(hand_number)
         if dealer is not None:
             dealer = _check_seat("dealer", dealer, n)
@@ -1448,7 +1467,7 @@ class Game:
         self.rules = rules if rules is not None else Rules()
         """The rules in force."""
         check_rules(self.rules)
-        seed = _whole("seed", seed)
+        seed = check_seed(seed)
         first_dealer = _check_seat("first_dealer", first_dealer, self.rules.players)
         self.seed = seed
         """The game's seed; every deal derives from it."""

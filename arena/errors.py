@@ -15,7 +15,7 @@ Each message carries the bad input and the state it met, so that it can be shown
 from __future__ import annotations
 
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from arena.cards import Card
@@ -35,6 +35,19 @@ __all__ = [
 
 class ArenaError(Exception):
     """Base of every error Hearts Arena raises on purpose."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Exception's own pickling calls the class with the message alone, which the errors that
+        # take their parts (RulesError, IllegalMoveError...) refuse: unpickled in a process pool,
+        # an IllegalMoveError raised in a worker broke the whole pool.
+        return (_rebuilt, (type(self), self.args, self.__dict__))
+
+
+def _rebuilt(cls: type[ArenaError], args: tuple[Any, ...], state: dict[str, Any]) -> ArenaError:
+    """An unpickled error: its message and attributes, without calling its constructor."""
+    error = cls.__new__(cls, *args)
+    error.__dict__.update(state)
+    return error
 
 
 class CardParseError(ArenaError, ValueError):

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, TypeVar
 
+from arena.engine import MAX_SEED as ENGINE_MAX_SEED
 from arena.errors import ArenaError, ConfigError
 from arena.rules import Rules, rules_example
 
@@ -50,9 +51,9 @@ the run config and the store that arena.config brings in)."""
 MAX_FAULTS = 2**32 - 1
 """The most faults a policy may tolerate: ``FaultNotice.faults_allowed`` carries it in 32 bits
 (a larger one failed the game at its first fault)."""
-MAX_SEED = 2**63 - 1
-"""The largest seed a table takes, as ``arena run --seed`` does: a store keeps it as a signed
-64-bit integer."""
+MAX_SEED = ENGINE_MAX_SEED
+"""The largest seed a table takes, the engine's, as ``arena run --seed`` does: a store keeps it as
+a signed 64-bit integer."""
 _DAY = " (ms: at most a day)"
 _T = TypeVar("_T")
 
@@ -93,6 +94,62 @@ def _whole(what: str, read: Callable[[Mapping[str, Any]], _T], data: Mapping[str
         raise
     except (ValueError, TypeError, AttributeError) as e:
         raise ConfigError(f"not a valid {what}: {e}") from None
+
+
+# Readers of a record's fields: a value of another JSON type is refused, naming the field, as
+# TableSpec refuses a seed of "55". int(), float(), bool() and tuple() read a record's totals of
+# [34.9, "8"] as (34, 8), forced "false" as True and cards "QS" as ("Q", "S").
+
+
+def _int(data: Mapping[str, Any], key: str) -> int:
+    value = data[key]
+    if type(value) is not int:
+        raise ValueError(f"{key} must be a whole number, got {value!r:.40}")
+    return value
+
+
+def _ints(data: Mapping[str, Any], key: str) -> tuple[int, ...]:
+    values = data[key]
+    if not isinstance(values, list | tuple) or any(type(v) is not int for v in values):
+        raise ValueError(f"{key} must be a list of whole numbers, got {values!r:.60}")
+    return tuple(values)
+
+
+def _real(data: Mapping[str, Any], key: str) -> float:
+    value = data[key]
+    if type(value) not in (int, float):
+        raise ValueError(f"{key} must be a number, got {value!r:.40}")
+    return float(value)
+
+
+def _flag(data: Mapping[str, Any], key: str, default: bool | None = None) -> bool:
+    value = data.get(key, default) if default is not None else data[key]
+    if not isinstance(value, bool):
+        raise ValueError(f"{key} must be true or false, got {value!r:.40}")
+    return value
+
+
+def _text(data: Mapping[str, Any], key: str) -> str:
+    value = data[key]
+    if not isinstance(value, str):
+        raise ValueError(f"{key} must be text, got {value!r:.40}")
+    return value
+
+
+def _codes(
+    data: Mapping[str, Any], key: str, default: Sequence[str] | None = None
+) -> tuple[str, ...]:
+    values = data.get(key, default) if default is not None else data[key]
+    if not isinstance(values, list | tuple) or not all(isinstance(v, str) for v in values):
+        raise ValueError(f"{key} must be a list of card codes, got {values!r:.60}")
+    return tuple(values)
+
+
+def _card_lists(data: Mapping[str, Any], key: str) -> tuple[tuple[str, ...], ...]:
+    lists = data[key] or ()  # None: no passes, in records of old
+    if not isinstance(lists, list | tuple):
+        raise ValueError(f"{key} must be a list of lists of card codes, got {lists!r:.60}")
+    return tuple(_codes({key: cards}, key) for cards in lists)
 
 
 @dataclass(frozen=True)
@@ -407,15 +464,15 @@ class Fault:
     @classmethod
     def _from_dict(cls, data: Mapping[str, Any]) -> Fault:
         return cls(
-            hand=int(data["hand"]),
-            trick=int(data["trick"]),
-            seat=int(data["seat"]),
-            bot=str(data["bot"]),
+            hand=_int(data, "hand"),
+            trick=_int(data, "trick"),
+            seat=_int(data, "seat"),
+            bot=_text(data, "bot"),
             kind=FaultKind(data["kind"]),
-            detail=str(data["detail"]),
-            sent=str(data["sent"]),
-            substitute=tuple(data["substitute"]),
-            at_ms=float(data["at_ms"]),
+            detail=_text(data, "detail"),
+            sent=_text(data, "sent"),
+            substitute=_codes(data, "substitute"),
+            at_ms=_real(data, "at_ms"),
         )
 
 
@@ -465,15 +522,15 @@ class Decision:
     def _from_dict(cls, data: Mapping[str, Any]) -> Decision:
         fault = data.get("fault")
         return cls(
-            hand=int(data["hand"]),
-            seat=int(data["seat"]),
-            kind=str(data["kind"]),
-            request_id=int(data["request_id"]),
-            cards=tuple(data["cards"]),
-            elapsed_ms=float(data["elapsed_ms"]),
-            forced=bool(data["forced"]),
+            hand=_int(data, "hand"),
+            seat=_int(data, "seat"),
+            kind=_text(data, "kind"),
+            request_id=_int(data, "request_id"),
+            cards=_codes(data, "cards"),
+            elapsed_ms=_real(data, "elapsed_ms"),
+            forced=_flag(data, "forced"),
             fault=None if fault is None else FaultKind(fault),
-            fallback=bool(data.get("fallback", False)),
+            fallback=_flag(data, "fallback", False),
         )
 
 
@@ -513,12 +570,12 @@ class LateReply:
     @classmethod
     def _from_dict(cls, data: Mapping[str, Any]) -> LateReply:
         return cls(
-            hand=int(data["hand"]),
-            seat=int(data["seat"]),
-            bot=str(data["bot"]),
-            request_id=int(data["request_id"]),
-            sent=str(data["sent"]),
-            late_ms=float(data["late_ms"]),
+            hand=_int(data, "hand"),
+            seat=_int(data, "seat"),
+            bot=_text(data, "bot"),
+            request_id=_int(data, "request_id"),
+            sent=_text(data, "sent"),
+            late_ms=_real(data, "late_ms"),
         )
 
 
@@ -544,11 +601,7 @@ class TrickRecord:
 
     @classmethod
     def _from_dict(cls, data: Mapping[str, Any]) -> TrickRecord:
-        return cls(int(data["leader"]), tuple(data["cards"]), int(data["winner"]))
-
-
-def _card_lists(data: Sequence[Sequence[str]] | None) -> tuple[tuple[str, ...], ...]:
-    return tuple(tuple(x) for x in data or ())
+        return cls(_int(data, "leader"), _codes(data, "cards"), _int(data, "winner"))
 
 
 @dataclass(frozen=True)
@@ -604,17 +657,17 @@ class HandRecord:
     @classmethod
     def _from_dict(cls, data: Mapping[str, Any]) -> HandRecord:
         return cls(
-            number=int(data["number"]),
-            dealer=int(data["dealer"]),
-            pass_direction=str(data["pass_direction"]),
-            dealt=_card_lists(data["dealt"]),
-            passes=_card_lists(data["passes"]),
+            number=_int(data, "number"),
+            dealer=_int(data, "dealer"),
+            pass_direction=_text(data, "pass_direction"),
+            dealt=_card_lists(data, "dealt"),
+            passes=_card_lists(data, "passes"),
             tricks=tuple(TrickRecord.from_dict(t) for t in data["tricks"]),
-            points=tuple(int(p) for p in data["points"]),
-            moon=data.get("moon"),
-            sun=bool(data.get("sun", False)),
-            complete=bool(data.get("complete", True)),
-            kitty=tuple(data.get("kitty", ())),
+            points=_ints(data, "points"),
+            moon=None if data.get("moon") is None else _int(data, "moon"),
+            sun=_flag(data, "sun", False),
+            complete=_flag(data, "complete", True),
+            kitty=_codes(data, "kitty", ()),
         )
 
 
@@ -700,12 +753,12 @@ class GameRecord:
             hands=tuple(HandRecord.from_dict(h) for h in data["hands"]),
             decisions=tuple(Decision.from_dict(d) for d in data["decisions"]),
             faults=tuple(Fault.from_dict(f) for f in data["faults"]),
-            totals=tuple(int(t) for t in data["totals"]),
-            placings=tuple(int(p) for p in data["placings"]),
+            totals=_ints(data, "totals"),
+            placings=_ints(data, "placings"),
             termination=Termination(data["termination"]),
             seat_status=tuple(Termination(t) for t in data["seat_status"]),
-            reason=str(data["reason"]),
-            started_at=float(data["started_at"]),
-            finished_at=float(data["finished_at"]),
+            reason=_text(data, "reason"),
+            started_at=_real(data, "started_at"),
+            finished_at=_real(data, "finished_at"),
             late=tuple(LateReply.from_dict(x) for x in data.get("late", ())),
         )

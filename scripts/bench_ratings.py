@@ -20,7 +20,7 @@ from typing import TypeVar
 import numpy as np
 from bench_args import at_least
 from numpy.typing import NDArray
-from scipy import optimize, special
+from scipy import optimize, special  # type: ignore[import-untyped]
 
 from arena.ratings import TableArrays, fit
 from arena.ratings.simulate import simulate_tables

@@ -19,7 +19,7 @@ def median_interval(values: Sequence[float], level: float = 0.95) -> tuple[float
     """
     # Imported here, not with the module: the benchmarks' client processes import this module
     # too, and scipy would give each of them numpy's thread pool and tens of megabytes.
-    from scipy.stats import binom
+    from scipy.stats import binom  # type: ignore[import-untyped]
 
     n = len(values)
     # binom.ppf(q) is the smallest k with P(X <= k) >= q, so P(X <= k - 1) < q: the interval

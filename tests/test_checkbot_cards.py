@@ -1,7 +1,7 @@
 """How `arena check-bot` reads the cards a bot sends: by the referee's rule, with its words.
 
 A real bot process (tests/checkbot_bots/spelling_bot.py) plays correctly but spells each card its
-own way. Every spelling the protocol lists passes; one the engine's lenient Card.parse would take
+own way. Every spelling the protocol lists passes; one that the engine's Card.parse once took
 but the referee refuses (a no-break space, a vertical tab, "ſ" for "s") fails, naming the text
 sent and the accepted form. The same bot at a real referee shows that this is the referee's
 judgement: the spellings check-bot passes play without a fault, the others fault as malformed.

@@ -277,10 +277,10 @@ def test_local_play_takes_every_spelling_the_referee_takes(spell: Callable[[str]
 @pytest.mark.parametrize(
     ("spell", "decision"),
     [
-        (lambda c: "\xa0" + c, "pass"),  # a no-break space: Card.parse takes any Unicode space
+        (lambda c: "\xa0" + c, "pass"),  # a no-break space: Card.parse took any Unicode space
         (lambda c: c + "\v", "pass"),
         (lambda c: c + "\u3000", "play"),
-        (lambda c: c.lower().replace("s", "\u017f"), "pass"),  # "ſ", which Card.parse upper-cases
+        (lambda c: c.lower().replace("s", "\u017f"), "pass"),  # "ſ", which Card.parse upper-cased
         (lambda c: "\u2003" + c, "play"),
     ],
     ids=["nbsp-pass", "vtab-pass", "ideographic-space-play", "long-s-pass", "em-space-play"],

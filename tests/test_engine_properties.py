@@ -53,7 +53,7 @@ for _n in (3, 5, 6):
     )
 
 FAST = settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-seeds = st.integers(min_value=0, max_value=2**63)
+seeds = st.integers(min_value=0, max_value=2**63 - 1)
 hand_numbers = st.integers(min_value=0, max_value=11)
 
 
@@ -324,7 +324,7 @@ def test_the_same_seed_gives_the_same_game(rules: Rules, seed: int, number: int,
     a.playout(random.Random(play))
     b.playout(random.Random(play))
     assert a.tricks == b.tricks and a.result() == b.result()
-    other = Hand.deal(rules, seed + 1, hand_number=number)
+    other = Hand.deal(rules, seed ^ 1, hand_number=number)
     if rules.players * rules.hand_size > 12:  # different seeds give different deals
         assert [other.dealt(s) for s in range(rules.players)] != [
             a.dealt(s) for s in range(rules.players)

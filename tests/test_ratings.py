@@ -14,7 +14,7 @@ import pytest
 from conftest import run_at_once
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from scipy import stats
+from scipy import stats  # type: ignore[import-untyped]
 
 import arena.ratings.elo as elo_module
 from arena.errors import ArenaError

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from scipy.stats import rankdata
+from scipy.stats import rankdata  # type: ignore[import-untyped]
 
 from arena.ratings import RatingsError, TableResult
 from arena.ratings.live import LiveRatings, _ranks

@@ -149,8 +149,8 @@ NOT_CARDS = (
     "ZZ",
     "T",
 )
-"""Texts that look like cards to someone, and are not cards by the guide (the engine's own
-parser is more lenient: it takes "ſ" for "s" and any Unicode space)."""
+"""Texts that look like cards to someone, and are not cards by the guide (nor by the engine's
+Card.parse, which once took "ſ" for "s" and any Unicode space)."""
 
 
 # ---- what the fuzzed bot sends: the plan hypothesis draws ------------------------------------

@@ -16,8 +16,7 @@ from arena.client.bot import ASYNC_FIX
 from arena.errors import CardParseError
 
 # The referee's own table of the spellings a bot may send, and its words for a refusal: local play
-# judges an answer's text by exactly the rule a real game would, not by the engine's more lenient
-# Card.parse (which also takes any Unicode space and "ſ" for "s").
+# judges an answer's text by exactly the rule a real game would, in the referee's words.
 from arena.referee.wire import CARD_FORM, card_spelled
 
 __all__ = [

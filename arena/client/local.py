@@ -31,10 +31,10 @@ from arena.client.events import (
     TrickWon,
 )
 from arena.client.view import DecisionKind, DecisionView
-from arena.engine import Game, Hand, HandResult, check_rules
+from arena.engine import MAX_SEED, Game, Hand, HandResult, check_rules, check_seed
 from arena.errors import ArenaError, CardParseError, ConfigError, IllegalMoveError, StateError
 from arena.rules import MAX_PLAYERS, MIN_PLAYERS, PassDirection, Rules
-from arena.table import MAX_SEED, Termination
+from arena.table import Termination
 
 __all__ = ["LOCAL_GAME_ID", "LocalResult", "play_local", "view_of"]
 
@@ -122,12 +122,13 @@ def play_local(
                 "events of all of them: give each seat an object of its own",
                 stacklevel=2,
             )
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
-        # As a table's: -1 or 2**63 played here a game no referee would deal.
+    if isinstance(seed, bool) or not isinstance(seed, int):
         raise ConfigError(
             f"seed must be a whole number from 0 to {MAX_SEED} (2**63 - 1), as a table's, "
-            f"got {seed!r}"
+            f"got {seed!r:.40}"
         )
+    # As a table's: -1 or 2**63 played here a game no referee would deal.
+    check_seed(seed)
     if rules is None:
         if not MIN_PLAYERS <= len(bots) <= MAX_PLAYERS:
             # Not "rules.players: must be 3 to 6": the caller set no rules.

@@ -49,8 +49,8 @@ from typing import Any, Final
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import optimize, sparse, special
-from scipy.sparse import csgraph
+from scipy import optimize, sparse, special  # type: ignore[import-untyped]
+from scipy.sparse import csgraph  # type: ignore[import-untyped]
 
 from arena.ratings.results import (
     NO_MOON,

@@ -20,7 +20,7 @@ from typing import Final, NoReturn
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import special
+from scipy import special  # type: ignore[import-untyped]
 
 from arena.ratings.elo import DEFAULT_BOOTSTRAP_SAMPLES, ELO_PER_NAT, IntervalMethod, fit
 from arena.ratings.results import NO_MOON, RatingsError, TableArrays

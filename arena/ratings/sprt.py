@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Final
 
-from scipy import special
+from scipy import special  # type: ignore[import-untyped]
 
 from arena.ratings.results import RatingsError, TableResult
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from arena.cards import Card
+from arena.cards import Card, parse_cards
+from arena.errors import RulesError
 
 __all__ = ["fallback_pass", "fallback_play"]
 
@@ -19,16 +20,22 @@ def _low_first(card: Card) -> tuple[int, int]:
     return (int(card.rank), int(card.suit))
 
 
-def fallback_play(legal: Sequence[Card]) -> Card:
+def fallback_play(legal: Sequence[Card | str]) -> Card:
     """The lowest legal card by rank (clubs, diamonds, hearts, spades break ties)."""
-    if not legal:
+    # Codes as the rest of the API takes them ("2H"): they were an AttributeError on .rank.
+    cards = parse_cards(legal)
+    if not cards:
         raise ValueError("the fallback player was asked to play with no legal card")
-    return min(legal, key=_low_first)
+    return min(cards, key=_low_first)
 
 
-def fallback_pass(hand: Sequence[Card], count: int) -> tuple[Card, ...]:
+def fallback_pass(hand: Sequence[Card | str], count: int) -> tuple[Card, ...]:
     """The ``count`` lowest cards of the hand by rank, in card order."""
-    if len(hand) < count:
-        raise ValueError(f"cannot pass {count} cards from a hand of {len(hand)}")
-    chosen = sorted(hand, key=_low_first)[:count]
+    cards = parse_cards(hand)
+    if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= len(cards):
+        # A count of -1 passed all the cards but one (a slice's end).
+        raise RulesError(
+            "pass_count", f"cannot pass {count!r:.20} cards from a hand of {len(cards)}"
+        )
+    chosen = sorted(cards, key=_low_first)[:count]
     return tuple(sorted(chosen))

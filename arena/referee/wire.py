@@ -17,7 +17,7 @@ from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import DecodeError
 
 from arena import _compiled
-from arena.cards import CARDS, Card, Rank
+from arena.cards import CARD_PADDING, CARDS, Card, Rank
 from arena.engine import Hand, HandResult, Phase, Trick, mask_indexes
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import events_pb2 as ev_pb
@@ -240,11 +240,8 @@ def _spellings() -> dict[str, Card]:
 CARD_SPELLINGS: Final[dict[str, Card]] = _spellings()
 """Every spelling of a card that an answer may use, as the .proto and the protocol guide list
 them: the code the referee sends ("QS", "TH"), each letter in either case ("qs", "Qs", "th"),
-and "10" for the ten ("10H", "10h"). A closed list rather than :meth:`Card.parse`, whose leniency
-is the engine's (it takes any Unicode space around a code, and "ſ" for "s"): what a bot may send
-is the protocol's, and must be said in full."""
-CARD_PADDING: Final = " \t\r\n"
-"""What an answer's card may have around it (ignored), as documented with the spellings."""
+and "10" for the ten ("10H", "10h"). A closed list, so that what a bot may send is said in full
+(:meth:`Card.parse` takes the same, the padding :data:`arena.cards.CARD_PADDING` around it)."""
 CARD_FORM: Final = "expected rank then suit, like 'QS', 'TH' or '2C'"
 """How a refusal says what a card looks like."""
 
