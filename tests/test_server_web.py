@@ -180,6 +180,15 @@ def test_missing_things_and_bad_arguments_are_clear(tmp_path: Path) -> None:
         ):
             status, body = await get(site.base + "/api/games?" + query)
             assert status == 400 and body["error"].startswith(says)
+        # More digits than int() converts (4,300) were a 500 with a traceback in the log.
+        endless = "9" * 4301
+        status, body = await get(site.base + f"/api/games/{endless}")
+        assert (status, body["error"]) == (404, f"no game {endless}")
+        for name, says in (("limit", "give 1 to 500"), ("before", f"give 0 to {2**63 - 1}")):
+            status, body = await get(site.base + f"/api/games?{name}={endless}")
+            assert (status, body["error"]) == (400, f"{name}={endless}: {says}")
+        status, body = await get(site.base + f"/api/games?before=-{endless}")
+        assert status == 400 and body["error"].endswith(f": give 0 to {2**63 - 1}")
 
         def allowed(path: str, method: str) -> tuple[int, str]:
             request = urllib.request.Request(site.base + path, method=method)
@@ -191,6 +200,13 @@ def test_missing_things_and_bad_arguments_are_clear(tmp_path: Path) -> None:
 
         assert await asyncio.to_thread(allowed, "/api/standings", "POST") == (405, "GET, HEAD")
         assert await asyncio.to_thread(allowed, "/api/admin/pause", "GET") == (405, "POST")
+        # An action that does not exist was a 405 "use POST", which then answered a 404.
+        for method in ("GET", "PUT", "DELETE"):
+            status, body = await get(site.base + "/api/admin/nothing", method=method)
+            assert (status, body["error"]) == (
+                404,
+                "no admin action 'nothing'; known: pause, resume, kick, ban, unban",
+            )
         # A mistyped admin path was told "use GET, HEAD", where GET is a 404 as well.
         for typo in ("/api/amdin/pause", "/admin/pause", "/nope"):
             status, body = await get(site.base + typo, method="POST")

@@ -210,6 +210,15 @@ _INTEGER = re.compile(r"-?[0-9]+")
 """A query's whole number (a negative one is then refused as out of range, saying the range)."""
 
 
+def _value(digits: str) -> int:
+    """The value of a :data:`_INTEGER` match of any length, as far as a range check needs it."""
+    magnitude = digits.lstrip("-").lstrip("0") or "0"
+    # int() refuses more than 4,300 digits (a ValueError: a 500); past 20 the value is out of
+    # every range the API takes.
+    value = int(magnitude) if len(magnitude) <= 20 else 10**20
+    return -value if digits.startswith("-") else value
+
+
 def _int_arg(
     query: Mapping[str, str], name: str, default: int | None, low: int, high: int
 ) -> int | None:
@@ -223,7 +232,7 @@ def _int_arg(
         raise AdminError(f"{name} is empty: give {low} to {high}, or leave {name} out for {unset}")
     if not _INTEGER.fullmatch(text):  # int() would take "+5", "1_0" and other scripts' digits
         raise AdminError(f"{name}={text!r} is not a whole number")
-    value = int(text)
+    value = _value(text)
     if not low <= value <= high:
         raise AdminError(f"{name}={text}: give {low} to {high}")
     return value
@@ -231,6 +240,18 @@ def _int_arg(
 
 _API_PATHS: Final = ("/api/health", "/api/standings", "/api/lobby", "/api/games")
 """The JSON API's paths (with /api/games/ followed by a number)."""
+
+
+def _admin_elsewise(method: str, path: str) -> Response:
+    """Another method than POST at ``/api/admin/ACTION``: a 405 for an action, else a 404 (a 405
+    saying "use POST" sent a client to a path that is not served)."""
+    action = path.removeprefix("/api/admin/")
+    if action in ADMIN_ACTIONS:
+        return _not_allowed(method, path, "POST")
+    return json_response(
+        {"error": f"no admin action {action!r}; known: {', '.join(ADMIN_ACTIONS)}"},
+        HTTPStatus.NOT_FOUND,
+    )
 
 
 def _served(path: str) -> bool:
@@ -250,7 +271,7 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
         if request.method == "POST" and admin:
             return await _admin(path.removeprefix("/api/admin/"), request)
         if admin:
-            return _not_allowed(request.method, path, "POST")
+            return _admin_elsewise(request.method, path)
         if path == "/api/admin":  # "use GET, HEAD", where GET is a 404 too
             return json_response(
                 {
@@ -265,7 +286,7 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
 
     async def _get(path: str, request: Request) -> Response:
         if path.startswith("/api/admin/"):
-            return _not_allowed(request.method, path, "POST")
+            return _admin_elsewise(request.method, path)
         if path == "/":
             return _static("index.html", static)
         if path.startswith("/static/"):
@@ -310,9 +331,10 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
                 return json_response(
                     {"error": f"game {key!r}: give a game number"}, HTTPStatus.BAD_REQUEST
                 )
-            text = await site.game(int(key)) if int(key) <= MAX_GAME_NUMBER else None
+            number = _value(key)
+            text = await site.game(number) if number <= MAX_GAME_NUMBER else None
             if text is None:
-                playing = any(t.get("game") == int(key) for t in site.lobby().get("tables", ()))
+                playing = any(t.get("game") == number for t in site.lobby().get("tables", ()))
                 said = (
                     f"game {key} is being played: its record is here once it ends"
                     if playing
