@@ -52,7 +52,6 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Final
 
-from arena.engine import MAX_SEED as ENGINE_MAX_SEED
 from arena.errors import ConfigError, RulesError
 from arena.rules import (
     MAX_PLAYERS,
@@ -75,6 +74,7 @@ from arena.table import (
     Clocks,
     FaultPolicy,
 )
+from arena.table import MAX_SEED as TABLE_MAX_SEED
 
 __all__ = [
     "DEFAULT_DB",
@@ -98,8 +98,8 @@ DEFAULT_DB = "arena.db"
 DEFAULT_BOARDS = 10
 DEFAULT_SEED = 1
 """Fixed, so that running the same command twice is the same run (and resumes it)."""
-MAX_SEED: Final = ENGINE_MAX_SEED
-"""The largest seed taken (seeds are 0 to this), the engine's: a signed 64-bit integer holds it
+MAX_SEED: Final = TABLE_MAX_SEED
+"""The largest seed taken (seeds are 0 to this), a table's: a signed 64-bit integer holds it
 (SQLite, protobuf int64), as it holds the board seeds derived from it; numpy's generators (the
 ratings' bootstrap) want a seed that is not negative."""
 SAMPLE_BOTS = ("random", "lowcard", "heuristic", "montecarlo")

@@ -74,6 +74,7 @@ from arena.rules import (
     Settling,
     rules_example,
 )
+from arena.table import MAX_SEED
 
 __all__ = [
     "COMPILED",
@@ -304,10 +305,6 @@ def _whole(name: str, value: int) -> int:
         return operator.index(value)
     except TypeError:
         raise ConfigError(f"{name} must be a whole number, got {value!r}") from None
-
-
-MAX_SEED = 2**63 - 1
-"""The largest seed dealt; seeds are 0 to this, as a table's (:data:`arena.config.MAX_SEED`)."""
 
 
 def check_seed(value: int) -> int:

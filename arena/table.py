@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, TypeVar
 
-from arena.engine import MAX_SEED as ENGINE_MAX_SEED
 from arena.errors import ArenaError, ConfigError
 from arena.rules import Rules, rules_example
 
@@ -51,8 +50,8 @@ the run config and the store that arena.config brings in)."""
 MAX_FAULTS = 2**32 - 1
 """The most faults a policy may tolerate: ``FaultNotice.faults_allowed`` carries it in 32 bits
 (a larger one failed the game at its first fault)."""
-MAX_SEED = ENGINE_MAX_SEED
-"""The largest seed a table takes, the engine's, as ``arena run --seed`` does: a store keeps it as
+MAX_SEED = 2**63 - 1
+"""The largest seed a table takes, as ``arena run --seed`` and the engine do: a store keeps it as
 a signed 64-bit integer."""
 _DAY = " (ms: at most a day)"
 _T = TypeVar("_T")

@@ -31,10 +31,10 @@ from arena.client.events import (
     TrickWon,
 )
 from arena.client.view import DecisionKind, DecisionView
-from arena.engine import MAX_SEED, Game, Hand, HandResult, check_rules, check_seed
+from arena.engine import Game, Hand, HandResult, check_rules, check_seed
 from arena.errors import ArenaError, CardParseError, ConfigError, IllegalMoveError, StateError
 from arena.rules import MAX_PLAYERS, MIN_PLAYERS, PassDirection, Rules
-from arena.table import Termination
+from arena.table import MAX_SEED, Termination
 
 __all__ = ["LOCAL_GAME_ID", "LocalResult", "play_local", "view_of"]
 
