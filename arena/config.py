@@ -112,6 +112,9 @@ MAX_DURATION_MS: Final = MAX_CLOCK_MS
 """The longest clock or grace period taken: a day."""
 MAX_BOARDS: Final = 100_000
 """The most boards one run takes (its schedule is held in memory)."""
+MAX_TABLES: Final = 1_000_000
+"""The most tables one run schedules (groups x boards x rotations), as a server's event: the
+schedule is made, in memory, before the first game (about 0.7 KB a table)."""
 _DURATION = re.compile(r"(?P<number>[-+]?\d+(?:\.\d+)?)\s*(?P<unit>ms|s|m)?")
 _OTHER_UNIT = re.compile(r"[-+]?\d+(?:\.\d+)?\s*(?P<unit>[a-zµ]+)")
 _UNIT_MS = {"ms": 1.0, "s": 1000.0, "m": 60_000.0, None: 1.0}
@@ -420,6 +423,22 @@ def _check_faults_with_strict(limit: int, strict_in_file: bool, limit_in_file: b
     )
 
 
+def _check_table_count(bots: int, players: int, fmt: Format, boards: int) -> None:
+    """Refuse a schedule of more than :data:`MAX_TABLES` tables, counted before it is made (8
+    bots with --boards 100000, 28 million tables, took all the memory with nothing said)."""
+    groups = (
+        math.comb(bots - 1, players - 1) if fmt is Format.GAUNTLET else math.comb(bots, players)
+    )
+    tables = groups * boards * players
+    if tables > MAX_TABLES:
+        most = MAX_TABLES // (groups * players)
+        fix = f"give --boards {most} or fewer, or fewer bots" if most else "give fewer bots"
+        raise ConfigError(
+            f"--boards {boards}: {tables:,} tables ({groups:,} groups of {players} bots x "
+            f"{boards:,} boards x {players} rotations); a run plays at most {MAX_TABLES:,}: {fix}"
+        )
+
+
 def build_config(
     file: Mapping[str, Any] | None = None,
     *,
@@ -538,6 +557,7 @@ def build_config(
         n_boards = _int("--boards", pick("boards", boards), DEFAULT_BOARDS)
         if not 1 <= n_boards <= MAX_BOARDS:
             raise ConfigError(f"--boards {n_boards}: give 1 to {MAX_BOARDS} boards")
+        _check_table_count(len(names), k, fmt, n_boards)
         workers = _int("--concurrency", pick("concurrency", concurrency), os.cpu_count() or 1)
         if workers < 1:
             raise ConfigError(f"--concurrency {workers}: play at least 1 table at a time")

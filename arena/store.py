@@ -994,7 +994,12 @@ def _say(key: str, stored: Any, wanted: Any) -> str | None:
         return f"{_FLAGS[key]} {_word(stored)}, not {_word(wanted)}"
     if key.startswith("rules."):
         name = key.removeprefix("rules.")
-        return f"--rule {name}={_word(stored)}, not {name}={_word(wanted)}"
+        # An unset option (stored as null) is its default: "pass_cycle=none" named a word the
+        # user never typed.
+        said = [
+            f"the default {name}" if v is None else f"{name}={_word(v)}" for v in (stored, wanted)
+        ]
+        return f"{'--rule ' if stored is not None else ''}{said[0]}, not {said[1]}"
     return f"{key} {stored!r}, not {wanted!r}"
 
 

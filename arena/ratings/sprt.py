@@ -188,6 +188,13 @@ class Sprt:
         """Probability of accepting H0 when H1 is true."""
         self._s0 = elo_to_score(elo0)
         self._s1 = elo_to_score(elo1)
+        if not self._s0 < self._s1:
+            # elo1 = elo0 + 1e-300 passed "elo0 below elo1" with equal scores: an LLR of 0 for
+            # ever, a test that could never decide.
+            raise SprtError(
+                f"elo0 ({elo0}) and elo1 ({elo1}) are too close: their expected scores are the "
+                "same number; set them further apart"
+            )
         self._bounds = SprtBounds(math.log(beta / (1.0 - alpha)), math.log((1.0 - beta) / alpha))
         self._n = 0
         self._mean = 0.0
