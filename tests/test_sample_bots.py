@@ -367,6 +367,47 @@ def test_heuristic_beats_lowcard_and_lowcard_beats_random() -> None:
     assert diff + SAFE_Z * se < 0, (diff, se)
 
 
+class _Seen(Bot):
+    """A heuristic bot that keeps every view it was asked to play from."""
+
+    def __init__(self) -> None:
+        self.bot: Bot = HeuristicBot()
+        self.views: list[DecisionView] = []
+
+    def choose_pass(self, view: DecisionView) -> Sequence[Card]:
+        return self.bot.choose_pass(view)
+
+    def choose_play(self, view: DecisionView) -> Card:
+        self.views.append(view)
+        return self.bot.choose_play(view)
+
+
+def _alarmed(rules: Rules, seeds: range) -> int:
+    """How many of the heuristic bot's plays its moon alarm changed, over one hand per seed."""
+    module = sys.modules[HeuristicBot.__module__]
+    changed = 0
+    for seed in seeds:
+        seen = _Seen()
+        play_local([seen, LowCardBot(), RandomBot("a"), RandomBot("b")], rules, seed=seed, hands=1)
+        alarm = getattr(module, "MOON_ALARM")  # noqa: B009  (a module loaded from its file)
+        try:
+            setattr(module, "MOON_ALARM", float("inf"))  # noqa: B010  (never alarmed)
+            calm = [seen.bot.choose_play(v) for v in seen.views]
+        finally:
+            setattr(module, "MOON_ALARM", alarm)  # noqa: B010
+        changed += sum(seen.bot.choose_play(v) != c for v, c in zip(seen.views, calm, strict=True))
+    return changed
+
+
+def test_heuristic_spoils_moons_only_where_the_rules_have_one() -> None:
+    # With moon=off (the old, sweepstakes and howell presets too) it took hearts to spoil moons
+    # that could not happen: seed 3, KH over a trick of hearts where it would play 6H; 0.38 points
+    # a hand dearer over 2,000 hands (an audit's count).
+    assert _alarmed(Rules(moon=MoonRule.OFF), range(40)) == 0
+    assert _alarmed(preset("old"), range(40)) == 0
+    assert _alarmed(Rules(), range(40)) > 0  # the alarm itself still works
+
+
 DUEL_PLAYOUTS = 64
 """Montecarlo's playouts per decision in the strength test: the cheapest evidence per CPU second.
 Measured (ABAB/BABA duplicate boards): 16 playouts win 0.6 points a hand, 32 win 1.6, 64 win 2.5,
