@@ -175,6 +175,54 @@ def test_js_bot_runs_under_arena_run_beside_python_bots(tmp_path: Path) -> None:
     assert "FAULT" not in js_log
 
 
+def test_a_copy_of_the_js_bot_whose_strategy_throws_answers_and_logs_an_error(
+    tmp_path: Path,
+) -> None:
+    # The template called its strategy bare: one exception killed the process, the game was
+    # forfeited, and four in a row stopped the run (the Python SDK answers for the bot's code).
+    node = require_node()
+    copy = tmp_path / "mine" / "js" / "bot.js"  # its proto at ../../proto, as in the repository
+    copy.parent.mkdir(parents=True)
+    (tmp_path / "proto").symlink_to(ROOT / "proto")
+    source = JS_BOT.read_text()
+    strategy = "function choosePlay(request) {\n"
+    assert source.count(strategy) == 1
+    copy.write_text(
+        source.replace(
+            strategy,
+            strategy + 'if (request.legal_cards.length > 2) throw new Error("a bug of mine");\n',
+        ).replace(
+            "function choosePass(request) {\n",
+            'function choosePass(request) {\n  throw new TypeError("no pass yet");\n',
+        )
+    )
+    arena = Path(sys.executable).with_name("arena")
+    command = [str(arena), "run", "--boards", "1", "--db", str(tmp_path / "run.db")]
+    for bot in [f"js={node} {copy}"] + [
+        f"{n}={sys.executable} {p}" for n, p in PYTHON_BOTS.items()
+    ]:
+        command += ["--bot", bot]
+    done = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+        check=False,
+        env={**os.environ, "NODE_PATH": str(JS_DIR / "node_modules")},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "4 of 4 games" in done.stdout, done.stdout
+    log = (tmp_path / "run-out" / "logs" / "js.log").read_text()
+    errors = [line for line in log.splitlines() if re.search(r"\bERROR\b", line)]
+    passes = [
+        e for e in errors if "ERROR choosePass threw" in e and "answered with fallbackPass" in e
+    ]
+    plays = [e for e in errors if "ERROR choosePlay threw" in e and "Error: a bug of mine" in e]
+    assert len(passes) == 4 and plays and len(passes) + len(plays) == len(errors), log
+    assert "FAULT" not in log and "exited" not in done.stderr, done.stderr
+    assert f"bot 'js': its log has {len(errors)} errors" in done.stdout + done.stderr
+
+
 def _self_signed(directory: Path, names: str = "DNS:localhost,IP:127.0.0.1") -> tuple[Path, Path]:
     """A self-signed certificate for ``names`` (a subjectAltName), made with the openssl CLI
     (or skip)."""

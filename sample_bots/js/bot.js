@@ -193,6 +193,29 @@ function choosePlay(request) {
   return last ? highest(options) : lowest(options);
 }
 
+// When the strategy throws, the answer of the Python SDK's base class: the highest-ranked cards
+// to pass, the lowest-ranked legal card to play.
+function fallbackPass(request) {
+  return [...request.hand].sort((a, b) => rank(b) - rank(a)).slice(0, request.pass_count);
+}
+
+function fallbackPlay(request) {
+  return lowest(request.legal_cards);
+}
+
+// The strategy's answer, or the fallback's if it throws: a bug in one decision must not end the
+// process (the seat would be forfeited), and an ERROR line lets `arena run` count it, as it
+// counts the Python SDK's.
+function decided(request, strategy, fallback) {
+  try {
+    return strategy(request);
+  } catch (e) {
+    const why = (e && e.stack) || String(e);
+    log(`ERROR ${strategy.name} threw on request ${request.request_id}; answered with ${fallback.name}: ${why}`);
+    return fallback(request);
+  }
+}
+
 // ---- the session ------------------------------------------------------------------------
 
 function log(message) {
@@ -838,9 +861,11 @@ class Session {
   answer(call, request) {
     let decision;
     if (request.kind === "DECISION_KIND_PASS") {
-      decision = { request_id: request.request_id, pass_cards: { cards: choosePass(request) } };
+      const cards = decided(request, choosePass, fallbackPass);
+      decision = { request_id: request.request_id, pass_cards: { cards } };
     } else if (request.kind === "DECISION_KIND_PLAY") {
-      decision = { request_id: request.request_id, play_card: { card: choosePlay(request) } };
+      const card = decided(request, choosePlay, fallbackPlay);
+      decision = { request_id: request.request_id, play_card: { card } };
     } else {
       // The protocol says: let an unknown kind time out rather than guess.
       log(`unknown decision kind ${request.kind}; not answering (update this bot)`);
