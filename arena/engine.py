@@ -311,9 +311,9 @@ def check_seed(value: int) -> int:
     """A game's seed as a plain ``int`` from 0 to :data:`MAX_SEED`, or a :class:`ConfigError`."""
     seed = _whole("seed", value)
     if not 0 <= seed <= MAX_SEED:
-        # As a table refuses it: -1 or 2**63 dealt a game no referee would deal, and 10**5000 a
-        # bare ValueError from formatting its digits.
-        # Printing 10**5000 is itself the ValueError (int-to-text conversion is capped).
+        # As a table refuses it: -1 or 2**63 dealt a game no referee would deal, and 10**5000
+        # was a bare ValueError from the deal's formatting of its digits (which printing it here
+        # would be too: Python caps the digits it converts).
         shown = f"{seed}" if seed.bit_length() <= 256 else f"a number of {seed.bit_length()} bits"
         raise ConfigError(
             f"seed must be a whole number from 0 to {MAX_SEED} (2**63 - 1), as a table's, "
