@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Final, NoReturn, TypeVar, cast, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Final, NoReturn, TextIO, TypeVar, cast, get_args
 
 
 def _interrupted_while_loading(signum: int, frame: object) -> None:
@@ -427,6 +427,14 @@ def output_closed() -> NoReturn:
     raise typer.Exit(EXIT_OUTPUT_CLOSED)
 
 
+def _progress() -> TextIO:
+    """Where a run's progress goes (stderr); with none (`2>&-`), stop as on a closed pipe before
+    anything is made (the run exited 1, a traceback hidden with the stream it would go to)."""
+    if sys.stderr is None:
+        output_closed()
+    return sys.stderr
+
+
 OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG})
 """Errors of a write to a full or failing output (``arena ratings > /dev/full``)."""
 
@@ -654,7 +662,12 @@ def _reads_only(command: F) -> F:
         # typer's exit 130 without a word, and a SIGTERM in a silent death by the signal (143).
         # It has nothing to undo (its output is only printed), so the process just ends.
         stop = _exit_at_once(lambda: "interrupted")
-        before = {sig: signal.signal(sig, stop) for sig in _LOADING_SIGNALS}
+        before = {sig: signal.getsignal(sig) for sig in _LOADING_SIGNALS}
+        for sig, handler in before.items():
+            # An inherited ignore is kept (a script's `arena ratings ... &`): it was replaced,
+            # and a Ctrl-C meant for the script ended the ratings, exit 130.
+            if handler is not signal.SIG_IGN:
+                signal.signal(sig, stop)
         try:
             result = command(*args, **kwargs)
         finally:
@@ -840,7 +853,7 @@ def _do_run(
             from arena.director.summary import print_summary
 
         outcome = _guard(
-            lambda: _reading(settings.db, lambda: run_batch(settings, make_reporter(sys.stderr))),
+            lambda: _reading(settings.db, lambda: run_batch(settings, make_reporter(_progress()))),
             database,
             run_id,
         )
@@ -1403,7 +1416,7 @@ def sprt(
 
         # (SIGTERM is a Ctrl-C from here on: _run_loading set it so once loaded.)
         # --max-boards is a cap: its games are not what the test will play.
-        inner = make_reporter(sys.stderr, label="arena sprt", stops_when="the test decides")
+        inner = make_reporter(_progress(), label="arena sprt", stops_when="the test decides")
         reporter = StartHooks(inner, before=header)
         outcome = _guard(
             lambda: run_sprt(

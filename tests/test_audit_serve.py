@@ -125,7 +125,8 @@ def test_admin_with_no_server_running_says_what_to_check() -> None:
     # It said only "cannot reach the server at http://127.0.0.1:8080: [Errno 111] Connection
     # refused", with nothing on what to do.
     url = f"http://127.0.0.1:{free_port()}"
-    line = one_error(arena("admin", "pause", "--url", url, "--token", "x"))
+    # Exit 1: nothing answers there, which trying again later may mend (the server starting).
+    line = one_error(arena("admin", "pause", "--url", url, "--token", "x"), code=1)
     assert line == (
         f"arena: error: cannot reach the server at {url} (Connection refused): is arena serve "
         'running there? give --url the address it printed after "leaderboard at" (its '

@@ -300,13 +300,25 @@ class ServerProcess:
         """A new admin token for this server's database."""
         return self.cli_here("admin", "token", "--db", str(self.db)).strip()
 
-    def start(self, *extra: str, same_ports: bool = False, own_group: bool = False) -> None:
+    def start(
+        self,
+        *extra: str,
+        same_ports: bool = False,
+        own_group: bool = False,
+        ignoring: Sequence[signal.Signals] = (),
+    ) -> None:
         """Start the server (``extra``: more ``serve`` flags) and wait for its ports.
 
         ``same_ports``: on the ports it had before (bots and an open page keep their address;
         free ones the first time). ``own_group``: in a process group of its own, as a
-        terminal's foreground job is.
+        terminal's foreground job is. ``ignoring``: signals it inherits ignored (``nohup``
+        ignores SIGHUP, a script's ``&`` SIGINT).
         """
+
+        def ignore() -> None:
+            for sig in ignoring:
+                signal.signal(sig, signal.SIG_IGN)
+
         ports = (self.bots_port, self.web_port) if same_ports else (0, 0)
         self.proc = subprocess.Popen(
             [
@@ -331,6 +343,7 @@ class ServerProcess:
             text=True,
             cwd=REPO,
             start_new_session=own_group,
+            preexec_fn=ignore if ignoring else None,
         )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()

@@ -259,7 +259,10 @@ async def serve(
     # ended in gRPC's traceback, and a SIGTERM there killed the process with a new database,
     # its lock and WAL left behind. Now either stops the start, as a start that fails.
     for sig in STOP_SIGNALS:
-        loop.add_signal_handler(sig, on_signal, sig)
+        # An inherited ignore is kept, as the start kept it: `nohup arena serve &` drained and
+        # exited when the ssh session that started it dropped (SIGHUP), a script's `&` on Ctrl-C.
+        if signal.getsignal(sig) is not signal.SIG_IGN:
+            loop.add_signal_handler(sig, on_signal, sig)
     ledger = Ledger.open(db, config, total)
     forget_log = (
         log_handler.when_gone(heard_log_gone) if log_handler is not None else (lambda: None)

@@ -60,9 +60,9 @@ URL_FORM = "http://HOST:PORT (https:// if the server was started with --tls-cert
 _DB = typer.Option(DEFAULT_DB, "--db", help="The competition database (SQLite).")
 
 
-def _fail(message: str) -> typer.Exit:
+def _fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
     typer.echo(f"arena: error: {message}", err=True)
-    return typer.Exit(EXIT_BAD_INPUT)
+    return typer.Exit(code)
 
 
 class _OutputError(ArenaError):
@@ -77,6 +77,10 @@ def _say(text: Any, done: str = "") -> None:
     # Not at the top: arena.cli imports this module.
     from arena.cli import PipeConsole, is_output_failure, output_failed
 
+    if sys.stdout is None:
+        # Started with standard output closed (`>&-`): typer.echo wrote nowhere, then flush()
+        # was an AttributeError's traceback, exit 1, for a change that was made.
+        output_failed(OSError(errno.EBADF, "it is closed"), done)
     try:
         if isinstance(text, str):
             typer.echo(text)
@@ -804,6 +808,15 @@ def _untrusted(url: str, reason: ssl.SSLCertVerificationError, ca: Path | None) 
     )
 
 
+def _unreachable_code(reason: object) -> int:
+    """Exit 1 where nothing answered at the address (a server down, or still starting: a script
+    may try again), 2 where something else answered there or the address names no host."""
+    if isinstance(reason, http.client.RemoteDisconnected):  # something answered, not HTTP/1.1
+        return EXIT_BAD_INPUT
+    silent = isinstance(reason, ConnectionRefusedError | TimeoutError | ConnectionResetError)
+    return EXIT_FAILED if silent else EXIT_BAD_INPUT
+
+
 def _unreachable(url: str, reason: object, ca: Path | None = None) -> str:
     """Why the server at ``url`` gave no answer, in one line, with what to try instead."""
     scheme, _, rest = url.partition("://")
@@ -892,13 +905,19 @@ def _post(url: str, token: str | None, action: str, body: dict[str, Any], ca: Pa
                 f"{action}: the server at {url} answered {e.code} {e.reason}, not as arena serve "
                 'does: give --url the address it printed after "leaderboard at" (its --web-port)'
             ) from None
-        raise _fail(f"{action}: {e.code} {detail}") from None
+        # A 5xx is the server's state, not the request (a database another program locks, a
+        # full disk): exit 1, "try again", where a 4xx is the request's (exit 2).
+        raise _fail(
+            f"{action}: {e.code} {detail}", EXIT_FAILED if e.code >= 500 else EXIT_BAD_INPUT
+        ) from None
     except http.client.InvalidURL as e:  # what _admin_url did not foresee: still one line
         raise _fail(f"--url {url}: {e}; give the leaderboard's address as {URL_FORM}") from None
     except urllib.error.URLError as e:
-        raise _fail(_unreachable(url, e.reason, ca)) from None
+        # Exit 1 when nothing answers (a server down, or still starting): a script may try
+        # again; exit 2 for an answer that is not the server's (TLS to a plain port...).
+        raise _fail(_unreachable(url, e.reason, ca), _unreachable_code(e.reason)) from None
     except OSError as e:  # raised while reading the answer, not wrapped by urllib
-        raise _fail(_unreachable(url, e, ca)) from None
+        raise _fail(_unreachable(url, e, ca), _unreachable_code(e)) from None
     except http.client.HTTPException:  # an answer, but not HTTP/1.1: the bots' gRPC port, say
         raise _fail(
             f"the server at {url} did not answer in HTTP: if that is the bots' port (--port), "
