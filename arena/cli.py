@@ -1348,25 +1348,29 @@ def sprt(
             from arena.config import build_config
             from arena.director.progress import StartHooks, make_reporter
             from arena.director.sprt import check_max_boards, run_sprt, sprt_bots
-            from arena.ratings.sprt import MAX_ELO, Sprt, SprtDecision, count_text
+            from arena.ratings.sprt import MAX_ELO, Sprt, SprtDecision, count_text, number_text
 
             for flag, value in (("--elo0", elo0), ("--elo1", elo1)):
                 if not -MAX_ELO <= value <= MAX_ELO:  # inf would print "accepted ... by inf Elo"
                     _fail(
-                        f"{flag} {value:g}: give a finite Elo difference from {-MAX_ELO:g} "
-                        f"to {MAX_ELO:g}, e.g. {flag} {0 if flag == '--elo0' else 20}"
+                        f"{flag} {number_text(value)}: give a finite Elo difference from "
+                        f"{-MAX_ELO:g} to {MAX_ELO:g}, e.g. {flag} {0 if flag == '--elo0' else 20}"
                     )
             if not elo0 < elo1:
                 _fail(
-                    f"--elo0 {elo0:g} --elo1 {elo1:g}: give --elo0 below --elo1, "
-                    "e.g. --elo0 0 --elo1 20"
+                    f"--elo0 {number_text(elo0)} --elo1 {number_text(elo1)}: give --elo0 below "
+                    "--elo1, e.g. --elo0 0 --elo1 20"
                 )
             for flag, p in (("--alpha", alpha), ("--beta", beta)):
                 if not 0 < p < 1:  # nan too
-                    _fail(f"{flag} {p:g}: a chance of error, above 0 and below 1, e.g. {flag} 0.05")
+                    _fail(
+                        f"{flag} {number_text(p)}: a chance of error, above 0 and below 1, "
+                        f"e.g. {flag} 0.05"
+                    )
             if not alpha + beta < 1:
                 _fail(
-                    f"--alpha {alpha:g} --beta {beta:g}: their sum must be below 1, e.g. 0.05 each"
+                    f"--alpha {number_text(alpha)} --beta {number_text(beta)}: their sum must be "
+                    "below 1, e.g. 0.05 each"
                 )
             _guard(lambda: check_max_boards(max_boards))
             pair = bot or []
@@ -1409,7 +1413,8 @@ def sprt(
                 headed = True
                 console.print(
                     f"SPRT {b} (B) against {a} (A) at {', '.join(settings.bot_names)}: "
-                    f"H0 elo {elo0:g}, H1 elo {elo1:g}, alpha {alpha:g}, beta {beta:g}",
+                    f"H0 elo {number_text(elo0)}, H1 elo {number_text(elo1)}, "
+                    f"alpha {number_text(alpha)}, beta {number_text(beta)}",
                     markup=False,
                     highlight=False,
                 )

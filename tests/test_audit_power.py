@@ -65,3 +65,21 @@ def test_a_run_refused_for_another_runs_rules_names_the_default_as_the_default(
     assert plain.returncode == 2
     assert "(--rule pass_cycle=hold,hold, not the default pass_cycle)" in plain.stderr
     assert "none" not in plain.stderr
+
+
+def test_sprt_figures_are_said_with_the_digits_that_tell_them_apart(tmp_path: Path) -> None:
+    # Six digits said "--elo1 2000: give ... from -2000 to 2000" of 2000.001, "--elo0 20 --elo1
+    # 20: give --elo0 below --elo1", and hypotheses a hair apart as "[-2000, -2000]".
+    over, equal = arenas(
+        tmp_path,
+        [
+            ["sprt", "--bot", f"a={LOW}", "--bot", f"b={LOW}", "--elo1", "2000.001"],
+            ["sprt", "--bot", f"a={LOW}", "--bot", f"b={LOW}", "--elo0", "20.0000001",
+             "--elo1", "20.00000001"],
+        ],
+    )  # fmt: skip
+    assert over.stderr.startswith("arena: error: --elo1 2000.001: give a finite Elo difference")
+    assert equal.stderr.startswith("arena: error: --elo0 20.0000001 --elo1 20.00000001: give")
+    close = Sprt(elo0=-2000, elo1=-1999.9999999999998)
+    assert "[-2000, -1999.9999999999998]" in close.status
+    assert "[0, 20]" in Sprt().status  # six digits where they are enough

@@ -193,7 +193,12 @@ def test_a_copy_of_the_js_bot_whose_strategy_throws_answers_and_logs_an_error(
             strategy + 'if (request.legal_cards.length > 2) throw new Error("a bug of mine");\n',
         ).replace(
             "function choosePass(request) {\n",
-            'function choosePass(request) {\n  throw new TypeError("no pass yet");\n',
+            # Every other pass throws, the others are one string where a list goes (which
+            # could not be sent: the stream broke, and the bot reconnected to the same request
+            # until its time bank was gone).
+            "function choosePass(request) {\n  globalThis.passes = (globalThis.passes || 0) + 1;\n"
+            '  if (globalThis.passes % 2) throw new TypeError("no pass yet");\n'
+            '  return request.hand.slice(0, request.pass_count).join(" ");\n',
         )
     )
     arena = Path(sys.executable).with_name("arena")
@@ -214,11 +219,13 @@ def test_a_copy_of_the_js_bot_whose_strategy_throws_answers_and_logs_an_error(
     assert "4 of 4 games" in done.stdout, done.stdout
     log = (tmp_path / "run-out" / "logs" / "js.log").read_text()
     errors = [line for line in log.splitlines() if re.search(r"\bERROR\b", line)]
-    passes = [
-        e for e in errors if "ERROR choosePass threw" in e and "answered with fallbackPass" in e
-    ]
-    plays = [e for e in errors if "ERROR choosePlay threw" in e and "Error: a bug of mine" in e]
-    assert len(passes) == 4 and plays and len(passes) + len(plays) == len(errors), log
+    passes = [e for e in errors if "ERROR choosePass on request " in e and "fallbackPass: it" in e]
+    threw = [e for e in passes if e.endswith("it threw TypeError: no pass yet")]
+    sent = [e for e in passes if "it returned " in e and "not a list of card codes" in e]
+    plays = [e for e in errors if "ERROR choosePlay" in e and "it threw Error: a bug of mine" in e]
+    assert (len(passes), len(threw), len(sent)) == (4, 2, 2), log
+    assert plays and len(passes) + len(plays) == len(errors), log
+    assert "reconnecting" not in log
     assert "FAULT" not in log and "exited" not in done.stderr, done.stderr
     assert f"bot 'js': its log has {len(errors)} errors" in done.stdout + done.stderr
 

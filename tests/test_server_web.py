@@ -187,6 +187,9 @@ def test_missing_things_and_bad_arguments_are_clear(tmp_path: Path) -> None:
         for name, says in (("limit", "give 1 to 500"), ("before", f"give 0 to {2**63 - 1}")):
             status, body = await get(site.base + f"/api/games?{name}={endless}")
             assert (status, body["error"]) == (400, f"{name}={endless}: {says}")
+        # Leading zeros before a game that exists: its record, as "0003" gets game 3's.
+        status, body = await get(site.base + "/api/games/" + "0" * 4301 + "1")
+        assert (status, body["game"]) == (200, 1)
         status, body = await get(site.base + f"/api/games?before=-{endless}")
         assert status == 400 and body["error"].endswith(f": give 0 to {2**63 - 1}")
 

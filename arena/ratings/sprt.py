@@ -83,6 +83,16 @@ def _unsigned_zero(x: float) -> float:
     return x + 0.0
 
 
+def number_text(x: float) -> str:
+    """``x`` as given: six digits (``:g``) when they read back as ``x``, else every digit needed.
+
+    Six alone showed --elo1 2000.001 as "2000" (refused as out of range), and two hypotheses a
+    hair apart as "[-2000, -2000]"."""
+    x = _unsigned_zero(x)
+    short = f"{x:g}"
+    return short if float(short) == x else repr(x)
+
+
 def _beyond(elo: float, a: str, side: str) -> str:
     """What B's advantage lies beyond: "stronger than A by more than 5 Elo" (side "more", above
     ``elo``), "at most 20 Elo stronger than A" (side "less", below ``elo``), and so on."""
@@ -276,7 +286,7 @@ class Sprt:
             f"elo {elo_text(elo)} {elo_interval_text(low, high)}  "
             f"LLR {_llr_text(self.llr, self._bounds.lower, self._bounds.upper)} "
             f"({self._bounds.lower:+.2f}, {self._bounds.upper:+.2f})  "
-            f"[{_unsigned_zero(self.elo0):g}, {_unsigned_zero(self.elo1):g}]  "
+            f"[{number_text(self.elo0)}, {number_text(self.elo1)}]  "
             f"{self.decision.value}"
         )
 
@@ -287,7 +297,7 @@ class Sprt:
         more than elo0; elo1 is the gap the test was built to detect, not a measure of the gap
         (at a true gap halfway between, H1 is accepted about half the time).
         """
-        e0, e1 = f"{_unsigned_zero(self.elo0):g}", f"{_unsigned_zero(self.elo1):g}"
+        e0, e1 = number_text(self.elo0), number_text(self.elo1)
         if self.decision is SprtDecision.ACCEPT_H1:
             return (
                 f"H1 accepted: the test favours elo1 = {e1} over elo0 = {e0}; {b} is likely "

@@ -341,7 +341,7 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
                     else f"no game {key}"
                 )
                 return json_response({"error": said}, HTTPStatus.NOT_FOUND)
-            return json_response(with_pass_targets(text, int(key)))
+            return json_response(with_pass_targets(text, number))
         return json_response({"error": f"nothing at {path}"}, HTTPStatus.NOT_FOUND)
 
     async def _admin(action: str, request: Request) -> Response:

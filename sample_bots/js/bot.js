@@ -203,17 +203,24 @@ function fallbackPlay(request) {
   return lowest(request.legal_cards);
 }
 
-// The strategy's answer, or the fallback's if it throws: a bug in one decision must not end the
-// process (the seat would be forfeited), and an ERROR line lets `arena run` count it, as it
-// counts the Python SDK's.
-function decided(request, strategy, fallback) {
+// The strategy's answer, or the fallback's if it throws or gives what cannot be sent: a bug in
+// one decision must not end the process (the seat would be forfeited), and an ERROR line lets
+// `arena run` count it, as it counts the Python SDK's. Anything that can be sent is, for the
+// referee to judge (a wrong card is a fault it names), as the Python SDK does.
+function decided(request, strategy, fallback, sendable) {
+  let why;
   try {
-    return strategy(request);
+    const answer = strategy(request);
+    if (sendable(answer)) return answer;
+    // A pass that is no list failed to serialise: the stream broke, the bot reconnected to the
+    // same request, again and again, until its time bank ran out.
+    why = `it returned ${JSON.stringify(answer)}, not a list of card codes`;
   } catch (e) {
-    const why = (e && e.stack) || String(e);
-    log(`ERROR ${strategy.name} threw on request ${request.request_id}; answered with ${fallback.name}: ${why}`);
-    return fallback(request);
+    why = `it threw ${(e && e.stack) || String(e)}`;
   }
+  const id = request.request_id;
+  log(`ERROR ${strategy.name} on request ${id}, answered with ${fallback.name}: ${why}`);
+  return fallback(request);
 }
 
 // ---- the session ------------------------------------------------------------------------
@@ -861,10 +868,10 @@ class Session {
   answer(call, request) {
     let decision;
     if (request.kind === "DECISION_KIND_PASS") {
-      const cards = decided(request, choosePass, fallbackPass);
+      const cards = decided(request, choosePass, fallbackPass, Array.isArray);
       decision = { request_id: request.request_id, pass_cards: { cards } };
     } else if (request.kind === "DECISION_KIND_PLAY") {
-      const card = decided(request, choosePlay, fallbackPlay);
+      const card = decided(request, choosePlay, fallbackPlay, () => true);
       decision = { request_id: request.request_id, play_card: { card } };
     } else {
       // The protocol says: let an unknown kind time out rather than guess.
