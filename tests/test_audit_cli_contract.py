@@ -74,24 +74,27 @@ def test_ratings_started_with_ctrl_c_ignored_keeps_the_ignore(tmp_path: Path) ->
     assert "b0" in out and "interrupted" not in err
 
 
-def _closing(fd: int) -> None:
-    os.close(fd)
+def with_closed(fd: int, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run `arena ARGS` with descriptor ``fd`` closed (``>&-`` or ``2>&-``); the other of
+    standard output and error is captured."""
+    return subprocess.run(
+        [*BASE, *args],
+        cwd=cwd,
+        stdout=subprocess.PIPE if fd != 1 else None,
+        stderr=subprocess.PIPE if fd != 2 else None,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        preexec_fn=lambda: os.close(fd),
+        timeout=120,
+        check=False,
+    )
 
 
 def test_a_run_with_its_standard_error_closed_stops_as_on_a_closed_pipe(tmp_path: Path) -> None:
     # `arena run ... 2>&-` exited 1 with nothing said (its progress display's AttributeError,
     # with nowhere to print its traceback), the code of a bot that keeps dying.
     for command in (["run", *FOUR, "--boards", "1"], ["demo", "--boards", "1"]):
-        done = subprocess.run(
-            [*BASE, *command, "--db", "x.db"],
-            cwd=tmp_path,
-            stdout=subprocess.PIPE,
-            text=True,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-            preexec_fn=lambda: _closing(2),
-            timeout=120,
-            check=False,
-        )
+        done = with_closed(2, *command, "--db", "x.db", cwd=tmp_path)
         assert (done.returncode, done.stdout) == (141, ""), command
     assert list(tmp_path.iterdir()) == []  # nothing made
 
@@ -99,15 +102,7 @@ def test_a_run_with_its_standard_error_closed_stops_as_on_a_closed_pipe(tmp_path
 def test_a_bots_change_with_its_output_closed_says_so_in_one_line(server: ServerProcess) -> None:
     # `arena bots ban dave >&-` made the ban, then ended in a traceback, exit 1.
     server.add_bot("dave")
-    done = subprocess.run(
-        [*BASE, "bots", "ban", "dave", "--db", str(server.db), "--reason", "x"],
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        preexec_fn=lambda: _closing(1),
-        timeout=120,
-        check=False,
-    )
+    done = with_closed(1, "bots", "ban", "dave", "--db", str(server.db), "--reason", "x")
     assert (done.returncode, done.stderr) == (
         1,
         "arena: error: cannot write the output: it is closed; the change is made\n",
