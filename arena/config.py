@@ -79,6 +79,7 @@ from arena.table import MAX_SEED as TABLE_MAX_SEED
 __all__ = [
     "DEFAULT_DB",
     "MAX_SEED",
+    "MAX_TABLES",
     "SAMPLE_BOTS",
     "BotSpec",
     "Format",
@@ -92,6 +93,7 @@ __all__ = [
     "parse_duration_ms",
     "rule_names",
     "sample_bot",
+    "schedule_size",
 ]
 
 DEFAULT_DB = "arena.db"
@@ -113,7 +115,7 @@ MAX_DURATION_MS: Final = MAX_CLOCK_MS
 MAX_BOARDS: Final = 100_000
 """The most boards one run takes (its schedule is held in memory)."""
 MAX_TABLES: Final = 1_000_000
-"""The most tables one run schedules (groups x boards x rotations), as a server's event: the
+"""The most tables one run or one server's event schedules (groups x boards x rotations): the
 schedule is made, in memory, before the first game (about 0.7 KB a table)."""
 _DURATION = re.compile(r"(?P<number>[-+]?\d+(?:\.\d+)?)\s*(?P<unit>ms|s|m)?")
 _OTHER_UNIT = re.compile(r"[-+]?\d+(?:\.\d+)?\s*(?P<unit>[a-zµ]+)")
@@ -423,13 +425,18 @@ def _check_faults_with_strict(limit: int, strict_in_file: bool, limit_in_file: b
     )
 
 
+def schedule_size(bots: int, players: int, gauntlet: bool, boards: int) -> tuple[int, int]:
+    """(groups, tables) of a round robin or gauntlet of ``bots`` at ``players`` seats over
+    ``boards`` boards, each in every rotation: counted, not made (a large schedule takes the
+    memory and the time of every table it lists)."""
+    groups = math.comb(bots - 1, players - 1) if gauntlet else math.comb(bots, players)
+    return groups, groups * boards * players
+
+
 def _check_table_count(bots: int, players: int, fmt: Format, boards: int) -> None:
     """Refuse a schedule of more than :data:`MAX_TABLES` tables, counted before it is made (8
     bots with --boards 100000, 28 million tables, took all the memory with nothing said)."""
-    groups = (
-        math.comb(bots - 1, players - 1) if fmt is Format.GAUNTLET else math.comb(bots, players)
-    )
-    tables = groups * boards * players
+    groups, tables = schedule_size(bots, players, fmt is Format.GAUNTLET, boards)
     if tables > MAX_TABLES:
         most = MAX_TABLES // (groups * players)
         fix = f"give --boards {most} or fewer, or fewer bots" if most else "give fewer bots"

@@ -42,7 +42,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import math
 import signal
 from collections import Counter
 from collections.abc import Mapping
@@ -53,10 +52,12 @@ from typing import Any
 from arena.config import (
     MAX_BOARDS,
     MAX_SEED,
+    MAX_TABLES,
     check_rule_values,
     load_toml,
     parse_duration_ms,
     rule_names,
+    schedule_size,
     toml_spelling,
 )
 from arena.errors import ArenaError, ConfigError, RulesError
@@ -82,8 +83,6 @@ MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 """The largest ``max_message_bytes``: gRPC holds its own limit (a few times ours) in a C int."""
 MAX_HANDS = 100_000
 """The most hands per table (``hands``)."""
-MAX_EVENT_TABLES = 1_000_000
-"""The most tables a fixed event may schedule (its schedule is made, in memory, at start)."""
 DEFAULT_EVENT_NAME = "Hearts Arena event"
 """A fixed event's name when the config gives none (the ladder's would call it a ladder)."""
 
@@ -496,16 +495,13 @@ def _event(data: Any, players: int) -> EventConfig:
         raise ConfigError(f"server config: event.boards = {event.boards}; give 1 to {MAX_BOARDS}")
     # Counted before the schedule is made: a large one would take the memory and the time of
     # every table it lists (boards = 1000000000 hung the start).
-    group_count = (
-        math.comb(len(set(event.entrants)) - 1, players - 1)
-        if event.format is EventFormat.GAUNTLET
-        else math.comb(len(set(event.entrants)), players)
+    group_count, tables = schedule_size(
+        len(set(event.entrants)), players, event.format is EventFormat.GAUNTLET, event.boards
     )
-    tables = group_count * event.boards * players
-    if tables > MAX_EVENT_TABLES:
+    if tables > MAX_TABLES:
         raise ConfigError(
             f"server config: [event] of {tables} tables ({group_count} groups of {players} x "
-            f"{event.boards} boards x {players} rotations); at most {MAX_EVENT_TABLES}: give "
+            f"{event.boards} boards x {players} rotations); at most {MAX_TABLES}: give "
             "fewer boards or entrants"
         )
     # Validate the schedule now so that a bad event fails at start-up, not at its start time.

@@ -248,6 +248,11 @@ def _admin_elsewise(method: str, path: str) -> Response:
     action = path.removeprefix("/api/admin/")
     if action in ADMIN_ACTIONS:
         return _not_allowed(method, path, "POST")
+    return _no_such_action(action)
+
+
+def _no_such_action(action: str) -> Response:
+    """The 404 of an admin action that does not exist, naming those that do."""
     return json_response(
         {"error": f"no admin action {action!r}; known: {', '.join(ADMIN_ACTIONS)}"},
         HTTPStatus.NOT_FOUND,
@@ -367,10 +372,7 @@ def make_handler(site: Site, files: Mapping[str, bytes] | None = None) -> Handle
             )
             return json_response({"error": why}, HTTPStatus.UNAUTHORIZED)
         if action not in ADMIN_ACTIONS:
-            return json_response(
-                {"error": f"no admin action {action!r}; known: {', '.join(ADMIN_ACTIONS)}"},
-                HTTPStatus.NOT_FOUND,
-            )
+            return _no_such_action(action)
         refused = _unknown_parameter(
             request.path.rstrip("/"), request.query, "; send its arguments as a JSON body"
         )
