@@ -9,6 +9,7 @@ import json
 import os
 import re
 import resource
+import secrets
 import shlex
 import signal
 import socket
@@ -366,7 +367,10 @@ def test_ctrl_c_while_the_bots_start_is_one_line_and_exit_130(
 ) -> None:
     # With SIGINT ignored (a script's `arena run ... &`), a SIGTERM turned into a SIGINT was
     # ignored with it: the run went on, and a kill -9 after it left its bots running.
-    slow = f"sh -c 'sleep 37; exec {LOW}'"  # still starting when the Ctrl-C comes
+    # Still starting when the Ctrl-C comes; its sleep is this test's own (a sibling case on the
+    # other xdist worker may be starting its bots as this one looks for leftovers).
+    pause = f"sleep 37.{secrets.randbelow(10**9):09d}"
+    slow = f"sh -c '{pause}; exec {LOW}'"
     args = ["--bot", f"a={LOW}", "--bot", f"b={LOW}", "--bot", f"c={slow}", "--players", "3"]
     run = start_run(tmp_path, *args, "--boards", "1", background=background)
     try:
@@ -386,7 +390,7 @@ def test_ctrl_c_while_the_bots_start_is_one_line_and_exit_130(
     assert not (tmp_path / "arena-out").exists() and not (tmp_path / "arena.db").exists()
     # The bot still starting was stopped with its children (the shell's sleep).
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True)
-    assert slow.removeprefix("sh -c '").split(";")[0] not in ps.stdout
+    assert pause not in ps.stdout
     assert said.strip().splitlines()[-1] == (
         "arena: error: interrupted before any game was played; nothing was made"
     )
