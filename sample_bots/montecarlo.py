@@ -5,11 +5,13 @@ consistently with what it has seen (how many cards each holds, the suits each ha
 the cards it passed), plays the card, finishes the hand with the engine and a fast greedy policy,
 and keeps the card with the best average score (its own points minus the others' mean, so that a
 moon counts). The number of playouts is fixed by its budget and scaled down when the game's move
-time is short (it never plans to draw on its time bank, which is kept for slow moments). Nothing
-depends on the wall clock or on earlier decisions, so each answer is a function of its seed, the
-request and the game's move time: the move time as the game set it (``GameStarted.move_ms``),
-not the milliseconds left that the request gives (``view.move_ms``), which differ by one from run
-to run as the referee rounds them, and made the same game differ at short move times.
+time is short (it never plans to draw on its time bank, which is kept for slow moments); a move
+time too short for one playout per legal card gets its lowest card, the queen of spades last.
+Nothing depends on the wall clock or on earlier decisions, so each answer is a function of its
+seed, the request and the game's move time: the move time as the game set it
+(``GameStarted.move_ms``), not the milliseconds left that the request gives (``view.move_ms``),
+which differ by one from run to run as the referee rounds them, and made the same game differ at
+short move times.
 
 Run it against a referee with ``python sample_bots/montecarlo.py`` and the environment variables
 ``ARENA_ADDRESS``, ``ARENA_TOKEN`` and ``ARENA_BOT_NAME`` (``ARENA_BOT_SEED`` sets its seed).
@@ -72,7 +74,11 @@ class MonteCarloBot(Bot):
         move_ms = self.move_ms if self.move_ms is not None else view.move_ms
         if move_ms is not None:
             budget = min(budget, move_ms * PLAYOUTS_PER_SECOND_ALLOWED // 1000)
-        samples = max(1, budget // len(legal))
+        if budget < len(legal):
+            # Not one playout per card in the time: a search would overrun the move (and forfeit
+            # the game once the bank is gone), so the cheapest safe guess instead.
+            return min(legal, key=_lowest_but_the_queen)
+        samples = budget // len(legal)
         # One generator per decision, keyed by the position: the same view gets the same answer
         # in any process, whatever that process searched before.
         rng = decision_rng(self.seed, view)
@@ -87,7 +93,12 @@ class MonteCarloBot(Bot):
                 others = (sum(points) - points[view.seat]) / (view.players - 1)
                 score[card] += points[view.seat] - others
         # Ties (common when the choice cannot matter) go to the lowest card, never the queen.
-        return min(legal, key=lambda c: (score[c], c == QUEEN_OF_SPADES, c.rank))
+        return min(legal, key=lambda c: (score[c], *_lowest_but_the_queen(c)))
+
+
+def _lowest_but_the_queen(card: Card) -> tuple[bool, int]:
+    """A sort key: the lowest card first, the queen of spades last."""
+    return card == QUEEN_OF_SPADES, card.rank
 
 
 if __name__ == "__main__":

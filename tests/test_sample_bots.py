@@ -23,7 +23,7 @@ from types import ModuleType
 
 import pytest
 
-from arena.cards import Card
+from arena.cards import QUEEN_OF_SPADES, Card
 from arena.client import (
     Bot,
     DecisionKind,
@@ -291,6 +291,21 @@ def test_montecarlo_searches_less_when_the_move_time_is_short(worlds: list[int])
         MonteCarloBot("c", playouts=400).choose_play(dataclasses.replace(view, move_ms=move_ms))
         searched[move_ms] = len(worlds)
     assert 0 < searched[50] < searched[1000]
+
+
+def test_montecarlo_does_not_search_when_the_move_time_allows_no_playout_per_card(
+    worlds: list[int],
+) -> None:
+    # One playout per legal card whatever the budget overran a move time of a few milliseconds
+    # (up to 13 playouts of 0.3 ms each): at 3 ms with no bank the bot forfeited most games.
+    view = _open_choice(3, 0)
+    legal = view.legal
+    assert len(legal) > 3
+    short = dataclasses.replace(view, move_ms=4)  # 3 playouts' worth: fewer than the cards
+    answer = MonteCarloBot("c", playouts=400).choose_play(short)
+    assert worlds == [] and answer == min(legal, key=lambda c: (c == QUEEN_OF_SPADES, c.rank))
+    MonteCarloBot("c", playouts=len(legal)).choose_play(view)  # one playout per card: searched
+    assert len(worlds) == 1
 
 
 def test_montecarlo_searches_as_the_games_move_time_allows_not_the_millisecond_left(
