@@ -190,14 +190,18 @@ def test_a_copy_of_the_js_bot_whose_strategy_throws_answers_and_logs_an_error(
     copy.write_text(
         source.replace(
             strategy,
-            strategy + 'if (request.legal_cards.length > 2) throw new Error("a bug of mine");\n',
+            # It empties the cards it was given first: the fallback answers the request as sent.
+            strategy + "if (request.legal_cards.length > 2) {\n"
+            "  request.legal_cards.length = 0;\n"
+            '  throw new Error("a bug of mine");\n}\n',
         ).replace(
             "function choosePass(request) {\n",
             # Every other pass throws, the others are one string where a list goes (which
             # could not be sent: the stream broke, and the bot reconnected to the same request
             # until its time bank was gone).
             "function choosePass(request) {\n  globalThis.passes = (globalThis.passes || 0) + 1;\n"
-            '  if (globalThis.passes % 2) throw new TypeError("no pass yet");\n'
+            "  if (globalThis.passes % 2) {\n    request.hand.length = 0;\n"
+            '    throw new TypeError("no pass yet");\n  }\n'
             '  return request.hand.slice(0, request.pass_count).join(" ");\n',
         )
     )

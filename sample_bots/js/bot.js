@@ -208,6 +208,9 @@ function fallbackPlay(request) {
 // `arena run` count it, as it counts the Python SDK's. Anything that can be sent is, for the
 // referee to judge (a wrong card is a fault it names), as the Python SDK does.
 function decided(request, strategy, fallback, sendable) {
+  // The fallback answers the request as it came: a strategy that emptied its legal_cards (or
+  // its hand) before it threw would leave the fallback nothing to choose from.
+  const asSent = structuredClone(request);
   let why;
   try {
     const answer = strategy(request);
@@ -218,9 +221,9 @@ function decided(request, strategy, fallback, sendable) {
   } catch (e) {
     why = `it threw ${(e && e.stack) || String(e)}`;
   }
-  const id = request.request_id;
+  const id = asSent.request_id;
   log(`ERROR ${strategy.name} on request ${id}, answered with ${fallback.name}: ${why}`);
-  return fallback(request);
+  return fallback(asSent);
 }
 
 // ---- the session ------------------------------------------------------------------------
