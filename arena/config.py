@@ -177,9 +177,12 @@ def _bot(name: str, command: str | Sequence[str]) -> BotSpec:
         )
     if isinstance(command, str):
         try:
-            argv = tuple(shlex.split(command))
+            words = shlex.split(command)
         except ValueError as e:
             raise ConfigError(f"bot {name!r}: cannot split command {command!r}: {e}") from None
+        # A shell expands a word's leading ~ (the README's `python ~/hearts-arena/...`): kept
+        # as typed, it named a folder called "~" in the current one.
+        argv = tuple(os.path.expanduser(w) if w.startswith("~") else w for w in words)
     else:
         argv = tuple(str(a) for a in command)
     if not argv:

@@ -396,6 +396,25 @@ def test_ctrl_c_while_the_bots_start_is_one_line_and_exit_130(
     )
 
 
+def test_a_bot_command_under_the_home_folder_as_the_readme_gives_it(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / "hearts-arena").mkdir(parents=True)
+    (home / "hearts-arena" / "sample_bots").symlink_to(BOTS)
+    mine = "low=python ~/hearts-arena/sample_bots/lowcard.py"
+    done = subprocess.run(
+        [*BASE, "run", "--bot", mine, "--bot", f"b={LOW}", "--bot", f"c={HEUR}", "--players", "3"]
+        + ["--boards", "1", "--db", str(tmp_path / "home.db")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT_S,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(home)},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "3 of 3 games" in done.stdout + done.stderr, done.stdout + done.stderr
+
+
 def test_a_second_run_on_a_database_in_use_is_refused(tmp_path: Path) -> None:
     args = ["--bot", f"a={LOW}", "--bot", f"b={LOW}", "--bot", f"c={LOW}", "--players", "3"]
     # Boards enough that the first run is still playing when the second starts, however fast

@@ -70,6 +70,22 @@ def test_bot_flags_split_like_a_shell() -> None:
             parse_bot(bad)
 
 
+def test_a_words_leading_tilde_is_the_home_folder_as_a_shell_has_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The README's `python ~/hearts-arena/...` ran python on a folder named "~" in the current one.
+    monkeypatch.setenv("HOME", "/home/ann")
+    bot = parse_bot("mine=python ~/bots/mine.py --data=~/x ~ a~b '~/quoted too.py'")
+    assert bot.argv == (
+        "python",
+        "/home/ann/bots/mine.py",
+        "--data=~/x",
+        "/home/ann",
+        "a~b",
+        "/home/ann/quoted too.py",
+    )
+
+
 def test_no_bot_means_the_sample_bots() -> None:
     config = build_config()
     assert config.bot_names == SAMPLE_BOTS
