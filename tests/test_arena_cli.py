@@ -401,9 +401,9 @@ def test_a_bot_command_under_the_home_folder_as_the_readme_gives_it(tmp_path: Pa
     (home / "hearts-arena").mkdir(parents=True)
     (home / "hearts-arena" / "sample_bots").symlink_to(BOTS)
     mine = "low=python ~/hearts-arena/sample_bots/lowcard.py"
+    bots = ["--bot", mine, "--bot", f"b={LOW}", "--bot", f"c={HEUR}", "--players", "3"]
     done = subprocess.run(
-        [*BASE, "run", "--bot", mine, "--bot", f"b={LOW}", "--bot", f"c={HEUR}", "--players", "3"]
-        + ["--boards", "1", "--db", str(tmp_path / "home.db")],
+        [*BASE, "run", *bots, "--boards", "1", "--db", str(tmp_path / "home.db")],
         cwd=tmp_path,
         capture_output=True,
         text=True,
