@@ -975,7 +975,9 @@ def start_failure(error: OSError) -> str:
         # The file is there (its command was checked): what is missing is the interpreter its
         # #! line names, and "No such file or directory" sent the user to the script.
         interpreter = _shebang(error.filename)
-        if interpreter is not None:
+        if interpreter is not None and interpreter.endswith("\r"):
+            why += f" ({_CRLF})"
+        elif interpreter is not None:
             why += (
                 f" (the interpreter its #! line names, {interpreter!r}, does not exist: fix that "
                 "line, e.g. #!/usr/bin/env python3, or start it with its interpreter)"
@@ -983,8 +985,15 @@ def start_failure(error: OSError) -> str:
     return why
 
 
+_CRLF = (
+    "its #! line ends in a carriage return: the file has Windows line endings (CRLF); convert "
+    "it to Unix ones (LF), e.g. with dos2unix FILE or sed -i 's/\\r$//' FILE"
+)
+
+
 def _shebang(path: str) -> str | None:
-    """The interpreter the ``#!`` line of an existing file names, or None."""
+    """The interpreter the ``#!`` line of an existing file names (a carriage return that ends
+    the line kept), or None."""
     try:
         with open(path, "rb") as f:
             first = f.readline(256)
@@ -992,7 +1001,24 @@ def _shebang(path: str) -> str | None:
         return None
     if not first.startswith(b"#!"):
         return None
-    return first[2:].strip().decode(errors="replace").split(" ")[0] or None
+    # Only the line break and the spaces around the words go: "/bin/sh\r" is what the system
+    # looked for, and "/bin/sh" (which exists) was named as missing.
+    words = first[2:].rstrip(b"\n").strip(b" \t").decode(errors="replace").split(" ")
+    return words[0] or None
+
+
+def crlf_note(program: str) -> str:
+    """'; its #! line ends in a carriage return ...' when the bot's program is a script saved
+    with Windows line endings (what an exit 126 or 127 at once then means), else ''."""
+    path = program if is_path(program) else shutil.which(program, path=bot_path())
+    if path is None:
+        return ""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(256)
+    except OSError:
+        return ""
+    return f"; {_CRLF}" if first.startswith(b"#!") and first.endswith(b"\r\n") else ""
 
 
 def command_problem(program: str) -> str | None:

@@ -1548,6 +1548,27 @@ def test_a_bot_script_whose_interpreter_is_missing_is_refused_naming_the_interpr
     assert start_failure(missing) == "No such file or directory"
 
 
+@pytest.mark.parametrize("interpreter", ["/bin/sh", "/usr/bin/env sh"])
+def test_a_bot_script_with_windows_line_endings_is_refused_saying_so(
+    tmp_path: Path, interpreter: str
+) -> None:
+    # "/bin/sh" (which exists) was named as missing, the CR stripped; through env, only env's
+    # own last line ("use -[v]S to pass options in shebang lines") was quoted.
+    script = tmp_path / "bot.sh"
+    script.write_bytes(f"#!{interpreter}\r\nexec {LOW}\r\n".encode())
+    script.chmod(0o755)
+    args = ["--bot", "a=./bot.sh", "--bot", f"b={LOW}", "--bot", f"c={LOW}", "--players", "3"]
+    done = arena("run", *args, "--boards", "1", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("arena: error: bot 'a': "), last
+    assert (
+        "its #! line ends in a carriage return: the file has Windows line endings (CRLF); "
+        "convert it to Unix ones (LF), e.g. with dos2unix FILE or sed -i 's/\\r$//' FILE"
+    ) in last, last
+    assert "'/bin/sh', does not exist" not in last
+
+
 def test_two_runs_started_at_once_with_one_out_folder_cannot_both_mark_it(
     tmp_path: Path,
 ) -> None:

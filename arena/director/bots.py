@@ -36,6 +36,7 @@ from arena.config import (
     ERROR_SCAN_LINES,
     BotSpec,
     bot_environment,
+    crlf_note,
     is_error_line,
     start_failure,
     terminal_safe,
@@ -411,6 +412,8 @@ class BotPool:
             # ("Node.js v20.20.2"), which said nothing of a missing module.
             cause = cause_line(_tail(log, ERROR_SCAN_LINES, slot.log_from))
             said = f": {cause[0]}" if cause else " (it wrote nothing)"
+            if code in (126, 127):  # the shell's "cannot run" codes, env's among them
+                said += crlf_note(slot.bot.argv[0])
             raise BotStartError(
                 f"bot {name!r}: {label!r} exited before it connected, with {_exit_text(code)}{said}"
             )
