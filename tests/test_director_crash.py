@@ -20,6 +20,7 @@ from arena.config import build_config
 from arena.director.progress import PlainReporter
 from arena.director.run import run_batch
 from arena.store import Store
+from arena.table import FaultKind
 
 ROOT = Path(__file__).resolve().parent.parent
 LONG = "10m"
@@ -86,9 +87,20 @@ def test_a_crash_forfeits_the_seat_at_once_and_the_restart_plays_the_next_games(
         assert "grace" not in reason
         [(exit_code,)] = db.execute("SELECT exit_code FROM crashes").fetchall()
         assert exit_code == gone.exit_code
+        # It died with its request open: the fault says what the fallback played in its place
+        # (the record had nothing there, and that move no fault, where the grace's end had both).
+        [(kind, substitute)] = db.execute(
+            "SELECT kind, substitute FROM faults WHERE game = ? AND seat = ?", (game, seat)
+        ).fetchall()
+        assert kind == "disconnect" and len(substitute.split()) == 1, substitute
     finally:
         db.close()
     with Store.open(config.db, create=False) as store:
+        record = dict(store.records(config.run_id))[game]
+        faulted = [d for d in record.decisions if d.seat == seat and d.fault is not None]
+        assert [(d.fault, d.cards, d.fallback) for d in faulted] == [
+            (FaultKind.DISCONNECT, (substitute,), True)
+        ]
         faults = {row.bot: row for row in store.bot_faults(config.run_id)}
     assert faults["crash"].exits == 1 and faults["crash"].crashed_games == 1
     assert faults["crash"].forfeits == 1

@@ -304,6 +304,11 @@ class Seat:
         """Whether the seat's present absence already counts as a fault: the moves it misses
         within the grace period are recorded, but count once, so that a bot that comes back in
         time keeps its seat (at 300 ms a move, 3 faults allowed, a 2 s grace had forfeited it)."""
+        self.deciding = False
+        """Whether a decision of the seat is open (asked, or waiting for its bot's return)."""
+        self.gone: str | None = None
+        """The reason of a forfeit at once (its bot gone for good) that came while a decision
+        was open: the decision records the fault, with the fallback's cards played instead."""
 
 
 class TableRun:
@@ -599,60 +604,73 @@ class TableRun:
         deadline = due + allowed_ms / MS
         request_id = 0
         fault: FaultKind | None = None
-        while True:
-            if self._interrupting:
-                raise _Interrupted
-            if seat.forfeit is not None:
-                forfeited = seat.session
-                if forfeited is not None and not forfeited.inbox.empty():
-                    self._after_forfeit(seat, forfeited)
-                cards = self._fallback(hand, index, kind)
-                self._decided(hand, number, index, kind, request_id, cards, due, fault, True)
-                return cards
-            session = seat.session
-            if session is None:
-                fault = await self._await_return(hand, number, index, kind, deadline)
-                if fault is None:
+        seat.deciding = True
+        try:
+            while True:
+                if self._interrupting:
+                    raise _Interrupted
+                if seat.forfeit is not None:
+                    forfeited = seat.session
+                    if forfeited is not None and not forfeited.inbox.empty():
+                        self._after_forfeit(seat, forfeited)
+                    cards = self._fallback(hand, index, kind)
+                    if seat.gone is not None:
+                        # Its bot gone for good as this decision was open: the fault says what
+                        # the fallback played in its place, as the grace period's end does.
+                        fault = FaultKind.DISCONNECT
+                        self._fault(hand, number, index, fault, seat.gone, "", cards, 0)
+                        seat.gone = None
+                    self._decided(hand, number, index, kind, request_id, cards, due, fault, True)
+                    return cards
+                session = seat.session
+                if session is None:
+                    fault = await self._await_return(hand, number, index, kind, deadline)
+                    if fault is None:
+                        continue
+                    cards = self._fallback(hand, index, kind)
+                    self._decided(hand, number, index, kind, request_id, cards, due, fault, True)
+                    return cards
+                if session.closed:  # it ended before the table could hear of it
+                    self.session_lost(session)
                     continue
+                if not self._drain(seat, session, number, hand):
+                    continue
+                request_id = next(self._ids)
+                session.last_request_id = request_id
+                request = self._request(hand, number, index, kind, request_id, deadline, legal)
+                outcome = await self._exchange(
+                    seat, session, request, request_id, deadline, hand, kind, legal
+                )
+                if outcome in (_Outcome.LOST, _Outcome.FORFEITED, _Outcome.INTERRUPTED):
+                    self._abandon(seat, request_id, deadline)
+                    continue
+                if isinstance(outcome, _Accepted):
+                    self._charge(seat, (outcome.at - due) * MS)
+                    self._decided(hand, number, index, kind, request_id, outcome.cards, due, fault)
+                    return outcome.cards
                 cards = self._fallback(hand, index, kind)
+                if outcome is _Outcome.TIMEOUT:
+                    bank = seat.bank_ms
+                    self._charge(seat, allowed_ms)  # the whole bank: it ran out
+                    fault = FaultKind.TIMEOUT
+                    detail = (
+                        f"no answer to request {request_id} within {allowed_ms:.0f} ms "
+                        f"({clocks.move_ms} ms move time + {bank:.0f} ms time bank left)"
+                    )
+                    self._fault(hand, number, index, fault, detail, "", cards, request_id)
+                else:
+                    self._charge(seat, (_monotonic() - due) * MS)
+                    fault = outcome.kind
+                    self._fault(
+                        hand, number, index, fault, outcome.detail, outcome.sent, cards, request_id
+                    )
                 self._decided(hand, number, index, kind, request_id, cards, due, fault, True)
                 return cards
-            if session.closed:  # it ended before the table could hear of it
-                self.session_lost(session)
-                continue
-            if not self._drain(seat, session, number, hand):
-                continue
-            request_id = next(self._ids)
-            session.last_request_id = request_id
-            request = self._request(hand, number, index, kind, request_id, deadline, legal)
-            outcome = await self._exchange(
-                seat, session, request, request_id, deadline, hand, kind, legal
-            )
-            if outcome in (_Outcome.LOST, _Outcome.FORFEITED, _Outcome.INTERRUPTED):
-                self._abandon(seat, request_id, deadline)
-                continue
-            if isinstance(outcome, _Accepted):
-                self._charge(seat, (outcome.at - due) * MS)
-                self._decided(hand, number, index, kind, request_id, outcome.cards, due, fault)
-                return outcome.cards
-            cards = self._fallback(hand, index, kind)
-            if outcome is _Outcome.TIMEOUT:
-                bank = seat.bank_ms
-                self._charge(seat, allowed_ms)  # the whole bank: it ran out
-                fault = FaultKind.TIMEOUT
-                detail = (
-                    f"no answer to request {request_id} within {allowed_ms:.0f} ms "
-                    f"({clocks.move_ms} ms move time + {bank:.0f} ms time bank left)"
-                )
-                self._fault(hand, number, index, fault, detail, "", cards, request_id)
-            else:
-                self._charge(seat, (_monotonic() - due) * MS)
-                fault = outcome.kind
-                self._fault(
-                    hand, number, index, fault, outcome.detail, outcome.sent, cards, request_id
-                )
-            self._decided(hand, number, index, kind, request_id, cards, due, fault, True)
-            return cards
+        finally:
+            seat.deciding = False
+            if seat.gone is not None:  # answered (or stopped) before it could see the forfeit
+                self._fault(hand, number, index, FaultKind.DISCONNECT, seat.gone, "", (), 0)
+                seat.gone = None
 
     async def _await_return(
         self, hand: Hand, number: int, index: int, kind: str, deadline: float
@@ -1427,12 +1445,25 @@ class TableRun:
             hits.append(seat.index)
             if seat.forfeit is None and not self._over:
                 self._forfeit(seat, Termination.DISCONNECT, reason)
-                # Recorded and told as the grace's end is: the table learns the seat is
-                # forfeited (SeatFaulted), and the record holds the disconnect with its reason.
-                game = self.game
-                self._fault(
-                    game.hand, game.hand_number, seat.index, FaultKind.DISCONNECT, reason, "", (), 0
-                )
+                if seat.deciding:
+                    # Recorded by the open decision, which moves to the fallback at once: with
+                    # the cards played in the bot's place.
+                    seat.gone = reason
+                else:
+                    # Recorded and told as the grace's end is: the table learns the seat is
+                    # forfeited (SeatFaulted), and the record holds the disconnect with its
+                    # reason.
+                    game = self.game
+                    self._fault(
+                        game.hand,
+                        game.hand_number,
+                        seat.index,
+                        FaultKind.DISCONNECT,
+                        reason,
+                        "",
+                        (),
+                        0,
+                    )
             if seat.returned is not None:
                 seat.returned.set()  # a decision waiting for the seat's return plays on
         return hits
