@@ -1615,11 +1615,33 @@ def _unencodable_as_question_marks() -> None:
 
     for stream in (sys.stdout, sys.stderr):
         encoding = getattr(stream, "encoding", None)
-        if stream is None or not encoding or getattr(stream, "errors", None) != "strict":
+        errors = getattr(stream, "errors", None)
+        # Python's C or POSIX locale (LC_ALL=C with its UTF-8 mode off) writes with
+        # "surrogateescape": a "−" failed as under "strict".
+        if stream is None or not encoding or errors not in ("strict", "surrogateescape"):
             continue
         with contextlib.suppress(LookupError, AttributeError, ValueError):
             if codecs.lookup(encoding).name not in ("utf-8", "utf-16", "utf-32"):
-                stream.reconfigure(errors="replace")  # type: ignore[union-attr]
+                if errors == "surrogateescape":
+                    codecs.register_error(_BYTES_OR_QUESTION_MARK, _bytes_or_question_mark)
+                    errors = _BYTES_OR_QUESTION_MARK
+                else:
+                    errors = "replace"
+                stream.reconfigure(errors=errors)  # type: ignore[union-attr]
+
+
+_BYTES_OR_QUESTION_MARK = "arena.bytes-or-question-mark"
+
+
+def _bytes_or_question_mark(error: UnicodeError) -> tuple[str | bytes, int]:
+    """As "surrogateescape" (a file name's undecodable bytes written back as they were), with
+    "?" for any other character the encoding lacks."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    part = error.object[error.start : error.end]
+    if all("\udc80" <= c <= "\udcff" for c in part):
+        return bytes(ord(c) - 0xDC00 for c in part), error.end
+    return "?" * len(part), error.end
 
 
 def _help_stops_on_a_closed_pipe() -> None:

@@ -1491,9 +1491,29 @@ def test_ctrl_c_while_the_command_loads_is_one_line_and_exit_130(sig: str, tmp_p
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hook"]
 
 
-@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_the_c_locales_output_keeps_a_file_names_bytes_and_marks_what_it_lacks() -> None:
+    import codecs
+
+    from arena.cli import _BYTES_OR_QUESTION_MARK, _bytes_or_question_mark
+
+    codecs.register_error(_BYTES_OR_QUESTION_MARK, _bytes_or_question_mark)
+    name = os.fsdecode(b"caf\xe9.db")  # a Latin-1 file name, as Python reads it there
+    said = f"{name}: \u2212".encode("ascii", _BYTES_OR_QUESTION_MARK)
+    assert said == b"caf\xe9.db: ?"
+
+
+@pytest.mark.parametrize(
+    ("encoding", "setting"),
+    [
+        ("ascii", {"PYTHONIOENCODING": "ascii"}),
+        ("latin-1", {"PYTHONIOENCODING": "latin-1"}),
+        # Python's C locale: ASCII written with "surrogateescape", which failed as "strict" did.
+        ("ascii", {"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONIOENCODING": ""}),
+    ],
+    ids=["ascii", "latin-1", "C-locale"],
+)
 def test_an_output_without_the_tables_characters_gets_question_marks_not_a_traceback(
-    sample_run: tuple[Path, str], encoding: str
+    sample_run: tuple[Path, str], encoding: str, setting: dict[str, str]
 ) -> None:
     # Under PYTHONIOENCODING=latin-1 (or an ASCII terminal) the tables' "−" ended a finished
     # run's report in a UnicodeEncodeError traceback, exit code 1, the ratings unprinted.
@@ -1503,7 +1523,7 @@ def test_an_output_without_the_tables_characters_gets_question_marks_not_a_trace
         cwd=db.parent,
         capture_output=True,
         timeout=CLI_TIMEOUT_S,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONIOENCODING": encoding},
+        env={**os.environ, "PYTHONPATH": str(ROOT), **setting},
     )
     assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
     out = done.stdout.decode(encoding)
