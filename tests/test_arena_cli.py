@@ -415,6 +415,40 @@ def test_a_bot_command_under_the_home_folder_as_the_readme_gives_it(tmp_path: Pa
     assert "3 of 3 games" in done.stdout + done.stderr, done.stdout + done.stderr
 
 
+@pytest.mark.parametrize("hard", [False, True], ids=["soft-limit", "hard-limit"])
+def test_a_low_limit_on_open_files_is_lifted_or_refused_in_one_line(
+    tmp_path: Path, hard: bool
+) -> None:
+    # Under `ulimit -n 40` a run of 8 bot processes spammed "File descriptor limit reached"
+    # and blamed a bot for not starting (at 20, a segmentation fault): a soft limit is lifted
+    # as the server lifts its own, a hard one refused before anything is made.
+    def low_limit() -> None:
+        _hangup_default()
+        _, top = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (40, 40 if hard else top))
+
+    done = subprocess.run(
+        [*BASE, "run", "--boards", "1", "--concurrency", "2", "--db", str(tmp_path / "f.db")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT_S,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        preexec_fn=low_limit,
+        check=False,
+    )
+    if not hard:
+        assert done.returncode == 0, done.stderr
+        assert "4 of 4 games" in done.stdout
+        return
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        "arena: error: the limit on open files (ulimit -n) is 40, and this run needs about 48 "
+        "(8 bot processes): raise it, e.g. ulimit -n 1024, or lower --concurrency\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
 def test_a_second_run_on_a_database_in_use_is_refused(tmp_path: Path) -> None:
     args = ["--bot", f"a={LOW}", "--bot", f"b={LOW}", "--bot", f"c={LOW}", "--players", "3"]
     # Boards enough that the first run is still playing when the second starts, however fast

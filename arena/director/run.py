@@ -53,6 +53,7 @@ from arena.director.bots import Accounts, BotExit, BotPool, LogWriteError, log_p
 from arena.director.progress import Standings
 from arena.director.schedule import ScheduledTable, schedule
 from arena.errors import ArenaError, ConfigError
+from arena.openfiles import check_open_files
 from arena.store import (
     SPRT_FORMAT,
     Store,
@@ -358,6 +359,7 @@ def play_tables(
             director.check_output()
             return director.outcome(done, started)
         check_port(config.port)
+        check_open_files(sum(per_bot.values()))
         try:
             trio.run(director.main, todo_list, per_bot, done)
         except BaseException as e:

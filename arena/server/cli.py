@@ -220,23 +220,13 @@ def _cannot_bind(host: str, port: int) -> str:
     return ""
 
 
-OPEN_FILES_WANTED = 65536
-"""Open files a server asks for (at most its hard limit): a connection is one."""
-
-
 def _raise_open_files_limit() -> None:
     """Lift the soft limit on open files towards the hard one, as servers do: under the usual
     1,024, a thousand idle connections to the bots' port took every descriptor, and neither a
     new bot nor the page (nor `arena admin`) could connect until they closed."""
-    try:
-        import resource
-    except ImportError:  # not on this platform (Windows): its own limits apply
-        return
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    want = OPEN_FILES_WANTED if hard == resource.RLIM_INFINITY else min(hard, OPEN_FILES_WANTED)
-    if soft != resource.RLIM_INFINITY and soft < want:
-        with contextlib.suppress(ValueError, OSError):  # refused: the soft limit stays
-            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    from arena.openfiles import raise_open_files_limit
+
+    raise_open_files_limit()
 
 
 def serve_command(

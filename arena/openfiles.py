@@ -1,0 +1,50 @@
+"""The process's limit on open files: lifted towards the hard limit as servers do, and checked
+before a run starts more bot processes than it leaves room for."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Final
+
+from arena.errors import ConfigError
+
+__all__ = ["OPEN_FILES_WANTED", "check_open_files", "raise_open_files_limit"]
+
+OPEN_FILES_WANTED: Final = 65536
+"""Open files asked for (at most the hard limit): a connection is one."""
+RUN_FILES: Final = 32
+"""Open files a run holds whatever its size (the referee's gRPC, the database, the bots' logs),
+measured with four bots."""
+FILES_PER_PROCESS: Final = 2
+"""Open files a run holds per bot process (its connection to the referee, its process handle)."""
+
+
+def raise_open_files_limit(want: int = OPEN_FILES_WANTED) -> int | None:
+    """Lift the soft limit on open files towards ``want`` (at most the hard limit); the soft
+    limit now, or None where there is none to read (Windows) or it is unlimited."""
+    try:
+        import resource
+    except ImportError:  # not on this platform (Windows): its own limits apply
+        return None
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY:
+        want = min(hard, want)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        with contextlib.suppress(ValueError, OSError):  # refused: the soft limit stays
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def check_open_files(processes: int) -> None:
+    """Refuse in one line a run whose bot processes need more open files than the limit allows
+    (after lifting it): past it, gRPC logged "File descriptor limit reached" until the bots'
+    start timed out with the blame on a bot, or the process died of a segmentation fault."""
+    limit = raise_open_files_limit()
+    need = RUN_FILES + FILES_PER_PROCESS * processes
+    if limit is not None and limit < need:
+        raise ConfigError(
+            f"the limit on open files (ulimit -n) is {limit}, and this run needs about {need} "
+            f"({processes} bot processes): raise it, e.g. ulimit -n {max(1024, 2 * need)}, or "
+            "lower --concurrency"
+        )
