@@ -1551,6 +1551,15 @@ def run_typer(application: typer.Typer, prog_name: str) -> NoReturn:
     command = typer.main.get_command(application)
     _help_stops_on_a_closed_pipe()
     _unencodable_as_question_marks()
+    if not _current_folder_exists() and not {"--help", "--version"} & set(sys.argv[1:]):
+        # Every relative path (the default --db, --out, a bot's script) is read from it: a
+        # command run there ended in a FileNotFoundError traceback, or in "[Errno 2]" alone.
+        print(
+            f"{prog_name}: error: the current folder no longer exists (it was removed after "
+            "the shell went there): cd to one that does and run the command again",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)
     try:
         code = command.main(prog_name=prog_name, standalone_mode=False)
         _flush_output()  # the help's or version's
@@ -1605,6 +1614,15 @@ def _in_words(error: Exception, message: str) -> str:
     if said.startswith("Input should be a valid number"):
         return f"{flag}: give a number"
     return message
+
+
+def _current_folder_exists() -> bool:
+    """Whether the process's current folder is still there (``git clean`` may remove it)."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def _unencodable_as_question_marks() -> None:

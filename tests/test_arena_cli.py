@@ -449,6 +449,35 @@ def test_a_low_limit_on_open_files_is_lifted_or_refused_in_one_line(
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
+def test_a_command_run_in_a_removed_folder_says_so_in_one_line(tmp_path: Path) -> None:
+    # After `git clean` or a rebuilt checkout: a FileNotFoundError traceback (run, demo, sprt,
+    # ratings --plot), "[Errno 2] No such file or directory" alone (serve).
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    commands = [["run", "--boards", "1"], ["serve"], ["ratings", "--db", str(tmp_path / "x.db")]]
+    script = (
+        "import os, subprocess, sys\n"
+        f"os.chdir({str(gone)!r}); os.rmdir({str(gone)!r})\n"
+        "for args in sys.argv[2:]:\n"
+        "    done = subprocess.run([sys.argv[1], *args.split('|')], capture_output=True, "
+        "text=True)\n"
+        "    print(done.returncode, done.stderr, end='', flush=True)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(ARENA), *("|".join(c) for c in commands)],
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT_S,
+        check=False,
+    )
+    said = (
+        "2 arena: error: the current folder no longer exists (it was removed after the shell "
+        "went there): cd to one that does and run the command again\n"
+    )
+    assert done.stdout == said * len(commands), done.stdout + done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
 def test_a_second_run_on_a_database_in_use_is_refused(tmp_path: Path) -> None:
     args = ["--bot", f"a={LOW}", "--bot", f"b={LOW}", "--bot", f"c={LOW}", "--players", "3"]
     # Boards enough that the first run is still playing when the second starts, however fast
