@@ -39,6 +39,11 @@ HEUR = f"{PY} {shlex.quote(str(ROOT / 'sample_bots' / 'heuristic.py'))}"
 HASH = f"{PY} {shlex.quote(str(ROOT / 'tests' / 'arena_bots' / 'hashbot.py'))}"
 CLI_TIMEOUT_S = 240
 QUITTER = 'import sys; print("no cards today", file=sys.stderr); sys.exit(3)'
+DUMPER = (
+    'import sys; print("RuntimeError: cannot load the weights", file=sys.stderr); '
+    'print("z" * 20000, file=sys.stderr); sys.exit(3)'
+)
+"""A bot whose error line is followed by a long debug line (a 4 kB window quoted a piece of it)."""
 ARENA = Path(sys.executable).with_name("arena")
 BASE = [str(ARENA)] if ARENA.exists() else [sys.executable, "-m", "arena.cli"]
 
@@ -177,6 +182,10 @@ BAD_INPUT = {
     "exits at once": (
         three_bots(f"quitter={PY} -c {shlex.quote(QUITTER)}", "--concurrency", "1"),
         "exited before it connected, with code 3: no cards today",
+    ),
+    "exits at once, a long line after its error": (
+        three_bots(f"dumper={PY} -c {shlex.quote(DUMPER)}"),
+        "exited before it connected, with code 3: RuntimeError: cannot load the weights",
     ),
     "exits at once, --out in a new folder": (
         three_bots(f"quitter={PY} -c {shlex.quote(QUITTER)}", "--out", "od/sub"),
