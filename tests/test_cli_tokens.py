@@ -240,6 +240,33 @@ def test_bots_list_shows_reasons_with_brackets_and_long_names_whole(tmp_path: Pa
     assert "…" not in done.stdout
 
 
+def test_bots_list_gives_its_path_whole_and_a_reasons_control_characters_escaped(
+    tmp_path: Path,
+) -> None:
+    # The path was the table's title, wrapped at its spaces even under COLUMNS=200; a reason's
+    # escape sequences went to the terminal raw (a new window title, a cleared screen).
+    folder = tmp_path / "a long folder name" / "for the competition"
+    folder.mkdir(parents=True)
+    db = folder / "comp.db"
+    here("bots", "add", "spiky", "--db", str(db))
+    here("bots", "ban", "spiky", "--db", str(db), "--reason", "\x1b]0;PWNED\x07\x1b[2J bad")
+    done = subprocess.run(
+        [*BASE, "bots", "list", "--db", str(db)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+        env={**os.environ, "COLUMNS": "40"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == f"bots in {db}"
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+    rows = [line.strip("│").split("│") for line in done.stdout.splitlines() if line[:1] == "│"]
+    note = "".join(row[2].strip() for row in rows)  # the note column, its folds joined
+    assert note.replace(" ", "") == "\\x1b]0;PWNED\\x07\\x1b[2Jbad", done.stdout
+
+
 def test_a_refused_account_name_says_ascii_letters(tmp_path: Path) -> None:
     # "use 1 to 64 letters" for 'café', whose 'é' is a letter.
     done = arena("bots", "add", "café", "--db", str(tmp_path / "comp.db"), cwd=tmp_path)

@@ -31,7 +31,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from arena.config import check_port
+from arena.config import check_port, terminal_safe
 from arena.errors import ArenaError
 from arena.pem import NO_CERTIFICATE_BLOCK
 from arena.referee.loop import run as run_loop
@@ -505,15 +505,19 @@ def bots_list(
             )
         )
         return
-    table = Table(title=f"bots in {db}")
+    # The path on a line of its own, as text: a title, centred over the table, was wrapped at
+    # its spaces (even under COLUMNS=200), and the path could not be copied.
+    _say(f"bots in {terminal_safe(str(db))}")
+    table = Table()
     # Folded, never cut: a 64-character name cut to fit 80 columns ("Lxxx…") could be another's.
     table.add_column("bot", overflow="fold")
     table.add_column("status")
     table.add_column("note", overflow="fold")
     for a in rows:
         # As text, not markup: a reason with square brackets ("[/x] cheating") was a rich
-        # MarkupError traceback, and "[bold]" vanished into styling.
-        table.add_row(Text(a.name), a.status.value, Text(a.note))
+        # MarkupError traceback, and "[bold]" vanished into styling. Its control characters
+        # escaped, as a bot's output is: "\x1b]0;...\x07" retitled the terminal.
+        table.add_row(Text(a.name), a.status.value, Text(terminal_safe(a.note)))
     _say(table)
 
 
