@@ -704,6 +704,10 @@ def _check_apart(db: Path, out: Path) -> None:
     db_at, out_at = db.resolve(), out.resolve()
     if out_at == db_at:
         where = "is the --db path"
+    elif out_at in sidecars(db_at):
+        # SQLite's own file beside the database: a folder there failed the run's first write
+        # ("disk I/O error") and then its clean-up, in a traceback.
+        where = f"is where SQLite keeps a file of the --db {db}"
     elif db_at in out_at.parents:
         where = f"lies inside the --db path {db}"
     else:
@@ -712,6 +716,11 @@ def _check_apart(db: Path, out: Path) -> None:
         f"--out {out}: {where}; give the replays and logs a folder of their own "
         f"(default: {_default_out(db)})"
     )
+
+
+def sidecars(db: Path) -> tuple[Path, ...]:
+    """The files SQLite keeps beside database ``db`` (its journal, write-ahead log and index)."""
+    return tuple(db.with_name(db.name + suffix) for suffix in ("-journal", "-wal", "-shm"))
 
 
 def _check_not_a_competition(db: Path) -> None:

@@ -195,6 +195,10 @@ BAD_INPUT = {
         three_bots(f"a={LOW}", "--db", "x.db", "--out", "x.db"),
         "--out x.db: is the --db path; give the replays and logs a folder of their own",
     ),
+    "out is the database's write-ahead log": (
+        three_bots(f"a={LOW}", "--db", "w.db", "--out", "w.db-wal"),
+        "--out w.db-wal: is where SQLite keeps a file of the --db w.db; give the replays and logs",
+    ),
     "flag given twice": (["--players", "3", "--players", "5"], "--players is given more than once"),
     "bad rule": (["--rule", "colour=red"], "--rule 'colour=red': 'colour' is not a rule"),
     "bad preset": (["--rules", "chess"], "--rules 'chess': not a preset; choose one of"),

@@ -786,6 +786,27 @@ def test_a_missing_certificate_or_key_is_one_line_naming_its_flag(tmp_path: Path
     assert not db.exists()
 
 
+def test_a_log_that_is_the_database_or_a_certificate_is_refused(tmp_path: Path) -> None:
+    # `--db c.db --log c.db` served on: the log's lines appended to the database file, which
+    # SQLite then wrote over (the log lost, text in the database).
+    cert, key = self_signed(tmp_path)
+    db = tmp_path / "c.db"
+    ports = ("--port", "0", "--web-port", "0", "--tls-cert", str(cert), "--tls-key", str(key))
+    cases = (
+        (str(db), f"--log {db}: is the --db {db} (or SQLite's file beside it)"),
+        (f"{db}-wal", f"--log {db}-wal: is the --db {db} (or SQLite's file beside it)"),
+        (str(key), f"--log {key}: is the --tls-key file"),
+    )
+    before = key.read_bytes()
+    runs = ServerProcess.clis(
+        *(("serve", "--db", str(db), *ports, "--log", log) for log, _ in cases)
+    )
+    for done, (_, says) in zip(runs, cases, strict=True):
+        assert done.returncode == 2, done.stderr
+        assert done.stderr == f"arena: error: {says}; give the log a file of its own\n"
+    assert not db.exists() and key.read_bytes() == before
+
+
 def test_a_busy_port_or_database_is_one_line(server: ServerProcess) -> None:
     server.start()
     try:

@@ -229,6 +229,23 @@ def _raise_open_files_limit() -> None:
     raise_open_files_limit()
 
 
+def _check_log_apart(log_file: Path, db: Path, others: dict[str, Path | None]) -> None:
+    """Refuse a --log that is the database (or a file SQLite keeps beside it) or another input:
+    the log's lines were appended to the database, which then wrote over them."""
+    from arena.config import sidecars
+
+    log_at = log_file.resolve()
+    db_at = db.resolve()
+    if log_at == db_at or log_at in sidecars(db_at):
+        raise _fail(
+            f"--log {log_file}: is the --db {db} (or SQLite's file beside it); give the "
+            "log a file of its own"
+        )
+    for flag, path in others.items():
+        if path is not None and path.resolve() == log_at:
+            raise _fail(f"--log {log_file}: is the {flag} file; give the log a file of its own")
+
+
 def serve_command(
     db: Path = _DB,
     host: str = typer.Option(
@@ -305,6 +322,8 @@ def serve_command(
         from arena.cli import output_closed
 
         output_closed()
+    if log_file is not None:
+        _check_log_apart(log_file, db, {"--tls-cert": tls_cert, "--tls-key": tls_key})
     try:
         log_handler = setup_logging(log_file)
     except OSError as e:
