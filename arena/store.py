@@ -283,7 +283,20 @@ def unreadable(path: Path | str, error: sqlite3.DatabaseError) -> str:
     """What to say of a file SQLite could not use: not there to be made, held by another
     program, damaged, or not a database."""
     if isinstance(error, sqlite3.OperationalError) and "unable to open" in str(error):
+        folder = Path(path).parent
+        if Path(path).is_file() and not _writable(folder):
+            # The file is there: what failed is the journal SQLite makes beside it.
+            return (
+                f"{path}: cannot write the database: its folder {folder} is read-only (SQLite "
+                "keeps a journal beside the file); make the folder writable, or move the "
+                "database to one that is"
+            )
         return f"{path}: cannot open or create a database there ({error})"
+    if isinstance(error, sqlite3.OperationalError) and "readonly database" in str(error):
+        return (
+            f"{path}: cannot write the database: the file or its folder is read-only ({error}); "
+            "make them writable, or move the database where it can be written"
+        )
     name = getattr(error, "sqlite_errorname", "")
     if is_busy(error):
         # Not "not a database": another program holds it locked past the busy timeout.
@@ -298,6 +311,17 @@ def unreadable(path: Path | str, error: sqlite3.DatabaseError) -> str:
     if name.startswith("SQLITE_CORRUPT"):
         return f"{path}: the database is damaged ({error}); {_DAMAGED_RECOVER}"
     return f"{path}: not a Hearts Arena database ({error})"
+
+
+def _writable(folder: Path) -> bool:
+    """Whether files can be made in ``folder``: the mode bits, and a read-only mount (which
+    the bits, and root, do not show)."""
+    if not os.access(folder, os.W_OK):
+        return False
+    try:
+        return not os.statvfs(folder).f_flag & os.ST_RDONLY
+    except OSError:
+        return True
 
 
 def not_made(path: Path) -> bool:

@@ -234,21 +234,29 @@ def test_a_database_on_a_read_only_file_system_is_one_line(tmp_path: Path) -> No
         pytest.skip("needs unshare and mount (root) to make a read-only file system")
     db = tmp_path / "comp.db"
     ServerProcess.cli_here("bots", "add", "alice", "--db", str(db))
+    empty = tmp_path / "empty.db"
+    empty.touch()  # an empty file (`touch comp.db`) read as a database to make: a traceback
     for command in (
         ("bots", "add", "bob", "--db", str(db)),
+        ("admin", "token", "--db", str(db)),
+        ("bots", "add", "bob", "--db", str(empty)),
         ("serve", "--db", str(db), *PORTS),
     ):
         done = read_only(tmp_path, *ARENA, *command)
         assert done.returncode == 2, (command, done.stderr)
         assert done.stderr.startswith("arena: error: --db ") or done.stderr.startswith(
-            f"arena: error: {db}: "
+            f"arena: error: {command[-1] if command[0] == 'bots' else db}: "
         ), (command, done.stderr)
         assert done.stderr.count("\n") == 1 and "Errno" not in done.stderr, done.stderr
+        if command[:2] == ("bots", "add"):
+            # Not "cannot open or create a database there": the file is there, its folder
+            # (where SQLite makes the journal) is what refuses.
+            assert "read-only" in done.stderr and "Traceback" not in done.stderr, done.stderr
     # Listing only reads, as `arena ratings` does: it failed, the account store opening for writing.
     listed = read_only(tmp_path, *ARENA, "bots", "list", "--json", "--db", str(db))
     assert listed.returncode == 0, listed.stderr
     assert [bot["name"] for bot in json.loads(listed.stdout)] == ["alice"]
-    assert [p.name for p in tmp_path.iterdir()] == ["comp.db"]  # nothing made beside it
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["comp.db", "empty.db"]  # nothing beside
 
 
 def test_the_log_file_is_opened_anew_when_it_is_moved_or_deleted(tmp_path: Path) -> None:

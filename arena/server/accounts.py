@@ -215,9 +215,15 @@ def connect(db: Path | str) -> sqlite3.Connection:
     except sqlite3.DatabaseError as e:  # not SQLite at all, or nowhere to make it
         conn.close()
         raise StoreError(unreadable(db, e)) from None
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=FULL")
-    conn.executescript(SCHEMA)
+    try:
+        # The first writes: an empty file (`touch comp.db`) where nothing may be written
+        # (a read-only file or folder) was a traceback here.
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.executescript(SCHEMA)
+    except sqlite3.DatabaseError as e:
+        conn.close()
+        raise StoreError(unreadable(db, e)) from None
     columns = {row[1] for row in conn.execute("PRAGMA table_info(server_retired_tokens)")}
     if "note" not in columns:  # made before a revocation's reason was kept with its token
         conn.execute("ALTER TABLE server_retired_tokens ADD COLUMN note TEXT NOT NULL DEFAULT ''")
