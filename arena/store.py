@@ -292,11 +292,6 @@ def unreadable(path: Path | str, error: sqlite3.DatabaseError) -> str:
                 "database to one that is"
             )
         return f"{path}: cannot open or create a database there ({error})"
-    if isinstance(error, sqlite3.OperationalError) and "readonly database" in str(error):
-        return (
-            f"{path}: cannot write the database: the file or its folder is read-only ({error}); "
-            "make them writable, or move the database where it can be written"
-        )
     name = getattr(error, "sqlite_errorname", "")
     if is_busy(error):
         # Not "not a database": another program holds it locked past the busy timeout.
