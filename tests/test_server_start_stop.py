@@ -251,7 +251,7 @@ def test_a_database_on_a_read_only_file_system_is_one_line(tmp_path: Path) -> No
         if command[:2] == ("bots", "add"):
             # Not "cannot open or create a database there": the file is there, its folder
             # (where SQLite makes the journal) is what refuses.
-            assert "read-only" in done.stderr and "Traceback" not in done.stderr, done.stderr
+            assert "writable" in done.stderr and "Traceback" not in done.stderr, done.stderr
     # Listing only reads, as `arena ratings` does: it failed, the account store opening for writing.
     listed = read_only(tmp_path, *ARENA, "bots", "list", "--json", "--db", str(db))
     assert listed.returncode == 0, listed.stderr
