@@ -1088,6 +1088,81 @@ def test_a_full_disk_holds_the_ladder_and_loses_no_game(
     assert stored == after["games"] == played
 
 
+def test_a_tables_start_queued_behind_a_refused_record_waits_with_it(tmp_path: Path) -> None:
+    # The start was handed to the writer thread before the record's refusal was known, and,
+    # small, fitted on the full disk: one more table played a game that could not be stored.
+    ledger = Ledger.open(tmp_path / "c.db", server_config_from_dict({"seed": 3}))
+    ran: list[str] = []
+
+    def set_query_only(on: bool) -> Callable[[LedgerDB], None]:
+        def set_it(db: LedgerDB) -> None:
+            db._db.execute(f"PRAGMA query_only = {int(on)}")
+
+        return set_it
+
+    def record(db: LedgerDB) -> None:
+        db._db.execute("CREATE TABLE IF NOT EXISTS t (x)")
+
+    def start(db: LedgerDB) -> None:
+        ran.append("start")
+
+    async def play() -> tuple[BaseException | None, BaseException | None]:
+        await ledger.write(set_query_only(True))
+        refused = ledger.submit(record)  # the record, then the start, queued in this order
+        start_after = asyncio.ensure_future(ledger.write(start, gated=True))
+        results = await asyncio.gather(refused, start_after, return_exceptions=True)
+        await ledger.write(start)  # an ungated write runs, as the record's retry would
+        await ledger.write(set_query_only(False))
+        await ledger.write(start, gated=True)  # once a write succeeds, starts run again
+        first, second = (r if isinstance(r, BaseException) else None for r in results)
+        return first, second
+
+    try:
+        first, second = asyncio.run(play())
+    finally:
+        ledger.close()
+    assert isinstance(first, sqlite3.OperationalError) and second is first
+    assert ran == ["start", "start"]
+
+
+def test_a_drain_while_a_tables_start_waits_for_the_disk_ends_at_once_and_closes_clean(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A SIGTERM while a table's start waited for room waited out the retry (10 s), logged
+    # "forming tables failed" with a traceback, and the ledger's close raised on the refused
+    # write: the drained server exited 1 with a failed start's words. Here the retry is an hour.
+    monkeypatch.setattr("arena.server.ledger.FULL_RETRY_S", 3600.0, raising=False)
+    config = server_config_from_dict({"seed": 3, "fit_interval": 0})
+
+    def query_only(on: bool) -> Callable[[LedgerDB], None]:
+        def set_it(db: LedgerDB) -> None:
+            for conn in (db.store._db, db._db):
+                conn.execute(f"PRAGMA query_only = {int(on)}")
+
+        return set_it
+
+    async def play() -> tuple[dict[str, Any], int]:
+        ledger, accounts, competition, _ = await two_games_played(tmp_path, config)
+        competition.paused = True
+        await competition.wait_recorded()  # no record left to store: only a start will wait
+        await ledger.write(query_only(True))
+        competition.paused = False
+        competition.poke()
+        stuck = await cannot_store(competition)
+        left = await asyncio.wait_for(competition.drain(60.0), timeout=600)
+        await competition.close()
+        ledger.close()  # raised the refused write's error
+        accounts.close()
+        return stuck, left
+
+    with caplog.at_level(logging.INFO, logger="arena.server"):
+        stuck, left = asyncio.run(play())
+    assert "readonly database" in stuck["error"] and left == 0, stuck
+    waited = [r for r in caplog.records if getattr(r, "waiting", None) == "starting tables"]
+    assert waited, "the table's start never waited"
+    assert not any(r.getMessage() == "forming tables failed" for r in caplog.records)
+
+
 def test_an_unwritable_database_holds_the_ladder_and_loses_no_game(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

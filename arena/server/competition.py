@@ -651,6 +651,10 @@ class Competition:
                 try:
                     await self._form_tables()
                 except Exception as e:
+                    if self.draining and cannot_write(e) is not None:
+                        # Given up for the drain (the disk still refuses): no table starts, as
+                        # the drain wants, and the log has said why already (it was a traceback).
+                        continue
                     log.exception("forming tables failed")
                     # The lobby may stay as it is, so nothing else may wake the ladder: the bots
                     # waiting there waited for ever (a database locked for minutes, or a read-only
@@ -897,6 +901,7 @@ class Competition:
                 now,
                 give_up=lambda: self.draining,
                 fields={"games": [game for game, _ in batch]},
+                gated=True,
             )
         except BaseException:
             # Not marked running, so not started: the sessions are free again.

@@ -76,6 +76,8 @@ BUSY_RETRY_DELAYS_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 30.0, 30.0, 30.0)
 program: with each attempt's own busy timeout, about four minutes in all before it is given up."""
 FULL_RETRY_S = 10.0
 """How often a write that found the disk full is tried again."""
+FULL_POLL_S = 0.1
+"""How often a write waiting for room looks whether to give up (a drain) meanwhile."""
 FULL_ERROR = (
     "the database's disk is full: results cannot be stored, so no table starts; the server"
     " keeps what it has and tries again: make room on that disk"
@@ -344,13 +346,19 @@ class LedgerDB:
                 try:
                     self.flush()
                 except sqlite3.OperationalError as e:
-                    if not is_busy(e):
+                    if not is_busy(e) and cannot_write(e) is None:
                         raise
                     # The games are stored; only their running marks stay, and the next start
-                    # clears them as it does after a crash (recover): nothing is lost.
+                    # clears them as it does after a crash (recover): nothing is lost. (A full
+                    # disk here ended a drained server in exit 1 and a start's error line.)
+                    why = (
+                        "the database is locked by another program"
+                        if is_busy(e)
+                        else f"the database cannot be written ({e})"
+                    )
                     log.warning(
-                        "the database is locked by another program: the running marks of the"
-                        " last games stay until the next start, which clears them",
+                        f"{why}: the running marks of the last games stay until the next "
+                        "start, which clears them",
                         extra={"games": [game for game, _ in self._pending]},
                     )
             self._db.close()
@@ -669,6 +677,9 @@ class Ledger:
         written), None while they succeed."""
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="ledger-write")
         self._reads = ThreadPoolExecutor(1, thread_name_prefix="ledger-read")
+        self._refused: sqlite3.OperationalError | None = None
+        """The disk's (or file's) refusal of the writer thread's last ungated write, None once
+        a write succeeds; read and set in that thread alone."""
 
     @classmethod
     def open(cls, path: Path, config: ServerConfig, total: int | None = None) -> Ledger:
@@ -681,15 +692,34 @@ class Ledger:
             raise
         return cls(db, reader)
 
-    async def write(self, call: Callable[..., _T], *args: Any) -> _T:
-        """Run ``call(db, *args)`` in the writer thread."""
+    async def write(self, call: Callable[..., _T], *args: Any, gated: bool = False) -> _T:
+        """Run ``call(db, *args)`` in the writer thread; ``gated``: not after a write the disk
+        refused (its error is raised instead) until one succeeds."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._writer, call, self.db, *args)
+        return await loop.run_in_executor(self._writer, self._tracked, call, gated, args)
 
     def submit(self, call: Callable[..., _T], *args: Any) -> asyncio.Future[_T]:
         """:meth:`write`, handed to the writer thread now rather than when awaited: it is done
         before the ledger closes, even if nothing waits for it."""
-        return asyncio.get_running_loop().run_in_executor(self._writer, call, self.db, *args)
+        loop = asyncio.get_running_loop()
+        return loop.run_in_executor(self._writer, self._tracked, call, False, args)
+
+    def _tracked(self, call: Callable[..., _T], gated: bool, args: tuple[Any, ...]) -> _T:
+        # In the writer thread, in the order the writes were handed to it: a table's start
+        # queued behind a game's record that the full disk refused was small enough to fit,
+        # and one more table played a game that could not be stored either.
+        if gated and self._refused is not None:
+            raise self._refused
+        try:
+            result = call(self.db, *args)
+        except sqlite3.OperationalError as e:
+            # A gated write's own refusal does not bar its next attempt (which nothing else
+            # would clear: the ladder stalled for good once room was made).
+            if not gated and cannot_write(e) is not None:
+                self._refused = e
+            raise
+        self._refused = None
+        return result
 
     async def write_patiently(
         self,
@@ -699,6 +729,7 @@ class Ledger:
         give_up: Callable[[], bool] = lambda: False,
         fields: Mapping[str, Any] | None = None,
         give_up_full: Callable[[], bool] | None = None,
+        gated: bool = False,
     ) -> _T:
         """:meth:`write`, tried again after each of :data:`BUSY_RETRY_DELAYS_S` while another
         program keeps the database locked (each time with a warning saying so: ``what`` is
@@ -710,7 +741,8 @@ class Ledger:
         at once.
 
         ``call`` must be safe to run again after it raised (as :meth:`LedgerDB.begin` and
-        :meth:`LedgerDB.finish` are: each transaction is rolled back when it fails).
+        :meth:`LedgerDB.finish` are: each transaction is rolled back when it fails). ``gated``:
+        as :meth:`write`'s (a write that must wait while an earlier one waits for room).
         """
         extra = dict(fields or {})
         stop_full = give_up if give_up_full is None else give_up_full
@@ -720,7 +752,7 @@ class Ledger:
         while True:
             attempt += 1
             try:
-                result = await self.write(call, *args)
+                result = await self.write(call, *args, gated=gated)
             except sqlite3.OperationalError as e:
                 if cannot_write(e) is not None and not stop_full():
                     # A game played to its end was dropped (its table recorded, at the next
@@ -738,7 +770,10 @@ class Ledger:
                             "retry_in_s": FULL_RETRY_S,
                         },
                     )
-                    await asyncio.sleep(FULL_RETRY_S)
+                    # Not one sleep: a drain (give_up_full) waited it out, up to 10 s.
+                    until = time.monotonic() + FULL_RETRY_S
+                    while time.monotonic() < until and not stop_full():
+                        await asyncio.sleep(min(FULL_POLL_S, until - time.monotonic()))
                     continue
                 delay = next(delays, None)
                 if not is_busy(e) or delay is None or give_up():
