@@ -1163,6 +1163,47 @@ def test_a_drain_while_a_tables_start_waits_for_the_disk_ends_at_once_and_closes
     assert not any(r.getMessage() == "forming tables failed" for r in caplog.records)
 
 
+def test_a_stop_while_a_finished_game_waits_for_the_disk_says_so_and_the_next_start_records_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The stop logged "committing a game failed" with a traceback, and the next start's record
+    # named a crash or a kill for a game played to its end under a clean stop.
+    monkeypatch.setattr("arena.server.ledger.FULL_RETRY_S", 3600.0, raising=False)
+    config = server_config_from_dict({"seed": 3, "fit_interval": 0})
+
+    def query_only(on: bool) -> Callable[[LedgerDB], None]:
+        def set_it(db: LedgerDB) -> None:
+            for conn in (db.store._db, db._db):
+                conn.execute(f"PRAGMA query_only = {int(on)}")
+
+        return set_it
+
+    async def play() -> int:
+        ledger, accounts, competition, _ = await two_games_played(tmp_path, config)
+        await ledger.write(query_only(True))
+        stuck = await cannot_store(competition)  # a finished game's record waits
+        await asyncio.wait_for(competition.drain(60.0), timeout=600)
+        await competition.wait_recorded()
+        await competition.close()
+        ledger.close()
+        accounts.close()
+        return int(stuck["games"])
+
+    with caplog.at_level(logging.INFO, logger="arena.server"):
+        stored = asyncio.run(play())
+    said = [r for r in caplog.records if r.getMessage() == competition_module.UNSTORED_AT_STOP]
+    assert said and all(r.levelno == logging.ERROR and not r.exc_info for r in said)
+    assert not any(r.getMessage() == "committing a game failed" for r in caplog.records)
+    again = LedgerDB(tmp_path / "c.db", config)
+    try:
+        interrupted, _ = again.recover(now=time.time())
+    finally:
+        again.close()
+    assert sorted(g for g, _ in interrupted) == sorted(r.game for r in said)  # type: ignore[attr-defined]
+    assert all(g >= stored for g, _ in interrupted)
+    assert {record.reason for _, record in interrupted} == {INTERRUPTED_REASON}
+
+
 def test_an_unwritable_database_holds_the_ladder_and_loses_no_game(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -379,6 +379,12 @@ class _NotEntered:
     note: str = "this bot is not entered in the event"
 
 
+UNSTORED_AT_STOP = (
+    "a game played to its end cannot be stored as the server stops (the database still refuses "
+    "the write): the next start records it as interrupted, not rated"
+)
+
+
 class Competition:
     """The ladder or event of one server; create with :meth:`open`, then :meth:`start`."""
 
@@ -1104,10 +1110,18 @@ class Competition:
                 # On a full disk, tried again until space is freed, unless the server stops.
                 give_up_full=lambda: self.draining,
             )
-        except Exception:
+        except Exception as e:
             # The table stays marked running in the database, so a restart records it as
             # interrupted; nothing is counted here that the database does not hold.
-            log.exception("committing a game failed", extra={"game": game})
+            if self.draining and cannot_write(e) is not None:
+                # Given up for the stop, the disk still refusing it: said as such (it was a
+                # traceback, and the next start's record alone named a crash or a kill).
+                log.error(
+                    UNSTORED_AT_STOP,
+                    extra={"game": game, "table": record.spec.table_id, "error": str(e)},
+                )
+            else:
+                log.exception("committing a game failed", extra={"game": game})
             self._running.pop(game, None)
             self.poke()
             return

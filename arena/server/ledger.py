@@ -68,7 +68,8 @@ __all__ = [
 ]
 
 INTERRUPTED_REASON = (
-    "the server stopped (a crash or a kill) before this game ended; it is not rated"
+    "the server stopped (a crash or a kill, or a stop while the database refused the result) "
+    "before this game's result was stored; it is not rated"
 )
 _BUSY_TIMEOUT_S = 10.0
 BUSY_RETRY_DELAYS_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 30.0, 30.0, 30.0)
