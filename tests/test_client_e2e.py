@@ -365,6 +365,47 @@ def test_missing_settings_exit_2_with_one_line(tmp_path: Path) -> None:
     ), done.stderr
 
 
+def test_a_name_or_token_that_cannot_be_sent_exits_2_with_one_line() -> None:
+    # A Latin-1 terminal's "é" (kept by Python as a lone surrogate) failed in building the
+    # Hello with a traceback, exit 1; a name of 100 kB, past the referee's message limit, was
+    # retried as a transient failure for ARENA_GIVE_UP_S (ten minutes by default).
+    base = {k.encode(): v.encode() for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    base[b"ARENA_ADDRESS"] = b"127.0.0.1:9"  # never reached: refused before connecting
+    cases = (
+        (
+            {b"ARENA_TOKEN": b"t", b"ARENA_BOT_NAME": b"caf\xe9"},
+            "arena.client: ARENA_BOT_NAME 'caf\\udce9' is not UTF-8 text",
+        ),
+        (
+            {b"ARENA_TOKEN": b"t\xff", b"ARENA_BOT_NAME": b"n"},
+            "arena.client: ARENA_TOKEN is not UTF-8 text",
+        ),
+        (
+            {b"ARENA_TOKEN": b"t", b"ARENA_BOT_NAME": b"n" * 100_000},
+            "arena.client: ARENA_BOT_NAME is 100000 characters long: a bot's name is 1 to 64",
+        ),
+    )
+    for setting, said in cases:
+        done = subprocess.run(
+            [sys.executable, str(SAMPLES / "lowcard.py")],
+            env={**base, **setting},
+            capture_output=True,
+            timeout=GAME_TIMEOUT_S,
+            check=False,
+        )
+        err = done.stderr.decode("utf-8", "replace")
+        assert done.returncode == 2 and err.count("\n") == 1, err
+        assert err.startswith(said), err
+        assert "\xff" not in err and "t\\udcff" not in err  # a token is never shown
+
+
+def test_the_sdks_name_limit_is_the_referees() -> None:
+    from arena.client.remote import MAX_BOT_NAME as SDK_LIMIT
+    from arena.referee.server import MAX_BOT_NAME
+
+    assert SDK_LIMIT == MAX_BOT_NAME
+
+
 FAULTY = """
 import json, os
 from arena.cards import CARDS

@@ -254,6 +254,8 @@ class ClientSettings:
         env = os.environ
         # Named as it was given: a bad run(address=...) was said to be ARENA_ADDRESS's, unset.
         address_from = "address" if address else ENV_ADDRESS
+        token_from = "token" if token else ENV_TOKEN
+        name_from = "name" if name else ENV_BOT_NAME
         address = (address or env.get(ENV_ADDRESS, "")).strip()
         token = token or env.get(ENV_TOKEN, "")
         name = name or env.get(ENV_BOT_NAME, "")
@@ -273,6 +275,15 @@ class ClientSettings:
                 "to run()): " + ", ".join(meaning[var] for var in missing)
             )
         _check_address(address, address_from)
+        _check_text(token, token_from, secret=True)
+        _check_text(name, name_from)
+        if len(name) > MAX_BOT_NAME:
+            # Past the referee's limit: refused there at once, but a name past its message size
+            # limit (100 kB) was retried as a transient failure for ARENA_GIVE_UP_S.
+            raise ConfigError(
+                f"{name_from} is {len(name)} characters long: a bot's name is 1 to "
+                f"{MAX_BOT_NAME} characters"
+            )
         ca_path = tls_ca or env.get(ENV_TLS_CA) or None
         cert_path, key_path = env.get(ENV_TLS_CERT) or None, env.get(ENV_TLS_KEY) or None
         if (cert_path is None) != (key_path is None):
@@ -329,6 +340,21 @@ class ClientSettings:
 
 
 _TARGET_SCHEMES = ("dns:", "unix:", "unix-abstract:", "ipv4:", "ipv6:", "vsock:")
+MAX_BOT_NAME = 64
+"""The longest name a referee takes in a Hello (as ``arena.referee.server.MAX_BOT_NAME``)."""
+
+
+def _check_text(value: str, what: str, *, secret: bool = False) -> None:
+    """Refuse a setting that is not text UTF-8 can carry: bytes of another encoding (a Latin-1
+    terminal's "é"), which Python keeps as lone surrogates, failed in building the Hello."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = "" if secret else f" {value!r}"
+        raise ConfigError(
+            f"{what}{shown} is not UTF-8 text (it holds bytes of another encoding): give it in "
+            "UTF-8"
+        ) from None
 
 
 def _check_address(address: str, what: str = ENV_ADDRESS) -> None:
