@@ -549,6 +549,11 @@ def test_js_bot_gives_up_on_time_at_an_address_that_takes_connections_but_never_
             "js-bot: set ARENA_ADDRESS and ARENA_BOT_NAME: the referee's host:port, its name\n",
         ),
         ({"ARENA_TOKEN": ""}, "js: set ARENA_TOKEN: the bot's token\n"),
+        # Past the referee's message limit: retried as a transient failure for ten minutes.
+        (
+            {"ARENA_BOT_NAME": "n" * 100_000},
+            "js-bot: ARENA_BOT_NAME is 100000 characters long: a bot's name is 1 to 64",
+        ),
     ],
     ids=[
         "missing-ca",
@@ -564,6 +569,7 @@ def test_js_bot_gives_up_on_time_at_an_address_that_takes_connections_but_never_
         "give-up-hexadecimal",
         "no-address-nor-name",
         "no-token",
+        "name-too-long",
     ],
 )
 def test_js_bot_refuses_a_bad_setting_in_one_line(env: dict[str, str], says: str) -> None:

@@ -53,6 +53,7 @@ process.emitWarning = function (warning, ...rest) {
 const PROTOCOL_VERSION = 1;
 const BOT_VERSION = "0.1.0";
 const PROTO_DIR = path.resolve(__dirname, "..", "..", "proto");
+const MAX_NAME = 64; // the referee's limit on Hello.bot_name
 const DEFAULT_NAME = "js-bot";
 
 // Reconnection: exponential backoff, and give up after this long without a successful Hello.
@@ -1031,6 +1032,16 @@ function main() {
     process.stderr.write(
       `${botName()}: set ${missing.join(" and ")}: ` +
         `${missing.map((name) => meaning[name]).join(", ")}\n`,
+    );
+    process.exit(EXIT_REFUSED);
+  }
+  // Past the referee's limit: a name past its message size limit (100 kB) was retried as a
+  // transient failure until ARENA_GIVE_UP_S.
+  const nameLength = [...process.env.ARENA_BOT_NAME].length;
+  if (nameLength > MAX_NAME) {
+    process.stderr.write(
+      `${DEFAULT_NAME}: ARENA_BOT_NAME is ${nameLength} characters long: ` +
+        `a bot's name is 1 to ${MAX_NAME} characters\n`,
     );
     process.exit(EXIT_REFUSED);
   }
