@@ -1570,6 +1570,21 @@ def run_typer(application: typer.Typer, prog_name: str) -> NoReturn:
         if not is_output_failure(e):
             raise
         output_failed(e)
+    except UnicodeEncodeError as e:
+        # An argument in another encoding than UTF-8 (a Latin-1 terminal's "é"), which Python
+        # keeps as lone surrogates: fine in a path, a traceback where it is stored as text (a
+        # ban's reason, a run id, a game's key), the change not made.
+        from arena.config import is_utf8
+
+        bad = next((a for a in sys.argv[1:] if not is_utf8(a)), None)
+        if bad is None or "surrogates not allowed" not in str(e.reason):
+            raise
+        print(
+            f"{prog_name}: error: {bad!r} is not UTF-8 text (it holds bytes of another "
+            "encoding); give it in UTF-8 (nothing was changed)",
+            file=sys.stderr,
+        )
+        raise SystemExit(2) from None
     except Exception as e:
         message, exit_code = getattr(e, "format_message", None), getattr(e, "exit_code", None)
         if message is None or not isinstance(exit_code, int):

@@ -192,6 +192,16 @@ def _bot(name: str, command: str | Sequence[str]) -> BotSpec:
     return BotSpec(name, argv, shlex.join(argv))
 
 
+def is_utf8(text: str) -> bool:
+    """Whether ``text`` can be written in UTF-8: an argument in another encoding (a Latin-1
+    terminal's "é") comes to Python with lone surrogates, which cannot."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def name_fault(name: str) -> str:
     """What in ``name`` breaks the rule, said after it (" has 'é'"): "letters" alone read as
     allowing 'é', which is one."""

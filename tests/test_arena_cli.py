@@ -462,6 +462,34 @@ def test_a_low_limit_on_open_files_is_lifted_or_refused_in_one_line(
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
+def test_an_argument_in_another_encoding_than_utf8_is_one_line(tmp_path: Path) -> None:
+    # From a Latin-1 terminal: a traceback (UnicodeEncodeError: surrogates not allowed) where
+    # the value is stored or looked up as text; a path in that encoding is fine.
+    db = tmp_path / "c.db"
+    assert arena("bots", "add", "alice", "--db", str(db), cwd=tmp_path).returncode == 0
+    runs = tmp_path / "r.db"
+    played = arena("run", *three_bots(f"a={LOW}"), "--boards", "1", "--db", str(runs), cwd=tmp_path)
+    assert played.returncode == 0, played.stderr
+    latin1 = os.fsdecode(b"caf\xe9")
+    commands = (
+        ["bots", "ban", "alice", "--reason", latin1, "--db", str(db)],
+        ["replay", latin1, "--db", str(runs)],
+        ["ratings", "--run", latin1, "--db", str(runs)],
+    )
+    for done in arenas(tmp_path, commands):
+        assert done.returncode == 2, done.stderr
+        assert done.stderr == (
+            "arena: error: 'caf\\udce9' is not UTF-8 text (it holds bytes of another "
+            "encoding); give it in UTF-8 (nothing was changed)\n"
+        )
+    checked = arena("check-bot", "--name", latin1, "--", "true", cwd=tmp_path)
+    assert checked.returncode == 2 and checked.stderr == (
+        "arena: error: --name 'caf\\udce9': not UTF-8 text (it holds bytes of another encoding)\n"
+    ), checked.stderr
+    listed = arena("bots", "list", "--json", "--db", str(db), cwd=tmp_path)
+    assert json.loads(listed.stdout)[0]["status"] == "active"  # the ban was not made
+
+
 def test_a_command_run_in_a_removed_folder_says_so_in_one_line(tmp_path: Path) -> None:
     # After `git clean` or a rebuilt checkout: a FileNotFoundError traceback (run, demo, sprt,
     # ratings --plot), "[Errno 2] No such file or directory" alone (serve).

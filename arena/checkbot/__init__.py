@@ -104,7 +104,7 @@ def register(app: typer.Typer) -> None:
         from arena.checkbot.driver import MAX_NAME_CHARS, CheckOptions
         from arena.checkbot.run import CheckResult, Verdict, run_check
         from arena.checkbot.scenarios import SCENARIOS
-        from arena.config import MAX_DURATION_MS
+        from arena.config import MAX_DURATION_MS, is_utf8
         from arena.errors import ConfigError
         from arena.table import Clocks
 
@@ -127,6 +127,8 @@ def register(app: typer.Typer) -> None:
                 f"--name is {len(name)} characters long; a bot's name (Hello.bot_name) is at "
                 f"most {MAX_NAME_CHARS}"
             )
+        elif not is_utf8(name):  # the bot would be blamed, "the bot's command cannot start"
+            problem = f"--name {name!r}: not UTF-8 text (it holds bytes of another encoding)"
         elif move_ms < 1:
             problem = f"--move-ms {move_ms}: give each move at least 1 ms"
         elif bank_ms < 0:
