@@ -585,9 +585,13 @@ def test_cli_exit_codes_and_lines(tmp_path: Path) -> None:
         (["--log", "/proc/x.log"], "--log /proc/x.log: cannot write it"),
         (["--move-ms", "99999999999"], "--move-ms 99999999999: at most a day (86400000 ms)"),
         (["--bank-ms", "99999999999"], "--bank-ms 99999999999: at most a day (86400000 ms)"),
+        # The check's lines went to the end of the bot's own source file.
+        (["--log", str(BROKEN)], f"--log {BROKEN}: is a file of the bot's command; give the"),
     ):
+        source = BROKEN.read_bytes()
         refused = runner.invoke(app, ["check-bot", *flags, "--", *broken("good")])
         assert refused.exit_code == 2 and says in refused.output, refused.output
+        assert BROKEN.read_bytes() == source
 
     # Nothing to check is an error, not the help with exit code 0 (a CI line whose bot command
     # came out empty passed).

@@ -33,13 +33,24 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
 
-def _unwritable(log: Path) -> str:
+def _same_file(path: Path, word: str) -> bool:
+    """Whether the command's ``word`` names the file at ``path``."""
+    try:
+        return Path(word).is_file() and Path(word).samefile(path)
+    except (OSError, ValueError):  # not a path at all (a flag, a NUL)
+        return False
+
+
+def _unwritable(log: Path, command: list[str]) -> str:
     """Why the bot's output cannot go to ``log`` ('' when it can): checked before the bot
     starts, so that a bad path is one line, not a traceback mid-check."""
     if log.is_dir():
         return f"--log {log}: is a folder; give a file"
     if not log.parent.is_dir():
         return f"--log {log}: folder {log.parent} does not exist"
+    if log.is_file() and any(_same_file(log, word) for word in command):
+        # `--log bot.py -- python bot.py` appended the check's lines to the bot's own source.
+        return f"--log {log}: is a file of the bot's command; give the log a file of its own"
     try:
         with log.open("ab"):
             pass
@@ -142,7 +153,7 @@ def register(app: typer.Typer) -> None:
                 f"day ({MAX_DURATION_MS // 1000} s) to start"
             )
         elif log is not None:
-            problem = _unwritable(log)
+            problem = _unwritable(log, command)
         if problem:
             typer.echo(f"arena: error: {problem}", err=True)
             raise typer.Exit(EXIT_USAGE)
