@@ -213,6 +213,23 @@ def test_a_new_token_for_a_mistyped_name_or_database_adds_nothing(tmp_path: Path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["comp.db"]
 
 
+def bots_listed(db: Path, columns: int) -> tuple[subprocess.CompletedProcess[str], list[list[str]]]:
+    """`arena bots list --db DB` on a terminal ``columns`` wide: its outcome (exit 0 checked) and
+    the table's rows, each a list of its cells (a folded cell's lines are rows of their own)."""
+    done = subprocess.run(
+        [*BASE, "bots", "list", "--db", str(db)],
+        cwd=db.parent,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+        env={**os.environ, "COLUMNS": str(columns)},
+    )
+    assert done.returncode == 0, done.stderr
+    rows = [line.strip("│").split("│") for line in done.stdout.splitlines() if line[:1] == "│"]
+    return done, rows
+
+
 def test_bots_list_shows_reasons_with_brackets_and_long_names_whole(tmp_path: Path) -> None:
     # A ban's reason with square brackets was read as rich markup: "[/x] cheating" ended `arena
     # bots list` in a MarkupError traceback, and "[bold]" vanished; a 64-character name was cut
@@ -223,17 +240,8 @@ def test_bots_list_shows_reasons_with_brackets_and_long_names_whole(tmp_path: Pa
         here("bots", "add", name, "--db", str(db))
     reason = "[/x] cheating [bold]loud[/bold]"
     here("bots", "ban", "spiky", "--db", str(db), "--reason", reason)
-    done = subprocess.run(
-        [*BASE, "bots", "list", "--db", str(db)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        check=False,
-        env={**os.environ, "COLUMNS": "80"},
-    )
-    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
-    cells = [line.strip("│").split("│") for line in done.stdout.splitlines() if line[:1] == "│"]
+    done, cells = bots_listed(db, columns=80)
+    assert "Traceback" not in done.stderr, done.stderr
     bots = "".join(c[0].strip() for c in cells)  # the bot column, its folded lines joined
     assert long_name + "spiky" == bots, done.stdout
     assert any(c[2].strip() == reason for c in cells), done.stdout
@@ -250,19 +258,9 @@ def test_bots_list_gives_its_path_whole_and_a_reasons_control_characters_escaped
     db = folder / "comp.db"
     here("bots", "add", "spiky", "--db", str(db))
     here("bots", "ban", "spiky", "--db", str(db), "--reason", "\x1b]0;PWNED\x07\x1b[2J bad")
-    done = subprocess.run(
-        [*BASE, "bots", "list", "--db", str(db)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        check=False,
-        env={**os.environ, "COLUMNS": "40"},
-    )
-    assert done.returncode == 0, done.stderr
+    done, rows = bots_listed(db, columns=40)
     assert done.stdout.splitlines()[0] == f"bots in {db}"
     assert "\x1b" not in done.stdout and "\x07" not in done.stdout
-    rows = [line.strip("│").split("│") for line in done.stdout.splitlines() if line[:1] == "│"]
     note = "".join(row[2].strip() for row in rows)  # the note column, its folds joined
     assert note.replace(" ", "") == "\\x1b]0;PWNED\\x07\\x1b[2Jbad", done.stdout
 

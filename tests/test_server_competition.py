@@ -1027,6 +1027,17 @@ async def four_more_and_closed(
     return after
 
 
+def query_only(on: bool) -> Callable[[LedgerDB], None]:
+    """A ledger write that makes the database refuse every write (or take them again), as a
+    read-only file or a disk error does: the games' connection and the ladder's own."""
+
+    def set_it(db: LedgerDB) -> None:
+        for conn in (db.store._db, db._db):
+            conn.execute(f"PRAGMA query_only = {int(on)}")
+
+    return set_it
+
+
 async def cannot_store(competition: Competition) -> dict[str, Any]:
     """The health once it says ``cannot-store``."""
     deadline = time.monotonic() + 60
@@ -1094,12 +1105,6 @@ def test_a_tables_start_queued_behind_a_refused_record_waits_with_it(tmp_path: P
     ledger = Ledger.open(tmp_path / "c.db", server_config_from_dict({"seed": 3}))
     ran: list[str] = []
 
-    def set_query_only(on: bool) -> Callable[[LedgerDB], None]:
-        def set_it(db: LedgerDB) -> None:
-            db._db.execute(f"PRAGMA query_only = {int(on)}")
-
-        return set_it
-
     def record(db: LedgerDB) -> None:
         db._db.execute("CREATE TABLE IF NOT EXISTS t (x)")
 
@@ -1107,12 +1112,12 @@ def test_a_tables_start_queued_behind_a_refused_record_waits_with_it(tmp_path: P
         ran.append("start")
 
     async def play() -> tuple[BaseException | None, BaseException | None]:
-        await ledger.write(set_query_only(True))
+        await ledger.write(query_only(True))
         refused = ledger.submit(record)  # the record, then the start, queued in this order
         start_after = asyncio.ensure_future(ledger.write(start, gated=True))
         results = await asyncio.gather(refused, start_after, return_exceptions=True)
         await ledger.write(start)  # an ungated write runs, as the record's retry would
-        await ledger.write(set_query_only(False))
+        await ledger.write(query_only(False))
         await ledger.write(start, gated=True)  # once a write succeeds, starts run again
         first, second = (r if isinstance(r, BaseException) else None for r in results)
         return first, second
@@ -1133,13 +1138,6 @@ def test_a_drain_while_a_tables_start_waits_for_the_disk_ends_at_once_and_closes
     # write: the drained server exited 1 with a failed start's words. Here the retry is an hour.
     monkeypatch.setattr("arena.server.ledger.FULL_RETRY_S", 3600.0, raising=False)
     config = server_config_from_dict({"seed": 3, "fit_interval": 0})
-
-    def query_only(on: bool) -> Callable[[LedgerDB], None]:
-        def set_it(db: LedgerDB) -> None:
-            for conn in (db.store._db, db._db):
-                conn.execute(f"PRAGMA query_only = {int(on)}")
-
-        return set_it
 
     async def play() -> tuple[dict[str, Any], int]:
         ledger, accounts, competition, _ = await two_games_played(tmp_path, config)
@@ -1170,13 +1168,6 @@ def test_a_stop_while_a_finished_game_waits_for_the_disk_says_so_and_the_next_st
     # named a crash or a kill for a game played to its end under a clean stop.
     monkeypatch.setattr("arena.server.ledger.FULL_RETRY_S", 3600.0, raising=False)
     config = server_config_from_dict({"seed": 3, "fit_interval": 0})
-
-    def query_only(on: bool) -> Callable[[LedgerDB], None]:
-        def set_it(db: LedgerDB) -> None:
-            for conn in (db.store._db, db._db):
-                conn.execute(f"PRAGMA query_only = {int(on)}")
-
-        return set_it
 
     async def play() -> int:
         ledger, accounts, competition, _ = await two_games_played(tmp_path, config)
@@ -1212,13 +1203,6 @@ def test_an_unwritable_database_holds_the_ladder_and_loses_no_game(
     # said ok while the ladder retried in silence, and `arena admin pause` was a 500.
     monkeypatch.setattr("arena.server.ledger.FULL_RETRY_S", 0.05, raising=False)
     config = server_config_from_dict({"seed": 3, "fit_interval": 0})
-
-    def query_only(on: bool) -> Callable[[LedgerDB], None]:
-        def set_it(db: LedgerDB) -> None:
-            for conn in (db.store._db, db._db):  # the games' connection and the ladder's own
-                conn.execute(f"PRAGMA query_only = {int(on)}")
-
-        return set_it
 
     async def play() -> tuple[dict[str, Any], dict[str, Any], str, int]:
         ledger, accounts, competition, host = await two_games_played(tmp_path, config)
