@@ -974,6 +974,16 @@ def terminal_safe(text: str) -> str:
     )
 
 
+QUOTED_CHARS = 500
+"""The most of one line of a bot's output that arena quotes."""
+
+
+def shortened(line: str) -> str:
+    """``line`` cut to :data:`QUOTED_CHARS` ("…" where cut): a bot's 2 MB debug line quoted
+    whole made an error line of 2 MB."""
+    return line if len(line) <= QUOTED_CHARS else line[: QUOTED_CHARS - 1] + "…"
+
+
 def is_error_line(line: str) -> bool:
     """Whether a line of a bot's output says why it failed: an exception's last traceback line
     (Python's, Node.js's ``Error: ...``), the Python SDK's fatal line, or a log line of level

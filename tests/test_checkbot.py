@@ -511,6 +511,36 @@ def test_a_script_without_its_interpreter_line_cannot_start_and_says_what_to_do(
     )
 
 
+@pytest.mark.parametrize("interpreter", ["/bin/sh", "/usr/bin/env python3"])
+def test_a_script_with_windows_line_endings_cannot_start_and_says_so(
+    tmp_path: Path, interpreter: str
+) -> None:
+    # Through env, only env's own lines were quoted ("use -[v]S to pass options in shebang
+    # lines"), as arena run did before it named the carriage return.
+    script = tmp_path / "bot"
+    script.write_bytes(f"#!{interpreter}\r\nprint(1)\r\n".encode())
+    script.chmod(0o755)
+    done = CliRunner().invoke(checkbot_app(), ["check-bot", "--", str(script)])
+    assert done.exit_code == 2, done.output
+    assert (
+        done.output.count("\n") == 1
+        and ("its #! line ends in a carriage return: the file has Windows line endings (CRLF)")
+        in done.output
+    ), done.output
+
+
+def test_a_bot_that_dies_after_a_long_line_is_quoted_within_bounds(tmp_path: Path) -> None:
+    # Its 20 kB debug line was quoted whole in the one line check-bot says (2 MB for 2 MB).
+    script = tmp_path / "dumper.py"
+    script.write_text(
+        'import sys\nprint("RuntimeError: no weights", file=sys.stderr)\n'
+        'print("z" * 20000, file=sys.stderr)\nsys.exit(1)\n'
+    )
+    done = CliRunner().invoke(checkbot_app(), ["check-bot", "--", sys.executable, str(script)])
+    assert done.exit_code == 2, done.output
+    assert "RuntimeError: no weights" in done.output and len(done.output) < 2000, done.output
+
+
 def checkbot_app() -> typer.Typer:
     """The arena CLI, reduced to check-bot (for typer's CliRunner)."""
     app = typer.Typer()

@@ -31,6 +31,7 @@ from arena.checkbot.server import (
     ScriptServer,
     StreamEnded,
 )
+from arena.config import crlf_note
 from arena.engine import Hand, Phase
 from arena.errors import ArenaError, Violation
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
@@ -448,12 +449,15 @@ class Checker:
             )
         # Say when it exited: "within the timeout" would hide that it quit at once.
         tail = process.tail()
+        # The shell's "cannot run" codes, env's among them: a script with Windows line endings.
+        crlf = crlf_note(process.command[0]) if process.returncode in (126, 127) else ""
         opened = "a stream" if why == AFTER_START else "a new stream"
         return NoStreamError(
             f"the bot {process.ending()} after {process.ran_s:.1f} s without opening {opened} "
             f"to ARENA_ADDRESS={address}"
             + ("" if why == AFTER_START else f" {why}")
             + (f" (its last output: {tail})" if tail else " (it printed nothing)")
+            + crlf
         )
 
     async def next_stream_or_exit(

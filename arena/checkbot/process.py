@@ -23,6 +23,7 @@ from arena.config import (
     command_problem,
     is_error_line,
     is_path,
+    shortened,
     start_failure,
     terminal_safe,
 )
@@ -206,7 +207,9 @@ class BotProcess:
                 text = log.read().decode(errors="replace")
         except OSError:
             return ""
-        kept = [terminal_safe(line.strip()) for line in text.splitlines() if line.strip()]
+        kept = [
+            shortened(terminal_safe(line.strip())) for line in text.splitlines() if line.strip()
+        ]
         shown = kept[-lines:]
         # The cause, if it came earlier: Node.js ends a crash with its stack and its version.
         errors = [line for line in kept[-ERROR_SCAN_LINES:-lines] if is_error_line(line)]

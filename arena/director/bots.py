@@ -38,6 +38,7 @@ from arena.config import (
     bot_environment,
     crlf_note,
     is_error_line,
+    shortened,
     start_failure,
     terminal_safe,
 )
@@ -65,8 +66,6 @@ TOKEN_BYTES = 24
 STDERR_TAIL_BYTES = 1 << 20
 """How much of the end of a bot's log is searched for its last error line: a long line after it
 (a debug dump of 20 kB) pushed it out of a window of 4 kB, and a piece of the dump was quoted."""
-QUOTED_CHARS = 500
-"""The most of one line of a bot's output that a note quotes."""
 STDERR_TAIL_LINES = 3
 TERMINATE_GRACE_S = 2.0
 """How long a bot has to exit after SIGTERM before it is killed."""
@@ -175,12 +174,8 @@ def cause_line(log_tail: str) -> tuple[str, bool] | None:
     lines = [x.strip() for x in log_tail.splitlines() if x.strip()]
     errors = [x for x in lines if is_error_line(x)]
     if errors:
-        return _shortened(errors[-1]), True
-    return (_shortened(lines[-1]), False) if lines else None
-
-
-def _shortened(line: str) -> str:
-    return line if len(line) <= QUOTED_CHARS else line[: QUOTED_CHARS - 1] + "…"
+        return shortened(errors[-1]), True
+    return (shortened(lines[-1]), False) if lines else None
 
 
 def last_words(log_tail: str, processes: int = 1) -> str:
