@@ -371,7 +371,7 @@ def lock_database(path: Path, command: str) -> int:
     numbers and overwrite each other's replays; SQLite's own locks only keep each write whole.
     The lock goes with the process, so a killed one leaves nothing to clean up but the file.
     """
-    lock_path = _lock_path(path)
+    lock_path = database_lock(path)
     try:
         links = os.stat(path).st_nlink
     except OSError:
@@ -423,7 +423,7 @@ def lock_database(path: Path, command: str) -> int:
     return fd
 
 
-def _lock_path(path: Path) -> Path:
+def database_lock(path: Path) -> Path:
     """The lock file of the database at ``path``: beside the file it is, links followed (two
     runs given a database and a link to it played together, and one ended in a traceback)."""
     real = Path(os.path.realpath(path))
@@ -433,7 +433,7 @@ def _lock_path(path: Path) -> Path:
 def unlock_database(path: Path, fd: int) -> None:
     """Let go of :func:`lock_database`'s lock and remove the file (while still holding it)."""
     try:
-        _lock_path(path).unlink(missing_ok=True)
+        database_lock(path).unlink(missing_ok=True)
     finally:
         os.close(fd)
 

@@ -47,7 +47,8 @@ def listed(db: Path) -> dict[str, tuple[str, str]]:
 def test_a_second_revoke_or_ban_says_nothing_changed(tmp_path: Path) -> None:
     # Run twice, `bots revoke` said "token revoked" both times (and `bots ban` "banned"), as if
     # the second had done something: the organiser could not tell a repeat from a first revoke.
-    db = tmp_path / "comp.db"
+    # A path with a space: the command it suggests is quoted, to be pasted as it is.
+    db = tmp_path / "the comp.db"
     assert bots("add", "alice", db=db)[0] == 0
     assert bots("revoke", "alice", db=db)[:2] == (0, "bot 'alice': token revoked\n")
 
@@ -55,7 +56,7 @@ def test_a_second_revoke_or_ban_says_nothing_changed(tmp_path: Path) -> None:
     assert bots("revoke", "alice", db=db)[:2] == (
         0,
         "bot 'alice': its token was already revoked, so nothing changed; to give it a new one: "
-        f"`arena bots add alice --new-token --db {db}`\n",
+        f"`arena bots add alice --new-token --db '{db}'`\n",
     )
     # A new reason is a change, and said as one.
     assert bots("revoke", "alice", "--reason", "leaked", db=db)[:2] == (

@@ -792,19 +792,29 @@ def test_a_log_that_is_the_database_or_a_certificate_is_refused(tmp_path: Path) 
     cert, key = self_signed(tmp_path)
     db = tmp_path / "c.db"
     ports = ("--port", "0", "--web-port", "0", "--tls-cert", str(cert), "--tls-key", str(key))
+    settings = tmp_path / "comp.toml"
+    settings.write_text('name = "c"\n')
     cases = (
         (str(db), f"--log {db}: is the --db {db} (or SQLite's file beside it)"),
         (f"{db}-wal", f"--log {db}-wal: is the --db {db} (or SQLite's file beside it)"),
+        # Its lock file: another start read the log's lines as the running server's pid.
+        (f"{db}.lock", f"--log {db}.lock: is the --db {db} (or SQLite's file beside it)"),
         (str(key), f"--log {key}: is the --tls-key file"),
+        # The settings, which the next start could not read.
+        (str(settings), f"--log {settings}: is the --config file"),
     )
     before = key.read_bytes()
     runs = ServerProcess.clis(
-        *(("serve", "--db", str(db), *ports, "--log", log) for log, _ in cases)
+        *(
+            ("serve", "--db", str(db), *ports, "--config", str(settings), "--log", log)
+            for log, _ in cases
+        )
     )
     for done, (_, says) in zip(runs, cases, strict=True):
         assert done.returncode == 2, done.stderr
         assert done.stderr == f"arena: error: {says}; give the log a file of its own\n"
     assert not db.exists() and key.read_bytes() == before
+    assert settings.read_text() == 'name = "c"\n'
 
 
 def test_a_busy_port_or_database_is_one_line(server: ServerProcess) -> None:

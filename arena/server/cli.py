@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import re
+import shlex
 import signal
 import socket
 import sqlite3
@@ -107,7 +108,7 @@ def _check_db(db: Path, *, create: bool) -> bool:
     if not create:
         raise _fail(
             f"--db {db}: no such database; give the right path, or start one with "
-            f"`arena bots add NAME --db {db}`"
+            f"`arena bots add NAME --db {shlex.quote(str(db))}`"
         )
     return True
 
@@ -230,13 +231,16 @@ def _raise_open_files_limit() -> None:
 
 
 def _check_log_apart(log_file: Path, db: Path, others: dict[str, Path | None]) -> None:
-    """Refuse a --log that is the database (or a file SQLite keeps beside it) or another input:
-    the log's lines were appended to the database, which then wrote over them."""
+    """Refuse a --log that is the database (or a file kept beside it) or another input: the log's
+    lines were appended to the database, which then wrote over them (to the settings, which the
+    next start could not read)."""
     from arena.config import sidecars
+    from arena.store import database_lock
 
     log_at = log_file.resolve()
     db_at = db.resolve()
-    if log_at == db_at or log_at in sidecars(db_at):
+    # Its lock file too: the running server's pid, which another start reads.
+    if log_at == db_at or log_at in (*sidecars(db_at), database_lock(db)):
         raise _fail(
             f"--log {log_file}: is the --db {db} (or SQLite's file beside it); give the "
             "log a file of its own"
@@ -323,7 +327,8 @@ def serve_command(
 
         output_closed()
     if log_file is not None:
-        _check_log_apart(log_file, db, {"--tls-cert": tls_cert, "--tls-key": tls_key})
+        inputs = {"--tls-cert": tls_cert, "--tls-key": tls_key, "--config": config}
+        _check_log_apart(log_file, db, inputs)
     try:
         log_handler = setup_logging(log_file)
     except OSError as e:
@@ -563,7 +568,7 @@ def bots_revoke(
             return f"{already}; reason now {change.note!r}"
         return (
             f"{already}, so nothing changed; to give it a new one: "
-            f"`arena bots add {name} --new-token --db {db}`"
+            f"`arena bots add {name} --new-token --db {shlex.quote(str(db))}`"
         )
 
     _account_change(db, revoke, "")
@@ -606,7 +611,7 @@ def _unbanned(name: str, db: Path, status: AccountStatus) -> str:
     if status is AccountStatus.REVOKED:
         return (
             f"bot {name!r}: unbanned, but its token was revoked: give it a new one with "
-            f"`arena bots add {name} --new-token --db {db}`"
+            f"`arena bots add {name} --new-token --db {shlex.quote(str(db))}`"
         )
     return f"bot {name!r}: may play again"
 
