@@ -24,6 +24,8 @@ from typing import Any
 import pytest
 from test_server_support import ServerProcess
 
+from arena.server.competition import INTERRUPTED_RECORDED
+
 CONFIG = 'fit_interval = "100ms"\ndrain = "1s"\nmove_time = "60s"\ntime_bank = "0s"\n'
 """One-hand tables (the default); a long move clock, so that a bot that stops answering holds
 its table open until the test stops the server."""
@@ -246,7 +248,7 @@ def test_kill_9_at_a_few_moments_then_a_pause_and_a_ban_survive_a_stop(server: S
         assert cut - {game[1] for game in crashed["games"]} == marked
         warned += len(marked)
         log = server.log.read_text()
-        assert log.count('"msg":"table interrupted by a crash recorded"') == warned
+        assert log.count(f'"msg":"{INTERRUPTED_RECORDED}"') == warned
         assert shown(server) == tallies(now)
         health = server.health()
         assert health["games"] == len(now["games"])

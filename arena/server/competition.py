@@ -379,6 +379,10 @@ class _NotEntered:
     note: str = "this bot is not entered in the event"
 
 
+INTERRUPTED_RECORDED = (
+    "table interrupted by the last stop recorded (a crash or a kill, or its result refused by "
+    "the database as the server stopped)"
+)
 UNSTORED_AT_STOP = (
     "a game played to its end cannot be stored as the server stops (the database still refuses "
     "the write): the next start records it as interrupted, not rated"
@@ -483,7 +487,8 @@ class Competition:
             self._met(bots)
         for game, record in interrupted:
             log.warning(
-                "table interrupted by a crash recorded",
+                # Not "by a crash" alone: a clean stop leaves a game the disk refused so too.
+                INTERRUPTED_RECORDED,
                 extra={"game": game, "table": record.spec.table_id, "seats": record.spec.seats},
             )
         self._tallies = tallies
