@@ -314,6 +314,19 @@ def test_a_wrong_token_exits_2_with_one_line(procs: Procs, referee: RefereeThrea
     assert "refused the token" in lines[0] and "UNAUTHENTICATED" in lines[0]
 
 
+def test_a_hello_over_the_referees_message_limit_exits_2_at_once(
+    procs: Procs, referee: RefereeThread
+) -> None:
+    # A token of 100 kB: the referee's RESOURCE_EXHAUSTED was retried as a transient failure
+    # for ARENA_GIVE_UP_S (ten minutes by default), though the same Hello could never fit.
+    token = "t" * 100_000
+    proc = procs.start(SAMPLES / "lowcard.py", _address(referee.port), token, "big")
+    assert proc.wait(GAME_TIMEOUT_S) == 2
+    [line] = procs.stderr("big").splitlines()
+    assert "RESOURCE_EXHAUSTED" in line and "over this referee's limit" in line, line
+    assert "retrying" not in line and token not in line
+
+
 def test_a_bot_is_told_which_name_its_token_has(procs: Procs, referee: RefereeThread) -> None:
     procs.start(SAMPLES / "lowcard.py", _address(referee.port), TOKENS["lowcard"], "zed")
     assert procs.wait_for_text(

@@ -423,6 +423,22 @@ def test_js_bot_is_told_which_name_its_token_has() -> None:
     ), line
 
 
+def test_js_bot_whose_hello_is_over_the_referees_limit_exits_2_at_once() -> None:
+    # A token of 100 kB: RESOURCE_EXHAUSTED was retried until ARENA_GIVE_UP_S, though the same
+    # Hello could never fit.
+    node = require_node()
+    token = "t" * 100_000
+    with RefereeThread(RefereeConfig(), TokenAccounts({"t": "lowcard"})) as referee:
+        referee.start("127.0.0.1:0")
+        done = run_js_bot(
+            node, {"ARENA_ADDRESS": f"127.0.0.1:{referee.port}", "ARENA_TOKEN": token}
+        )
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.splitlines()
+    assert "(RESOURCE_EXHAUSTED)" in line and "over this referee's limit" in line, line
+    assert token not in line
+
+
 def closed_port() -> int:
     """A port that was free a moment ago: connecting to it is refused."""
     with socket.socket() as s:

@@ -751,7 +751,14 @@ def _serve(runner: _Runner, give_up_after: float) -> SessionEnd:
             code, detail = outcome.code, outcome.detail
             # Raised here, outside any handler of gRPC's error: nothing of the call travels
             # with it (see _Broken).
-            if code in REFUSALS and runner.stop_signal is None:
+            # The Hello itself over the referee's message limit (a token or name of 100 kB):
+            # the same Hello every time, so no retry can fit (it retried for ARENA_GIVE_UP_S).
+            oversized = (
+                code == grpc.StatusCode.RESOURCE_EXHAUSTED
+                and not runner.welcomed
+                and "over this referee's limit" in detail
+            )
+            if (code in REFUSALS or oversized) and runner.stop_signal is None:
                 untrimmed = settings.token != settings.token.strip()
                 if code == grpc.StatusCode.UNAUTHENTICATED and untrimmed:
                     # A token pasted with its line break (a CRLF .env file leaves "\r"): the

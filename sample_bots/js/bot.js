@@ -907,7 +907,13 @@ class Session {
       }
       process.exit(EXIT_OK);
     }
-    if (REFUSALS.has(status.code)) {
+    // The Hello itself over the referee's message limit (a token of 100 kB): the same Hello
+    // every time, so no retry can fit (it was retried until ARENA_GIVE_UP_S).
+    const oversized =
+      status.code === grpc.status.RESOURCE_EXHAUSTED &&
+      !this.welcomed &&
+      /over this referee's limit/.test(status.details || "");
+    if (REFUSALS.has(status.code) || oversized) {
       const name = grpcStatusName(status.code);
       // As the Python SDK says it: a token pasted with its line break (a CRLF .env file) left
       // "unknown token" alone to send the author checking its characters.
