@@ -1551,7 +1551,7 @@ def run_typer(application: typer.Typer, prog_name: str) -> NoReturn:
     command = typer.main.get_command(application)
     _help_stops_on_a_closed_pipe()
     _unencodable_as_question_marks()
-    if not _current_folder_exists() and not {"--help", "--version"} & set(sys.argv[1:]):
+    if not _current_folder_exists() and not _only_asks_for_help(command, sys.argv[1:]):
         # Every relative path (the default --db, --out, a bot's script) is read from it: a
         # command run there ended in a FileNotFoundError traceback, or in "[Errno 2]" alone.
         print(
@@ -1629,6 +1629,21 @@ def _in_words(error: Exception, message: str) -> str:
     if said.startswith("Input should be a valid number"):
         return f"{flag}: give a number"
     return message
+
+
+def _only_asks_for_help(command: Any, args: list[str]) -> bool:
+    """Whether ``args`` only ask for help or the version (`arena`, `arena bots` alone print
+    their help): answered wherever the command is run."""
+    if {"--help", "--version"} & set(args):
+        return True
+    node = command
+    for word in args:
+        # A group's subcommands by name (typer's own click, whose types are private).
+        subcommands = getattr(node, "commands", None)
+        if not isinstance(subcommands, dict) or word not in subcommands:
+            return False
+        node = subcommands[word]
+    return isinstance(getattr(node, "commands", None), dict)
 
 
 def _current_folder_exists() -> bool:

@@ -500,8 +500,8 @@ def test_a_command_run_in_a_removed_folder_says_so_in_one_line(tmp_path: Path) -
         "import os, subprocess, sys\n"
         f"os.chdir({str(gone)!r}); os.rmdir({str(gone)!r})\n"
         "for args in sys.argv[2:]:\n"
-        "    done = subprocess.run([sys.argv[1], *args.split('|')], capture_output=True, "
-        "text=True)\n"
+        "    words = args.split('|') if args else []\n"
+        "    done = subprocess.run([sys.argv[1], *words], capture_output=True, text=True)\n"
         "    print(done.returncode, done.stderr, end='', flush=True)\n"
     )
     done = subprocess.run(
@@ -517,6 +517,16 @@ def test_a_command_run_in_a_removed_folder_says_so_in_one_line(tmp_path: Path) -
     )
     assert done.stdout == said * len(commands), done.stdout + done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+    # What only prints help or the version is answered there: `arena`, `arena bots` alone.
+    gone.mkdir()
+    asked = subprocess.run(
+        [sys.executable, "-c", script, str(ARENA), "", "bots", "admin", "run|--help", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT_S,
+        check=False,
+    )
+    assert asked.stdout.count("0 ") == 5 and "no longer exists" not in asked.stdout, asked.stdout
 
 
 def test_a_second_run_on_a_database_in_use_is_refused(tmp_path: Path) -> None:
