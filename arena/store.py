@@ -291,6 +291,11 @@ def unreadable(path: Path | str, error: sqlite3.DatabaseError) -> str:
                 "keeps a journal beside the file); make the folder writable, or move the "
                 "database to one that is"
             )
+        if not Path(path).exists() and folder.is_dir() and not _writable(folder):
+            return (
+                f"{path}: cannot create a database there: its folder {folder} is read-only; "
+                "give a path in a folder you can write"
+            )
         return f"{path}: cannot open or create a database there ({error})"
     name = getattr(error, "sqlite_errorname", "")
     if is_busy(error):
