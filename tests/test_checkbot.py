@@ -162,7 +162,8 @@ def test_a_bot_whose_code_raises_fails_though_the_sdk_answered_for_it(tmp_path: 
         report,
         "following suit",
         r"the bot's code raised ValueError: oops and the SDK answered for it: "
-        r"choose_play raised \(hand \d, trick \d\); playing \w\w instead",
+        r"choose_play raised \(game \S+, hand \d, trick \d, request \d+\); playing \w\w "
+        r"instead",
     )
     assert details(report)["pass left"][0] is Verdict.FAIL  # it plays after passing
 

@@ -499,7 +499,10 @@ def test_an_exception_in_the_bot_is_logged_and_the_game_goes_on(
     record = _play(referee, TableSpec("crash", Rules(), seed=4, seats=names, board="4", hands=1))
     _assert_clean(record)
     log = procs.stderr("crashy")
-    assert "choose_play raised" in log
+    # Which game and request: two games (or two processes) sharing a log could not be told apart.
+    said = re.findall(r"choose_play raised \(game (\S+), hand 0, trick \d+, request (\d+)\)", log)
+    asked = {d.request_id for d in record.decisions if d.seat == 1}
+    assert said and all(g.endswith(record.spec.table_id) and int(r) in asked for g, r in said), log
     assert "Traceback" in log and "RuntimeError: a bug in the author's code" in log
 
 

@@ -1445,10 +1445,15 @@ class _Runner:
                 card: object = self.bot.choose_play(view)
             except Exception:
                 fallback = default_play(view)
+                # The game and request named: a log that two processes of the bot share (or
+                # two games in turn) did not say which game's decision it was.
                 log.exception(
-                    "choose_play raised (hand %d, trick %d); playing %s instead",
+                    "choose_play raised (game %s, hand %d, trick %d, request %d); playing %s "
+                    "instead",
+                    view.game_id,
                     view.hand_number,
                     view.trick_number,
+                    rid,
                     fallback,
                 )
                 return play_decision(rid, fallback)
@@ -1470,8 +1475,10 @@ class _Runner:
         except Exception:
             fallback_pass = default_pass(view)
             log.exception(
-                "choose_pass raised (hand %d); passing %s instead",
+                "choose_pass raised (game %s, hand %d, request %d); passing %s instead",
+                view.game_id,
                 view.hand_number,
+                rid,
                 " ".join(map(str, fallback_pass)),
             )
             return pass_decision(rid, fallback_pass)
