@@ -1437,6 +1437,13 @@ def sprt(
         if outcome.run is not None and outcome.run.output_closed:
             output_closed()
         header()  # a test decided before this call plays nothing, so nothing started
+        if outcome.run_id and settings.db.exists():
+            # A verdict may owe to faults (timeouts, illegal cards, the SDK answering for a bot
+            # whose code raised) rather than play: it said nothing of them. Before the test's
+            # last two lines, which stay last.
+            from arena.director.summary import print_misbehaviour
+
+            print_misbehaviour(console, settings.db, outcome.run_id, settings.out)
         console.print(outcome.status, markup=False, highlight=False, soft_wrap=True)
         if outcome.run is not None and outcome.run.interrupted:
             if outcome.decision is not SprtDecision.CONTINUE:

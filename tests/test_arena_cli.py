@@ -1150,6 +1150,23 @@ def test_the_sprt_verdict_is_one_line_in_a_pipe(tmp_path: Path) -> None:
     )
 
 
+def test_sprt_shows_the_faults_its_verdict_may_owe_to(tmp_path: Path) -> None:
+    # A bot that played illegal cards lost the test with nothing said of its faults: only
+    # `arena ratings` showed them.
+    broken = f"{PY} {shlex.quote(str(ROOT / 'tests' / 'checkbot_bots' / 'broken_bot.py'))}"
+    args = [
+        "sprt", "--bot", f"a={LOW}", "--bot", f"b={broken} first-in-hand", "--players", "3",
+        "--max-boards", "2",
+    ]  # fmt: skip
+    done = arena(*args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
+    assert "Faults per bot" in done.stdout, done.stdout
+    [row] = [line for line in out if line.startswith("│ b ")]
+    assert "illegal-card" in row or "card-not-held" in row, done.stdout
+    assert "LLR" in out[-2] and out[-1].startswith(("H1 accepted", "H0 accepted", "no decision"))
+
+
 def test_sprt_plays_boards_until_a_decision_or_the_cap_and_resumes(tmp_path: Path) -> None:
     args = [
         "sprt", "--bot", f"low={LOW}", "--bot", f"heur={HEUR}", "--filler", f"h1={HASH}",

@@ -67,6 +67,8 @@ class SprtOutcome:
     after_decision: int = 0
     """Of ``uncounted``, the games this call finished and stored after the decision: they were
     in play when it came."""
+    run_id: str = ""
+    """The run's id in the database (its games, faults and ratings)."""
 
 
 def sprt_bots(a: str, b: str, fillers: Sequence[str], players: int) -> tuple[str | BotSpec, ...]:
@@ -213,7 +215,9 @@ def _run_sprt(
             store.close()
         uncounted = len(stored) - test.boards * k
         _note_uncounted(reporter, test, k, uncounted, 0)
-        return SprtOutcome(test.decision, test.status, test.boards, _capped(test), None, uncounted)
+        return SprtOutcome(
+            test.decision, test.status, test.boards, _capped(test), None, uncounted, 0, run_id
+        )
 
     def todo() -> Iterator[Table]:
         for table in sprt_tables(
@@ -258,6 +262,7 @@ def _run_sprt(
         outcome,
         uncounted,
         after,
+        run_id,
     )
 
 

@@ -101,6 +101,17 @@ def log_error_notes(out: Path, bots: Sequence[str]) -> list[str]:
     return notes
 
 
+def print_misbehaviour(console: Console, db: Path, run_id: str, out: Path) -> None:
+    """Print the faults table of a stored run if any bot faulted, forfeited or crashed, and the
+    bots whose logs hold errors: what a test's verdict may owe to faults rather than play."""
+    with Store.open(db, create=False) as store:
+        rows = store.bot_faults(run_id)
+    if any(row.total_faults or row.forfeits or row.exits for row in rows):
+        print_uncut(console, faults_table(rows))
+    for note in log_error_notes(out, [row.bot for row in rows]):
+        console.print(note, markup=False, highlight=False, soft_wrap=True)
+
+
 def print_summary(console: Console, db: Path, run_id: str, out: Path | None = None) -> None:
     """Print the ratings, the crosstable and the faults of a stored run (and, given the run's
     ``out`` folder, the bots whose logs hold errors)."""
