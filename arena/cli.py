@@ -1441,9 +1441,9 @@ def sprt(
             # A verdict may owe to faults (timeouts, illegal cards, the SDK answering for a bot
             # whose code raised) rather than play: it said nothing of them. Before the test's
             # last two lines, which stay last.
-            from arena.director.summary import print_misbehaviour
+            from arena.director.summary import print_faults
 
-            print_misbehaviour(console, settings.db, outcome.run_id, settings.out)
+            print_faults(console, settings.db, outcome.run_id, settings.out, only_if_any=True)
         console.print(outcome.status, markup=False, highlight=False, soft_wrap=True)
         if outcome.run is not None and outcome.run.interrupted:
             if outcome.decision is not SprtDecision.CONTINUE:

@@ -1020,15 +1020,21 @@ _CRLF = (
 )
 
 
-def _shebang(path: str) -> str | None:
-    """The interpreter the ``#!`` line of an existing file names (a carriage return that ends
-    the line kept), or None."""
+def _shebang_line(path: str) -> bytes | None:
+    """The ``#!`` line of an existing file, line break included, or None."""
     try:
         with open(path, "rb") as f:
             first = f.readline(256)
     except OSError:
         return None
-    if not first.startswith(b"#!"):
+    return first if first.startswith(b"#!") else None
+
+
+def _shebang(path: str) -> str | None:
+    """The interpreter the ``#!`` line of an existing file names (a carriage return that ends
+    the line kept), or None."""
+    first = _shebang_line(path)
+    if first is None:
         return None
     # Only the line break and the spaces around the words go: "/bin/sh\r" is what the system
     # looked for, and "/bin/sh" (which exists) was named as missing.
@@ -1040,14 +1046,8 @@ def crlf_note(program: str) -> str:
     """'; its #! line ends in a carriage return ...' when the bot's program is a script saved
     with Windows line endings (what an exit 126 or 127 at once then means), else ''."""
     path = program if is_path(program) else shutil.which(program, path=bot_path())
-    if path is None:
-        return ""
-    try:
-        with open(path, "rb") as f:
-            first = f.readline(256)
-    except OSError:
-        return ""
-    return f"; {_CRLF}" if first.startswith(b"#!") and first.endswith(b"\r\n") else ""
+    first = None if path is None else _shebang_line(path)
+    return f"; {_CRLF}" if first is not None and first.endswith(b"\r\n") else ""
 
 
 def command_problem(program: str) -> str | None:

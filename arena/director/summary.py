@@ -101,15 +101,20 @@ def log_error_notes(out: Path, bots: Sequence[str]) -> list[str]:
     return notes
 
 
-def print_misbehaviour(console: Console, db: Path, run_id: str, out: Path) -> None:
-    """Print the faults table of a stored run if any bot faulted, forfeited or crashed, and the
-    bots whose logs hold errors: what a test's verdict may owe to faults rather than play."""
+def print_faults(
+    console: Console, db: Path, run_id: str, out: Path | None, *, only_if_any: bool = False
+) -> None:
+    """Print the faults table of a stored run (``only_if_any``: only if a bot faulted, forfeited
+    or crashed) and, given the run's ``out`` folder, the bots whose logs hold errors."""
     with Store.open(db, create=False) as store:
         rows = store.bot_faults(run_id)
-    if any(row.total_faults or row.forfeits or row.exits for row in rows):
+    if not only_if_any or any(row.total_faults or row.forfeits or row.exits for row in rows):
+        # Uncut, as the rating table: fitted to an 80-column terminal, a 64-character name was
+        # cut to 27 ("Lxxxx…"), and two names alike that far were one.
         print_uncut(console, faults_table(rows))
-    for note in log_error_notes(out, [row.bot for row in rows]):
-        console.print(note, markup=False, highlight=False, soft_wrap=True)
+    if out is not None:
+        for note in log_error_notes(out, [row.bot for row in rows]):
+            console.print(note, markup=False, highlight=False, soft_wrap=True)  # grep-able
 
 
 def print_summary(console: Console, db: Path, run_id: str, out: Path | None = None) -> None:
@@ -124,13 +129,4 @@ def print_summary(console: Console, db: Path, run_id: str, out: Path | None = No
     except RatingsError as e:
         console.print(f"no Elo fit: {e}", markup=False)
         print_uncut(console, points_table(results))
-    with Store.open(db, create=False) as store:
-        rows = store.bot_faults(run_id)
-    # Uncut, as the rating table above: fitted to an 80-column terminal, a 64-character name was
-    # cut to 27 ("Lxxxx…"), and two names alike that far were one.
-    print_uncut(console, faults_table(rows))
-    if out is not None:
-        for note in log_error_notes(out, [row.bot for row in rows]):
-            console.print(
-                note, markup=False, highlight=False, soft_wrap=True
-            )  # one line: grep-able
+    print_faults(console, db, run_id, out)

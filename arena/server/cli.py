@@ -34,6 +34,7 @@ from rich.text import Text
 
 from arena.config import check_port, terminal_safe
 from arena.errors import ArenaError
+from arena.openfiles import raise_open_files_limit
 from arena.pem import NO_CERTIFICATE_BLOCK
 from arena.referee.loop import run as run_loop
 from arena.server.accounts import (
@@ -221,15 +222,6 @@ def _cannot_bind(host: str, port: int) -> str:
     return ""
 
 
-def _raise_open_files_limit() -> None:
-    """Lift the soft limit on open files towards the hard one, as servers do: under the usual
-    1,024, a thousand idle connections to the bots' port took every descriptor, and neither a
-    new bot nor the page (nor `arena admin`) could connect until they closed."""
-    from arena.openfiles import raise_open_files_limit
-
-    raise_open_files_limit()
-
-
 def _check_log_apart(log_file: Path, db: Path, others: dict[str, Path | None]) -> None:
     """Refuse a --log that is the database (or a file kept beside it) or another input: the log's
     lines were appended to the database, which then wrote over them (to the settings, which the
@@ -359,7 +351,9 @@ def serve_command(
 
             raise _OutputError(output_failure_text(e, "the server stopped")) from None
 
-    _raise_open_files_limit()
+    # As servers do: under the usual 1,024, a thousand idle connections to the bots' port took
+    # every descriptor, and neither a new bot nor the page (nor `arena admin`) could connect.
+    raise_open_files_limit()
     try:
         code = run_loop(
             serve(
