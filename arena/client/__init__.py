@@ -44,7 +44,7 @@ from arena.client.events import (
     TimeWarning,
     TrickWon,
 )
-from arena.client.local import LocalResult, play_local, view_of
+from arena.client.local import LocalResult, play_local, recorded_views, view_of
 from arena.client.remote import (
     ClientSettings,
     GaveUp,
@@ -100,6 +100,7 @@ __all__ = [
     "play_local",
     "playout",
     "position_key",
+    "recorded_views",
     "run",
     "sample_world",
     "serve",

@@ -11,10 +11,12 @@ local play accepts, a real game accepts too, and what it refuses raises in the r
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from arena.cards import Card
 from arena.client.answers import card_answered, pass_codes, pass_of_codes, play_code
@@ -34,9 +36,9 @@ from arena.client.view import DecisionKind, DecisionView
 from arena.engine import Game, Hand, HandResult, check_rules, check_seed
 from arena.errors import ArenaError, CardParseError, ConfigError, IllegalMoveError, StateError
 from arena.rules import MAX_PLAYERS, MIN_PLAYERS, PassDirection, Rules
-from arena.table import MAX_SEED, Termination
+from arena.table import MAX_SEED, Decision, GameRecord, Termination
 
-__all__ = ["LOCAL_GAME_ID", "LocalResult", "play_local", "view_of"]
+__all__ = ["LOCAL_GAME_ID", "LocalResult", "play_local", "recorded_views", "view_of"]
 
 LOCAL_GAME_ID = "local"
 """The game id that local play reports in events."""
@@ -409,6 +411,98 @@ def view_of(
         # As at a table: the kitty is face down until the first trick's TrickWon shows it.
         kitty=tuple(hand.kitty) if sv.tricks else (),
     )
+
+
+def recorded_views(
+    record: GameRecord | Mapping[str, Any], seat: int | None = None
+) -> Iterator[tuple[Decision, DecisionView]]:
+    """Each decision of a game's record (of ``seat``, or of every seat) with the view it was
+    taken from, rebuilt by playing the record's cards through the engine from its seed.
+
+    ``record`` is a :class:`~arena.table.GameRecord` or its ``to_dict()`` data (the JSON API's
+    ``/api/games/N``). Decisions come in the record's order, the forced moves and the
+    fallback's among them (``decision.forced``, ``decision.fallback``: the bot was not asked);
+    each view is the one the bot got but for what the record does not hold: ``game_id`` is the
+    table id (the bot's log names ``g25-b3-g2-r1``, the referee's count of its games before
+    it), ``move_ms`` the table's move time, ``bank_ms`` the bank its recorded times left (the
+    bot's own reading differs by the request's trip), and ``forfeited`` marks a seat from the
+    fault that forfeited it, or from the fallback's first move for it when the record names no
+    such fault (a disconnect past the grace period, a ban). A record whose cards do not follow
+    from its deal raises :class:`ConfigError` naming the decision.
+    """
+    if isinstance(record, Mapping):
+        record = GameRecord.from_dict(record)
+    if not isinstance(record, GameRecord):
+        raise ConfigError(
+            f"recorded_views takes a GameRecord or its to_dict() data, got {record!r:.80}"
+        )
+    spec = record.spec
+    players = spec.rules.players
+    if seat is not None and (type(seat) is not int or not 0 <= seat < players):
+        raise ConfigError(
+            f"seat must be a seat number from 0 to {players - 1} or None, got {seat!r:.40}"
+        )
+    return _recorded_views(record, seat)
+
+
+def _recorded_views(
+    record: GameRecord, only: int | None
+) -> Iterator[tuple[Decision, DecisionView]]:
+    spec = record.spec
+    rules = spec.rules
+    n = rules.players
+    move_ms = spec.clocks.move_ms
+    # As the referee counts them (TableRun): a table's hand count, at most the rules' limit.
+    max_hands = rules.max_hands if spec.hands is None else min(spec.hands, rules.max_hands)
+    banks = [float(spec.clocks.bank_ms)] * n
+    faults = [0] * n
+    forfeited = [False] * n
+    pass_shown: tuple[bool, ...] | None = None
+    game = Game(rules, spec.seed)
+    for i, d in enumerate(record.decisions):
+        cards = " ".join(d.cards)
+        where = f"the record's decision {i} (seat {d.seat}, hand {d.hand}, {d.kind} {cards})"
+        if game.hand.is_over and not game.is_over:
+            game.finish_hand()
+        if game.hand_number != d.hand:
+            raise ConfigError(f"{where} is not in hand {game.hand_number}, where play stands")
+        passing = d.kind == DecisionKind.PASS.value
+        if not passing:
+            pass_shown = None
+        elif pass_shown is None:
+            # Every pass request goes out as the hand starts: a seat forfeited by a pass
+            # answered before another's was not forfeited when that other's request was sent.
+            pass_shown = tuple(forfeited)
+        if d.fallback and d.fault is None:
+            forfeited[d.seat] = True  # every move of a forfeited seat is the fallback's
+        if only is None or d.seat == only:
+            try:
+                view = view_of(
+                    game.hand,
+                    d.seat,
+                    game=game,
+                    names=spec.seats,
+                    move_ms=move_ms,
+                    bank_ms=int(banks[d.seat]),
+                    max_hands=max_hands,
+                )
+            except StateError as e:
+                raise ConfigError(f"{where} does not follow from the deal: {e}") from None
+            shown = pass_shown if pass_shown is not None else tuple(forfeited)
+            yield d, dataclasses.replace(view, game_id=spec.table_id, forfeited=shown)
+        try:
+            if passing:
+                game.hand.pass_cards(d.seat, d.cards)
+            else:
+                game.hand.play(d.cards[0] if d.cards else "", d.seat)
+        except ArenaError as e:
+            raise ConfigError(f"{where} does not follow from the deal: {e}") from None
+        if d.request_id and not d.forced:  # asked: a move of the bot, on its clock
+            banks[d.seat] = max(0.0, banks[d.seat] - max(0.0, d.elapsed_ms - move_ms))
+        if d.fault is not None:
+            faults[d.seat] += 1
+            if faults[d.seat] > spec.faults.faults_allowed:
+                forfeited[d.seat] = True
 
 
 def _check_names(names: object, count: int, of: str) -> tuple[str, ...]:
