@@ -197,6 +197,60 @@ def test_a_raising_hook_and_a_repeated_card_are_told_as_they_are(tmp_path: Path)
     assert re.fullmatch(r"passed (\w\w) three times \(\1 \1 \1\)", detail), detail
 
 
+HOOKED = """
+import sys
+from arena.client import Bot, highest, run
+
+class Hooked(Bot):
+    def choose_play(self, view):
+        print(f"asked {view.game_id} hand {sorted(map(str, view.hand))}", file=sys.stderr)
+        return highest(view.legal)
+
+    def on_fault(self, event):
+        print(f"on_fault {event.kind.value} {event.request_id} {event.substitute[0]} "
+              f"{event.faults}/{event.faults_allowed} {event.forfeited}", file=sys.stderr)
+
+    def on_seat_fault(self, event):
+        print(f"on_seat_fault seat {event.seat} {event.kind.value}", file=sys.stderr)
+
+run(Hooked())
+"""
+
+
+def test_the_fault_notices_reach_the_bot_s_hooks_and_it_plays_on(tmp_path: Path) -> None:
+    report = check_source(tmp_path, HOOKED, ["fault notices"])
+    verdict, detail = details(report)["fault notices"]
+    assert verdict is Verdict.PASS, detail
+    said = re.fullmatch(
+        r"played (\w\w); told of seat 1's fault, then, away past its move time, of its own "
+        r"\((\w\w) played in its place\), played (\w\w)",
+        detail,
+    )
+    assert said is not None, detail
+    log = (tmp_path / "log").read_text()
+    assert "on_seat_fault seat 1 timeout" in log
+    assert f"on_fault disconnect 0 {said[2]} 1/3 False" in log
+    assert re.search(r"FAULT DISCONNECT in game g\d+-check-fault hand 0 \(request 0\)", log), log
+    # The hand each request showed: the card played in the bot's place gone from the second,
+    # from which the bot played.
+    hands = re.findall(r"asked \S+ hand \[(.*)\]", log)
+    assert len(hands) == 2
+    assert f"'{said[2]}'" in hands[0] and f"'{said[2]}'" not in hands[1]
+    assert f"'{said[3]}'" in hands[1] and f"'{said[1]}'" not in hands[1]
+
+
+def test_a_bot_that_gives_up_when_told_of_its_fault_fails_that_check(tmp_path: Path) -> None:
+    report = run_check(broken("dies-on-fault"), only=["fault notices"], log=tmp_path / "log")
+    failed_as(
+        report,
+        "fault notices",
+        # Which end saw the stream end first is a race of the bot's exit.
+        r"(the bot closed its side of the stream|the stream ended) while the play request sent "
+        r"with the FaultNotice was open \(the bot exited with code 4; its last output: "
+        r"broken_bot: told of a fault; giving up\)",
+    )
+
+
 GAME_END_RAISER = """
 from arena.client import Bot, lowest, run
 

@@ -26,6 +26,7 @@ from loopback import closing_port
 
 from arena.checkbot.driver import CheckOptions
 from arena.checkbot.run import run_check
+from arena.checkbot.scenarios import SCENARIOS
 from arena.referee import Referee, RefereeConfig, RefereeThread, TlsConfig, TokenAccounts
 from arena.rules import Rules
 from arena.table import GameRecord, TableSpec, Termination
@@ -152,7 +153,10 @@ def test_js_bot_passes_check_bot(tmp_path: Path) -> None:
     node = require_node()
     report = run_check([node, str(JS_BOT)], PATIENT, log=tmp_path / "log")
     assert report.passed, "\n".join(r.line() for r in report.failures)
-    assert len(report.results) == 15
+    assert [r.scenario for r in report.results] == [s.name for s in SCENARIOS]
+    # The fault notices check: the bot logged the FaultNotice it was sent, and played on.
+    log = (tmp_path / "log").read_text()
+    assert re.search(r"FAULT FAULT_KIND_DISCONNECT in hand 0, request 0.*played instead", log), log
 
 
 def test_js_bot_runs_under_arena_run_beside_python_bots(tmp_path: Path) -> None:

@@ -583,8 +583,12 @@ class ScriptedGame:
         seat: int,
         *,
         bank_ms: int | None = None,
+        clocks: Clocks | None = None,
     ) -> None:
         """Set up the game at the scripted table ``table`` (nothing is sent until :meth:`deal`).
+
+        ``clocks`` are the game's (the check's own by default), ``bank_ms`` the bank it starts
+        with (the clocks' by default).
 
         ``hand`` is the game's first hand: :class:`ScriptError` unless it is dealt as the
         referee deals hand 0 under its rules (by seat 0, passing ``rules.pass_cycle[0]``).
@@ -604,7 +608,7 @@ class ScriptedGame:
         n = hand.players
         self.names = [checker.options.name if s == seat else f"check-seat-{s}" for s in range(n)]
         self.totals = [0] * n
-        self.clocks = checker.options.clocks
+        self.clocks = checker.options.clocks if clocks is None else clocks
         self.bank_ms = float(self.clocks.bank_ms if bank_ms is None else bank_ms)
         self.pending: list[ev_pb.Event] = []
         """Events the bot has not been sent yet."""

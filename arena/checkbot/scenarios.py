@@ -43,7 +43,10 @@ from arena.checkbot.server import StreamEnded
 from arena.engine import Hand, Phase
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import events_pb2 as ev_pb
+from arena.referee import wire
+from arena.referee.fallback import fallback_play
 from arena.rules import PassDirection, Rules
+from arena.table import DEFAULT_MAX_FAULTS, FaultKind
 
 __all__ = ["SCENARIOS", "Scenario", "scripted_hand"]
 
@@ -66,6 +69,8 @@ HOLD_DEAL = 3
 """The deal number whose cards the hold scenarios use (they were hand 3 of the standard cycle)."""
 LOW_BANK_MS = 300
 """The time bank left in the time-warning scenario."""
+FAULTS_ALLOWED = DEFAULT_MAX_FAULTS
+"""The faults allowed, as the fault scenario's notices tell it (the default policy's)."""
 
 
 def first_hand(rules: Rules, seed: int, deal: int = 0) -> Hand:
@@ -406,6 +411,112 @@ async def time_warning(checker: Checker) -> str:
     return await play_game(checker, game, body)
 
 
+async def fault_notices(checker: Checker) -> str:
+    """Told of another seat's fault, then of its own while it was away, the bot plays on.
+
+    A game whose clocks are the check's without a time bank (so that the bot's deadline is the
+    move time alone). Seat 1's next card comes after a SeatFaulted, as the referee sends one when
+    the fallback plays for a seat. At the bot's second decision the checker drops its stream, as
+    the reconnect check does, and welcomes it back only once the move time has run out: as a
+    referee does for a seat away when it has to decide, the fallback plays the seat's lowest
+    legal card with a DISCONNECT fault, and the returning bot gets the game's story again, the
+    cards played while it was away, the FaultNotice naming that card, and its next request. It
+    must answer that in time and legally, from the hand the request shows.
+    """
+    bot = 2
+    hand = first_hand(HOLD_RULES, seed=14, deal=HOLD_DEAL)
+    clocks = replace(checker.options.clocks, bank_ms=0)
+    game = ScriptedGame(checker, "check-fault", hand, bot, clocks=clocks)
+    told_other: list[int] = []
+
+    def to_the_bot() -> None:
+        """Play the other seats to the bot's next decision, seat 1 faulting once."""
+        while hand.phase is Phase.PLAY and not game.bot_must_decide():
+            seat = hand.to_move
+            assert seat is not None
+            if seat == 1 and not told_other:
+                told_other.append(seat)
+                game.pending.append(_seat_faulted(game, seat))
+            game.apply(seat, fallback_play(hand.legal_plays()))
+        expect(game.bot_must_decide(), "the bot has a play to decide")
+
+    async def body() -> str:
+        to_the_bot()
+        first = await game.bot_play()
+        to_the_bot()
+        stream = checker.stream
+        assert stream is not None
+        checker.set_aside_extra()  # opened before the drop: not its reconnect
+        loop = asyncio.get_running_loop()
+        due = loop.time()
+        stream.close(
+            grpc.StatusCode.UNAVAILABLE,
+            "check-bot drops this stream on purpose: reconnect with the same token",
+        )
+        checker.stream = None
+        grace_s = checker.options.grace_ms / MS
+        try:
+            new = await checker.accept(grace_s, "after the drop")
+        except NoStreamError:
+            raise CheckFailedError(
+                f"did not reconnect within Welcome.reconnect_grace_ms ({checker.options.grace_ms}"
+                f" ms) after the checker dropped its stream with UNAVAILABLE{checker.exit_note()}"
+            ) from None
+        await asyncio.sleep(max(0.0, due + clocks.move_ms / MS - loop.time()))
+        substitute = fallback_play(hand.legal_plays())
+        game.pending.append(_fault_notice(game, substitute))
+        game.apply(bot, substitute)
+        to_the_bot()
+        expect(bool(told_other), "seat 1 played with a SeatFaulted before the bot's last play")
+        request = game.request("play")
+        checker.welcome(
+            new, resumed=True, events=game.replay() + game.take_pending(), request=request
+        )
+        what = "the play request sent with the FaultNotice"
+        decision, elapsed = await checker.answer(new, request, what)
+        game.charge(elapsed)
+        card = game.judge_play(decision, f"trick {hand.trick_number}, after its fault")
+        game.apply(bot, card)
+        return (
+            f"played {first}; told of seat 1's fault, then, away past its move time, of its own "
+            f"({substitute} played in its place), played {card}"
+        )
+
+    return await play_game(checker, game, body)
+
+
+def _seat_faulted(game: ScriptedGame, seat: int) -> ev_pb.Event:
+    """The SeatFaulted a referee sends when ``seat`` misses its move (its first fault)."""
+    return ev_pb.Event(
+        seat_faulted=ev_pb.SeatFaulted(
+            seat=seat,
+            kind=wire.fault_kind(FaultKind.TIMEOUT),
+            hand_number=game.number,
+            faults=1,
+            faults_allowed=FAULTS_ALLOWED,
+        )
+    )
+
+
+def _fault_notice(game: ScriptedGame, substitute: Card) -> ev_pb.Event:
+    """The FaultNotice a referee sends a bot that was away when its seat had to play (its
+    first fault; no request was open, so its id is 0)."""
+    return ev_pb.Event(
+        fault_notice=ev_pb.FaultNotice(
+            kind=wire.fault_kind(FaultKind.DISCONNECT),
+            game_id=game.game_id,
+            hand_number=game.number,
+            substitute_cards=[str(substitute)],
+            message=(
+                "not connected when the seat had to decide, and not back before the deadline; "
+                f"played instead: {substitute}"
+            ),
+            faults=1,
+            faults_allowed=FAULTS_ALLOWED,
+        )
+    )
+
+
 async def reconnect(checker: Checker) -> str:
     """The stream drops mid-hand: the bot reconnects with its token, resumes, plays on."""
     bot = 2
@@ -621,6 +732,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("void", void),
     Scenario("hearts not broken", hearts_not_broken),
     Scenario("time warning", time_warning),
+    Scenario("fault notices", fault_notices),
     Scenario("reconnect", reconnect),
     Scenario("whole hand", whole_hand),
     Scenario("shutdown", shutdown, uses_game=False),

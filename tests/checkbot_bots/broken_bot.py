@@ -18,7 +18,8 @@ these mistakes) and is correct in everything but its mode's flaw:
 * ``wrong-resume``: reconnects naming a session that never was;
 * ``twice``: sends every answer twice;
 * ``welcome-alone``: no flaw, but exits with code 3 if a Welcome comes with anything else
-  (bot_service.proto: "on a reconnection the Welcome comes alone").
+  (bot_service.proto: "on a reconnection the Welcome comes alone");
+* ``dies-on-fault``: exits with code 4 when it is told of a fault of its own (a FaultNotice).
 
 Every other mode names its broken session in Hello.resume_session_id on a reconnect.
 """
@@ -50,8 +51,10 @@ MODES = (
     "wrong-resume",
     "twice",
     "welcome-alone",
+    "dies-on-fault",
 )
 EXIT_NOT_ALONE = 3
+EXIT_FAULTED = 4
 RANKS = "23456789TJQKA"
 RETRY_S = 0.1
 EXIT_REFUSED = 2
@@ -120,6 +123,11 @@ def session(mode: str, welcomed: list[str]) -> int | None:
                     ):
                         print("broken_bot: the Welcome did not come alone", file=sys.stderr)
                         return EXIT_NOT_ALONE
+                if mode == "dies-on-fault" and any(
+                    e.HasField("fault_notice") for e in response.events
+                ):
+                    print("broken_bot: told of a fault; giving up", file=sys.stderr, flush=True)
+                    return EXIT_FAULTED
                 if response.HasField("request"):
                     outbox.put(answer(mode, response.request))
                     if mode == "twice":
