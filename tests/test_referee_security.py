@@ -719,6 +719,7 @@ def test_a_hellos_long_free_text_is_cut_in_the_log(
         protocol_version=1,
         bot_version="v" * 20_000,
         client_library="c" * 20_000,
+        resume_session_id="r" * 20_000,  # names no session: logged as ignored
     )
     goodbye = bot_pb.Goodbye(reason="done")
     with grpc.insecure_channel(f"127.0.0.1:{referee[0].port}") as channel:
@@ -735,3 +736,8 @@ def test_a_hellos_long_free_text_is_cut_in_the_log(
     assert f"bot_version '{'v' * 99}… (20000 characters)'" in line
     assert f"client '{'c' * 99}… (20000 characters)'" in line
     assert len(line) < 400
+    (ignored,) = [
+        r.getMessage() for r in caplog.records if "names no live session" in r.getMessage()
+    ]
+    assert f"Hello.resume_session_id '{'r' * 99}… (20000 characters)' names no" in ignored
+    assert len(ignored) < 300

@@ -202,8 +202,9 @@ def _check_kick(call: str, reason: object, *, capped: bool = True, **flags: obje
 
 
 LOGGED_TEXT_LENGTH = 100
-"""How much of a Hello's free text (bot_version, client_library) the log keeps: all of it, up to
-the message size limit, let one bot write 94 MB of log in two seconds by reconnecting."""
+"""How much of a Hello's free text (bot_version, client_library, a resume_session_id that names
+no session) the log keeps: all of it, up to the message size limit, let one bot write 94 MB of
+log in two seconds by reconnecting."""
 
 
 def _logged(text: str) -> str:
@@ -1021,7 +1022,7 @@ class Referee:
                     "token; ignored",
                     session.id,
                     session.bot,
-                    wanted,
+                    _logged(wanted),
                 )
             return None
         claim: tuple[TableRun, Seat] | None = None
