@@ -33,7 +33,7 @@ from arena.client.wire import PROTOCOL_VERSION
 from arena.engine import Hand
 from arena.referee import PROTOCOL_VERSIONS, RefereeConfig, RefereeThread, TlsConfig
 from arena.rules import Rules
-from arena.table import FaultKind, FaultPolicy, GameRecord, TableSpec, Termination
+from arena.table import Clocks, FaultKind, FaultPolicy, GameRecord, TableSpec, Termination
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"
@@ -589,6 +589,57 @@ def test_a_kick_that_lets_the_bot_back_is_logged_as_a_kick(
         in (log)
     )
     assert "WARNING" not in log and "lost the connection" not in log, log
+
+
+PONDERER = """
+import sys, time
+from arena.client import Bot, run
+
+class Ponderer(Bot):
+    '''Thinks 1.5 s over its first card (long enough to be kicked meanwhile), then plays fast.'''
+
+    pondered = False
+
+    def choose_play(self, view):
+        if not self.pondered:
+            self.pondered = True
+            print("PONDERING", flush=True, file=sys.stderr)
+            time.sleep(1.5)
+        return super().choose_play(view)
+
+run(Ponderer())
+"""
+
+
+def test_a_kick_in_a_game_answered_by_a_quick_return_costs_no_fault(
+    procs: Procs, referee: RefereeThread, tmp_path: Path
+) -> None:
+    # The protocol guide: the clock of the request open at the kick runs while the bot is away,
+    # it comes again with what is left, and only a decision falling due meanwhile is a fault.
+    script = tmp_path / "ponderer.py"
+    script.write_text(PONDERER)
+    address = _address(referee.port)
+    procs.start(script, address, TOKENS["faulty"], "faulty")
+    for name in ("lowcard", "heuristic", "random_bot"):
+        procs.start(SAMPLES / f"{name}.py", address, TOKENS[name], name)
+    names = ("faulty", "lowcard", "heuristic", "random_bot")
+    clocks = Clocks(move_ms=10_000, bank_ms=10_000)
+    spec = TableSpec("kick", Rules(), seed=5, seats=names, board="5", hands=1, clocks=clocks)
+    assert referee.wait_for_bots(names, LOBBY_WAIT_MS), referee.idle()
+    future = referee.submit(spec)
+    assert procs.wait_for_text("faulty", "PONDERING"), procs.stderr("faulty")
+    [session] = [s for s in referee.call(lambda r: r.sessions()) if s.bot == "faulty"]
+    assert referee.call(lambda r: r.kick(session.session_id, "testing a kick in a game"))
+    record = future.result(GAME_TIMEOUT_S)
+    _assert_clean(record)
+    log = procs.stderr("faulty")
+    assert "kicked by the referee, which lets the bot back" in log, log
+    assert "seat resumed" in log, log
+    # The request open at the kick was asked again and answered: one decision took the time
+    # away (the 1 s wait before reconnecting), not a substitute's.
+    asked = [d for d in record.decisions if d.seat == 0 and d.kind == "play" and not d.forced]
+    assert max(d.elapsed_ms for d in asked) > 1000
+    assert not any(d.fallback for d in record.decisions)
 
 
 ALWAYS_RAISES = """
