@@ -378,10 +378,10 @@ def load_toml(path: Path) -> dict[str, Any]:
             f"--config {path}: arrays or inline tables nested too deep to read (no setting "
             "takes more than a list of words): fix that value"
         ) from None
-    return _by_name(data, f"--config {path}:", "setting")
+    return by_name(data, f"--config {path}:", "setting")
 
 
-def _by_name(table: Mapping[Any, Any], where: str, what: str) -> dict[str, Any]:
+def by_name(table: Mapping[Any, Any], where: str, what: str) -> dict[str, Any]:
     """``table`` keyed by name, a '-' in a key read as '_'; both spellings of one name
     (move-time and move_time) are a :class:`ConfigError` (the last one won silently)."""
     named: dict[str, Any] = {}
@@ -807,6 +807,24 @@ def check_rule_values(options: Mapping[str, Any], where: str) -> None:
             raise ConfigError(f"{said}: expected a whole number{_not_kind(value)}")
 
 
+def rules_table_note(value: Any) -> str:
+    """What to say of a ``rules`` setting that is a table: the options go in ``[rule]``."""
+    if isinstance(value, Mapping):
+        return " (a rules table of NAME = VALUE options is [rule], without the s)"
+    return ""
+
+
+def misplaced_note(key: str, table: str, settings: Sequence[str]) -> str:
+    """What to say of a key read under ``[table]`` that is a top-level setting: TOML puts every
+    key after a ``[table]`` line in that table, so a setting written below it landed there."""
+    if key.replace("-", "_") not in settings:
+        return ""
+    return (
+        f" ({key} is a setting: TOML puts every key after the [{table}] line in [{table}], so "
+        f"write it above that line)"
+    )
+
+
 def _merge_bots(file_bots: Any, flags: Sequence[str | BotSpec]) -> tuple[BotSpec, ...]:
     merged: dict[str, BotSpec] = {}
     if file_bots is not None:
@@ -816,6 +834,14 @@ def _merge_bots(file_bots: Any, flags: Sequence[str | BotSpec]) -> tuple[BotSpec
                 f"got {type(file_bots).__name__}"
             )
         for name, command in file_bots.items():
+            misplaced = misplaced_note(str(name), "bots", _FILE_KEYS)
+            if misplaced:
+                # `move_time = "500ms"` below [bots] was a bot named move_time, refused for
+                # its command ("500ms" not found on PATH), far from the cause.
+                raise ConfigError(
+                    f"config file: bots.{name} = {toml_spelling(command)} is read as a bot"
+                    f"{misplaced}; a bot of that name: call it something else"
+                )
             if isinstance(command, Mapping) and command:
                 # A bare key is split at its dots: `bot.v2 = "..."` is bots.bot = {v2 = "..."},
                 # and "bots.bot must be a command string" named a bot nobody wrote.
@@ -864,7 +890,7 @@ def _rules(preset_name: Any, file_rule: Any, flag_rules: Sequence[str], players:
     if preset_name is not None and not isinstance(preset_name, str):
         raise ConfigError(
             f"--rules {toml_spelling(preset_name)}: expected a preset name in quotes, "
-            'e.g. "standard"'
+            f'e.g. "standard"{rules_table_note(preset_name)}'
         )
     if preset_name is not None and preset_name not in PRESETS:
         raise ConfigError(
@@ -877,7 +903,7 @@ def _rules(preset_name: Any, file_rule: Any, flag_rules: Sequence[str], players:
         if file_rule is not None:
             if not isinstance(file_rule, Mapping):
                 raise ConfigError("config file: [rule] must be a table of NAME = VALUE")
-            options = _by_name(file_rule, "config file: [rule]", "rule")
+            options = by_name(file_rule, "config file: [rule]", "rule")
             if "players" in options:
                 raise ConfigError("config file: set the table size with players = K, not [rule]")
             for name in options:

@@ -53,10 +53,13 @@ from arena.config import (
     MAX_BOARDS,
     MAX_SEED,
     MAX_TABLES,
+    by_name,
     check_rule_values,
     load_toml,
+    misplaced_note,
     parse_duration_ms,
     rule_names,
+    rules_table_note,
     schedule_size,
     toml_spelling,
 )
@@ -225,6 +228,13 @@ def server_config_from_dict(data: Mapping[str, Any]) -> ServerConfig:
     hands: int | None = _int(data, "hands", 1)
     if "game_to" in data:
         game_to = _int(data, "game_to", rules.target)
+        rule_table = data.get("rule")
+        if isinstance(rule_table, Mapping) and "target" in by_name(rule_table, "", "rule"):
+            # As `arena run` refuses them: game_to silently won over the [rule] target.
+            raise ConfigError(
+                f"server config: game_to = {toml_spelling(game_to)} and [rule] target both set "
+                "the target: give one of them"
+            )
         if not 0 < game_to <= MAX_POINTS:
             # As `arena run --game-to` says it, in the key the file wrote (not rules.target).
             raise ConfigError(
@@ -346,7 +356,7 @@ def _rules(preset_name: Any, options: Any, players: int) -> Rules:
         # words for a value the file wrote otherwise.
         raise ConfigError(
             f"server config: rules = {toml_spelling(preset_name)}: expected a preset name in "
-            'quotes, e.g. "standard"'
+            f'quotes, e.g. "standard"{rules_table_note(preset_name)}'
         )
     try:
         base = preset(preset_name) if preset_name is not None else Rules()
@@ -355,7 +365,8 @@ def _rules(preset_name: Any, options: Any, players: int) -> Rules:
             return base
         if not isinstance(options, Mapping):
             raise ConfigError("server config: [rule] must be a table of NAME = VALUE")
-        named = {str(k).replace("-", "_"): v for k, v in options.items()}
+        # Both spellings of one rule: the later won silently, where `arena run` refuses them.
+        named = by_name(options, "server config: [rule]", "rule")
         if "players" in named:
             raise ConfigError("server config: set the table size with players = K, not [rule]")
         for name in named:
@@ -420,7 +431,7 @@ def _event(data: Any, players: int) -> EventConfig:
     if unknown:
         raise ConfigError(
             f"server config: unknown [event] key(s) {', '.join(unknown)}; "
-            f"known: {', '.join(_EVENT_KEYS)}"
+            f"known: {', '.join(_EVENT_KEYS)}{misplaced_note(unknown[0], 'event', _KEYS)}"
         )
     entrants = data.get("entrants")
     if not isinstance(entrants, list) or not all(isinstance(e, str) for e in entrants):

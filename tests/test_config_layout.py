@@ -1,0 +1,105 @@
+"""Config files laid out wrongly, as TOML lets them be: a setting written below a table's
+header lands in that table, `[rules]` is not `[rule]`, and `arena serve` reads one rule given
+twice, or a target given twice, as `arena run` does: each is one line naming the cause."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.config import build_config, load_toml
+from arena.errors import ConfigError
+from arena.server.config import load_server_config
+
+ARENA = Path(sys.executable).with_name("arena")
+BASE = [str(ARENA)] if ARENA.exists() else [sys.executable, "-m", "arena.cli"]
+BOTS = ["a=python a.py", "b=python b.py", "c=python c.py", "d=python d.py"]
+
+
+def _file(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "c.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            '[bots]\nlow = "python low.py"\nmove_time = "500ms"\n',
+            r"^config file: bots\.move_time = '500ms' is read as a bot \(move_time is a setting: "
+            r"TOML puts every key after the \[bots\] line in \[bots\], so write it above that "
+            r"line\); a bot of that name: call it something else$",
+        ),
+        ('[bots]\nlow = "python low.py"\nboards = 3\n', r"^config file: bots\.boards = 3 is read"),
+        ('[bots]\nlow = "python low.py"\nmove-time = "1s"\n', r"bots\.move-time = '1s' is read"),
+        (
+            '[rules]\nmoon = "best"\n',
+            r"^config file: rules = \{moon = 'best'\}: expected a preset name in quotes, e\.g\. "
+            r'"standard" \(a rules table of NAME = VALUE options is \[rule\], without the s\)$',
+        ),
+    ],
+)
+def test_a_run_config_laid_out_wrongly_says_where_the_key_belongs(
+    tmp_path: Path, text: str, said: str
+) -> None:
+    with pytest.raises(ConfigError, match=said):
+        build_config(load_toml(_file(tmp_path, text)), bots=BOTS, check_commands=False)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            "[rule]\nqueen_penalty = 10\nqueen-penalty = 5\n",
+            r"^server config: \[rule\] queen_penalty and queen-penalty are one rule, "
+            r"queen_penalty: give it once$",
+        ),
+        (
+            "game_to = 50\n[rule]\ntarget = 60\n",
+            r"^server config: game_to = 50 and \[rule\] target both set the target: give one of "
+            r"them$",
+        ),
+        (
+            '[rules]\nmoon = "best"\n',
+            r"^server config: rules = \{moon = 'best'\}: .* \(a rules table of NAME = VALUE "
+            r"options is \[rule\], without the s\)$",
+        ),
+        (
+            '[event]\nentrants = ["a", "b", "c", "d"]\nmove_time = "2s"\n',
+            r"^server config: unknown \[event\] key\(s\) move_time; known: .* \(move_time is a "
+            r"setting: TOML puts every key after the \[event\] line in \[event\], so write it "
+            r"above that line\)$",
+        ),
+    ],
+)
+def test_a_server_config_laid_out_wrongly_is_refused_naming_the_cause(
+    tmp_path: Path, text: str, said: str
+) -> None:
+    with pytest.raises(ConfigError, match=said):
+        load_server_config(_file(tmp_path, text))
+
+
+def test_arena_serve_refuses_a_rule_given_twice_in_one_line_and_makes_nothing(
+    tmp_path: Path,
+) -> None:
+    # The later spelling won silently, and a competition's rules are fixed at its first table.
+    config = _file(tmp_path, "[rule]\nqueen_penalty = 10\nqueen-penalty = 5\n")
+    done = subprocess.run(
+        [*BASE, "serve", "--config", str(config), "--db", "s.db", "--port", "0", "--web-port", "0"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        "arena: error: server config: [rule] queen_penalty and queen-penalty are one rule, "
+        "queen_penalty: give it once"
+    ]
+    assert not (tmp_path / "s.db").exists()
