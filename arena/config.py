@@ -500,22 +500,20 @@ def build_config(
         if flag is None and name in f:
             from_file.add(name)
             return f[name]
+        if name in f and name in _CHECKED:
+            # Checked though the flag wins: a file that is wrong showed only when run without it.
+            try:
+                _checked(name, f[name])
+            except ConfigError as e:
+                raise _from_file(e, {name}) from None
         return flag
 
     try:
         bot_specs = _merge_bots(f.get("bots"), bots)
-        k = _int("--players", pick("players", players), STANDARD_PLAYERS)
-        if not MIN_PLAYERS <= k <= MAX_PLAYERS:
-            raise ConfigError(f"--players {k}: a table has {MIN_PLAYERS} to {MAX_PLAYERS} players")
+        k = _checked("players", pick("players", players))
         the_rules = _rules(pick("rules", rules), f.get("rule"), rule, k)
-        target = pick("game_to", game_to)
-        points: int | None = None
-        if target is not None:
-            points = _int("--game-to", target, 0)
-            if not 0 < points <= MAX_POINTS:
-                raise ConfigError(
-                    f"--game-to {points}: the target must be 1 to {MAX_POINTS} points"
-                )
+        points: int | None = _checked("game_to", pick("game_to", game_to))
+        if points is not None:
             ruled = [r for r in rule if r.partition("=")[0].strip() == "target"]
             if ruled or "target" in (f.get("rule") or {}):
                 raise ConfigError(
@@ -574,36 +572,20 @@ def build_config(
                 f"give at least {k} with --bot NAME=COMMAND"
             )
 
-        n_boards = _int("--boards", pick("boards", boards), DEFAULT_BOARDS)
-        if not 1 <= n_boards <= MAX_BOARDS:
-            raise ConfigError(f"--boards {n_boards}: give 1 to {MAX_BOARDS} boards")
+        n_boards = _checked("boards", pick("boards", boards))
         _check_table_count(len(names), k, fmt, n_boards)
-        workers = _int("--concurrency", pick("concurrency", concurrency), os.cpu_count() or 1)
-        if workers < 1:
-            raise ConfigError(f"--concurrency {workers}: play at least 1 table at a time")
-        the_seed = _int("--seed", pick("seed", seed), DEFAULT_SEED)
-        check_seed("--seed", the_seed)
-        given_move = pick("move_time", move_time)
-        move_ms = _duration("--move-time", given_move, DEFAULT_MOVE_MS)
-        if move_ms < 1:
-            raise ConfigError(f"--move-time {given_move}: give each move at least 1 ms")
-        bank_ms = _duration("--time-bank", pick("time_bank", time_bank), DEFAULT_BANK_MS)
+        workers = _checked("concurrency", pick("concurrency", concurrency))
+        the_seed = _checked("seed", pick("seed", seed))
+        move_ms = _checked("move_time", pick("move_time", move_time))
+        bank_ms = _checked("time_bank", pick("time_bank", time_bank))
         given_faults = pick("max_faults", max_faults)
-        fault_limit = _int("--max-faults", given_faults, DEFAULT_MAX_FAULTS)
-        if not 0 <= fault_limit <= MAX_FAULTS:
-            raise ConfigError(f"--max-faults {fault_limit}: give 0 to {MAX_FAULTS} faults per game")
-        strict_mode = pick("strict", strict)
-        if strict_mode is not None and not isinstance(strict_mode, bool):
-            raise ConfigError(f"--strict {toml_spelling(strict_mode)}: expected true or false")
+        fault_limit = _checked("max_faults", given_faults)
+        strict_mode = _checked("strict", pick("strict", strict))
         if strict_mode and given_faults is not None:
             _check_faults_with_strict(fault_limit, "strict" in from_file, "max_faults" in from_file)
-        grace_ms = _duration("--grace", pick("grace", grace), DEFAULT_GRACE_MS)
-        the_port = _int("--port", pick("port", port), 0)
-        check_port("--port", the_port)
-        db_value = _path_text("--db", pick("db", db))
-        if db_value is not None and not str(db_value).strip():
-            # Spaces alone too: `--db " "` made a database named by a space, unseen in `ls`.
-            raise ConfigError(f"--db {str(db_value)!r}: give a database file, e.g. --db arena.db")
+        grace_ms = _checked("grace", pick("grace", grace))
+        the_port = _checked("port", pick("port", port))
+        db_value = _checked("db", pick("db", db))
         db_path = Path(db_value or DEFAULT_DB)
         _looked_up("--db", db_path)
         if not db_path.name:
@@ -647,6 +629,83 @@ def build_config(
         )
     except ConfigError as e:
         raise _from_file(e, from_file) from None
+
+
+_CHECKED: Final = (
+    "players",
+    "game_to",
+    "boards",
+    "concurrency",
+    "seed",
+    "move_time",
+    "time_bank",
+    "max_faults",
+    "strict",
+    "grace",
+    "port",
+    "db",
+)
+"""The settings :func:`_checked` reads: a config file's is checked even where a flag wins."""
+
+
+def _checked(name: str, value: Any) -> Any:
+    """A setting's value (None: not given, the default) read and checked as its flag is, or a
+    :class:`ConfigError` in the flag's name (:func:`_from_file` names the file's key)."""
+    flag = "--" + name.replace("_", "-")
+    if name == "players":
+        k = _int(flag, value, STANDARD_PLAYERS)
+        if not MIN_PLAYERS <= k <= MAX_PLAYERS:
+            raise ConfigError(f"{flag} {k}: a table has {MIN_PLAYERS} to {MAX_PLAYERS} players")
+        return k
+    if name == "game_to":
+        if value is None:
+            return None
+        points = _int(flag, value, 0)
+        if not 0 < points <= MAX_POINTS:
+            raise ConfigError(f"{flag} {points}: the target must be 1 to {MAX_POINTS} points")
+        return points
+    if name == "boards":
+        n_boards = _int(flag, value, DEFAULT_BOARDS)
+        if not 1 <= n_boards <= MAX_BOARDS:
+            raise ConfigError(f"{flag} {n_boards}: give 1 to {MAX_BOARDS} boards")
+        return n_boards
+    if name == "concurrency":
+        workers = _int(flag, value, os.cpu_count() or 1)
+        if workers < 1:
+            raise ConfigError(f"{flag} {workers}: play at least 1 table at a time")
+        return workers
+    if name == "seed":
+        the_seed = _int(flag, value, DEFAULT_SEED)
+        check_seed(flag, the_seed)
+        return the_seed
+    if name == "move_time":
+        move_ms = _duration(flag, value, DEFAULT_MOVE_MS)
+        if move_ms < 1:
+            raise ConfigError(f"{flag} {value}: give each move at least 1 ms")
+        return move_ms
+    if name == "time_bank":
+        return _duration(flag, value, DEFAULT_BANK_MS)
+    if name == "max_faults":
+        limit = _int(flag, value, DEFAULT_MAX_FAULTS)
+        if not 0 <= limit <= MAX_FAULTS:
+            raise ConfigError(f"{flag} {limit}: give 0 to {MAX_FAULTS} faults per game")
+        return limit
+    if name == "strict":
+        if value is not None and not isinstance(value, bool):
+            raise ConfigError(f"{flag} {toml_spelling(value)}: expected true or false")
+        return value
+    if name == "grace":
+        return _duration(flag, value, DEFAULT_GRACE_MS)
+    if name == "port":
+        the_port = _int(flag, value, 0)
+        check_port(flag, the_port)
+        return the_port
+    assert name == "db", name
+    db_value = _path_text(flag, value)
+    if db_value is not None and not str(db_value).strip():
+        # Spaces alone too: `--db " "` made a database named by a space, unseen in `ls`.
+        raise ConfigError(f"{flag} {str(db_value)!r}: give a database file, e.g. --db arena.db")
+    return db_value
 
 
 def check_port(flag: str, port: int) -> None:

@@ -103,3 +103,42 @@ def test_arena_serve_refuses_a_rule_given_twice_in_one_line_and_makes_nothing(
         "queen_penalty: give it once"
     ]
     assert not (tmp_path / "s.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("setting", "flags", "said"),
+    [
+        (
+            {"players": "three"},
+            {"players": 4},
+            r"^config file: players = 'three': expected a whole number, not a string",
+        ),
+        (
+            {"move_time": "fast"},
+            {"move_time": "100"},
+            r"^config file: move_time = 'fast': expected a duration",
+        ),
+        ({"seed": -5}, {"seed": 2}, r"^config file: seed = -5: a seed is a whole number from 0"),
+        ({"boards": "3"}, {"boards": 1}, r"^config file: boards = '3': expected a whole number"),
+        ({"strict": "yes"}, {"strict": False}, r"^config file: strict = 'yes': expected true or"),
+    ],
+)
+def test_a_bad_file_setting_is_refused_though_a_flag_overrides_it(
+    tmp_path: Path, setting: dict[str, object], flags: dict[str, object], said: str
+) -> None:
+    # It passed unseen, and the same file failed the day it ran without the flag.
+    with pytest.raises(ConfigError, match=said):
+        build_config(
+            setting,
+            bots=BOTS,
+            check_commands=False,
+            db=tmp_path / "a.db",
+            **flags,  # type: ignore[arg-type]
+        )
+    # The flag alone is good.
+    build_config(bots=BOTS, check_commands=False, **{"db": tmp_path / "a.db", **flags})  # type: ignore[arg-type]
+
+
+def test_a_blank_file_db_is_refused_though_db_is_given(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"^config file: db = '': give a database file"):
+        build_config({"db": ""}, bots=BOTS, check_commands=False, db=tmp_path / "a.db")

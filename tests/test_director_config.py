@@ -285,6 +285,9 @@ def test_bad_files_are_one_line_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"^config file: strict = 'yes': expected true or false"):
         build_config({"strict": "yes"}, bots=FIVE)
     with pytest.raises(ConfigError, match=r"^--move-time 'later'"):
+        build_config({"move_time": "1s"}, bots=FIVE, move_time="later")
+    # Both bad: the file's is named first (it is checked as the flag overrides it).
+    with pytest.raises(ConfigError, match=r"^config file: move_time = 'soon'"):
         build_config({"move_time": "soon"}, bots=FIVE, move_time="later")
     # A TOML value of the wrong kind, or not a finite number, is one line, not a traceback.
     for setting, says in (
