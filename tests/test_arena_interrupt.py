@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shlex
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -349,3 +350,63 @@ def test_a_ctrl_c_while_the_plots_are_drawn_leaves_no_file(tmp_path: Path) -> No
     )
     assert (done.returncode, done.stderr) == (130, "arena: error: interrupted\n")
     assert list(plots.iterdir()) == []
+
+
+SLOWPOKE = """
+import time
+from arena.client import Bot, run
+
+class Slowpoke(Bot):
+    '''Takes 50 ms over each card: a one-hand game lasts seconds.'''
+
+    def choose_play(self, view):
+        time.sleep(0.05)
+        return super().choose_play(view)
+
+run(Slowpoke())
+"""
+
+
+@pytest.mark.parametrize("gap_s", [0.0, 0.3])
+def test_a_stop_that_reaches_the_bots_first_keeps_no_game_they_left(
+    tmp_path: Path, gap_s: float
+) -> None:
+    # SIGTERM to the bots, then to arena a moment later (a loaded machine's systemd stop, or a
+    # kill listing the bots first): the bots say Goodbye, the fallback ends their game, and
+    # that game, which says nothing of the bots, was kept when arena's signal came late.
+    script = tmp_path / "slowpoke.py"
+    script.write_text(SLOWPOKE)
+    bots = [a for name in "abcd" for a in ("--bot", f"{name}={PY} {shlex.quote(str(script))}")]
+    proc = subprocess.Popen(
+        [*BASE, "run", *bots, "--boards", "2", "--concurrency", "2"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        logs = [tmp_path / "arena-out" / "logs" / f"{name}.log" for name in "abcd"]
+        deadline = time.monotonic() + TIMEOUT_S
+        while not all(p.exists() and p.read_text().count("connected to") >= 2 for p in logs):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr
+            time.sleep(0.05)
+        time.sleep(1.0)  # two games in play, a second in: each lasts seconds
+        for pid in bot_pids(tmp_path / "arena-out"):
+            os.kill(pid, signal.SIGTERM)
+        time.sleep(gap_s)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=TIMEOUT_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert "run the same command again to resume" in err, err
+    db = sqlite3.connect(tmp_path / "arena.db")
+    try:
+        left = db.execute("SELECT COUNT(*) FROM seats WHERE status != 'normal'").fetchone()[0]
+        stored = db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+    finally:
+        db.close()
+    assert left == 0, (stored, err)

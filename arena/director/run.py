@@ -82,6 +82,9 @@ BATCH = "batch"
 """The kind of run `arena run` stores."""
 STARTUP_TIMEOUT_S = 30.0
 """How long a bot process has to connect at start-up (interpreters on a busy machine are slow)."""
+LEFT_SETTLE_S = 2.0
+"""How long a game its bots left (a Goodbye, a lost connection) waits before it is stored, for
+a stop of the run that came with theirs (see ``_left_as_the_run_stopped``)."""
 HOST = "127.0.0.1"
 
 if TYPE_CHECKING:
@@ -700,7 +703,7 @@ class _Director:
             crashed = self._crashed_seats(record)
             if record.termination is Termination.INTERRUPTED:
                 continue  # played again on resume
-            if await self._left_as_the_run_stopped(record, crashed):
+            if await self._left_as_the_run_stopped(record, crashed, stop):
                 continue  # played again on resume, as a game the stop interrupted
             if crashed:
                 record = _with_crash_reason(record, crashed)
@@ -755,10 +758,10 @@ class _Director:
             raise self._cannot_write(f"write the replay of game {table_id}", e, 1) from None
 
     async def _left_as_the_run_stopped(
-        self, record: GameRecord, crashed: dict[int, BotExit]
+        self, record: GameRecord, crashed: dict[int, BotExit], stop: trio.Event
     ) -> bool:
         """Whether a game that ended with a seat forfeited for leaving (a Goodbye, a lost
-        connection), not for a crash seen before, ended while the run is stopped by a signal or a
+        connection), not for a crash seen before, ended as the run is stopped by a signal or a
         closed output. A stop that reaches the bots too (systemd's stop or a shutdown signal
         every process of the run at once) makes them leave the games given the referee's grace:
         such a game says nothing of the bots, and kept, a resumed run differed from an unbroken
@@ -768,10 +771,11 @@ class _Director:
             for seat, status in enumerate(record.seat_status)
         ):
             return False
-        # The signal that came with the bots' own is seen first: its handler has queued it for
-        # the watcher, which then runs within two passes of the scheduler.
-        await trio.lowlevel.checkpoint()
-        await trio.lowlevel.checkpoint()
+        # The run's own signal may come a moment after the bots' (a loaded machine, or a kill
+        # that lists the bots first): the fallback finished such a game within that moment, and
+        # it was kept. Bots leave a game rarely otherwise, so waiting for the stop costs little.
+        with trio.move_on_after(LEFT_SETTLE_S):
+            await stop.wait()
         return self.interrupted or self.output_closed
 
     def _crashed_seats(self, record: GameRecord) -> dict[int, BotExit]:
