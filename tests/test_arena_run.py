@@ -274,3 +274,26 @@ def test_the_progress_rate_runs_from_the_first_games_start(tmp_path: Path) -> No
     reporter.game(dataclasses.replace(record, started_at=now - 2.0, finished_at=now))
     line = out.getvalue().splitlines()[-1]
     assert line.startswith("arena: 2/2 games, 0.5/s, 0:00:00 left"), line
+
+
+def test_a_resumed_run_says_its_rate_at_its_next_tenth_not_at_its_first_game(
+    tmp_path: Path,
+) -> None:
+    # The first game after a resume printed a line (its step counted from 0, not from the
+    # games stored), whose rate was that one game's alone: 1.0/s and 7 minutes left for a run
+    # going at 5/s.
+    from arena.director.progress import Standings
+
+    config = build_config(bots=DETERMINISTIC, boards=1, concurrency=1, db=tmp_path / "r.db")
+    run(config)
+    with Store.open(config.db, create=False) as store:
+        (record,) = [r for _, r in store.records(config.run_id)][:1]
+    out = io.StringIO()
+    reporter = PlainReporter(out)
+    reporter.start(560, 83, Standings([b.split("=")[0] for b in DETERMINISTIC]))
+    now = time.time()
+    for done in range(84, 113):
+        reporter.game(dataclasses.replace(record, started_at=now - 1.0, finished_at=now))
+        lines = out.getvalue().splitlines()
+        assert len(lines) == 1 + (done == 112), lines  # the next tenth: 112 of 560
+    assert lines[-1].startswith("arena: 112/560 games, ")
