@@ -693,12 +693,15 @@ def _write_plots(
             final = _sized_path(plot, size, many)
             plot_ratings(f, _stage(final, staged))
             sized = [r for r in results if len(r.players) == size]
+            # Above MAX_HISTORY_BANDS bots the plot draws no bands: the cheap intervals then,
+            # not 15 bootstraps for nothing (they doubled a bootstrapped report's time).
+            drawn = len(f.names) <= MAX_HISTORY_BANDS
             history = rating_history(
                 sized,
                 checkpoints=checkpoints,
                 anchor=anchor,
                 prior_draws=prior_draws,
-                method=method,
+                method=method if drawn else IntervalMethod.SANDWICH,
                 bootstrap_samples=bootstrap_samples,
                 seed=seed,
             )
