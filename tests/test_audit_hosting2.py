@@ -73,11 +73,15 @@ def test_a_kick_reason_is_no_longer_than_a_bans_in_the_admin_api_and_cli(
     [session] = [s["id"] for s in server.get("/api/lobby")["sessions"]]
     too_long = "r" * (MAX_NOTE_LENGTH + 1)
     base = ("--url", server.url, "--token", admin)
-    line = one_error(server.cli("admin", "kick", session, "--reason", too_long, *base))
-    assert line.startswith(
-        f"arena: error: kick: 400 the reason is {MAX_NOTE_LENGTH + 1} characters long: give at "
-        f"most {MAX_NOTE_LENGTH} "
-    ), line
+    # Refused before it is sent (exit 2), so also with the server down (it was exit 1 then,
+    # "cannot reach", which a script retries).
+    for url in (server.url, "http://127.0.0.1:1"):
+        done = server.cli("admin", "kick", session, "--reason", too_long, "--url", url)
+        assert done.returncode == 2, done.stderr
+        assert one_error(done).startswith(
+            f"arena: error: --reason: the reason is {MAX_NOTE_LENGTH + 1} characters long: give "
+            f"at most {MAX_NOTE_LENGTH} "
+        ), done.stderr
     status, answer = post(
         server, "kick", json.dumps({"session": session, "reason": too_long}).encode(), admin
     )

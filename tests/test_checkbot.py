@@ -628,7 +628,10 @@ def test_cli_exit_codes_and_lines(tmp_path: Path) -> None:
 
     unknown = runner.invoke(app, ["check-bot", "--only", "nonsense", "--", sys.executable])
     assert unknown.exit_code == 2
-    assert "unknown scenario(s) nonsense" in unknown.output
+    assert "unknown scenario(s) 'nonsense'; known: handshake, pass left" in unknown.output
+    empty = runner.invoke(app, ["check-bot", "--only", "", "--", sys.executable])
+    assert empty.exit_code == 2
+    assert "unknown scenario(s) ''; known: handshake" in empty.output
 
     failing = runner.invoke(
         app,

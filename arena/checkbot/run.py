@@ -91,7 +91,9 @@ def select(only: Sequence[str]) -> tuple[Scenario, ...]:
     unknown = [n for n in only if n not in names]
     if unknown:
         known = ", ".join(s.name for s in SCENARIOS)
-        raise ConfigError(f"unknown scenario(s) {', '.join(unknown)}; known: {known}")
+        # Quoted: an empty --only "" read "unknown scenario(s) ; known: ...".
+        said = ", ".join(repr(n) for n in unknown)
+        raise ConfigError(f"unknown scenario(s) {said}; known: {known}")
     return tuple(s for s in SCENARIOS if s.name in only)
 
 

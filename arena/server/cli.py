@@ -38,10 +38,12 @@ from arena.openfiles import raise_open_files_limit
 from arena.pem import NO_CERTIFICATE_BLOCK
 from arena.referee.loop import run as run_loop
 from arena.server.accounts import (
+    AccountError,
     AccountsBusy,
     AccountStatus,
     AccountStore,
     check_not_a_batch,
+    check_note,
     read_accounts,
 )
 from arena.server.config import STOP_SIGNALS, load_server_config
@@ -145,7 +147,12 @@ def _reason_given(reason: str | None) -> str | None:
         raise _fail(
             f"--reason {reason!r}: an empty reason was given; give one, or leave --reason out"
         )
-    return reason
+    try:
+        # Here, not only at the server: a server down made it exit 1 ("cannot reach"), which a
+        # script retries, for a reason no server would ever take.
+        return check_note(reason)
+    except AccountError as e:
+        raise _fail(f"--reason: {e}") from None
 
 
 def _say_new_db(db: Path) -> None:
