@@ -26,6 +26,7 @@ from arena.director.run import run_batch
 from arena.director.schedule import schedule
 from arena.errors import ConfigError
 from arena.store import Store, load_results
+from arena.table import GameRecord
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = shlex.quote(sys.executable)
@@ -257,15 +258,20 @@ def test_what_a_bot_starts_itself_ends_with_the_run(
         time.sleep(0.05)
 
 
+def _a_stored_record(tmp_path: Path) -> GameRecord:
+    """A game record as a real batch stores it, for the progress reporter's tests."""
+    config = build_config(bots=DETERMINISTIC, boards=1, concurrency=1, db=tmp_path / "r.db")
+    run(config)
+    with Store.open(config.db, create=False) as store:
+        return next(r for _, r in store.records(config.run_id))
+
+
 def test_the_progress_rate_runs_from_the_first_games_start(tmp_path: Path) -> None:
     # It ran from the progress's start: the bots' start-up before the first game (seconds, for
     # many bots on a loaded machine) made a resumed run's first figures far too low.
     from arena.director.progress import Standings
 
-    config = build_config(bots=DETERMINISTIC, boards=1, concurrency=1, db=tmp_path / "r.db")
-    run(config)
-    with Store.open(config.db, create=False) as store:
-        (record,) = [r for _, r in store.records(config.run_id)][:1]
+    record = _a_stored_record(tmp_path)
     out = io.StringIO()
     reporter = PlainReporter(out)
     reporter.start(2, 0, Standings([b.split("=")[0] for b in DETERMINISTIC]))
@@ -284,10 +290,7 @@ def test_a_resumed_run_says_its_rate_at_its_next_tenth_not_at_its_first_game(
     # going at 5/s.
     from arena.director.progress import Standings
 
-    config = build_config(bots=DETERMINISTIC, boards=1, concurrency=1, db=tmp_path / "r.db")
-    run(config)
-    with Store.open(config.db, create=False) as store:
-        (record,) = [r for _, r in store.records(config.run_id)][:1]
+    record = _a_stored_record(tmp_path)
     out = io.StringIO()
     reporter = PlainReporter(out)
     reporter.start(560, 83, Standings([b.split("=")[0] for b in DETERMINISTIC]))

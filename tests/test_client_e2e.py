@@ -143,6 +143,15 @@ def _play(ref: RefereeThread, spec: TableSpec) -> GameRecord:
     return ref.submit(spec).result(GAME_TIMEOUT_S)
 
 
+def _three_samples(procs: Procs, address: str) -> tuple[str, ...]:
+    """Start the lowcard, heuristic and random sample bots, the usual company of a bot under
+    test at seat 0; their names."""
+    names = ("lowcard", "heuristic", "random_bot")
+    for name in names:
+        procs.start(SAMPLES / f"{name}.py", address, TOKENS[name], name)
+    return names
+
+
 def _assert_clean(record: GameRecord) -> None:
     assert record.termination is Termination.NORMAL, record.reason
     assert record.seat_status == (Termination.NORMAL,) * len(record.spec.seats), record.reason
@@ -471,9 +480,7 @@ def test_a_fault_reaches_stderr_and_on_fault(
     faults_file = tmp_path / "faults.txt"
     address = _address(referee.port)
     procs.start(script, address, TOKENS["faulty"], "faulty", {"FAULTS_TO": str(faults_file)})
-    for name in ("lowcard", "heuristic", "random_bot"):
-        procs.start(SAMPLES / f"{name}.py", address, TOKENS[name], name)
-    names = ("faulty", "lowcard", "heuristic", "random_bot")
+    names = ("faulty", *_three_samples(procs, address))
     record = _play(referee, TableSpec("fault", Rules(), seed=3, seats=names, board="3", hands=1))
     assert record.termination is Termination.NORMAL
     assert [(f.seat, f.kind) for f in record.faults] == [(0, FaultKind.CARD_NOT_HELD)]
@@ -536,9 +543,7 @@ def test_an_answer_of_the_wrong_type_is_sent_and_judged_not_blamed_on_a_raise(
     script.write_text(SLIPS)
     address = _address(referee.port)
     procs.start(script, address, TOKENS["faulty"], "faulty")
-    for name in ("lowcard", "heuristic", "random_bot"):
-        procs.start(SAMPLES / f"{name}.py", address, TOKENS[name], name)
-    names = ("faulty", "lowcard", "heuristic", "random_bot")
+    names = ("faulty", *_three_samples(procs, address))
     record = _play(referee, TableSpec("slips", Rules(), seed=3, seats=names, board="3", hands=1))
     assert record.termination is Termination.NORMAL
     assert [(f.seat, f.kind) for f in record.faults] == [
@@ -620,9 +625,7 @@ def test_a_kick_in_a_game_answered_by_a_quick_return_costs_no_fault(
     script.write_text(PONDERER)
     address = _address(referee.port)
     procs.start(script, address, TOKENS["faulty"], "faulty")
-    for name in ("lowcard", "heuristic", "random_bot"):
-        procs.start(SAMPLES / f"{name}.py", address, TOKENS[name], name)
-    names = ("faulty", "lowcard", "heuristic", "random_bot")
+    names = ("faulty", *_three_samples(procs, address))
     clocks = Clocks(move_ms=10_000, bank_ms=10_000)
     spec = TableSpec("kick", Rules(), seed=5, seats=names, board="5", hands=1, clocks=clocks)
     assert referee.wait_for_bots(names, LOBBY_WAIT_MS), referee.idle()
@@ -704,9 +707,7 @@ def test_sigterm_in_a_game_says_goodbye_and_the_seat_is_freed_at_once(
     script.write_text(QUITTER)
     address = _address(referee.port)
     quitter = procs.start(script, address, TOKENS["faulty"], "faulty")
-    for name in ("lowcard", "heuristic", "random_bot"):
-        procs.start(SAMPLES / f"{name}.py", address, TOKENS[name], name)
-    names = ("faulty", "lowcard", "heuristic", "random_bot")
+    names = ("faulty", *_three_samples(procs, address))
     policy = FaultPolicy(grace_ms=LONG_GRACE_MS)
     spec = TableSpec("quit", Rules(), seed=3, seats=names, board="3", hands=1, faults=policy)
     # Without the Goodbye the referee would hold the seat for the whole grace period.

@@ -39,7 +39,7 @@ from arena.checkbot.driver import (
     show,
     suit_word,
 )
-from arena.checkbot.server import StreamEnded
+from arena.checkbot.server import ScriptedStream, StreamEnded
 from arena.engine import Hand, Phase
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import events_pb2 as ev_pb
@@ -48,7 +48,7 @@ from arena.referee.fallback import fallback_play
 from arena.rules import PassDirection, Rules
 from arena.table import DEFAULT_MAX_FAULTS, FaultKind
 
-__all__ = ["SCENARIOS", "Scenario", "scripted_hand"]
+__all__ = ["SCENARIOS", "Scenario", "await_return", "drop", "scripted_hand"]
 
 RULES = Rules()
 
@@ -444,24 +444,10 @@ async def fault_notices(checker: Checker) -> str:
         to_the_bot()
         first = await game.bot_play()
         to_the_bot()
-        stream = checker.stream
-        assert stream is not None
-        checker.set_aside_extra()  # opened before the drop: not its reconnect
         loop = asyncio.get_running_loop()
         due = loop.time()
-        stream.close(
-            grpc.StatusCode.UNAVAILABLE,
-            "check-bot drops this stream on purpose: reconnect with the same token",
-        )
-        checker.stream = None
-        grace_s = checker.options.grace_ms / MS
-        try:
-            new = await checker.accept(grace_s, "after the drop")
-        except NoStreamError:
-            raise CheckFailedError(
-                f"did not reconnect within Welcome.reconnect_grace_ms ({checker.options.grace_ms}"
-                f" ms) after the checker dropped its stream with UNAVAILABLE{checker.exit_note()}"
-            ) from None
+        drop(checker)
+        new = await await_return(checker)
         await asyncio.sleep(max(0.0, due + clocks.move_ms / MS - loop.time()))
         substitute = fallback_play(hand.legal_plays())
         game.pending.append(_fault_notice(game, substitute))
@@ -526,32 +512,13 @@ async def reconnect(checker: Checker) -> str:
     async def body() -> str:
         game.advance()
         first = await game.bot_play()
-        stream = checker.stream
-        assert stream is not None
         broken = checker.session_id
-        extra = checker.set_aside_extra()  # opened before the drop: not its reconnect
         loop = asyncio.get_running_loop()
         dropped = loop.time()
-        stream.close(
-            grpc.StatusCode.UNAVAILABLE,
-            "check-bot drops this stream on purpose: reconnect with the same token",
-        )
-        checker.stream = None
+        extra = drop(checker)
         game.advance()
         expect(game.bot_must_decide(), "the bot has a decision after the drop")
-        grace_s = checker.options.grace_ms / MS
-        try:
-            new = await checker.accept(grace_s, "after the drop")
-        except NoStreamError:
-            failure = CheckFailedError(
-                f"did not reconnect within Welcome.reconnect_grace_ms ({checker.options.grace_ms}"
-                f" ms) after the checker dropped its stream with UNAVAILABLE{checker.exit_note()}"
-            )
-            if checker.process is not None and checker.process.returncode is None:
-                # Alive but not back: the next check takes a fresh process, rather than wait
-                # --start-timeout for a stream from this one and fail for the same reason.
-                await checker.process.stop()
-            raise failure from None
+        new = await await_return(checker)
         back_ms = (loop.time() - dropped) * MS
         named, wrong = _resume_note(checker, broken)
         request = game.request("play")
@@ -577,6 +544,37 @@ async def reconnect(checker: Checker) -> str:
         )
 
     return await play_game(checker, game, body)
+
+
+def drop(checker: Checker) -> int:
+    """Drop the bot's stream on purpose (UNAVAILABLE), as a broken connection would be; the
+    other streams it had opened beside its session, set aside (never taken for its return)."""
+    stream = checker.stream
+    assert stream is not None
+    extra = checker.set_aside_extra()  # opened before the drop: not its reconnect
+    stream.close(
+        grpc.StatusCode.UNAVAILABLE,
+        "check-bot drops this stream on purpose: reconnect with the same token",
+    )
+    checker.stream = None
+    return extra
+
+
+async def await_return(checker: Checker) -> ScriptedStream:
+    """The stream the bot opens after :func:`drop`, within the reconnect grace (its Hello read,
+    not yet welcomed); else :class:`CheckFailedError`, the bot stopped if it is still alive."""
+    try:
+        return await checker.accept(checker.options.grace_ms / MS, "after the drop")
+    except NoStreamError:
+        failure = CheckFailedError(
+            f"did not reconnect within Welcome.reconnect_grace_ms ({checker.options.grace_ms}"
+            f" ms) after the checker dropped its stream with UNAVAILABLE{checker.exit_note()}"
+        )
+        if checker.process is not None and checker.process.returncode is None:
+            # Alive but not back: the next check takes a fresh process, rather than wait
+            # --start-timeout for a stream from this one and fail for the same reason.
+            await checker.process.stop()
+        raise failure from None
 
 
 def _resume_note(checker: Checker, broken: str) -> tuple[str, str]:
