@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import queue
 import re
 import signal
 import subprocess
@@ -20,6 +21,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
+from typing import Literal
 
 import grpc
 import pytest
@@ -29,6 +31,7 @@ from test_js_bot import JS_BOT, require_node
 
 from arena.client import Bot, serve
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
+from arena.proto.hearts.v1 import bot_service_pb2_grpc as bot_grpc
 from arena.referee import Referee, RefereeConfig, RefereeThread, TokenAccounts
 from arena.rules import Rules
 from arena.table import Clocks, FaultKind, GameRecord, TableSpec, Termination
@@ -283,3 +286,83 @@ def test_session_ids_differ_from_one_referee_start_to_the_next(tmp_path: Path) -
     first, again = ids
     assert first != again, ids
     assert all(re.fullmatch(r"s1-[0-9a-f]{6}", i) for i in ids), ids
+
+
+class _RawStream:
+    """One Play stream driven by hand from this thread: messages in, responses out."""
+
+    def __init__(self, channel: grpc.Channel, hello: bot_pb.Hello) -> None:
+        self._outbox: queue.Queue[bot_pb.PlayRequest | None] = queue.Queue()
+        self._outbox.put(bot_pb.PlayRequest(hello=hello))
+        stub = bot_grpc.BotServiceStub(channel)
+        self.responses = stub.Play(iter(self._outbox.get, None), timeout=RESULT_S)
+
+    def send(self, message: bot_pb.PlayRequest) -> None:
+        self._outbox.put(message)
+
+    def close(self) -> None:
+        self._outbox.put(None)
+
+    def until(self, field: Literal["request", "shutdown", "welcome"]) -> bot_pb.PlayResponse:
+        """The next response that has ``field`` (a request, a welcome, a shutdown)."""
+        for response in self.responses:
+            if response.HasField(field):
+                return response
+        raise AssertionError(f"the stream ended before a {field}")
+
+
+def _answer(request: bot_pb.DecisionRequest) -> bot_pb.PlayRequest:
+    """A legal answer: the first legal cards."""
+    decision = bot_pb.Decision(request_id=request.request_id)
+    if request.kind == bot_pb.DECISION_KIND_PASS:
+        decision.pass_cards.cards.extend(list(request.legal_cards)[: request.pass_count])
+    else:
+        decision.play_card.card = request.legal_cards[0]
+    return bot_pb.PlayRequest(decision=decision)
+
+
+def test_an_answer_sent_as_a_reconnect_replaces_its_session_is_recorded_late(
+    arena: BotProcesses,
+) -> None:
+    # The old stream's answer, read once its session had ended (replaced by the reconnect
+    # that named it), went to an inbox no one read: neither applied nor in the record's late
+    # replies. It is read where the seat now is: a late reply, no fault.
+    names = ("raw", "g1", "g2", "g3")
+    for name in names[1:]:
+        arena.start(name)
+    token = arena.token("raw")
+    with grpc.insecure_channel(arena.address) as channel:
+
+        def hello(resume: str = "") -> bot_pb.Hello:
+            return bot_pb.Hello(
+                bot_name="raw", token=token, protocol_version=1, resume_session_id=resume
+            )
+
+        old = _RawStream(channel, hello())
+        old_id = old.until("welcome").welcome.session_id
+        arena.ready(*names)
+        spec = TableSpec("heir", Rules(), seed=9, seats=names, board="9", hands=1, clocks=CALM)
+        future = arena.referee.submit(spec)
+        first = old.until("request").request
+        new = _RawStream(channel, hello(old_id))
+        assert new.until("welcome").welcome.resumed
+        assert (
+            old.until("shutdown").shutdown.reason == bot_pb.SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION
+        )
+        old.send(_answer(first))  # as the Shutdown arrives: the old stream is still read
+        old.close()
+        answered = 0
+        for response in new.responses:
+            if response.HasField("request"):
+                new.send(_answer(response.request))
+                answered += 1
+            if any(e.HasField("game_ended") for e in response.events):
+                break
+        new.close()
+        record = future.result(RESULT_S)
+    assert answered > 0
+    assert record.termination is Termination.NORMAL and record.faults == (), record.faults
+    [late] = [x for x in record.late if x.seat == 0]
+    assert late.request_id == first.request_id
+    asked_again = [d for d in record.decisions if d.seat == 0 and d.request_id > first.request_id]
+    assert asked_again and not any(d.fallback for d in record.decisions)

@@ -1032,8 +1032,9 @@ class Referee:
                 claim = (run, seat)
                 break
         # Ending it tells its table at once (the seat is away until the caller seats the new
-        # session, without an await between); what its reader still delivers goes to its own
-        # inbox, which no one reads any more.
+        # session, without an await between); a Decision its reader still delivers goes to the
+        # new session, which holds the seat (Session.heir).
+        old.heir = session
         old.end(
             Ending(
                 None,

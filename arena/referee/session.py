@@ -287,6 +287,9 @@ class Session:
         """Why the session ended."""
         self.said_goodbye = False
         """Whether it ended with the bot's Goodbye (its seat gets no grace period)."""
+        self.heir: Session | None = None
+        """The reconnect that took this session's place by naming it (Hello.resume_session_id):
+        a Decision read here once this session has ended goes to its inbox."""
         self.ending: asyncio.Future[Ending] = asyncio.get_running_loop().create_future()
         """Resolved once, when the session ends."""
         self._write_lock = WriteLock()
@@ -299,6 +302,19 @@ class Session:
         try:
             while not self.closed:
                 message = await self.context.read()
+                if self.closed:
+                    # Ended as this read waited: replaced by a reconnect, a bot's last answer
+                    # here (sent as the reconnect's Hello went out) was dropped unseen. Its heir
+                    # holds the seat now, and judges it as one sent there (late, and noted).
+                    heir = self.heir
+                    if (
+                        heir is not None
+                        and not heir.closed
+                        and isinstance(message, _PlayRequest)
+                        and message.HasField("decision")
+                    ):
+                        heir.inbox.put_nowait((_monotonic(), message))
+                    return
                 if message is _EOF:
                     # Or it was cut: gRPC says so a moment later (see :meth:`cut`).
                     self.end(Ending(None, HALF_CLOSED_REASON))
