@@ -24,9 +24,9 @@ from arena.client import DecisionView, decision_rng, position_key, recorded_view
 from arena.config import build_config
 from arena.errors import ConfigError
 from arena.store import Store
-from arena.table import GameRecord
+from arena.table import FaultKind, GameRecord
 
-LOGGERS = ("ann", "bob")
+LOGGERS = ("ann", "bob", "cat")
 VARYING = ("game_id", "move_ms", "bank_ms", "deadline_ms", "received_at")
 """The fields of a live view that a record cannot give exactly (compared apart)."""
 
@@ -52,30 +52,16 @@ def fields(view: DecisionView) -> dict[str, str]:
     }
 
 
-@pytest.fixture(scope="module")
-def batch(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[GameRecord], list[Any]]:
-    """Two view-logging random bots, one that plays illegal cards and one that passes no card
-    (each forfeited at its second fault, the latter in a pass, after which the pass requests
-    already sent showed no forfeit), in games of several hands: the stored records and every
-    view the bots logged."""
-    tmp = tmp_path_factory.mktemp("recorded")
-    views = tmp / "views"
+def _run_logged(
+    folder: Path, bots: list[str], **settings: Any
+) -> tuple[list[GameRecord], list[Any]]:
+    """An `arena run` of ``bots`` (the view loggers among them log to ``folder/views``): the
+    stored records and every view the loggers logged."""
+    views = folder / "views"
     views.mkdir()
     os.environ["ARENA_TEST_VIEWS"] = str(views)  # the bots inherit it
     try:
-        config = build_config(
-            bots=[
-                *(f"{name}={suite_bot('arena_bots/viewlog_bot.py')}" for name in LOGGERS),
-                f"bad={suite_bot('bots/raw_bot.py', '--mode', 'illegal')}",
-                f"nopass={suite_bot('bots/raw_bot.py', '--mode', 'emptypass')}",
-            ],
-            boards=1,
-            game_to=40,
-            concurrency=2,
-            move_time="5s",
-            max_faults=1,
-            db=tmp / "r.db",
-        )
+        config = build_config(bots=bots, boards=1, concurrency=2, db=folder / "r.db", **settings)
         run(config)
     finally:
         del os.environ["ARENA_TEST_VIEWS"]
@@ -85,15 +71,34 @@ def batch(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[GameRecord], l
     return records, logged
 
 
+LOGGING = [f"{name}={suite_bot('arena_bots/viewlog_bot.py')}" for name in LOGGERS]
+"""Three view loggers (the batch plays two of them beside its two faulty bots)."""
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[GameRecord], list[Any]]:
+    """Two view-logging random bots, one that plays illegal cards and one that passes no card
+    (each forfeited at its second fault, the latter in a pass, after which the pass requests
+    already sent showed no forfeit), in games of several hands: the stored records and every
+    view the bots logged."""
+    bots = [
+        *LOGGING[:2],
+        f"bad={suite_bot('bots/raw_bot.py', '--mode', 'illegal')}",
+        f"nopass={suite_bot('bots/raw_bot.py', '--mode', 'emptypass')}",
+    ]
+    folder = tmp_path_factory.mktemp("recorded")
+    return _run_logged(folder, bots, game_to=40, move_time="5s", max_faults=1)
+
+
 def _decision(table_id: str, shown: dict[str, str]) -> tuple[str, ...]:
     """What names a decision within a run: its table, and the seat's position there."""
     return (table_id, *(shown[k] for k in ("seat", "hand", "tricks", "trick", "kind")))
 
 
-def test_every_view_a_bot_was_shown_is_rebuilt_from_the_record(
-    batch: tuple[list[GameRecord], list[Any]],
-) -> None:
-    records, logged = batch
+def _compare(records: list[GameRecord], logged: list[Any]) -> tuple[int, int]:
+    """Check every view the loggers logged against the one rebuilt from the record, and every
+    answer of theirs against what their generator draws from it; (views compared, of them
+    views showing a forfeited seat)."""
     live = {}
     for entry in logged:
         key = _decision(entry["game_id"].split("-", 1)[1], entry["fields"])
@@ -102,9 +107,6 @@ def test_every_view_a_bot_was_shown_is_rebuilt_from_the_record(
     matched = 0
     forfeits_seen = 0
     for record in records:
-        assert len(record.hands) > 1  # games of several hands: totals and hand numbers move
-        seats = record.spec.seats
-        assert record.forfeits == tuple(sorted((seats.index("bad"), seats.index("nopass"))))
         for decision, view in recorded_views(record):
             name = record.spec.seats[decision.seat]
             assert view.game_id == record.spec.table_id
@@ -125,11 +127,43 @@ def test_every_view_a_bot_was_shown_is_rebuilt_from_the_record(
             assert entry["fields"] == built, position_key(view)
             assert entry["game_id"].endswith("-" + record.spec.table_id)
             assert 0 < entry["move_ms"] <= view.move_ms
-            assert entry["bank_ms"] <= view.bank_ms
+            assert view.bank_ms is not None and abs(entry["bank_ms"] - view.bank_ms) <= 5
             forfeits_seen += any(view.forfeited)
             matched += 1
     assert not live  # every view logged was rebuilt
+    return matched, forfeits_seen
+
+
+def test_every_view_a_bot_was_shown_is_rebuilt_from_the_record(
+    batch: tuple[list[GameRecord], list[Any]],
+) -> None:
+    records, logged = batch
+    for record in records:
+        assert len(record.hands) > 1  # games of several hands: totals and hand numbers move
+        seats = record.spec.seats
+        assert record.forfeits == tuple(sorted((seats.index("bad"), seats.index("nopass"))))
+    matched, forfeits_seen = _compare(records, logged)
     assert matched > 100 and forfeits_seen > 10
+
+
+def test_one_absence_is_one_fault_in_the_views_as_at_the_referee(tmp_path: Path) -> None:
+    # A bot away for many of its moves: the record holds a disconnect fault for each, the
+    # referee counts the absence once; the rebuilt views showed the seat forfeited where the
+    # other bots saw it playing.
+    away = suite_bot("bots/raw_bot.py", "--mode", "reconnect", "--delay-ms", "3000")
+    records, logged = _run_logged(
+        tmp_path,
+        [*LOGGING, f"away={away}"],
+        move_time="200ms",
+        time_bank="1s",
+        grace="20s",
+        max_faults=1,
+    )
+    missed = [f for r in records for f in r.faults if f.kind is FaultKind.DISCONNECT]
+    assert len(missed) > 2  # more than max_faults + 1: counted each, the seat was forfeited
+    assert all(r.forfeits == () for r in records)
+    matched, forfeits_seen = _compare(records, logged)
+    assert matched > 20 and forfeits_seen == 0
 
 
 def test_the_views_of_one_seat_and_from_plain_data_are_the_same(
@@ -225,3 +259,18 @@ def test_the_bank_shown_is_what_the_recorded_times_left(
     full = clocks["bank_ms"]
     assert seen[:4] == [full, full - 1501, full - 1501, 0]
     assert full > 1501
+
+
+def test_a_record_whose_cards_are_withheld_is_refused_saying_so(
+    batch: tuple[list[GameRecord], list[Any]],
+) -> None:
+    # A competition server's /api/games/N while the board's other rotations are to play: its
+    # seed and cards are kept back, and "seed must be a whole number, got None" read as damage.
+    data = batch[0][0].to_dict()
+    reason = "board 1:5 is still being played at other tables; its cards are shown once it is done"
+    data.update(withheld=reason, spec={**data["spec"], "seed": None}, hands=[], decisions=[])
+    with pytest.raises(ConfigError, match=r"^the record's cards are withheld \(board 1:5 is still"):
+        list(recorded_views(data))
+    data["withheld"] = None  # a finished board's record says so: read as any record
+    with pytest.raises(ConfigError, match=r"seed must be a whole number, got None"):
+        list(recorded_views(data))

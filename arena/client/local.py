@@ -36,7 +36,7 @@ from arena.client.view import DecisionKind, DecisionView
 from arena.engine import Game, Hand, HandResult, check_rules, check_seed
 from arena.errors import ArenaError, CardParseError, ConfigError, IllegalMoveError, StateError
 from arena.rules import MAX_PLAYERS, MIN_PLAYERS, PassDirection, Rules
-from arena.table import MAX_SEED, Decision, GameRecord, Termination
+from arena.table import MAX_SEED, Decision, FaultKind, GameRecord, Termination
 
 __all__ = ["LOCAL_GAME_ID", "LocalResult", "play_local", "recorded_views", "view_of"]
 
@@ -425,12 +425,22 @@ def recorded_views(
     each view is the one the bot got but for what the record does not hold: ``game_id`` is the
     table id (the bot's log names ``g25-b3-g2-r1``, the referee's count of its games before
     it), ``move_ms`` the table's move time, ``bank_ms`` the bank its recorded times left (the
-    bot's own reading differs by the request's trip), and ``forfeited`` marks a seat from the
-    fault that forfeited it, or from the fallback's first move for it when the record names no
-    such fault (a disconnect past the grace period, a ban). A record whose cards do not follow
-    from its deal raises :class:`ConfigError` naming the decision.
+    bot's own reading differs by the request's trips), and ``forfeited`` marks a seat from the
+    fault that forfeited it (one absence counted as one fault, as the referee counts), or from
+    the fallback's next move for it when the record names no such fault (a disconnect past the
+    grace period, a ban). A record whose cards do not follow from its deal, or whose cards a
+    competition server still withholds, raises :class:`ConfigError` saying so.
     """
     if isinstance(record, Mapping):
+        withheld = record.get("withheld")
+        if withheld:
+            # A competition server's /api/games/N while the board's other rotations are still
+            # to play: its cards (and seed) are kept back; "seed must be a whole number, got
+            # None" read as a damaged record.
+            raise ConfigError(
+                f"the record's cards are withheld ({withheld}): ask for it again once its "
+                "board is done"
+            )
         record = GameRecord.from_dict(record)
     if not isinstance(record, GameRecord):
         raise ConfigError(
@@ -456,6 +466,7 @@ def _recorded_views(
     max_hands = rules.max_hands if spec.hands is None else min(spec.hands, rules.max_hands)
     banks = [float(spec.clocks.bank_ms)] * n
     faults = [0] * n
+    away = [False] * n
     forfeited = [False] * n
     pass_shown: tuple[bool, ...] | None = None
     game = Game(rules, spec.seed)
@@ -499,10 +510,15 @@ def _recorded_views(
             raise ConfigError(f"{where} does not follow from the deal: {e}") from None
         if d.request_id and not d.forced:  # asked: a move of the bot, on its clock
             banks[d.seat] = max(0.0, banks[d.seat] - max(0.0, d.elapsed_ms - move_ms))
-        if d.fault is not None:
+            away[d.seat] = False  # its bot was there to be asked
+        if d.fault is not None and not (d.fault is FaultKind.DISCONNECT and away[d.seat]):
+            # One absence is one fault, however many moves the fallback made meanwhile (the
+            # referee counts it so; the record holds a fault for each).
             faults[d.seat] += 1
             if faults[d.seat] > spec.faults.faults_allowed:
                 forfeited[d.seat] = True
+        if d.fault is FaultKind.DISCONNECT:
+            away[d.seat] = True
 
 
 def _check_names(names: object, count: int, of: str) -> tuple[str, ...]:
