@@ -524,34 +524,13 @@ def build_config(
             except RulesError as e:  # a target the other rules cannot reach safely
                 raise ConfigError(f"--game-to {points}: {e}") from None
 
-        given_format = pick("format", format)
-        if given_format is not None and not isinstance(given_format, str):
-            # str() made `format = 3` read "format = '3'", a string the file does not hold.
-            raise ConfigError(
-                f"--format {toml_spelling(given_format)}: expected a format name in quotes, "
-                'e.g. "round-robin"'
-            )
-        # Only an absent setting takes the default: an empty one is a mistake to name.
-        fmt_text = Format.ROUND_ROBIN.value if given_format is None else str(given_format)
-        try:
-            fmt = Format(fmt_text)
-        except ValueError:
-            raise ConfigError(
-                f"--format {fmt_text!r}: choose one of {', '.join(x.value for x in Format)}"
-            ) from None
+        fmt: Format = _checked("format", pick("format", format))
         names = tuple(b.name for b in bot_specs)
-        cand = pick("candidate", candidate)
+        cand = _checked("candidate", pick("candidate", candidate))
         if fmt is not Format.GAUNTLET and format is not None and "candidate" in from_file:
             # `--format round-robin` overrides a gauntlet's file: the file's candidate went with
             # the gauntlet, and no flag could unset it.
             cand = None
-        if cand is not None and not isinstance(cand, str):
-            # Said as the file spells it: `candidate = true` read "candidate = True is not a
-            # bot", a value the file does not hold, and not that a name goes in quotes.
-            raise ConfigError(
-                f"--candidate {toml_spelling(cand)}: expected a bot's name in quotes, "
-                f'e.g. "{names[0]}"'
-            )
         if fmt is Format.GAUNTLET:
             if cand is None:
                 # The bots may all be the file's [bots], where "the --bot names" pointed nowhere.
@@ -585,14 +564,7 @@ def build_config(
             _check_faults_with_strict(fault_limit, "strict" in from_file, "max_faults" in from_file)
         grace_ms = _checked("grace", pick("grace", grace))
         the_port = _checked("port", pick("port", port))
-        db_value = _checked("db", pick("db", db))
-        db_path = Path(db_value or DEFAULT_DB)
-        _looked_up("--db", db_path)
-        if not db_path.name:
-            raise ConfigError(f"--db {db_path}: is a folder, not a database file")
-        _check_folder("--db", db_path.parent, db_path)  # names a file on the way
-        # Here, not only when the run opens it: a bad `db` from a config file was named `--db`.
-        check_writable(db_path)
+        db_path: Path = _checked("db", pick("db", db))
         out_value = _path_text("--out", pick("out", out))
         if out_value is not None and not str(out_value).strip():
             # `--out ""` over a file's `out` named the built-in default, not the file's folder.
@@ -644,6 +616,10 @@ _CHECKED: Final = (
     "grace",
     "port",
     "db",
+    "rules",
+    "format",
+    "candidate",
+    "out",
 )
 """The settings :func:`_checked` reads: a config file's is checked even where a flag wins."""
 
@@ -700,12 +676,58 @@ def _checked(name: str, value: Any) -> Any:
         the_port = _int(flag, value, 0)
         check_port(flag, the_port)
         return the_port
+    if name == "rules":
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(
+                f"{flag} {toml_spelling(value)}: expected a preset name in quotes, "
+                f'e.g. "standard"{rules_table_note(value)}'
+            )
+        if value is not None and value not in PRESETS:
+            raise ConfigError(f"{flag} {value!r}: not a preset; choose one of {', '.join(PRESETS)}")
+        return value
+    if name == "format":
+        if value is not None and not isinstance(value, str):
+            # str() made `format = 3` read "format = '3'", a string the file does not hold.
+            raise ConfigError(
+                f"{flag} {toml_spelling(value)}: expected a format name in quotes, "
+                'e.g. "round-robin"'
+            )
+        # Only an absent setting takes the default: an empty one is a mistake to name.
+        text = Format.ROUND_ROBIN.value if value is None else str(value)
+        try:
+            return Format(text)
+        except ValueError:
+            raise ConfigError(
+                f"{flag} {text!r}: choose one of {', '.join(x.value for x in Format)}"
+            ) from None
+    if name == "candidate":
+        if value is not None and not isinstance(value, str):
+            # Said as the file spells it: `candidate = true` read "candidate = True is not a
+            # bot", a value the file does not hold, and not that a name goes in quotes.
+            raise ConfigError(
+                f'{flag} {toml_spelling(value)}: expected a bot\'s name in quotes, e.g. "mybot"'
+            )
+        return value
+    if name == "out":
+        # Only what a folder setting must be whatever else is given (see build_config for a
+        # blank --out's own words).
+        out_value = _path_text(flag, value)
+        if out_value is not None and not str(out_value).strip():
+            raise ConfigError(f"{flag} {str(out_value)!r}: give a folder")
+        return out_value
     assert name == "db", name
     db_value = _path_text(flag, value)
     if db_value is not None and not str(db_value).strip():
         # Spaces alone too: `--db " "` made a database named by a space, unseen in `ls`.
         raise ConfigError(f"{flag} {str(db_value)!r}: give a database file, e.g. --db arena.db")
-    return db_value
+    db_path = Path(db_value or DEFAULT_DB)
+    _looked_up(flag, db_path)
+    if not db_path.name:
+        raise ConfigError(f"{flag} {db_path}: is a folder, not a database file")
+    _check_folder(flag, db_path.parent, db_path)  # names a file on the way
+    # Here, not only when the run opens it: a bad `db` from a config file was named `--db`.
+    check_writable(db_path)
+    return db_path
 
 
 def check_port(flag: str, port: int) -> None:
@@ -946,15 +968,7 @@ def rule_names() -> tuple[str, ...]:
 
 
 def _rules(preset_name: Any, file_rule: Any, flag_rules: Sequence[str], players: int) -> Rules:
-    if preset_name is not None and not isinstance(preset_name, str):
-        raise ConfigError(
-            f"--rules {toml_spelling(preset_name)}: expected a preset name in quotes, "
-            f'e.g. "standard"{rules_table_note(preset_name)}'
-        )
-    if preset_name is not None and preset_name not in PRESETS:
-        raise ConfigError(
-            f"--rules {preset_name!r}: not a preset; choose one of {', '.join(PRESETS)}"
-        )
+    preset_name = _checked("rules", preset_name)
     start = preset(preset_name) if preset_name is not None else Rules()
     chosen: dict[str, Any] = {"players": players}  # every option set, for one application
     try:
@@ -969,13 +983,17 @@ def _rules(preset_name: Any, file_rule: Any, flag_rules: Sequence[str], players:
                 if name not in rule_names():
                     raise ConfigError(
                         f"config file: [rule] {name!r} is not a rule; known rules: "
-                        f"{', '.join(rule_names())}"
+                        f"{', '.join(rule_names())}{misplaced_note(name, 'rule', _FILE_KEYS)}"
                     )
             check_rule_values(options, "config file: [rule]")
             try:
                 base = base.with_options(options)
             except RulesError as e:
-                raise ConfigError(f"config file: [rule] {e}") from None
+                # As the file names it: `[rule] moon`, not the Rules field `rules.moon`.
+                if not e.field:
+                    raise ConfigError(f"config file: [rule] {e}") from None
+                detail = str(e).removeprefix(f"rules.{e.field}: ")
+                raise ConfigError(f"config file: [rule] {e.field}: {detail}") from None
             chosen.update(options)
         given: dict[str, str] = {}
         for text in flag_rules:

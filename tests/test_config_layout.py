@@ -142,3 +142,69 @@ def test_a_bad_file_setting_is_refused_though_a_flag_overrides_it(
 def test_a_blank_file_db_is_refused_though_db_is_given(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"^config file: db = '': give a database file"):
         build_config({"db": ""}, bots=BOTS, check_commands=False, db=tmp_path / "a.db")
+
+
+@pytest.mark.parametrize(
+    ("setting", "flags", "said"),
+    [
+        ({"format": "swiss"}, {"format": "round-robin"}, r"^config file: format = 'swiss': choose"),
+        ({"format": 3}, {"format": "round-robin"}, r"^config file: format = 3: expected a format"),
+        ({"rules": "nonsense"}, {"rules": "standard"}, r"^config file: rules = 'nonsense': not a"),
+        # A [rules] table under --rules: its options were dropped without a word.
+        (
+            {"rules": {"moon": "best"}},
+            {"rules": "omnibus"},
+            r"^config file: rules = \{moon = 'best'\}: .* is \[rule\], without the s\)$",
+        ),
+        ({"out": 3}, {"out": "o1"}, r"^config file: out = 3: expected a path"),
+        ({"out": ""}, {"out": "o1"}, r"^config file: out = '': give a folder$"),
+        ({"db": "/"}, {}, r"^config file: db = /: is a folder, not a database file$"),
+        (
+            {"db": "/nonexistent_dir/q/x.db"},
+            {},
+            r"^config file: db = /nonexistent_dir/q/x\.db: folder /nonexistent_dir/q does not",
+        ),
+        # Dropped by --format round-robin with the gauntlet it went with: its type still checked.
+        (
+            {"format": "gauntlet", "candidate": True},
+            {"format": "round-robin"},
+            r"^config file: candidate = true: expected a bot's name in quotes",
+        ),
+    ],
+)
+def test_every_file_setting_a_flag_overrides_is_checked(
+    tmp_path: Path, setting: dict[str, object], flags: dict[str, object], said: str
+) -> None:
+    given = {"db": tmp_path / "a.db", **flags}
+    with pytest.raises(ConfigError, match=said):
+        build_config(setting, bots=BOTS, check_commands=False, **given)  # type: ignore[arg-type]
+    build_config(bots=BOTS, check_commands=False, **given)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("server", [False, True])
+def test_a_setting_written_below_rule_says_where_it_belongs(tmp_path: Path, server: bool) -> None:
+    config = _file(tmp_path, '[rule]\nmoon = "best"\nmove_time = 500\n')
+    note = (
+        r" \(move_time is a setting: TOML puts every key after the \[rule\] line in \[rule\], "
+        r"so write it above that line\)$"
+    )
+    if server:
+        with pytest.raises(
+            ConfigError,
+            match=r"^server config: \[rule\] 'move_time' is not a rule; known rules: .*" + note,
+        ):
+            load_server_config(config)
+    else:
+        with pytest.raises(
+            ConfigError,
+            match=r"^config file: \[rule\] 'move_time' is not a rule; known rules: .*" + note,
+        ):
+            build_config(load_toml(config), bots=BOTS, check_commands=False)
+
+
+def test_an_event_table_names_the_setting_among_several_unknown_keys(tmp_path: Path) -> None:
+    config = _file(tmp_path, '[event]\nentrants = ["a", "b", "c", "d"]\naaa = 1\nmove_time = 5\n')
+    with pytest.raises(
+        ConfigError, match=r"key\(s\) aaa, move_time; known: .* \(move_time is a setting"
+    ):
+        load_server_config(config)

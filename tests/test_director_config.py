@@ -280,7 +280,7 @@ def test_bad_files_are_one_line_errors(tmp_path: Path) -> None:
         build_config({"players": 9}, bots=FIVE)
     with pytest.raises(ConfigError, match=r"^config file: move_time = 'soon'"):
         build_config({"move_time": "soon"}, bots=FIVE)
-    with pytest.raises(ConfigError, match=r"^config file: \[rule\] rules.moon: unknown value"):
+    with pytest.raises(ConfigError, match=r"^config file: \[rule\] moon: unknown value 'sideways'"):
         build_config({"rule": {"moon": "sideways"}}, bots=FIVE)
     with pytest.raises(ConfigError, match=r"^config file: strict = 'yes': expected true or false"):
         build_config({"strict": "yes"}, bots=FIVE)

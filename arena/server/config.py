@@ -349,6 +349,11 @@ def _ms(data: Mapping[str, Any], key: str, default: int, at_least: int = 0) -> i
     return ms
 
 
+def _first_note(keys: list[str], table: str) -> str:
+    """The note for the first of ``keys`` that is a setting written below ``[table]``."""
+    return next((note for k in keys if (note := misplaced_note(k, table, _KEYS))), "")
+
+
 def _rules(preset_name: Any, options: Any, players: int) -> Rules:
     named: dict[str, Any] = {}
     if preset_name is not None and not isinstance(preset_name, str):
@@ -373,7 +378,7 @@ def _rules(preset_name: Any, options: Any, players: int) -> Rules:
             if name not in rule_names():
                 raise ConfigError(
                     f"server config: [rule] {name!r} is not a rule; known rules: "
-                    f"{', '.join(rule_names())}"
+                    f"{', '.join(rule_names())}{misplaced_note(name, 'rule', _KEYS)}"
                 )
         check_rule_values(named, "server config: [rule]")
         return base.with_options(named)
@@ -431,7 +436,7 @@ def _event(data: Any, players: int) -> EventConfig:
     if unknown:
         raise ConfigError(
             f"server config: unknown [event] key(s) {', '.join(unknown)}; "
-            f"known: {', '.join(_EVENT_KEYS)}{misplaced_note(unknown[0], 'event', _KEYS)}"
+            f"known: {', '.join(_EVENT_KEYS)}{_first_note(unknown, 'event')}"
         )
     entrants = data.get("entrants")
     if not isinstance(entrants, list) or not all(isinstance(e, str) for e in entrants):
