@@ -10,6 +10,7 @@ import contextlib
 import dataclasses
 import io
 import os
+import re
 import shlex
 import signal
 import sqlite3
@@ -300,3 +301,20 @@ def test_a_resumed_run_says_its_rate_at_its_next_tenth_not_at_its_first_game(
         lines = out.getvalue().splitlines()
         assert len(lines) == 1 + (done == 112), lines  # the next tenth: 112 of 560
     assert lines[-1].startswith("arena: 112/560 games, ")
+
+
+def test_the_rate_is_not_guessed_from_fewer_games_than_tables_at_once(tmp_path: Path) -> None:
+    # Five tables at once, each game 1 s: the first to end said 1.0/s (one game in one game's
+    # time) for a run going at 5/s.
+    from arena.director.progress import Standings
+
+    record = _a_stored_record(tmp_path)
+    out = io.StringIO()
+    reporter = PlainReporter(out)
+    reporter.start(100, 19, Standings([b.split("=")[0] for b in DETERMINISTIC]), parallel=5)
+    now = time.time()
+    for _ in range(11):
+        reporter.game(dataclasses.replace(record, started_at=now - 1.0, finished_at=now))
+    first, later = out.getvalue().splitlines()[1:]
+    assert first.startswith("arena: 20/100 games, ?/s, ? left; "), first
+    assert re.match(r"arena: 30/100 games, 1\d\.\d/s, 0:00:0\d left; ", later), later

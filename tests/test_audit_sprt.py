@@ -100,10 +100,10 @@ class _Said(PlainReporter):
         super().__init__(io.StringIO(), "arena sprt")
         self.said: list[str] = []
 
-    def start(self, total: int, done: int, standings: Standings) -> None:
+    def start(self, total: int, done: int, standings: Standings, parallel: int = 1) -> None:
         """Keep the call."""
         self.said.append("start")
-        super().start(total, done, standings)
+        super().start(total, done, standings, parallel)
 
     def note(self, text: str) -> None:
         """Keep the line."""

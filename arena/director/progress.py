@@ -86,9 +86,11 @@ class _Rate:
     game: the bots' start-up before it (seconds, for many bots on a loaded machine) made the
     first figures of a resumed run far too low, and its time left far too long."""
 
-    def __init__(self) -> None:
+    def __init__(self, parallel: int = 1) -> None:
         self.started = math.inf  # no game yet: no rate
         self.count = 0
+        self.parallel = max(1, parallel)
+        """Tables played at once: until that many games are in, the rate is not known yet."""
 
     def add(self, record: GameRecord) -> None:
         """Count a game stored; play began no later than it did."""
@@ -96,8 +98,13 @@ class _Rate:
         self.started = min(self.started, record.started_at)
 
     def per_second(self) -> float:
+        """Games per second; 0.0 while not known. With N tables at once, the first N - 1
+        games to end each came after one game's time, at a rate N times too low: a resumed
+        run said 1.0/s for a run going at 5/s."""
         elapsed = time.time() - self.started
-        return self.count / elapsed if elapsed > 0 else 0.0
+        if self.count < self.parallel or elapsed <= 0:
+            return 0.0
+        return self.count / elapsed
 
 
 def _start_text(total: int, done: int, stops_when: str | None) -> str:
@@ -117,6 +124,11 @@ def _start_text(total: int, done: int, stops_when: str | None) -> str:
 
 def _games(n: int) -> str:
     return f"{n} game" if n == 1 else f"{n} games"
+
+
+def _rate_text(rate: float, unit: str = "/s") -> str:
+    """A rate as shown: ``?`` while it is not known yet (0.0)."""
+    return f"{rate:.1f}{unit}" if rate > 0 else f"?{unit}"
 
 
 def _eta(left: int, rate: float) -> str:
@@ -151,11 +163,11 @@ class PlainReporter:
         except BrokenPipeError:
             self.closed = True
 
-    def start(self, total: int, done: int, standings: Standings) -> None:
-        """The run starts."""
+    def start(self, total: int, done: int, standings: Standings, parallel: int = 1) -> None:
+        """The run starts, ``parallel`` tables at a time."""
         self._total, self._done = total, done
         self._standings = standings
-        self._rate = _Rate()
+        self._rate = _Rate(parallel)
         self._last = time.monotonic()
         # From the tenth the stored games reached: from 0, a resumed run's first game printed a
         # line, its rate that one game's alone (1.0/s for a run going at 5/s).
@@ -178,7 +190,7 @@ class PlainReporter:
             else:  # the time to the cap, which the run seldom reaches
                 played = f"{_games(self._done)} of at most {self._total}"
                 left = f"at most {eta} left"
-            self._print(f"{played}, {rate:.1f}/s, {left}; {self._standings.leader()}")
+            self._print(f"{played}, {_rate_text(rate)}, {left}; {self._standings.leader()}")
 
     def note(self, text: str) -> None:
         """A line worth showing now."""
@@ -223,10 +235,10 @@ class RichReporter:
             table.add_row(name, shown, str(hands), str(faults))
         return Group(self._progress, table)
 
-    def start(self, total: int, done: int, standings: Standings) -> None:
-        """The run starts."""
+    def start(self, total: int, done: int, standings: Standings, parallel: int = 1) -> None:
+        """The run starts, ``parallel`` tables at a time."""
         self._standings = standings
-        self._rate = _Rate()
+        self._rate = _Rate(parallel)
         self._progress.update(self._task, total=total, completed=done)
         if self._stops_when is not None:
             self._console.print(_start_text(total, done, self._stops_when), markup=False)
@@ -239,7 +251,8 @@ class RichReporter:
         """A game was stored."""
         self._rate.add(record)
         self._standings.add(record)
-        self._progress.update(self._task, advance=1, rate=f"{self._rate.per_second():.1f} games/s")
+        rate = _rate_text(self._rate.per_second(), " games/s")
+        self._progress.update(self._task, advance=1, rate=rate)
         if self._live is not None:
             self._live.update(self._render())
 
@@ -278,11 +291,11 @@ class StartHooks:
         self._before = before
         self._after = after
 
-    def start(self, total: int, done: int, standings: Any) -> None:
+    def start(self, total: int, done: int, standings: Any, parallel: int = 1) -> None:
         """The games start: ``before``, the inner reporter's start, then ``after``."""
         if self._before is not None:
             self._before()
-        self._inner.start(total, done, standings)
+        self._inner.start(total, done, standings, parallel)
         if self._after is not None:
             self._after()
 

@@ -96,8 +96,9 @@ T = TypeVar("T")
 class Reporter(Protocol):
     """What the director tells the screen as it goes."""
 
-    def start(self, total: int, done: int, standings: Standings) -> None:
-        """The run starts: ``done`` of ``total`` games are already stored (in ``standings``)."""
+    def start(self, total: int, done: int, standings: Standings, parallel: int = 1) -> None:
+        """The run starts: ``done`` of ``total`` games are already stored (in ``standings``),
+        ``parallel`` tables to be played at a time."""
 
     def game(self, record: GameRecord) -> None:
         """A game has been committed."""
@@ -500,7 +501,9 @@ class _Director:
                 self._nursery = nursery
                 await nursery.start(pool.run)
                 await trio.to_thread.run_sync(self._claim)
-                self.reporter.start(self.total or 0, done, self.standings())
+                self.reporter.start(
+                    self.total or 0, done, self.standings(), self.config.concurrency
+                )
                 self.check_output()
                 stop = self._halt
                 nursery.start_soon(self._watch_signals, stop, referee, pool)
