@@ -540,3 +540,40 @@ def test_a_bot_back_in_a_later_hand_hears_what_it_missed_in_order(
     assert told.count(("cards_dealt", 1)) == 1
     assert told.count(("cards_received", 1)) == 1
     assert ("hand_ended", 0) in told
+
+
+def test_a_bot_back_after_its_game_ended_without_it_is_welcomed_unresumed(
+    arena: Arena, tmp_path: Path
+) -> None:
+    # The protocol guide: a game that ends while the bot is away (within the grace period, the
+    # fallback playing its moves as DISCONNECT faults) leaves no seat to take back: resumed
+    # false, and nothing of that game.
+    log, cue = tmp_path / "away.b64", tmp_path / "back"
+    start_bad(arena, "away", "away", f"--record={log}", f"--back-when={cue}")
+    seats = list(GOOD_A)
+    seats.insert(BAD_SEAT, "away")
+    spec = TableSpec(
+        "gone",
+        Rules(),
+        18,
+        tuple(seats),
+        "18",
+        clocks=SHORT,
+        faults=FaultPolicy(100, grace_ms=60_000),
+    )
+    record = arena.referee.submit(spec).result(RESULT_S)
+    assert record.seat_status[BAD_SEAT] is Termination.NORMAL  # within the grace: no forfeit
+    assert {f.kind for f in record.faults_of(BAD_SEAT)} == {FaultKind.DISCONNECT}
+    told_before = len(recorded_so_far(log))
+    cue.touch()
+    watch_until_welcomed = time.monotonic() + RESULT_S
+    while [m.welcome.resumed for m in recorded_so_far(log) if m.HasField("welcome")] == [False]:
+        assert time.monotonic() < watch_until_welcomed, "the bot never came back"
+        time.sleep(0.05)
+    messages = recorded_so_far(log)
+    assert [m.welcome.resumed for m in messages if m.HasField("welcome")] == [False, False]
+    assert not any(
+        e.HasField("game_ended") or e.HasField("game_started")
+        for m in messages[told_before:]
+        for e in m.events
+    )
