@@ -707,6 +707,10 @@ def _checked(name: str, value: Any) -> Any:
             raise ConfigError(
                 f'{flag} {toml_spelling(value)}: expected a bot\'s name in quotes, e.g. "mybot"'
             )
+        if value is not None and (not value or name_fault(value)):
+            # No bot is so named, whichever bots play (checked also where a flag wins).
+            fault = name_fault(value) or " is empty"
+            raise ConfigError(f"{flag} {value!r}: not a bot's name (it{fault})")
         return value
     if name == "out":
         # Only what a folder setting must be whatever else is given (see build_config for a

@@ -164,6 +164,16 @@ def test_a_blank_file_db_is_refused_though_db_is_given(tmp_path: Path) -> None:
             {},
             r"^config file: db = /nonexistent_dir/q/x\.db: folder /nonexistent_dir/q does not",
         ),
+        (
+            {"candidate": "bad name!"},
+            {"format": "gauntlet", "candidate": "a"},
+            r"^config file: candidate = 'bad name!': not a bot's name \(it has ' '\)$",
+        ),
+        (
+            {"candidate": ""},
+            {"format": "gauntlet", "candidate": "a"},
+            r"^config file: candidate = '': not a bot's name \(it is empty\)$",
+        ),
         # Dropped by --format round-robin with the gauntlet it went with: its type still checked.
         (
             {"format": "gauntlet", "candidate": True},

@@ -300,21 +300,26 @@ class Session:
     async def read_loop(self) -> None:
         """Read the stream until it ends, forwarding into the inbox (the one reader)."""
         try:
-            while not self.closed:
+            while not self.closed or self.heir is not None:
                 message = await self.context.read()
                 if self.closed:
-                    # Ended as this read waited: replaced by a reconnect, a bot's last answer
-                    # here (sent as the reconnect's Hello went out) was dropped unseen. Its heir
-                    # holds the seat now, and judges it as one sent there (late, and noted).
+                    # Ended by a reconnect that named it: what the bot sent here meanwhile (its
+                    # answers as the reconnect's Hello went out) was dropped unseen. Its heir
+                    # holds the seat now, and judges each answer as one sent there (late, and
+                    # noted), until the stream ends (the handler lingers for it, then closes).
                     heir = self.heir
                     if (
-                        heir is not None
-                        and not heir.closed
-                        and isinstance(message, _PlayRequest)
-                        and message.HasField("decision")
+                        heir is None
+                        or heir.closed
+                        or message is _EOF
+                        or heir.inbox.qsize() >= heir.inbox_limit
+                    ):
+                        return
+                    if isinstance(message, Play) or (
+                        isinstance(message, _PlayRequest) and message.HasField("decision")
                     ):
                         heir.inbox.put_nowait((_monotonic(), message))
-                    return
+                    continue
                 if message is _EOF:
                     # Or it was cut: gRPC says so a moment later (see :meth:`cut`).
                     self.end(Ending(None, HALF_CLOSED_REASON))
