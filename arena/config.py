@@ -526,7 +526,7 @@ def build_config(
 
         fmt: Format = _checked("format", pick("format", format))
         names = tuple(b.name for b in bot_specs)
-        cand = _checked("candidate", pick("candidate", candidate))
+        cand = _checked("candidate", pick("candidate", candidate), names[0])
         if fmt is not Format.GAUNTLET and format is not None and "candidate" in from_file:
             # `--format round-robin` overrides a gauntlet's file: the file's candidate went with
             # the gauntlet, and no flag could unset it.
@@ -624,9 +624,10 @@ _CHECKED: Final = (
 """The settings :func:`_checked` reads: a config file's is checked even where a flag wins."""
 
 
-def _checked(name: str, value: Any) -> Any:
+def _checked(name: str, value: Any, example: str = "mybot") -> Any:
     """A setting's value (None: not given, the default) read and checked as its flag is, or a
-    :class:`ConfigError` in the flag's name (:func:`_from_file` names the file's key)."""
+    :class:`ConfigError` in the flag's name (:func:`_from_file` names the file's key);
+    ``example``: a bot's name the candidate's message may show."""
     flag = "--" + name.replace("_", "-")
     if name == "players":
         k = _int(flag, value, STANDARD_PLAYERS)
@@ -705,7 +706,7 @@ def _checked(name: str, value: Any) -> Any:
             # Said as the file spells it: `candidate = true` read "candidate = True is not a
             # bot", a value the file does not hold, and not that a name goes in quotes.
             raise ConfigError(
-                f'{flag} {toml_spelling(value)}: expected a bot\'s name in quotes, e.g. "mybot"'
+                f'{flag} {toml_spelling(value)}: expected a bot\'s name in quotes, e.g. "{example}"'
             )
         if value is not None and (not value or name_fault(value)):
             # No bot is so named, whichever bots play (checked also where a flag wins).
