@@ -26,6 +26,7 @@ from typing import Literal
 import grpc
 import pytest
 from conftest import BOTS_DIR, EXIT_WAIT_S, BotProcesses
+from test_audit_protocol import _answer
 from test_client_protocol import ScriptedPeer, Stream
 from test_js_bot import JS_BOT, require_node
 
@@ -297,8 +298,9 @@ class _RawStream:
         stub = bot_grpc.BotServiceStub(channel)
         self.responses = stub.Play(iter(self._outbox.get, None), timeout=RESULT_S)
 
-    def send(self, message: bot_pb.PlayRequest) -> None:
-        self._outbox.put(message)
+    def send(self, *messages: bot_pb.PlayRequest) -> None:
+        for message in messages:
+            self._outbox.put(message)
 
     def close(self) -> None:
         self._outbox.put(None)
@@ -309,16 +311,6 @@ class _RawStream:
             if response.HasField(field):
                 return response
         raise AssertionError(f"the stream ended before a {field}")
-
-
-def _answer(request: bot_pb.DecisionRequest) -> bot_pb.PlayRequest:
-    """A legal answer: the first legal cards."""
-    decision = bot_pb.Decision(request_id=request.request_id)
-    if request.kind == bot_pb.DECISION_KIND_PASS:
-        decision.pass_cards.cards.extend(list(request.legal_cards)[: request.pass_count])
-    else:
-        decision.play_card.card = request.legal_cards[0]
-    return bot_pb.PlayRequest(decision=decision)
 
 
 @pytest.mark.parametrize(
@@ -358,12 +350,12 @@ def test_an_answer_sent_as_a_reconnect_replaces_its_session_is_recorded_late(
             old.until("shutdown").shutdown.reason == bot_pb.SHUTDOWN_REASON_REPLACED_BY_NEW_SESSION
         )
         for _ in range(answers):  # as the Shutdown arrives: the old stream is still read
-            old.send(_answer(first))
+            old.send(*_answer(first))
         old.close()
         answered = 0
         for response in new.responses:
             if response.HasField("request"):
-                new.send(_answer(response.request))
+                new.send(*_answer(response.request))
                 answered += 1
             if any(e.HasField("game_ended") for e in response.events):
                 break
