@@ -538,8 +538,7 @@ async def ladder_of(db: Path, bots: str) -> tuple[Ledger, AccountStore, Competit
 
 async def close_ladder(ledger: Ledger, accounts: AccountStore, competition: Competition) -> None:
     """Stop starting tables, wait for those in play to be recorded, and close it all."""
-    competition.paused = True
-    await competition.wait_recorded()
+    await held(competition)
     await competition.close()
     ledger.close()
     accounts.close()
@@ -763,8 +762,7 @@ async def _plays_despite_a_stale_look(tmp_path: Path, change: str) -> tuple[list
     competition.poke()
     with contextlib.suppress(TimeoutError):  # a table of four, or d ended: no table
         await asyncio.wait_for(recorded.wait(), 5)
-    competition.paused = True
-    await competition.wait_recorded()
+    await held(competition)
     await competition.close()
     ledger.close()
     accounts.close()
@@ -941,8 +939,7 @@ def test_recent_games_are_read_once_per_game_stored(tmp_path: Path) -> None:
 
     async def go() -> tuple[bool, bool, int, int]:
         ledger, accounts, competition, _ = await two_games_played(tmp_path, config)
-        competition.paused = True
-        await competition.wait_recorded()
+        await held(competition)
         first = await competition.recent(500, None, None)
         again = await competition.recent(500, None, None)
         other = await competition.recent(1, None, None)
@@ -950,8 +947,7 @@ def test_recent_games_are_read_once_per_game_stored(tmp_path: Path) -> None:
         competition.poke()
         while competition.health()["games"] <= len(first):
             await asyncio.sleep(0.01)
-        competition.paused = True
-        await competition.wait_recorded()
+        await held(competition)
         later = await competition.recent(500, None, None)
         stored = competition.health()["games"]
         await competition.close()
@@ -1012,14 +1008,23 @@ async def two_games_played(
     return ledger, accounts, competition, host
 
 
+async def held(competition: Competition) -> None:
+    """Pause the ladder and wait until every table it started is recorded: a batch being
+    committed as the pause came is spawned first (``wait_recorded`` alone missed it, and its
+    game was then played and stored after the caller thought the ladder still)."""
+    competition.paused = True
+    async with competition._forming:
+        pass
+    await competition.wait_recorded()
+
+
 async def four_more_and_closed(
     ledger: Ledger, accounts: AccountStore, competition: Competition, games: int
 ) -> dict[str, Any]:
     """The health once four games past ``games`` are stored and the rest recorded; all closed."""
     while competition.health()["games"] < games + 4:
         await asyncio.sleep(0.01)
-    competition.paused = True
-    await competition.wait_recorded()
+    await held(competition)
     after = competition.health()
     await competition.close()
     ledger.close()
@@ -1141,8 +1146,7 @@ def test_a_drain_while_a_tables_start_waits_for_the_disk_ends_at_once_and_closes
 
     async def play() -> tuple[dict[str, Any], int]:
         ledger, accounts, competition, _ = await two_games_played(tmp_path, config)
-        competition.paused = True
-        await competition.wait_recorded()  # no record left to store: only a start will wait
+        await held(competition)  # no record left to store: only a start will wait
         await ledger.write(query_only(True))
         competition.paused = False
         competition.poke()
