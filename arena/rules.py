@@ -141,7 +141,9 @@ class FirstLead(Enum):
 
 
 class MoonRule(Enum):
-    """What happens when one player takes every penalty card (shoots the moon)."""
+    """What happens when one player takes every penalty card (shoots the moon). The moon
+    replaces only those cards' points: the jack of diamonds and the no-tricks bonus still count
+    for whoever earned them, the shooter included."""
 
     OFF = "off"
     """No moon: the shooter keeps the points taken."""

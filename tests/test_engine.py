@@ -251,8 +251,10 @@ def test_a_leader_holding_only_hearts_and_the_queen(may_lead_heart: bool) -> Non
         )
 
 
-def test_in_the_old_game_the_queen_is_just_a_spade() -> None:
-    rules = Rules(queen_penalty=0, queen_breaks_hearts=False)
+@pytest.mark.parametrize("may_lead_heart", [False, True])
+def test_in_the_old_game_the_queen_is_just_a_spade(may_lead_heart: bool) -> None:
+    # lead_hearts_with_queen frees a leader of a scoring queen only (README, game.proto).
+    rules = Rules(queen_penalty=0, queen_breaks_hearts=False, lead_hearts_with_queen=may_lead_heart)
     hearts = " ".join(f"{r}H" for r in "23456789TJQ")
     hand = _after_first_trick(rules, ["2C", "AC QS " + hearts, "3C", "4C"], "2C AC 3C 4C")
     assert hand.legal_plays() == [Card.parse("QS")]

@@ -125,7 +125,10 @@ class _MoonRuleEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MoonRule.Val
     """Whichever of ADD and SUBTRACT leaves the shooter better placed, chosen automatically."""
 
 class MoonRule(_MoonRule, metaclass=_MoonRuleEnumTypeWrapper):
-    """What happens when one player takes every penalty card (shoots the moon)."""
+    """What happens when one player takes every penalty card (shoots the moon). The moon replaces
+    only the points of those cards: the jack of diamonds (Rules.jack_of_diamonds) and
+    Rules.no_tricks_bonus still count for whoever earned them, the shooter included.
+    """
 
 MOON_RULE_UNSPECIFIED: MoonRule.ValueType  # 0
 """Not set; never sent by the referee."""
@@ -254,7 +257,8 @@ class Rules(_message.Message):
     """Whether hearts may be led only once broken (unless the leader holds nothing else)."""
     lead_hearts_with_queen: _builtins.bool
     """Whether a leader holding only hearts and the queen of spades may lead a heart before hearts
-    are broken; if false such a leader must lead the queen.
+    are broken; if false such a leader must lead the queen. Only while the queen scores: under
+    queen_penalty 0 she is a plain spade, and such a leader must lead her.
     """
     queen_penalty: _builtins.int
     """Points for taking the queen of spades (13 standard, 0 when only hearts count)."""
