@@ -67,6 +67,9 @@ SDK_LIBRARY = "arena-python/"
 """How the Python SDK names itself in Hello.client_library."""
 SDK_GAME_OVER = "game {} over: "
 """What the Python SDK logs once the bot's hooks are done with a game's end (the game's id)."""
+EXIT_SHOW_S = 2.0
+"""How long a check waits, once a bot's stream has ended mid-request, for its process to exit,
+so that the failure can name the exit and its last output (only a failing check waits)."""
 SETTLE_S = 5.0
 """How long a check waits, after its game's end, for a Python SDK bot to say it is done with
 it: a bound for a bot whose logging hides the line, not a verdict."""
@@ -520,7 +523,9 @@ class Checker:
                 item = got.item
                 if isinstance(item, StreamEnded):
                     if self.process is not None:
-                        await self.process.wait(0.2)  # let an exit show, for a better reason
+                        # Let an exit show, for a better reason (0.2 s was too short for a
+                        # Python bot's exit on a loaded machine: the reason came without it).
+                        await self.process.wait(EXIT_SHOW_S)
                     raise CheckFailedError(f"{item.reason} while {what} was open{self.exit_note()}")
                 if isinstance(item, Garbage):
                     raise CheckFailedError(
