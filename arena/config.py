@@ -62,7 +62,13 @@ from arena.rules import (
     Rules,
     preset,
 )
-from arena.store import SERVER_TABLE_PREFIX, check_writable, lookup_failure, peek
+from arena.store import (
+    SERVER_TABLE_PREFIX,
+    check_writable,
+    holds_a_competition,
+    lookup_failure,
+    peek,
+)
 from arena.table import (
     DEFAULT_BANK_MS,
     DEFAULT_GRACE_MS,
@@ -831,10 +837,7 @@ def _check_not_a_competition(db: Path) -> None:
     # As `arena bots` looks for a batch's runs.
     tables = peek(db, "SELECT name FROM sqlite_master WHERE type = 'table'") or ()
     if any(str(name).startswith(SERVER_TABLE_PREFIX) for (name,) in tables):
-        raise ConfigError(
-            f"--db {db}: holds arena serve's competition (its bot accounts), not a batch run; "
-            "give the run a database of its own (a new file)"
-        )
+        raise ConfigError(holds_a_competition(db))
 
 
 def _from_file(error: ConfigError, from_file: set[str]) -> ConfigError:

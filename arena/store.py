@@ -203,25 +203,40 @@ def lookup_failure(path: Path) -> str | None:
 def peek(db: Path, sql: str) -> list[tuple[Any, ...]] | None:
     """The rows of ``sql`` read from ``db`` read-only and raw, or None if SQLite cannot read it
     (what else is wrong with the file, the store says as it opens it): for a command that must
-    tell another command's database from its own before touching it."""
-    # Reading a WAL database makes its side files; the ones this look made are removed (files
-    # that were there belong to whoever has the database open).
-    sides = [Path(f"{db}{suffix}") for suffix in ("-wal", "-shm")]
-    ours = [side for side in sides if not side.exists()]
+    tell another command's database from its own before touching it. It makes no file beside
+    ``db`` and removes none."""
+    # Reading a WAL database makes its side files (-wal, -shm). Removing them after the look, as
+    # this did, removed a writer's own when one opened the database meanwhile: its committed
+    # games were gone at its next kill -9 (the store audit lost 45 of 120). With no side file
+    # there, nobody has the database open and the file holds it whole: it is read as immutable,
+    # which makes none; side files that are there are another's and are left as they are.
+    unused = not any(Path(f"{db}{suffix}").exists() for suffix in ("-wal", "-shm"))
+    mode = "mode=ro&immutable=1" if unused else "mode=ro"
     try:
-        connection = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+        connection = sqlite3.connect(f"{db.resolve().as_uri()}?{mode}", uri=True)
         try:
             return connection.execute(sql).fetchall()
         finally:
             connection.close()
     except sqlite3.Error:
         return None
-    finally:
-        for side in ours:
-            # Only one that is there: on a read-only file system, removing even a missing file
-            # fails (EROFS), and every command on the database ended in that traceback.
-            if side.exists():
-                side.unlink(missing_ok=True)
+
+
+def has_server_tables(db: sqlite3.Connection) -> bool:
+    """Whether the database holds `arena serve`'s own tables (its bot accounts)."""
+    row = db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND substr(name, 1, ?) = ?",
+        (len(SERVER_TABLE_PREFIX), SERVER_TABLE_PREFIX),
+    ).fetchone()
+    return row is not None
+
+
+def holds_a_competition(db: Path) -> str:
+    """What to say of a competition's database given to a batch run."""
+    return (
+        f"--db {db}: holds arena serve's competition (its bot accounts), not a batch run; "
+        "give the run a database of its own (a new file)"
+    )
 
 
 def check_regular(path: Path) -> None:
@@ -657,6 +672,10 @@ class Store:
             )
         now = time.time()
         with _transaction(self._db):
+            if kind not in COMPETITION_KINDS and has_server_tables(self._db):
+                # Checked as the run is written, not only as its settings were read: `arena bots
+                # add` in between (as the bots started) made a competition of the batch's file.
+                raise ConfigError(holds_a_competition(self.path))
             self._db.execute(
                 "INSERT INTO runs(run_id, kind, config, total, created_at, updated_at) "
                 "VALUES (?, ?, ?, ?, ?, ?)",

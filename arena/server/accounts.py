@@ -16,10 +16,11 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 from arena.config import name_fault
 from arena.errors import ArenaError, ConfigError
@@ -220,7 +221,22 @@ def connect(db: Path | str) -> sqlite3.Connection:
         # (a read-only file or folder) was a traceback here.
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=FULL")
-        conn.executescript(SCHEMA)
+        if not _has_tables(conn):
+            # One transaction: an `arena run` that claimed this file after the command looked
+            # (check_not_a_batch) is seen here, and its batch gets no accounts' tables. Only to
+            # make them: a competition's own file is not locked for every command.
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                _refuse_a_batch(conn, db)
+                for statement in _statements(SCHEMA):
+                    conn.execute(statement)
+                conn.execute("COMMIT")
+            except BaseException:
+                rollback(conn)
+                raise
+    except ConfigError:
+        conn.close()
+        raise
     except sqlite3.DatabaseError as e:
         conn.close()
         raise StoreError(unreadable(db, e)) from None
@@ -228,6 +244,28 @@ def connect(db: Path | str) -> sqlite3.Connection:
     if "note" not in columns:  # made before a revocation's reason was kept with its token
         conn.execute("ALTER TABLE server_retired_tokens ADD COLUMN note TEXT NOT NULL DEFAULT ''")
     return conn
+
+
+_TABLES = ("server_bots", "server_retired_tokens", "server_admin")
+"""The tables :data:`SCHEMA` makes."""
+
+
+def _has_tables(conn: sqlite3.Connection) -> bool:
+    """Whether the database has every table of :data:`SCHEMA` already."""
+    marks = ", ".join("?" * len(_TABLES))
+    query = f"SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN ({marks})"
+    return bool(conn.execute(query, _TABLES).fetchone()[0] == len(_TABLES))
+
+
+def _statements(script: str) -> Iterator[str]:
+    """The statements of an SQL script, one by one (``executescript`` commits first, so it
+    cannot run in a transaction of ours)."""
+    statement = ""
+    for line in script.splitlines(keepends=True):
+        statement += line
+        if sqlite3.complete_statement(statement):
+            yield statement
+            statement = ""
 
 
 def _accounts(conn: sqlite3.Connection) -> list[Account]:
@@ -243,6 +281,7 @@ def read_accounts(db: Path) -> list[Account]:
     (a database in a read-only folder or file is listed as ``arena ratings`` reads it)."""
     conn = open_for_reading(db)
     try:
+        _refuse_a_batch(conn, db)  # a damaged batch's file, which check_not_a_batch cannot read
         has_accounts = conn.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'server_bots'"
         ).fetchone()
@@ -583,13 +622,25 @@ _OTHER_KINDS = {"batch": "a batch run (arena run)", "sprt": "a sequential test (
 def check_not_a_batch(db: Path) -> None:
     """Refuse, in one short line, a database that ``arena run`` or ``arena sprt`` made: the
     ledger would otherwise list every setting of that run as differing from the competition's."""
+    check_regular(db)  # /dev/null was listed as a competition of no bots
     if not db.is_file():
         return
     # A database of accounts alone has no runs yet.
-    kinds = [row[0] for row in peek(db, "SELECT kind FROM runs") or ()]
+    _refuse_kinds(db, [row[0] for row in peek(db, "SELECT kind FROM runs") or ()])
+
+
+def _refuse_kinds(db: Path | str, kinds: list[Any]) -> None:
+    """Refuse the database ``db`` if one of its runs' ``kinds`` is another command's."""
     for kind in kinds:
         if kind in _OTHER_KINDS:
             raise ConfigError(
                 f"--db {db}: holds {_OTHER_KINDS[kind]}, not a competition; give the "
                 "competition's database, or a new file to start one"
             )
+
+
+def _refuse_a_batch(conn: sqlite3.Connection, db: Path | str) -> None:
+    """:func:`check_not_a_batch` on an open connection (in the transaction that makes the
+    accounts' tables, so that a batch's run written meanwhile cannot slip between the two)."""
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'runs'").fetchone() is not None:
+        _refuse_kinds(db, [row[0] for row in conn.execute("SELECT kind FROM runs")])
