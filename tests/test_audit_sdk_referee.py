@@ -143,6 +143,7 @@ def _bad_requests() -> list[tuple[bot_pb.DecisionRequest, str]]:
     short_pass.legal_cards[:] = ["2C", "3C"]
     newer_direction = _play_request(4)
     newer_direction.state.pass_direction = 9  # type: ignore[assignment]
+    newer_direction.state.passed_to_seat = 9  # no seat of the table: nothing to read it from
     # Cards in hand but none legal: the empty list was taken for the whole hand, and answered.
     no_legal = _play_request(5)
     del no_legal.legal_cards[:]
@@ -184,6 +185,57 @@ def test_a_request_that_cannot_be_answered_is_named_in_one_line_and_play_goes_on
     assert len(errors) == len(bad), errors
     for line, (_, says) in zip(errors, bad, strict=True):
         assert says in line and "not answering it" in line
+
+
+NEWER_VIEW_BOT = """
+from arena.client import Bot, lowest, run
+from arena.rules import Rules
+
+class Newer(Bot):
+    def choose_play(self, view):
+        print(view.pass_direction.name, view.rules == Rules(), flush=True)
+        return lowest(view.legal)
+
+run(Newer())
+"""
+
+
+def test_a_newer_rules_option_or_pass_direction_is_left_out_and_the_request_answered(
+    bot_env: dict[str, str], tmp_path: Path
+) -> None:
+    # v1 may add rules options and enum values, which a bot must skip (the protocol guide):
+    # the SDK left every such request unanswered, and the seat was forfeited.
+    newer_option = _play_request(1)
+    newer_option.state.rules.rules_json = '{"double_jack": true}'
+    newer_value = _play_request(2)
+    newer_value.state.rules.rules_json = '{"moon": "double", "double_jack": true}'
+    newer_direction = _play_request(3)
+    newer_direction.state.pass_direction = 9  # type: ignore[assignment]
+    newer_direction.state.passed_to_seat = 2  # read from the seats: across at four
+
+    async def script(n: int, stream: Stream) -> None:
+        await peer.read(stream)
+        await stream.write(_welcome())
+        for request in (newer_option, newer_value, newer_direction):
+            await stream.write(bot_pb.PlayResponse(request=request))
+            await peer.read(stream)
+        await stream.write(_no_more_games())
+        await peer.drain(stream)
+
+    bot = tmp_path / "newer.py"
+    bot.write_text(NEWER_VIEW_BOT)
+    with ScriptedPeer(script) as peer:
+        done = _run_bot(peer, bot_env, [sys.executable, str(bot)])
+    assert done.returncode == 0, done.stderr
+    answers = [m.decision for m in peer.received if m.HasField("decision")]
+    assert [(a.request_id, a.play_card.card) for a in answers] == [(1, "2C"), (2, "2C"), (3, "2C")]
+    # The standard rules: the newer parts left out.
+    assert done.stdout.split("\n")[:3] == ["HOLD True", "HOLD True", "ACROSS True"]
+    warned = [line for line in done.stderr.splitlines() if " WARNING " in line]
+    assert len(warned) == 2 and " ERROR " not in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "options this SDK does not know or read (double_jack=True)" in warned[0]
+    assert "(double_jack=True, moon='double')" in warned[1]
 
 
 def test_events_newer_or_garbled_are_skipped_in_one_line_each_and_play_goes_on(

@@ -6,7 +6,10 @@ Unknown enum values (from a newer referee) become None rather than errors, as th
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
+import logging
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
@@ -27,7 +30,7 @@ from arena.client.events import (
 )
 from arena.client.view import DecisionKind, DecisionView, voids_shown
 from arena.engine import Trick
-from arena.errors import CardParseError
+from arena.errors import CardParseError, RulesError
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import events_pb2 as ev_pb
 from arena.proto.hearts.v1 import game_pb2 as game_pb
@@ -42,6 +45,8 @@ __all__ = [
     "play_decision",
     "view_of_request",
 ]
+
+log = logging.getLogger("arena.client")
 
 PROTOCOL_VERSION = int(bot_pb.DESCRIPTOR.package.rpartition(".v")[2])
 """The protocol version this SDK speaks: the N of the generated package hearts.vN."""
@@ -61,8 +66,36 @@ def cards(codes: Iterable[str]) -> tuple[Card, ...]:
 
 @lru_cache(maxsize=RULES_CACHE_SIZE)
 def rules_of_json(text: str) -> Rules:
-    """The engine's rules from ``Rules.rules_json`` (cached: it is the same all game)."""
-    return Rules.from_dict(json.loads(text))
+    """The engine's rules from ``Rules.rules_json`` (cached: it is the same all game). An option
+    this SDK does not know, or a value of one it cannot read (from a newer referee: v1 may add
+    them), is left out, with one warning per rule set; the request's legal cards stay the
+    referee's."""
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        return Rules.from_dict(data)  # refused, saying what it is
+    # Every request of the game went unanswered (the seat forfeited) for an option a newer
+    # referee added, where the protocol asks that what is unknown be skipped.
+    known = {f.name for f in dataclasses.fields(Rules)}
+    kept = {name: value for name, value in data.items() if name in known}
+    while True:
+        try:
+            rules = Rules(**kept)
+            break
+        except RulesError as e:
+            if e.field not in kept:
+                raise
+            del kept[e.field]  # a value this SDK cannot read: a newer one
+        except TypeError:
+            raise RulesError("?", f"cannot read the rules {text[:80]!r}") from None
+    if len(kept) < len(data):
+        left = ", ".join(f"{name}={data[name]!r}" for name in sorted(set(data) - set(kept)))
+        log.warning(
+            "the referee's rules have options this SDK does not know or read (%s): the view's "
+            "rules leave them out (the legal cards are still the referee's); update the arena "
+            "package",
+            left,
+        )
+    return rules
 
 
 def rules_of(message: game_pb.Rules) -> Rules:
@@ -72,14 +105,23 @@ def rules_of(message: game_pb.Rules) -> Rules:
     return rules_of_json(message.rules_json)
 
 
-def _direction(value: int) -> PassDirection:
+def _direction(value: int, seats: tuple[int, int, int] | None = None) -> PassDirection:
+    """The direction ``value``; one this SDK does not know (a newer referee's) is read from
+    ``seats`` (giver, receiver, players) where the message names them."""
     try:
         name = game_pb.PassDirection.Name(value).removeprefix("PASS_DIRECTION_")  # type: ignore[arg-type]
         return PassDirection[name]
     except (ValueError, KeyError):
-        # Said in words: protobuf's "no name defined" and a bare KeyError('UNSPECIFIED') were
-        # what the bot's log showed of a referee's unset or newer direction.
-        raise ValueError(f"pass direction {value} is not one this SDK knows") from None
+        pass
+    if seats is not None and value != game_pb.PASS_DIRECTION_UNSPECIFIED:
+        giver, receiver, players = seats
+        for direction in PassDirection if max(giver, receiver) < players else ():
+            with contextlib.suppress(RulesError):
+                if direction.offset(players) == (receiver - giver) % players:
+                    return direction  # the same seat: a bot cannot tell them apart
+    # Said in words: protobuf's "no name defined" and a bare KeyError('UNSPECIFIED') were what
+    # the bot's log showed of a referee's unset or newer direction.
+    raise ValueError(f"pass direction {value} is not one this SDK knows")
 
 
 def _fault_kind(value: int) -> FaultKind | None:
@@ -125,11 +167,11 @@ def view_of_request(
     current = _in_progress(state.current_trick) if state.HasField("current_trick") else None
     if kind is DecisionKind.PASS:
         current = None
-        direction = _direction(request.pass_direction)
         pass_to = request.pass_to_seat
+        direction = _direction(request.pass_direction, (request.your_seat, pass_to, players))
     else:
-        direction = _direction(state.pass_direction)
         pass_to = state.passed_to_seat
+        direction = _direction(state.pass_direction, (request.your_seat, pass_to, players))
     hand = cards(request.hand)
     return DecisionView(
         kind=kind,
