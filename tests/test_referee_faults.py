@@ -278,6 +278,18 @@ def test_a_kind_of_a_later_revision_is_named_and_leaves_the_request_open(arena: 
     assert record.seat_status[BAD_SEAT].is_forfeit  # past the faults allowed
 
 
+def test_a_choice_of_a_later_revision_is_named_as_one(arena: Arena) -> None:
+    # It was told "the Decision sets no choice": it set one, of a field this referee cannot read.
+    start_bad(arena, "chooser", "laterchoice")
+    record, _ = play_beside(arena, "chooser", "chooser")
+    first = record.faults_of(BAD_SEAT)[0]
+    assert first.kind is FaultKind.MALFORMED and first.substitute  # refused: the fallback played
+    assert first.detail == (
+        "the Decision sets no choice this referee knows (4 bytes of fields it does not read: a "
+        "later revision's?)"
+    )
+
+
 def test_a_crash_mid_hand_is_a_disconnect_then_a_forfeit(arena: Arena) -> None:
     start_bad(arena, "crash", "crash")
     # A grace of a few moves (300 ms each, the bank at most 300 ms more): moves missed within

@@ -897,6 +897,15 @@ class TableRun:
                     return _Accepted(tuple(chosen), at)
         sent = _describe(decision)
         if choice is None:
+            unread = decision.ByteSize() - _request_id_size(decision.request_id)
+            if unread > 0:
+                # "Sets no choice" misnamed a choice a later revision may add (as unknown_kind
+                # names a PlayRequest's).
+                unknown = (
+                    f"the Decision sets no choice this referee knows ({unread} bytes of fields "
+                    "it does not read: a later revision's?)"
+                )
+                return _Refused(FaultKind.MALFORMED, unknown, sent)
             return _Refused(FaultKind.MALFORMED, "the Decision sets no choice", sent)
         if (choice == "pass_cards") != (kind == _PASS):
             wanted = "pass_cards" if kind == _PASS else "play_card"
@@ -1760,6 +1769,11 @@ def _listed(items: Sequence[Any], show: Callable[[Any], str], separator: str) ->
     if len(items) > _ECHO_CARDS:
         listed += f"{separator}... ({len(items)} cards)"
     return listed
+
+
+def _request_id_size(request_id: int) -> int:
+    """The bytes a Decision of ``request_id`` alone takes."""
+    return int(bot_pb.Decision(request_id=request_id).ByteSize())
 
 
 def _describe(decision: bot_pb.Decision) -> str:

@@ -36,6 +36,8 @@ WRONG_ID_OFFSET = 1_000_000
 HUGE_BYTES = 200_000
 LATER_KIND = b'"\x02\x08\x01'
 """A PlayRequest holding only field 4, a message with a field 1 of 1: a kind this revision lacks."""
+LATER_CHOICE = LATER_KIND
+"""A Decision's field 4 (a message with field 1 = 1): a choice a later revision might add."""
 
 
 def _serialize(message: bot_pb.PlayRequest | bytes) -> bytes:
@@ -309,6 +311,13 @@ class Bot:
         """Send a PlayRequest of a kind a later revision might add, then the right answer."""
         await self.send(LATER_KIND)
         await self.send(good_answer(request))
+
+    async def mode_laterchoice(self, request: bot_pb.DecisionRequest) -> None:
+        """Answer with a Decision whose choice is one a later revision might add (field 4)."""
+        decision = bot_pb.Decision.FromString(
+            bot_pb.Decision(request_id=request.request_id).SerializeToString() + LATER_CHOICE
+        )
+        await self.send(bot_pb.PlayRequest(decision=decision))
 
     async def mode_hugeanswer(self, request: bot_pb.DecisionRequest) -> None:
         """Answer the first request with a message over the referee's size limit."""
