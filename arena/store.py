@@ -664,11 +664,20 @@ class Store:
         for other in self.runs():
             if other.run_id == run_id:
                 return False
+            played = self._db.execute(
+                "SELECT 1 FROM games WHERE run_id = ? LIMIT 1", (other.run_id,)
+            ).fetchone()
+            # "Keeps that run's games" misled where it stopped (a kill) before its first game.
+            keeps = (
+                f"this one keeps that run's games; delete {self.path} only if you no longer need "
+                "them"
+                if played is not None
+                else f"that run stopped before its first game: delete {self.path} to start anew"
+            )
             raise ConfigError(
                 f"{self.path} holds another run "
                 f"({_differences(other.kind, other.config, kind, config)}); "
-                f"use another --db (this one keeps that run's games; delete {self.path} only "
-                "if you no longer need them)"
+                f"use another --db ({keeps})"
             )
         now = time.time()
         with _transaction(self._db):
@@ -869,6 +878,10 @@ class Store:
         rows = self._db.execute(
             "SELECT run_id, game, record FROM games WHERE table_id = ?", (key,)
         ).fetchall()
+        if not rows and key.strip() != key:  # pasted with a space, as a number or a log id is
+            rows = self._db.execute(
+                "SELECT run_id, game, record FROM games WHERE table_id = ?", (key.strip(),)
+            ).fetchall()
         seen = re.fullmatch(r"g[0-9]+-(.+)", key.strip())
         if not rows and seen is not None:
             rows = self._db.execute(

@@ -152,6 +152,8 @@ def test_a_game_goes_in_whole_and_comes_back_equal(tmp_path: Path) -> None:
         assert (run_id, game, record) == (config.run_id, 3, records[3])
         assert store.find_game("5")[2] == records[5]
         assert store.find_game(5)[2] == records[5]  # was an AttributeError (no strip)
+        # Spaces around a table id, as around a number: "no game ' b0-g0-r1'".
+        assert store.find_game(f" {tables[3].spec.table_id} ")[1] == 3
         with pytest.raises(StoreError, match=r"^a game is named by its table id or number, got"):
             store.find_game(None)  # type: ignore[arg-type]
         with pytest.raises(StoreError, match="no game 'b9-g9-r9'"):
@@ -248,8 +250,19 @@ def test_another_configuration_is_refused_with_what_differs(tmp_path: Path) -> N
     with Store.open(db) as store:
         assert store.claim(first.run_id, "batch", first.identity(), 8)
         assert not store.claim(same_but_faster.run_id, "batch", same_but_faster.identity(), 8)
-        with pytest.raises(ConfigError, match=r"holds another run \(--boards 2, not 3\)"):
+        with pytest.raises(ConfigError, match=r"holds another run \(--boards 2, not 3\)") as no:
             store.claim(second.run_id, "batch", second.identity(), 12)
+        # No game stored (a run killed before its first): "keeps that run's games" misled.
+        assert str(no.value).endswith(
+            f"use another --db (that run stopped before its first game: delete {db} to start anew)"
+        )
+        store.save_game(first.run_id, 0, play_record(schedule(first)[0].spec))
+        with pytest.raises(ConfigError) as kept:
+            store.claim(second.run_id, "batch", second.identity(), 12)
+        assert str(kept.value).endswith(
+            f"use another --db (this one keeps that run's games; delete {db} only if you no "
+            "longer need them)"
+        )
         for other, said in (
             (build_config(bots=BOTS[:4], boards=2, db=db, move_time="2s"),
              "--move-time 1000ms, not 2000ms"),
