@@ -87,6 +87,25 @@ def test_a_batch_on_the_competitions_database_is_refused_and_leaves_it_as_it_was
     assert listed.returncode == 0 and "alice" in listed.stdout, listed.stderr
 
 
+def test_accounts_made_as_a_runs_bots_start_are_refused_by_it_and_kept(tmp_path: Path) -> None:
+    # `arena bots add` on the new file while the run's bots started: the run, refused the file
+    # (a competition's now), removed it as one it had made, the accounts and their token too.
+    adds = f"{shlex.quote(ARENA)} bots add alice --db comp.db > token.txt 2> /dev/null"
+    first = f"sh -c {shlex.quote(f'{adds}; exec {LOW}')}"
+    done = arena(
+        tmp_path, "run", "--db", "comp.db", "--bot", f"a={first}",
+        *(arg for name in "bcd" for arg in ("--bot", f"{name}={LOW}")),
+    )  # fmt: skip
+    assert one_error(done) == (
+        "arena: error: --db comp.db: holds arena serve's competition (its bot accounts), not a "
+        "batch run; give the run a database of its own (a new file)"
+    )
+    token = (tmp_path / "token.txt").read_text().strip()
+    assert token, "the bot's command added no account"
+    listed = arena(tmp_path, "bots", "list", "--db", "comp.db")
+    assert listed.returncode == 0 and "alice" in listed.stdout, listed.stderr
+
+
 def test_a_database_of_the_admin_token_alone_is_a_competitions_too(tmp_path: Path) -> None:
     made = arena(tmp_path, "admin", "token", "--db", "comp.db")
     assert made.returncode == 0, made.stderr

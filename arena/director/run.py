@@ -59,6 +59,7 @@ from arena.store import (
     Store,
     check_writable,
     database_locked,
+    holds_anothers,
     is_busy,
     not_made,
     write_replay,
@@ -383,7 +384,7 @@ def play_tables(
             if director.store is not None and not db_existed:
                 director.store.close()
                 director.store = None
-            if not db_existed:
+            if not db_existed and not holds_anothers(config.db):
                 for suffix in ("", "-wal", "-shm"):
                     Path(f"{config.db}{suffix}").unlink(missing_ok=True)
             if made_out is not None:
