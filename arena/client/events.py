@@ -64,8 +64,9 @@ class HandStarted:
     """The hand's number within the game, from 0."""
     dealer: int
     """The dealer's seat."""
-    pass_direction: PassDirection
-    """This hand's pass direction (HOLD when no cards are passed)."""
+    pass_direction: PassDirection | None
+    """This hand's pass direction (HOLD when no cards are passed); None for one of a newer
+    protocol, which this event does not say the seats of (the pass request does)."""
     pass_count: int
     """Cards each seat passes this hand (0 on a hold hand)."""
 

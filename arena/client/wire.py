@@ -91,8 +91,8 @@ def rules_of_json(text: str) -> Rules:
         left = ", ".join(f"{name}={data[name]!r}" for name in sorted(set(data) - set(kept)))
         log.warning(
             "the referee's rules have options this SDK does not know or read (%s): the view's "
-            "rules leave them out (the legal cards are still the referee's); update the arena "
-            "package",
+            "rules leave them out (the legal cards are still the referee's); a newer referee's "
+            "options need a newer arena package, a wrong value is the organiser's to mend",
             left,
         )
     return rules
@@ -250,7 +250,12 @@ def event_of(message: ev_pb.Event, seat: int) -> Event | None:
         )
     if which == "hand_started":
         h = message.hand_started
-        return HandStarted(h.hand_number, h.dealer, _direction(h.pass_direction), h.pass_count)
+        try:
+            direction: PassDirection | None = _direction(h.pass_direction)
+        except ValueError:
+            # A newer direction (v1 may add one): the hook still runs, as for other enums.
+            direction = None
+        return HandStarted(h.hand_number, h.dealer, direction, h.pass_count)
     if which == "cards_dealt":
         d = message.cards_dealt
         return CardsDealt(d.hand_number, cards(d.cards))
