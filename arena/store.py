@@ -251,6 +251,14 @@ def holds_a_competition(db: Path) -> str:
     )
 
 
+def read_only(path: Path) -> str:
+    """What to say of a database file this user may not write, given to a command that writes."""
+    return (
+        f"{path}: cannot write the database (it is read-only to this user); make the file and "
+        "its folder writable and try again"
+    )
+
+
 def check_regular(path: Path) -> None:
     """Refuse, before SQLite touches it, an existing path that is not a regular file (a device
     such as /dev/null: SQLite would make a journal beside it, then fail)."""
@@ -599,6 +607,10 @@ class Store:
         if not create and not path.exists():
             raise StoreError(f"{path}: no such database")
         check_regular(path)
+        if create and path.is_file() and not os.access(path, os.W_OK):
+            # Refused before SQLite opens it: opened read-only, it made -shm and -wal files as
+            # read-only as the file beside it, which still refused once the file was writable.
+            raise StoreError(read_only(path))
         db = _connect(path) if create else open_for_reading(path, games=True)
         with _closed_on_error(db, path):
             if create:

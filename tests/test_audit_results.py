@@ -322,3 +322,38 @@ def test_a_database_locked_by_another_program_is_not_called_foreign(tmp_path: Pa
         f"arena: error: {db}: the database is locked by another program (database is locked, "
         "for 10 s); try again once it lets go"
     ]
+
+
+def test_a_change_to_a_read_only_competition_makes_no_file_and_works_once_it_is_writable(
+    writable_after: Path,
+) -> None:
+    # `bots ban` on a read-only file made -shm and -wal files as read-only as it beside it, and
+    # once the file was made writable, every command still failed on them.
+    added = subprocess.run(
+        [*BASE, "bots", "add", "alice", "--db", "c.db"],
+        cwd=writable_after,
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT_S,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert added.returncode == 0, added.stderr
+    db = writable_after / "c.db"
+    db.chmod(0o444)
+    refused = arena_reader("bots", "ban", "alice", "--db", "c.db", cwd=writable_after)
+    assert refused.returncode == 2 and refused.stderr == (
+        "arena: error: c.db: cannot write the database (it is read-only to this user); make the "
+        "file and its folder writable and try again\n"
+    ), refused.stderr
+    assert sorted(p.name for p in writable_after.iterdir()) == ["c.db"]
+    served = arena_reader(
+        "serve", "--db", "c.db", "--port", "0", "--web-port", "0", cwd=writable_after
+    )
+    assert served.returncode == 2 and served.stderr.endswith(
+        "arena: error: c.db: cannot write the database (it is read-only to this user); make the "
+        "file and its folder writable and try again\n"
+    ), served.stderr
+    assert sorted(p.name for p in writable_after.iterdir()) == ["c.db"]
+    db.chmod(0o644)
+    banned = arena_reader("bots", "ban", "alice", "--db", "c.db", cwd=writable_after)
+    assert banned.returncode == 0, banned.stderr
