@@ -5,6 +5,7 @@ Everything here runs the real rules engine; the bots are small real subclasses o
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import warnings
 from collections.abc import Callable, Sequence
@@ -388,6 +389,8 @@ def test_time_left_counts_down_from_the_move_time_and_the_bank_apart() -> None:
     left, hard = view.time_left(), view.time_left(include_bank=True)
     assert left is not None and 0 < left <= 5
     assert hard is not None and 20 < hard <= 25
+    late = dataclasses.replace(view, received_at=view.received_at - 30)
+    assert late.time_left() == 0.0 and late.time_left(include_bank=True) == 0.0  # not negative
 
 
 @pytest.mark.parametrize("hands", [1, 3, None])

@@ -190,7 +190,8 @@ class DecisionView:
         return tuple(cards_from_mask(deck & ~seen))
 
     def time_left(self, *, include_bank: bool = False) -> float | None:
-        """Seconds left before the time bank is touched (None when there is no clock).
+        """Seconds left before the time bank is touched (None when there is no clock; 0.0, never
+        less, once it has run out).
 
         With ``include_bank``: seconds left before a TIMEOUT fault, the whole bank spent. Budget
         a search on the first; the second is for a bot that means to draw on its bank.
@@ -198,7 +199,9 @@ class DecisionView:
         allowed = self.deadline_ms if include_bank else self.move_ms
         if allowed is None:
             return None
-        return self.received_at + allowed / 1000 - time.monotonic()
+        # Not below 0: a request that waited while the bot was busy came back negative, and
+        # time.sleep(view.time_left() - margin) raised ValueError.
+        return max(0.0, self.received_at + allowed / 1000 - time.monotonic())
 
 
 def voids_shown(tricks: Iterable[Trick], players: int) -> tuple[frozenset[Suit], ...]:
