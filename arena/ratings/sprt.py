@@ -149,7 +149,8 @@ def score_to_elo(score: float) -> float:
 
 def board_score(results: Iterable[TableResult], a: str, b: str) -> float:
     """B's share of head-to-head points against A over ``results`` (the rotations of one board):
-    fewer points wins, equal points is half, a forfeit loses; fillers at the table do not count."""
+    fewer points wins, equal points is half, a forfeit loses (under the settling presets, the
+    better place wins, as in the ratings); fillers at the table do not count."""
     points = pairs = 0.0
     for r in results:
         standing = r.standing()
