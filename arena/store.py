@@ -224,11 +224,12 @@ def peek(db: Path, sql: str) -> list[tuple[Any, ...]] | None:
 
 def holds_anothers(db: Path) -> bool:
     """Whether the database ``db``, made by a command that claimed no run in it, holds what
-    another command wrote there meanwhile (bot accounts, a run), or cannot be read to tell: a
-    failed start removes the file it made only when it does not."""
+    another command wrote there meanwhile (bot accounts, a run): a failed start removes the
+    file it made only when it does not. One that cannot be read is the start's own, half made
+    (a disk that refused its first pages)."""
     tables = peek(db, "SELECT name FROM sqlite_master WHERE type = 'table'")
     if tables is None:
-        return db.exists()
+        return False
     if any(str(name).startswith(SERVER_TABLE_PREFIX) for (name,) in tables):
         return True
     return ("runs",) in tables and bool(peek(db, "SELECT 1 FROM runs LIMIT 1"))

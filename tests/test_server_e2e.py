@@ -1047,7 +1047,9 @@ def test_a_bot_banned_in_the_middle_of_a_game_forfeits_it_at_once(server: Server
     server.start()
     for name in ("a", "b", "c"):
         server.bot(name, tokens[name], "low")
-    server.bot("d", tokens["d"], "slow", "1", "0.2")  # every decision 0.2 s: a long game
+    # Every decision 1 s: a game of 14 s or more, longer than `admin ban` takes to start
+    # on a loaded machine (at 0.2 s a decision, CI saw the game end first, "normal").
+    server.bot("d", tokens["d"], "slow", "1", "1")
     server.wait_for(lambda: bool(server.get("/api/lobby")["tables"]))
     (table,) = server.get("/api/lobby")["tables"]
     base = ["--url", server.url, "--token", admin]
