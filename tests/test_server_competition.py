@@ -656,6 +656,53 @@ def test_a_bot_that_left_a_table_as_it_formed_waits_before_it_is_seated_again(
     assert listed[0] == []  # the table formed was not listed before its seats were taken
 
 
+class KickedAsItsTableForms(LeavesAndComesBack):
+    """As :class:`LeavesAndComesBack`, its leaver gone by an organiser's ``arena admin kick``
+    (the competition's, set before the ladder starts) rather than by leaving on its own."""
+
+    competition: Competition
+
+    def idle(self) -> dict[str, int]:
+        """The lobby; the leaver is kicked on the loop's next turn, then comes back."""
+        leaving = self.leaver
+        idle = EngineHost.idle(self)
+        if leaving is not None and len(idle) == 4:
+            self.leaver = None
+            kick = self.competition.admin("kick", {"session": f"{leaving}#0"})
+            asyncio.get_running_loop().call_soon(asyncio.ensure_future, kick)
+            asyncio.get_running_loop().call_later(0.01, self.comes_back, leaving)
+        return idle
+
+
+def test_a_bot_kicked_as_its_table_forms_is_not_kept_waiting(tmp_path: Path) -> None:
+    # The kick was taken for the bot leaving on its own: "carol left as the table formed", and
+    # the bot was kept out for mix_wait (60 s); with four bots, the ladder stood still.
+    config = server_config_from_dict({"mix_wait": "60s", "fit_interval": 0})
+
+    async def go() -> tuple[list[GameRecord], list[float]]:
+        ledger, accounts, competition = await opened(tmp_path / "c.db", config, "abcd", 1)
+        host = KickedAsItsTableForms({n: 1 for n in "abcd"}, "d")
+        host.competition = competition
+        host.length = lambda _: 0.01
+        host.on_change = competition.poke
+        competition.attach(host)
+        records: list[GameRecord] = []
+        competition.on_record(lambda game, record: records.append(record))
+        competition.start()
+        deadline = time.monotonic() + 30  # half of mix_wait: d was not kept out
+        while len(host.starts) < 1:
+            assert time.monotonic() < deadline, "the kicked bot was kept waiting"
+            await asyncio.sleep(0.01)
+        await close_ladder(ledger, accounts, competition)
+        return records, host.starts
+
+    records, starts = asyncio.run(go())
+    assert records[0].termination is Termination.INTERRUPTED and len(starts) >= 1
+    assert records[0].reason == (
+        "interrupted (d kicked by the organiser as the table formed) after 0 hands played"
+    )
+
+
 class SaysGoodbyeOnceSeated(EngineHost):
     """A host whose first table ends as the referee ends one whose bot ``leaver`` said Goodbye
     once seated, before anything of its game reached it; each table's start noted."""

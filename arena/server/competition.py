@@ -125,6 +125,9 @@ ADMIN_WRITE_WAIT_S = 20.0
 """How long a pause or resume waits to be stored before it is answered 503 (within the 30 s
 an `arena admin` command waits for its answer)."""
 FORM_RETRY_S = 5.0
+KICK_SPARED_S = 10.0
+"""How long after an organiser's kick a bot found gone as its table forms is taken for the
+kick's doing, not its own leaving: it is told to come back within a second or so."""
 """How soon the ladder tries again to form tables after an error (a database it cannot write)."""
 STANDINGS_TTL_S = 1.0
 """Longest time the page's standings are served from the last computation."""
@@ -467,6 +470,10 @@ class Competition:
         hold: a page polled as fast as a client could ask read the database each time, and four
         such clients slowed the ladder sevenfold (a new game stored makes a new answer)."""
         self._cooling: dict[str, float] = {}
+        self._kicked: dict[str, float] = {}
+        """Bots an organiser's kick ended a session of, with when (time.monotonic()): gone as
+        a table formed, they were kept out for mix_wait (60 s), the cost of leaving on their
+        own, and with four bots the ladder stopped meanwhile."""
         """Bots that left a table as it formed, with when (time.monotonic()) they may be seated
         again: leaving then cost nothing (an unrated game nobody played), so a bot could leave
         every table until one suited it, and keep re-forming an owed board for ever."""
@@ -1043,16 +1050,18 @@ class Competition:
             # just formed, the game is interrupted, a game nobody played. The referee waited for
             # it (the handshake clock, then the grace period) and forfeited it, rated, while the
             # other bots sat and waited.
-            reason = (
-                f"interrupted ({', '.join(gone)} left as the table formed) after 0 hands played"
-            )
+            kicked = [b for b in gone if b in self._recently_kicked()]
+            walked = [b for b in gone if b not in kicked]
+            said = [f"{', '.join(walked)} left"] if walked else []
+            said += [f"{', '.join(kicked)} kicked by the organiser"] if kicked else []
+            reason = f"interrupted ({'; '.join(said)} as the table formed) after 0 hands played"
             log.info(
                 "table not played",
                 extra={
                     "game": game,
                     "table": spec.table_id,
                     "why": reason,
-                    "cooling_s": self.config.mix_wait_ms / 1000,
+                    "cooling_s": self.config.mix_wait_ms / 1000 if walked else 0,
                 },
             )
             self._cool(gone)
@@ -1078,11 +1087,19 @@ class Competition:
         self._ended(game)
         await self._record(game, record)
 
+    def _recently_kicked(self) -> set[str]:
+        """The bots an organiser kicked within :data:`KICK_SPARED_S`."""
+        now = time.monotonic()
+        self._kicked = {b: at for b, at in self._kicked.items() if now - at < KICK_SPARED_S}
+        return set(self._kicked)
+
     def _cool(self, bots: Iterable[str]) -> None:
         """Seat ``bots`` at no table for ``mix_wait``: each left a table before its game
         started, which costs nothing else (an unrated game nobody played)."""
         wait_s = self.config.mix_wait_ms / 1000
-        if wait_s <= 0:
+        kicked = self._recently_kicked()
+        bots = [b for b in bots if b not in kicked]  # gone by the organiser's doing
+        if wait_s <= 0 or not bots:
             return
         until = time.monotonic() + wait_s
         self._cooling.update(dict.fromkeys(bots, until))
@@ -1569,8 +1586,11 @@ class Competition:
                 check_note(reason)  # as a ban's: else the referee's refusal was a 500
             except AccountError as e:
                 raise AdminError(str(e)) from None
+            bot_of = {s.session_id: s.bot for s in self.host.sessions()} if self.host else {}
             if self.host is None or not self.host.kick(session, reason):
                 raise AdminError(f"no session {session!r}; GET /api/lobby lists them")
+            if session in bot_of:
+                self._kicked[bot_of[session]] = time.monotonic()
             return {"kicked": session}
         bot = str(args.get("bot", ""))
         try:
