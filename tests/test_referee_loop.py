@@ -6,7 +6,9 @@ import subprocess
 import sys
 import textwrap
 
-from arena.referee.loop import YOUNG_THRESHOLD
+import pytest
+
+from arena.referee.loop import YOUNG_THRESHOLD, run
 
 
 def test_run_freezes_the_start_up_heap_once_and_raises_the_young_threshold() -> None:
@@ -36,3 +38,13 @@ def test_run_freezes_the_start_up_heap_once_and_raises_the_young_threshold() -> 
     assert young == YOUNG_THRESHOLD
     # The second referee of the process freezes nothing more (frozen objects may still die).
     assert frozen_again <= 0
+
+
+def test_run_takes_a_coroutine_and_says_so_of_a_function() -> None:
+    # The README wrote run(main): uvloop's TypeError then named no fix.
+    async def main() -> int:
+        return 42
+
+    assert run(main()) == 42
+    with pytest.raises(TypeError, match=r"^run\(\) takes a coroutine, such as main\(\), not "):
+        run(main)  # type: ignore[arg-type]

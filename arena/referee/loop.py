@@ -51,7 +51,12 @@ def tune_gc() -> None:
 
 
 def run(main: Coroutine[Any, Any, T]) -> T:
-    """Run ``main`` to completion on a new event loop (uvloop's where installed)."""
+    """Run the coroutine ``main`` (``run(main())``, as ``asyncio.run`` takes it) to completion
+    on a new event loop (uvloop's where installed)."""
+    if not asyncio.iscoroutine(main):
+        # uvloop's words for a function given uncalled: "object function can't be used in
+        # 'await' expression".
+        raise TypeError(f"run() takes a coroutine, such as main(), not {main!r:.60}")
     tune_gc()
     try:
         import uvloop
