@@ -250,8 +250,7 @@ class RefereeConfig:
     welcome_message: str = ""
     """A note for bot authors, sent in Welcome."""
     keepalive_ms: int = 20_000
-    """HTTP/2 keepalive ping interval, to notice dead peers (in a game or between games): a bot
-    that leaves a ping unanswered for half of it (at least 1 s) loses its connection."""
+    """HTTP/2 keepalive ping interval, to notice dead peers between games."""
     min_ping_interval_ms: int = MIN_PING_INTERVAL_MS
     """The closest spacing of a bot's own keepalive pings (sent with no data between them) the
     referee takes; a bot pinging faster is cut off with UNAVAILABLE "Too many pings"."""

@@ -323,10 +323,6 @@ class Referee:
             ("grpc.so_reuseport", 0),
             ("grpc.keepalive_time_ms", cfg.keepalive_ms),
             ("grpc.keepalive_timeout_ms", max(1000, cfg.keepalive_ms // 2)),
-            # The wait for a ping's answer is this one in gRPC 1.85 (as the SDK's channel sets
-            # it): without it a frozen bot (a stopped process, a machine gone) held its table
-            # for the keepalive time and gRPC's default minute more.
-            ("grpc.http2.ping_timeout_ms", max(1000, cfg.keepalive_ms // 2)),
             # The name gRPC reads; "min_recv_ping_interval_without_data_ms" was silently
             # ignored, leaving gRPC's 5 minutes: a bot pinging every 10 s, as the guide allows,
             # was cut off after its third ping.
