@@ -252,12 +252,26 @@ def holds_a_competition(db: Path) -> str:
     )
 
 
-def read_only(path: Path) -> str:
-    """What to say of a database file this user may not write, given to a command that writes."""
-    return (
-        f"{path}: cannot write the database (it is read-only to this user); make the file and "
-        "its folder writable and try again"
-    )
+def check_write_access(path: Path) -> None:
+    """Refuse (a :class:`StoreError`), before SQLite opens it for writing, a database file or
+    side file (``-wal``, ``-shm``) this user may not write: SQLite would open the file
+    read-only, make side files as read-only as it, and fail on the first write."""
+    if path.is_file() and not os.access(path, os.W_OK):
+        raise StoreError(
+            f"{path}: cannot write the database (it is read-only to this user); make the file "
+            "and its folder writable and try again"
+        )
+    sides = [Path(f"{path}{end}") for end in ("-wal", "-shm")]
+    locked = [side.name for side in sides if side.is_file() and not os.access(side, os.W_OK)]
+    if locked:
+        # The advice to make the file writable was wrong here: the file was, its side files not
+        # (left by another user's program, or by a command run on the file while it was not).
+        raise StoreError(
+            f"{path}: cannot write the database: {' and '.join(locked)} beside it "
+            f"{'is' if len(locked) == 1 else 'are'} read-only to this user; make "
+            f"{'it' if len(locked) == 1 else 'them'} writable and try again (not removed: a "
+            "-wal file holds the last games)"
+        )
 
 
 def check_regular(path: Path) -> None:
@@ -608,10 +622,8 @@ class Store:
         if not create and not path.exists():
             raise StoreError(f"{path}: no such database")
         check_regular(path)
-        if create and path.is_file() and not os.access(path, os.W_OK):
-            # Refused before SQLite opens it: opened read-only, it made -shm and -wal files as
-            # read-only as the file beside it, which still refused once the file was writable.
-            raise StoreError(read_only(path))
+        if create:
+            check_write_access(path)
         db = _connect(path) if create else open_for_reading(path, games=True)
         with _closed_on_error(db, path):
             if create:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 import resource
 import shutil
 import signal
@@ -355,5 +356,25 @@ def test_a_change_to_a_read_only_competition_makes_no_file_and_works_once_it_is_
     ), served.stderr
     assert sorted(p.name for p in writable_after.iterdir()) == ["c.db"]
     db.chmod(0o644)
+    # Side files of another user's program that has the database open, read-only to this user:
+    # the file itself was not the trouble, as the advice said.
+    other = sqlite3.connect(db, isolation_level=None)
+    try:
+        other.execute("PRAGMA journal_mode=WAL")
+        other.execute("UPDATE server_bots SET note = note")  # a write: the -wal file holds it
+        for end in ("-wal", "-shm"):
+            (writable_after / f"c.db{end}").chmod(0o444)
+        for command in (("bots", "ban", "alice"), ("serve", "--port", "0", "--web-port", "0")):
+            sides = arena_reader(*command, "--db", "c.db", cwd=writable_after)
+            assert sides.returncode == 2 and re.search(
+                r"arena: error: c\.db: cannot write the database: (c\.db-wal and )?c\.db-shm "
+                r"beside it (is|are) read-only to this user; make (it|them) writable and try "
+                r"again \(not removed: a -wal file holds the last games\)\n$",
+                sides.stderr,
+            ), sides.stderr
+    finally:
+        for end in ("-wal", "-shm"):
+            (writable_after / f"c.db{end}").chmod(0o644)
+        other.close()
     banned = arena_reader("bots", "ban", "alice", "--db", "c.db", cwd=writable_after)
     assert banned.returncode == 0, banned.stderr

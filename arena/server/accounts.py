@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 import re
 import secrets
 import sqlite3
@@ -31,10 +30,10 @@ from arena.store import (
     cannot_write,
     check_ours,
     check_regular,
+    check_write_access,
     is_busy,
     open_for_reading,
     peek,
-    read_only,
     rollback,
     unreadable,
 )
@@ -206,10 +205,7 @@ def _unknown(conn: sqlite3.Connection, name: str) -> AccountError:
 def connect(db: Path | str) -> sqlite3.Connection:
     """A connection to the competition database in WAL mode, with the account tables made."""
     check_regular(Path(db))
-    if Path(db).is_file() and not os.access(db, os.W_OK):
-        # Refused before SQLite opens it: opened read-only, it made -shm and -wal files beside it
-        # as read-only as the file, and once the file was made writable those still refused.
-        raise StoreError(read_only(Path(db)))
+    check_write_access(Path(db))
     try:
         conn = sqlite3.connect(str(db), timeout=_BUSY_TIMEOUT_S, isolation_level=None)
     except sqlite3.DatabaseError as e:
