@@ -330,14 +330,7 @@ def test_a_change_to_a_read_only_competition_makes_no_file_and_works_once_it_is_
 ) -> None:
     # `bots ban` on a read-only file made -shm and -wal files as read-only as it beside it, and
     # once the file was made writable, every command still failed on them.
-    added = subprocess.run(
-        [*BASE, "bots", "add", "alice", "--db", "c.db"],
-        cwd=writable_after,
-        capture_output=True,
-        text=True,
-        timeout=CLI_TIMEOUT_S,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
+    added = arena_reader("bots", "add", "alice", "--db", "c.db", cwd=writable_after)
     assert added.returncode == 0, added.stderr
     db = writable_after / "c.db"
     db.chmod(0o444)
