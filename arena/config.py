@@ -62,13 +62,7 @@ from arena.rules import (
     Rules,
     preset,
 )
-from arena.store import (
-    SERVER_TABLE_PREFIX,
-    check_writable,
-    holds_a_competition,
-    lookup_failure,
-    peek,
-)
+from arena.store import check_writable, holds_a_competition, is_competition, lookup_failure
 from arena.table import (
     DEFAULT_BANK_MS,
     DEFAULT_GRACE_MS,
@@ -835,8 +829,7 @@ def _check_not_a_competition(db: Path) -> None:
     if not db.is_file() or db.stat().st_size == 0:
         return
     # As `arena bots` looks for a batch's runs.
-    tables = peek(db, "SELECT name FROM sqlite_master WHERE type = 'table'") or ()
-    if any(str(name).startswith(SERVER_TABLE_PREFIX) for (name,) in tables):
+    if is_competition(db):
         raise ConfigError(holds_a_competition(db))
 
 

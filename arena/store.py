@@ -222,17 +222,20 @@ def peek(db: Path, sql: str) -> list[tuple[Any, ...]] | None:
         return None
 
 
+def is_competition(db: Path) -> bool:
+    """Whether ``db`` holds `arena serve`'s own tables (its bot accounts), looked at with
+    :func:`peek` (False if SQLite cannot read it)."""
+    tables = peek(db, "SELECT name FROM sqlite_master WHERE type = 'table'") or ()
+    return any(str(name).startswith(SERVER_TABLE_PREFIX) for (name,) in tables)
+
+
 def holds_anothers(db: Path) -> bool:
     """Whether the database ``db``, made by a command that claimed no run in it, holds what
     another command wrote there meanwhile (bot accounts, a run): a failed start removes the
     file it made only when it does not. One that cannot be read is the start's own, half made
     (a disk that refused its first pages)."""
-    tables = peek(db, "SELECT name FROM sqlite_master WHERE type = 'table'")
-    if tables is None:
-        return False
-    if any(str(name).startswith(SERVER_TABLE_PREFIX) for (name,) in tables):
-        return True
-    return ("runs",) in tables and bool(peek(db, "SELECT 1 FROM runs LIMIT 1"))
+    # No runs table (or an unreadable file): peek says None.
+    return is_competition(db) or bool(peek(db, "SELECT 1 FROM runs LIMIT 1"))
 
 
 def has_server_tables(db: sqlite3.Connection) -> bool:

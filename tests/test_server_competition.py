@@ -1058,12 +1058,10 @@ async def two_games_played(
 
 
 async def held(competition: Competition) -> None:
-    """Pause the ladder and wait until every table it started is recorded: a batch being
-    committed as the pause came is spawned first (``wait_recorded`` alone missed it, and its
-    game was then played and stored after the caller thought the ladder still)."""
+    """Pause the ladder and wait until every table it started is recorded (a batch being
+    committed as the pause came included: ``wait_recorded`` missed it, and its game was then
+    played and stored after the caller thought the ladder still)."""
     competition.paused = True
-    async with competition._forming:
-        pass
     await competition.wait_recorded()
 
 

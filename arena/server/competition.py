@@ -125,10 +125,10 @@ ADMIN_WRITE_WAIT_S = 20.0
 """How long a pause or resume waits to be stored before it is answered 503 (within the 30 s
 an `arena admin` command waits for its answer)."""
 FORM_RETRY_S = 5.0
+"""How soon the ladder tries again to form tables after an error (a database it cannot write)."""
 KICK_SPARED_S = 10.0
 """How long after an organiser's kick a bot found gone as its table forms is taken for the
 kick's doing, not its own leaving: it is told to come back within a second or so."""
-"""How soon the ladder tries again to form tables after an error (a database it cannot write)."""
 STANDINGS_TTL_S = 1.0
 """Longest time the page's standings are served from the last computation."""
 RECENT_FINISHED = 50
@@ -470,13 +470,13 @@ class Competition:
         hold: a page polled as fast as a client could ask read the database each time, and four
         such clients slowed the ladder sevenfold (a new game stored makes a new answer)."""
         self._cooling: dict[str, float] = {}
+        """Bots that left a table as it formed, with when (time.monotonic()) they may be seated
+        again: leaving then cost nothing (an unrated game nobody played), so a bot could leave
+        every table until one suited it, and keep re-forming an owed board for ever."""
         self._kicked: dict[str, float] = {}
         """Bots an organiser's kick ended a session of, with when (time.monotonic()): gone as
         a table formed, they were kept out for mix_wait (60 s), the cost of leaving on their
         own, and with four bots the ladder stopped meanwhile."""
-        """Bots that left a table as it formed, with when (time.monotonic()) they may be seated
-        again: leaving then cost nothing (an unrated game nobody played), so a bot could leave
-        every table until one suited it, and keep re-forming an owed board for ever."""
 
     # ---- start-up ---------------------------------------------------------------------------
 
@@ -1050,8 +1050,9 @@ class Competition:
             # just formed, the game is interrupted, a game nobody played. The referee waited for
             # it (the handshake clock, then the grace period) and forfeited it, rated, while the
             # other bots sat and waited.
-            kicked = [b for b in gone if b in self._recently_kicked()]
-            walked = [b for b in gone if b not in kicked]
+            spared = self._recently_kicked()
+            kicked = [b for b in gone if b in spared]
+            walked = [b for b in gone if b not in spared]
             said = [f"{', '.join(walked)} left"] if walked else []
             said += [f"{', '.join(kicked)} kicked by the organiser"] if kicked else []
             reason = f"interrupted ({'; '.join(said)} as the table formed) after 0 hands played"
@@ -1256,6 +1257,8 @@ class Competition:
 
     async def wait_recorded(self) -> None:
         """Wait until every running table's record is committed."""
+        async with self._forming:
+            pass  # a batch being committed now is spawned first (its tables had no task yet)
         tasks = [r.task for r in self._running.values() if r.task is not None]
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
