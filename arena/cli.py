@@ -1030,6 +1030,7 @@ def replay(
     from arena.director.replay import replay_text
     from arena.store import Store, lookup_failure, replay_lines
     from arena.table import GameRecord
+    from arena.text import terminal_line
 
     def load() -> tuple[int, GameRecord]:
         # The store's words ("x.db: no such database") said no way out; a path that cannot be
@@ -1046,7 +1047,9 @@ def replay(
             typer.echo(json.dumps(line, separators=(",", ":")))
         return
     for text in replay_text(record, number):
-        typer.echo(text)
+        # A fault's detail may quote an organiser's ban reason (any text): its control
+        # characters and line breaks escaped, as a bot's are.
+        typer.echo(terminal_line(text))
 
 
 @app.command()

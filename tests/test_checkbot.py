@@ -168,6 +168,37 @@ def test_a_bot_whose_code_raises_fails_though_the_sdk_answered_for_it(tmp_path: 
     assert details(report)["pass left"][0] is Verdict.FAIL  # it plays after passing
 
 
+ESCAPER = """
+from arena.client import Bot, run
+
+class Escaper(Bot):
+    def choose_play(self, view):
+        raise RuntimeError("boom \\x1b]0;retitled\\x07\\nnext line")
+
+run(Escaper())
+"""
+
+
+def test_what_a_bot_said_is_printed_on_its_checks_line_with_control_characters_escaped(
+    tmp_path: Path,
+) -> None:
+    # A bot's exception went to the terminal as it was: its escape sequences retitled the
+    # window, and the line break in its message split the check's line; the exception was
+    # told by its message's last line alone ("raised next line").
+    script = tmp_path / "bot.py"
+    script.write_text(ESCAPER)
+    done = CliRunner().invoke(
+        checkbot_app(),
+        ["check-bot", "--only", "following suit", "--", sys.executable, str(script)],
+    )
+    assert done.exit_code == 1, done.output
+    assert "\x1b" not in done.output and "\x07" not in done.output, done.output
+    assert done.output.splitlines()[0].startswith(
+        r"FAIL following suit: the bot's code raised RuntimeError: boom \x1b]0;retitled\x07"
+        r"\nnext line and the SDK answered for it: choose_play raised"
+    ), done.output
+
+
 SLIPS = """
 import sys
 import time

@@ -27,7 +27,7 @@ from typing import Any
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from test_server_support import ServerProcess
+from test_server_support import ARENA, ServerProcess
 
 from arena.config import build_config
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
@@ -966,6 +966,10 @@ def refused_config(tmp_path: Path, config: str) -> str:
         # Said as the file spells the value, not as Python does ("True", "datetime.time(18, 0)").
         ("players = true\n", "players = true; expected a whole number"),
         ("name = false\n", 'name = false; give the competition a name in quotes (name = "'),
+        # Sent in every Welcome: 4.5 MB of name made each too large for the SDK to read, and
+        # no bot could ever connect; a control character retitled the bot authors' terminals.
+        ('name = "' + "N" * 201 + '"\n', "name is 201 characters long; give one of at most 200"),
+        ('name = "Ladder \\u001b]0;x\\u0007"\n', "name holds \\x1b, a control character"),
         (
             '[event]\nentrants = ["a", "b", "c", "d"]\nstart = 18:00:00\n',
             "event.start = 18:00:00; write a date-time like",
@@ -1049,11 +1053,14 @@ def test_a_bot_banned_in_the_middle_of_a_game_forfeits_it_at_once(server: Server
         server.bot(name, tokens[name], "low")
     # Every decision 1 s: a game of 14 s or more, longer than `admin ban` takes to start
     # on a loaded machine (at 0.2 s a decision, CI saw the game end first, "normal").
-    server.bot("d", tokens["d"], "slow", "1", "1")
+    slow = server.bot("d", tokens["d"], "slow", "1", "1")
     server.wait_for(lambda: bool(server.get("/api/lobby")["tables"]))
     (table,) = server.get("/api/lobby")["tables"]
     base = ["--url", server.url, "--token", admin]
-    banned = server.cli("admin", "ban", "d", "--reason", "testing bans", *base)
+    # The reason is the organiser's free text, which reaches the bot's terminal and every
+    # `arena replay` of the game: a title-setting sequence and a line break in it went there raw.
+    reason = "testing \x1b]0;bans\x07\nbans"
+    banned = server.cli("admin", "ban", "d", "--reason", reason, *base)
     assert banned.returncode == 0, banned.stderr
     server.wait_for(lambda: games(server) >= 1, timeout_s=30)  # not the 60 s grace
     with sqlite3.connect(server.db) as db:
@@ -1064,9 +1071,23 @@ def test_a_bot_banned_in_the_middle_of_a_game_forfeits_it_at_once(server: Server
         ).fetchone()
     assert (status, faults) == ("disconnect", 1)
     (fault,) = json.loads(record)["faults"]
-    assert fault["detail"] == (
-        "its bot was removed for good (testing bans): the seat is forfeited"
-    ), fault
+    assert fault["detail"] == f"its bot was removed for good ({reason}): the seat is forfeited"
+    shown = "testing \\x1b]0;bans\\x07\\nbans"
+    assert slow.wait(timeout=60) == 1  # removed for good: the SDK exits 1, one line
+    assert slow.stderr is not None
+    told = slow.stderr.read().decode()
+    assert shown in told and "\x1b" not in told and "\x07" not in told, told
+    replayed = subprocess.run(
+        [*ARENA, "replay", table["table_id"], "--db", str(server.db)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert replayed.returncode == 0, replayed.stderr
+    lines = [line for line in replayed.stdout.splitlines() if "removed for good" in line]
+    assert len(lines) == 2, replayed.stdout  # its FAULT line and the game's "ended:" line
+    assert all(f"removed for good ({shown})" in line for line in lines), replayed.stdout
+    assert "\x1b" not in replayed.stdout and "\x07" not in replayed.stdout
     assert server.terminate() == 0
 
 

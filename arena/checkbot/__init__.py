@@ -118,6 +118,7 @@ def register(app: typer.Typer) -> None:
         from arena.config import MAX_DURATION_MS, is_utf8
         from arena.errors import ConfigError
         from arena.table import Clocks
+        from arena.text import terminal_line
 
         if list_:
             for scenario in SCENARIOS:
@@ -171,7 +172,10 @@ def register(app: typer.Typer) -> None:
             }[result.verdict]
             typer.echo(
                 typer.style(result.verdict.value, fg=colour, bold=True)
-                + f" {result.scenario}: {result.detail}"
+                # The detail quotes the bot (its exception, its Hello): as one line, its control
+                # characters escaped, so that a bot can neither retitle the terminal nor split
+                # the line a check is given.
+                + f" {result.scenario}: {terminal_line(result.detail)}"
             )
 
         # A SIGTERM stops the check as Ctrl-C does, so the bot's process is stopped too (the

@@ -25,9 +25,9 @@ from arena.config import (
     is_path,
     shortened,
     start_failure,
-    terminal_safe,
 )
 from arena.errors import ConfigError
+from arena.text import terminal_safe
 
 __all__ = ["BotCommandError", "BotProcess", "BotStartError"]
 

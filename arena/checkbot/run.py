@@ -192,14 +192,24 @@ def _log_size(log: Path) -> int:
 
 
 def _exception_after(lines: Sequence[str]) -> str:
-    """The exception ("ValueError: oops") of the traceback that starts ``lines``, or ''."""
-    found = ""
+    """The exception ("ValueError: oops") of the traceback that starts ``lines``, or '': the
+    text after its last frame, a message of several lines whole (its last line alone read as
+    an exception of its own)."""
+    found: list[str] = []
+    after_frame = False
     for line in lines:
         if _LOG_PREFIX.match(line):
             break  # the next log record: the traceback is over
-        if line and not line[0].isspace() and not line.startswith(_NOT_THE_EXCEPTION):
-            found = line.strip()  # the last one: the exception a chain ends with
-    return found
+        if not line.strip() or line.startswith(_NOT_THE_EXCEPTION):
+            continue
+        if line[0].isspace():
+            after_frame = True
+        elif after_frame or not found:
+            found = [line.strip()]  # the exception a chain ends with is the last one
+            after_frame = False
+        else:
+            found.append(line.strip())
+    return "\n".join(found)
 
 
 def _sdk_covered(log: Path, since: int) -> str:

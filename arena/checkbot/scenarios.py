@@ -175,7 +175,7 @@ async def handshake(checker: Checker) -> str:
     assert hello is not None
     parts = [f"bot_version {hello.bot_version!r}" if hello.bot_version else "no bot_version"]
     if hello.client_library:
-        parts.append(f"client {hello.client_library}")
+        parts.append(f"client {hello.client_library!r}")
     parts.append("decides forced moves" if hello.decide_forced_moves else "forced moves left to us")
     return f"Hello v{hello.protocol_version} as {hello.bot_name!r} ({', '.join(parts)})"
 

@@ -78,6 +78,7 @@ from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import bot_service_pb2_grpc as bot_grpc
 from arena.proto.hearts.v1 import events_pb2 as ev_pb
 from arena.table import MAX_PORT
+from arena.text import terminal_line, terminal_safe
 
 __all__ = [
     "ENV_ADDRESS",
@@ -672,8 +673,19 @@ class _SignalWatch:
 
 
 def _fatal(message: str, code: int) -> None:
-    print(f"arena.client: {message}", file=sys.stderr, flush=True)
+    # The message may quote the referee (a ban's reason): its control characters escaped.
+    print(f"arena.client: {terminal_line(message)}", file=sys.stderr, flush=True)
     raise SystemExit(code)
+
+
+class _SafeFormatter(logging.Formatter):
+    """Log lines with their control characters escaped: the SDK's lines quote the referee's
+    words (a server's name, an organiser's reason), which must not retitle or clear the bot
+    author's terminal."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The record as the base formatter writes it, made safe for a terminal."""
+        return terminal_safe(super().format(record))
 
 
 def _default_logging() -> None:
@@ -681,7 +693,7 @@ def _default_logging() -> None:
     if logging.getLogger().handlers or log.handlers:
         return
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    handler.setFormatter(_SafeFormatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     log.propagate = False

@@ -40,10 +40,10 @@ from arena.config import (
     is_error_line,
     shortened,
     start_failure,
-    terminal_safe,
 )
 from arena.errors import ArenaError, ConfigError
 from arena.referee.accounts import BotIdentity, token_key
+from arena.text import terminal_safe
 
 ORPHAN_GIVE_UP_S = 15
 """Seconds a bot keeps retrying an unreachable referee (it inherits ARENA_GIVE_UP_S)."""

@@ -32,7 +32,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from arena.config import check_port, terminal_safe
+from arena.config import check_port
 from arena.errors import ArenaError
 from arena.openfiles import raise_open_files_limit
 from arena.pem import NO_CERTIFICATE_BLOCK
@@ -48,6 +48,7 @@ from arena.server.accounts import (
 )
 from arena.server.config import STOP_SIGNALS, load_server_config
 from arena.store import StoreError, cannot_write
+from arena.text import terminal_safe
 
 __all__ = ["DEFAULT_DB", "DEFAULT_WEB_URL", "register"]
 
