@@ -75,6 +75,7 @@ from arena.table import (
     FaultPolicy,
 )
 from arena.table import MAX_SEED as TABLE_MAX_SEED
+from arena.text import terminal_line
 
 __all__ = [
     "DEFAULT_DB",
@@ -378,7 +379,35 @@ def load_toml(path: Path) -> dict[str, Any]:
             f"--config {path}: arrays or inline tables nested too deep to read (no setting "
             "takes more than a list of words): fix that value"
         ) from None
+    nul = _nul_at(data)
+    if nul:
+        # No path, command or name can hold one: a path's lookup raised (a traceback), and a
+        # command's start failed in trio's words.
+        raise ConfigError(
+            f"--config {path}: {terminal_line(nul)} holds a NUL character (\\u0000), which no "
+            "file name, command or name can hold: remove it"
+        )
     return by_name(data, f"--config {path}:", "setting")
+
+
+def _nul_at(value: object, where: str = "") -> str:
+    """Where in ``value`` (a parsed TOML file) a string or a key holds a NUL ('' if nowhere)."""
+    if isinstance(value, str):
+        return where if "\0" in value else ""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            at = f"{where}.{key}" if where else str(key)
+            if "\0" in str(key):
+                return at
+            found = _nul_at(item, at)
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _nul_at(item, f"{where}[{i}]")
+            if found:
+                return found
+    return ""
 
 
 def by_name(table: Mapping[Any, Any], where: str, what: str) -> dict[str, Any]:
@@ -1064,18 +1093,6 @@ ERROR_SCAN_LINES = 40
 _ERROR_LINE = re.compile(
     r"^\s*[\w.]*(?:Error|Exception|Exit|Interrupt)\b|^arena\.client: |\b(?:ERROR|CRITICAL)\b"
 )
-
-
-def terminal_safe(text: str) -> str:
-    """A bot's output as arena may quote it on a terminal: each control character (an escape
-    sequence's ESC, BEL, NUL) written as its escape, ``\\x1b``, so that a bot's output can
-    neither clear the screen nor retitle the window in an arena line; line breaks are kept."""
-    if text.isprintable():
-        return text
-    return "".join(
-        c if c.isprintable() or c == "\n" else c.encode("unicode_escape").decode("ascii")
-        for c in text
-    )
 
 
 QUOTED_CHARS = 500

@@ -335,6 +335,17 @@ def test_bad_files_are_one_line_errors(tmp_path: Path) -> None:
     marked.write_bytes(b"\xef\xbb\xbfplayers = 4\n")
     with pytest.raises(ConfigError, match=r"marked.toml: starts with a byte-order mark .*: save"):
         load_toml(marked)
+    # A NUL (TOML's "\u0000") in a path or a command was a traceback, ValueError: embedded
+    # null byte, from the path's lookup or the bot's start.
+    for text, where in (
+        ('db = "nu\\u0000l.db"', "db"),
+        ('[bots]\na = ["python", "bot.py\\u0000x"]', r"bots\.a\[1\]"),
+        ('[bots]\n"b\\u0000" = "python bot.py"', "bots.b\\\\x00"),
+    ):
+        nul = tmp_path / "nul.toml"
+        nul.write_text(text + "\n")
+        with pytest.raises(ConfigError, match=rf"nul.toml: {where} holds a NUL character"):
+            load_toml(nul)
 
 
 def test_round_robin_plays_every_board_in_every_rotation_of_every_group() -> None:

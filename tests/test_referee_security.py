@@ -167,6 +167,30 @@ def test_a_stream_closed_before_its_hello_is_invalid_and_logged(
         time.sleep(0.01)
 
 
+def test_a_goodbyes_reason_is_in_the_referees_log(
+    referee: tuple[RefereeThread, TokenAccounts],
+    bots: BotProcesses,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # bot_service.proto: Goodbye.reason is "free text for the referee's log"; it went only into
+    # the Shutdown sent back to the bot.
+    caplog.set_level(logging.INFO, logger="arena.referee")
+    said = bot_pb.PlayRequest(goodbye=bot_pb.Goodbye(reason="done for today \x1b[2J"))
+    hello = bot_pb.PlayRequest(
+        hello=bot_pb.Hello(bot_name="leaver", token=bots.token("leaver"), protocol_version=1)
+    )
+    with grpc.insecure_channel(f"127.0.0.1:{referee[0].port}") as channel:
+        answers = list(bot_grpc.BotServiceStub(channel).Play(iter([hello, said]), timeout=30))
+    assert answers[-1].shutdown.message == "goodbye (done for today \x1b[2J)"
+    wanted = re.compile(
+        r"session s\d+-[0-9a-f]{6} \(leaver\) said goodbye: 'done for today \\x1b\[2J'"
+    )
+    deadline = time.monotonic() + 30
+    while not any(wanted.fullmatch(r.getMessage()) for r in caplog.records):
+        assert time.monotonic() < deadline, [r.getMessage() for r in caplog.records]
+        time.sleep(0.01)
+
+
 @pytest.mark.parametrize("name", ["", "x" * 65])
 def test_a_bot_name_out_of_bounds_is_invalid(bots: BotProcesses, name: str) -> None:
     proc = bots.start(name, token=bots.token("named"))

@@ -736,6 +736,14 @@ class Referee:
             if ending is not None and ending.code is not None:
                 closed = ending
             self.closed_sessions[CUT if cut else closed.code_name] += 1
+            if session.said_goodbye and session.hello is not None:
+                # Goodbye.reason is free text for this log (bot_service.proto): kept nowhere else.
+                log.info(
+                    "session %s (%s) said goodbye: %r",
+                    session.id,
+                    session.bot,
+                    _logged(session.goodbye_reason),
+                )
         if ending.shutdown is not None:
             shutdown = bot_pb.PlayResponse(shutdown=ending.shutdown)
             if await session.send_final(shutdown, FINAL_WRITE_S) and not reader.done():

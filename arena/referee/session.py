@@ -287,6 +287,8 @@ class Session:
         """Why the session ended."""
         self.said_goodbye = False
         """Whether it ended with the bot's Goodbye (its seat gets no grace period)."""
+        self.goodbye_reason = ""
+        """The Goodbye's reason (free text for the referee's log)."""
         self.heir: Session | None = None
         """The reconnect that took this session's place by naming it (Hello.resume_session_id):
         a Decision read here once this session has ended goes to its inbox."""
@@ -336,6 +338,7 @@ class Session:
                     return
                 if isinstance(message, _PlayRequest) and message.HasField("goodbye"):
                     said = message.goodbye.reason
+                    self.goodbye_reason = said
                     shutdown = bot_pb.Shutdown(
                         reason=bot_pb.SHUTDOWN_REASON_GOODBYE,
                         message="goodbye" + (f" ({said})" if said else ""),

@@ -88,6 +88,8 @@ MAX_HANDS = 100_000
 """The most hands per table (``hands``)."""
 DEFAULT_EVENT_NAME = "Hearts Arena event"
 """A fixed event's name when the config gives none (the ladder's would call it a ladder)."""
+MAX_NAME_CHARS = 200
+"""The longest competition name (it goes to the page, the log and every bot's Welcome)."""
 
 _KEYS = (
     "name",
@@ -309,8 +311,21 @@ def server_config_from_dict(data: Mapping[str, Any]) -> ServerConfig:
         raise ConfigError(
             f"server config: name = {toml_spelling(name)}; give the competition a name{quoted}"
         )
+    name = name.strip()
+    if len(name) > MAX_NAME_CHARS:
+        # Sent in every Welcome: a name of megabytes made each one too large for a bot to read.
+        raise ConfigError(
+            f"server config: name is {len(name)} characters long; give one of at most "
+            f"{MAX_NAME_CHARS}"
+        )
+    if not name.isprintable():
+        bad = next(c for c in name if not c.isprintable())
+        raise ConfigError(
+            f"server config: name holds {bad.encode('unicode_escape').decode('ascii')}, a "
+            "control character (it is shown on the page, in terminals and to bots): remove it"
+        )
     return ServerConfig(
-        name=name.strip(),
+        name=name,
         rules=rules,
         hands=hands,
         seed=seed,
