@@ -1042,6 +1042,10 @@ def replay(
         return number, record
 
     number, record = _guard(lambda: _reading(db, load))
+    if sys.stdout is None:
+        # Started with no standard output at all (`>&-`): typer.echo writes nothing then, and
+        # the replay was lost with exit 0. A closed pipe, as for ratings.
+        output_closed()
     if as_json:
         for line in replay_lines(record):
             typer.echo(json.dumps(line, separators=(",", ":")))

@@ -682,16 +682,18 @@ def test_a_closed_output_stops_quietly_with_141_and_the_run_resumes(tmp_path: Pa
     )
     for command, closed in zip(commands, closed_pipe_runs(tmp_path, commands), strict=True):
         assert (closed.returncode, closed.stderr) == (141, ""), command
-    # No standard output at all (`arena ratings >&-`): as a closed one (was a traceback).
-    none = subprocess.run(
-        ["sh", "-c", 'exec "$@" >&-', "sh", *BASE, "ratings"],
-        cwd=tmp_path,
-        stderr=subprocess.PIPE,
-        text=True,
-        timeout=CLI_TIMEOUT_S,
-        check=False,
-    )
-    assert (none.returncode, none.stderr) == (141, "")
+    # No standard output at all (`arena ratings >&-`): as a closed one (was a traceback; replay
+    # wrote nothing and exited 0, its output lost without a sign).
+    for command in (["ratings"], ["replay", "1"], ["replay", "1", "--json"]):
+        none = subprocess.run(
+            ["sh", "-c", 'exec "$@" >&-', "sh", *BASE, *command],
+            cwd=tmp_path,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=CLI_TIMEOUT_S,
+            check=False,
+        )
+        assert (none.returncode, none.stderr) == (141, ""), command
     # A full output: one line and exit 1 ('--plot None: cannot write None' and tracebacks were).
     if Path("/dev/full").exists():
         filled = (*commands[:3], ["ratings", "--format", "json"], ["--help"], ["--version"])

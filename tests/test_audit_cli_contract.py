@@ -5,6 +5,7 @@ is said as such, and the admin commands' exit codes tell "try again" from "wrong
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -97,6 +98,14 @@ def test_a_run_with_its_standard_error_closed_stops_as_on_a_closed_pipe(tmp_path
         done = with_closed(2, *command, "--db", "x.db", cwd=tmp_path)
         assert (done.returncode, done.stdout) == (141, ""), command
     assert list(tmp_path.iterdir()) == []  # nothing made
+
+
+def test_a_check_with_its_standard_output_closed_stops_as_on_a_closed_pipe(tmp_path: Path) -> None:
+    # `arena check-bot ... >&-` printed its verdicts through typer.echo, which writes nothing
+    # with no standard output: every check was lost, with exit 0.
+    for command in (["--list"], ["--only", "handshake", "--", *shlex.split(LOW)]):
+        done = with_closed(1, "check-bot", *command, cwd=tmp_path)
+        assert (done.returncode, done.stderr) == (141, ""), command
 
 
 def test_a_bots_change_with_its_output_closed_says_so_in_one_line(server: ServerProcess) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import http.server
+import json
 import os
 import signal
 import socket
@@ -112,6 +113,28 @@ def test_an_idle_server_notices_its_log_pipe_closed(tmp_path: Path) -> None:
         assert proc.stdout is not None
         proc.stdout.close()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("comp.db")) == ["comp.db"]
+
+
+def test_a_new_databases_notice_is_a_line_of_the_json_log(tmp_path: Path) -> None:
+    # `arena serve --db new.db 2>&1 >banner.txt | jq`: the notice was a plain line among the
+    # JSON ones, and jq's exit on it stopped the server (its log's reader gone).
+    db = tmp_path / "new.db"
+    proc = serve_piped(db)
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert "leaderboard at http://127.0.0.1:" in proc.stdout.readline()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=EXIT_WAIT_S) == 0
+        lines = [json.loads(line) for line in proc.stderr.read().splitlines()]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=EXIT_WAIT_S)
+    notice = f"--db {db}: no such database yet; starting a new one there"
+    (said,) = [line for line in lines if line["msg"] == notice]
+    assert (said["level"], said["db"]) == ("info", str(db))
+    msgs = [line["msg"] for line in lines]
+    assert msgs.index(notice) < msgs.index("stopped"), msgs
 
 
 def free_port() -> int:

@@ -21,6 +21,7 @@ by Ctrl-C or SIGTERM (the bot is stopped too).
 from __future__ import annotations
 
 import signal
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -120,6 +121,13 @@ def register(app: typer.Typer) -> None:
         from arena.table import Clocks
         from arena.text import terminal_line
 
+        if sys.stdout is None:
+            # Started with no standard output at all (`>&-`): typer.echo writes nothing then,
+            # and every verdict was lost with exit 0. A closed pipe, as for arena's other
+            # commands that print.
+            from arena.cli import output_closed
+
+            output_closed()
         if list_:
             for scenario in SCENARIOS:
                 typer.echo(f"{scenario.name:20} {scenario.about}")

@@ -156,10 +156,15 @@ def _reason_given(reason: str | None) -> str | None:
         raise _fail(f"--reason: {e}") from None
 
 
+def _new_db_text(db: Path) -> str:
+    """The notice of a database being started at ``db``."""
+    return f"--db {db}: no such database yet; starting a new one there"
+
+
 def _say_new_db(db: Path) -> None:
     """Say on stderr that ``db`` is being started: a mistyped path would otherwise go unseen
     (accounts added where no server looks, or a server running an empty competition)."""
-    typer.echo(f"--db {db}: no such database yet; starting a new one there", err=True)
+    typer.echo(_new_db_text(db), err=True)
 
 
 def _accounts(db: Path, *, create: bool = False, announce: bool = True) -> AccountStore:
@@ -344,7 +349,11 @@ def serve_command(
         try:
             # Said once the database is made, so that a refusal (a bad certificate) is not
             # preceded by a promise; still before the banner, where a mistyped --db would pass.
-            if new_db:
+            if new_db and log_file is None:
+                # The server's log is JSON lines on stderr: the notice is one of them (a plain
+                # line among them stopped `arena serve 2>&1 >/dev/null | jq`, and the server).
+                logging.getLogger("arena.server").info(_new_db_text(db), extra={"db": str(db)})
+            elif new_db:
                 _say_new_db(db)
             typer.echo(
                 f"serving {settings.name!r}: bots connect to {host_port(shown, ports.bots)}; "
