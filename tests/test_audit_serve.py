@@ -9,11 +9,14 @@ import contextlib
 import http.server
 import json
 import os
+import re
 import signal
 import socket
+import struct
 import subprocess
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -135,6 +138,34 @@ def test_a_new_databases_notice_is_a_line_of_the_json_log(tmp_path: Path) -> Non
     assert (said["level"], said["db"]) == ("info", str(db))
     msgs = [line["msg"] for line in lines]
     assert msgs.index(notice) < msgs.index("stopped"), msgs
+
+
+def test_clients_that_reset_their_connection_leave_the_json_log_whole(tmp_path: Path) -> None:
+    # A client that sent a request and reset its connection (SO_LINGER 0) before reading the
+    # answer, as load balancers' health checks do, put a 50-line traceback on stderr ("Unhandled
+    # exception in client_connected_cb": uvloop's errors for the gone connection) among the
+    # JSON lines.
+    proc = serve_piped(tmp_path / "comp.db")
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        banner = proc.stdout.readline()
+        web = int(re.search(r"leaderboard at http://127\.0\.0\.1:(\d+)/", banner)[1])  # type: ignore[index]
+        for _ in range(10):
+            with socket.create_connection(("127.0.0.1", web), timeout=30) as client:
+                client.sendall(b"GET /api/games?limit=500 HTTP/1.1\r\nHost: x\r\n\r\n")
+                client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            time.sleep(0.05)  # each reset as the server answers, not all before it reads one
+        with urllib.request.urlopen(f"http://127.0.0.1:{web}/api/health", timeout=30) as answer:
+            assert answer.status == 200  # and the page serves on
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=EXIT_WAIT_S) == 0
+        logged = proc.stderr.read().splitlines()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=EXIT_WAIT_S)
+    assert [line for line in logged if not line.startswith("{")] == [], logged
+    assert [json.loads(line)["level"] for line in logged].count("error") == 0, logged
 
 
 def free_port() -> int:

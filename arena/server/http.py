@@ -120,7 +120,9 @@ def _abort(writer: asyncio.StreamWriter) -> None:
     if sock is not None:
         # A reset, not a close: closed, the socket kept up to megabytes of unread answer in the
         # kernel, and the connection open on the client's side, for as long as it did not read.
-        with contextlib.suppress(OSError):
+        # ValueError: uvloop's stand-in for the socket of a connection the client reset
+        # ("negative file descriptor"), which escaped as a traceback on the JSON log.
+        with contextlib.suppress(OSError, ValueError):
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     writer.transport.abort()
 
@@ -216,6 +218,13 @@ class HttpServer:
             # A client that took nothing of an answer for the idle timeout: cut off, as one that
             # sends no request is. It held its connection (and a place under the cap) for as
             # long as it liked, and 512 of them kept the page from everyone for good.
+            _abort(writer)
+        except RuntimeError:
+            # uvloop's word for a write to a connection the client reset meanwhile ("unable to
+            # perform operation on <TCPTransport closed=True>"): the client is gone. Anything
+            # else is a fault of ours (a handler's own errors are 500s), left to be seen.
+            if not writer.transport.is_closing():
+                raise
             _abort(writer)
         except asyncio.CancelledError:
             # The server closing (close() cancels every connection): at once, whatever the
