@@ -1223,6 +1223,7 @@ def results_where(
         forfeit = status != Termination.NORMAL.value
         seats.setdefault((rid, game), []).append((seat, bot, points, placing, faults, forfeit))
     sizes = _table_sizes(db)
+    dealt = _hands_per_table(db)
     moons: dict[tuple[str, int], list[int]] = {}
     for rid, game, moon in db.execute(
         "SELECT run_id, game, moon FROM hands JOIN games USING (run_id, game)"
@@ -1248,7 +1249,9 @@ def results_where(
             totals,
             places,
             bool(full_game),
-            hands,
+            # A table of several hands is one, however few it played (a moon that reached
+            # the target in the first of a server's `hands = 3`): not a single hand.
+            max(hands, dealt.get(rid, 1)),
             moons.get((rid, game), []),
             faults,
             forfeits,
@@ -1271,6 +1274,20 @@ def _table_sizes(db: sqlite3.Connection) -> dict[str, int]:
     return sizes
 
 
+def _hands_per_table(db: sqlite3.Connection) -> dict[str, int]:
+    """The most hands each run's tables deal, where its configuration says (a server's
+    ``hands = N``; a batch run's tables deal one, or play to a target)."""
+    most = {}
+    for rid, config in db.execute("SELECT run_id, config FROM runs"):
+        try:
+            hands = json.loads(config)["hands"]
+        except (ValueError, TypeError, KeyError):
+            continue
+        if type(hands) is int:
+            most[rid] = hands
+    return most
+
+
 def result_of(record: GameRecord) -> TableResult:
     """A finished game as the ratings see it, as :func:`load_results` would read it back."""
     spec = record.spec
@@ -1283,7 +1300,7 @@ def result_of(record: GameRecord) -> TableResult:
         record.totals,
         record.placings,
         spec.hands is None,
-        len(record.hands),
+        max(len(record.hands), spec.hands or 1),
         [h.moon for h in record.hands if h.moon is not None],
         tuple(faults),
         tuple(t is not Termination.NORMAL for t in record.seat_status),
@@ -1302,8 +1319,8 @@ def _result(
     forfeits: tuple[bool, ...],
 ) -> TableResult:
     """The rating input of one game, stored or just played (``places``: the game's placings,
-    which a full game reports; ``shooters``: the seat that shot the moon in each hand that had
-    one)."""
+    which a full game reports; ``hands``: the most it could deal; ``shooters``: the seat that
+    shot the moon in each hand that had one)."""
     from arena.ratings.results import TableResult  # the ratings package loads scipy: only here
 
     # A single hand names its moon's seat; a game of several counts each seat's moons.

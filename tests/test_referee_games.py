@@ -432,6 +432,8 @@ def test_a_kitty_is_in_the_record_and_the_points_add_up_from_it(
     # The record reads back whole, kitty included.
     assert GameRecord.from_dict(record.to_dict()) == record
     text = list(replay_text(record))
+    # The most hands the table deals: "3 hand(s)" read as the hands played.
+    assert text[0].startswith("table kitty: seed 11, up to 3 hands, move "), text[0]
     assert text[1] == "rules: standard with kitty=true, 3 players, target 100"
     kitty_lines = [line for line in text if line.startswith("    kitty")]
     assert kitty_lines == [

@@ -18,6 +18,7 @@ from arena.director.schedule import schedule
 from arena.engine import Game
 from arena.errors import ConfigError
 from arena.ratings import fit
+from arena.ratings.report import result_unit
 from arena.store import (
     SCHEMA_VERSION,
     Store,
@@ -221,6 +222,25 @@ def test_moons_over_a_game_and_forfeits_load_as_the_ratings_count_them(tmp_path:
     [result] = load_results(config.db)
     assert result.moons == (1, 0, 2, 0) and result.moon is None
     assert result.forfeits == (False, True, False, False)
+    assert result_of(record) == result
+
+
+def test_a_table_of_several_hands_that_ended_after_one_is_a_game_not_a_hand(
+    tmp_path: Path,
+) -> None:
+    # A server's `hands = 3` table whose first hand reached the target: read as a single hand,
+    # so that `arena ratings` labelled a ladder of such tables a mix ("pts/result", "results"),
+    # the label changing with how the games went rather than with what was configured.
+    config = build_config(bots=BOTS[:4], boards=1, db=tmp_path / "h.db")
+    spec = dataclasses.replace(schedule(config)[0].spec, hands=3)
+    played = play_record(spec)
+    record = dataclasses.replace(played, hands=played.hands[:1], totals=played.hands[0].points)
+    with Store.open(config.db) as store:
+        store.claim(config.run_id, "batch", {**config.identity(), "hands": 3}, 1)
+        store.save_game(config.run_id, 0, record)
+    [result] = load_results(config.db)
+    assert result.moon is None and result.moons is not None  # a game's moons, counted
+    assert result_unit([result]) == "game"
     assert result_of(record) == result
 
 

@@ -140,7 +140,12 @@ def replay_text(record: GameRecord, game: int | None = None) -> Iterator[str]:
     """The lines of a game's replay, for a terminal."""
     spec = record.spec
     number = f" (game {game})" if game is not None else ""
-    length = "a full game" if spec.hands is None else f"{spec.hands} hand(s)"
+    # The most the table deals ("3 hand(s)" read as the hands played, where a server's
+    # `hands = 3` table can end sooner, at the target); the "ended:" line says how many were.
+    if spec.hands is None:
+        length = "a full game"
+    else:
+        length = "1 hand" if spec.hands == 1 else f"up to {spec.hands} hands"
     yield (
         f"table {spec.table_id}{number}: seed {spec.seed}, {length}, "
         f"move {spec.clocks.move_ms} ms, bank {spec.clocks.bank_ms} ms"
