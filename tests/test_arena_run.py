@@ -27,7 +27,7 @@ from arena.director.run import run_batch
 from arena.director.schedule import schedule
 from arena.errors import ConfigError
 from arena.store import Store, load_results
-from arena.table import GameRecord
+from arena.table import GameRecord, Termination
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = shlex.quote(sys.executable)
@@ -301,6 +301,34 @@ def test_a_resumed_run_says_its_rate_at_its_next_tenth_not_at_its_first_game(
         lines = out.getvalue().splitlines()
         assert len(lines) == 1 + (done == 112), lines  # the next tenth: 112 of 560
     assert lines[-1].startswith("arena: 112/560 games, ")
+
+
+def test_the_leader_is_never_a_bot_that_lost_more_games_by_forfeit(tmp_path: Path) -> None:
+    # A forfeited seat's points are the fallback's, which takes few: a bot that forfeited 11 of
+    # its 18 games was named the leader ("bad 7.84 pts/hand") while last in the ratings.
+    from arena.director.progress import Standings
+
+    record = _a_stored_record(tmp_path)
+    seats = record.spec.seats
+    best = min(range(len(seats)), key=lambda s: (record.totals[s], seats[s]))
+    standings = Standings(seats)
+    standings.add(record)
+    assert standings.leader() == f"{seats[best]} {record.totals[best]:.2f} pts/hand"
+    forfeited = tuple(
+        Termination.DISCONNECT if s == best else t for s, t in enumerate(record.seat_status)
+    )
+    standings.add(dataclasses.replace(record, seat_status=forfeited))
+    assert standings.top(1)[0][0] == seats[best]  # still the fewest points per hand
+    assert not standings.leader().startswith(seats[best]), standings.leader()
+    # A resumed run counts the forfeits stored, as it counts the points.
+    resumed = Standings(seats)
+    resumed.add_totals(seats[best], 1, 0, 0)
+    resumed.add_forfeits(seats[best], 2)
+    alone = Standings([seats[best]])
+    alone.add_totals(seats[best], 2, 1, 0)
+    alone.add_forfeits(seats[best], 2)
+    assert alone.leader() == f"{seats[best]} 0.50 pts/hand (2 games lost by forfeit)"
+    assert resumed.top(1)[0][4] == 2
 
 
 def test_the_rate_is_not_guessed_from_fewer_games_than_tables_at_once(tmp_path: Path) -> None:

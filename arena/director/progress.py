@@ -37,10 +37,11 @@ class _Line:
     points: int = 0
     games: int = 0
     faults: int = 0
+    forfeits: int = 0
 
 
 class Standings:
-    """Running points per hand and faults per bot."""
+    """Running points per hand, faults and games lost by forfeit per bot."""
 
     def __init__(self, bots: Sequence[str]) -> None:
         self._lines = {b: _Line() for b in bots}
@@ -52,6 +53,10 @@ class Standings:
         line.points += points
         line.faults += faults
 
+    def add_forfeits(self, bot: str, forfeits: int) -> None:
+        """Count games already lost by forfeit (a resumed run's stored games)."""
+        self._lines.setdefault(bot, _Line()).forfeits += forfeits
+
     def add(self, record: GameRecord) -> None:
         """Count a finished game."""
         hands = len(record.hands)
@@ -60,25 +65,38 @@ class Standings:
             line.hands += hands
             line.points += record.totals[seat]
             line.games += 1
+            line.forfeits += record.seat_status[seat].is_forfeit
         for fault in record.faults:
             self._lines.setdefault(fault.bot, _Line()).faults += 1
 
-    def top(self, count: int = TOP) -> list[tuple[str, float, int, int]]:
-        """The best ``count`` bots: (name, points per hand, hands, faults), best first."""
+    def top(self, count: int = TOP) -> list[tuple[str, float, int, int, int]]:
+        """The best ``count`` bots: (name, points per hand, hands, faults, games lost by
+        forfeit), fewest points per hand first."""
         rows = [
-            (bot, line.points / line.hands if line.hands else math.inf, line.hands, line.faults)
+            (
+                bot,
+                line.points / line.hands if line.hands else math.inf,
+                line.hands,
+                line.faults,
+                line.forfeits,
+            )
             for bot, line in self._lines.items()
         ]
         rows.sort(key=lambda r: (r[1], r[0]))
         return rows[:count]
 
     def leader(self) -> str:
-        """The best bot so far, in a few words."""
-        rows = [r for r in self.top(1) if r[2]]
+        """The best bot so far, in a few words: the fewest points per hand among the bots that
+        lost fewest games by forfeit. A forfeited seat's points are the fallback's, which takes
+        few: a bot that forfeited most of its games was named the leader while last in the
+        ratings (where a forfeit loses to every seat that did not)."""
+        rows = [r for r in self.top(len(self._lines)) if r[2]]
         if not rows:
             return "no game yet"
-        name, per_hand, _, _ = rows[0]
-        return f"{name} {per_hand:.2f} pts/hand"
+        fewest = min(r[4] for r in rows)
+        name, per_hand, _, _, forfeits = next(r for r in rows if r[4] == fewest)
+        lost = f" ({forfeits} {'game' if forfeits == 1 else 'games'} lost by forfeit)"
+        return f"{name} {per_hand:.2f} pts/hand" + (lost if forfeits else "")
 
 
 class _Rate:
@@ -230,9 +248,10 @@ class RichReporter:
         table.add_column("pts/hand", justify="right")
         table.add_column("hands", justify="right")
         table.add_column("faults", justify="right")
-        for name, per_hand, hands, faults in self._standings.top():
+        table.add_column("forfeits", justify="right")
+        for name, per_hand, hands, faults, forfeits in self._standings.top():
             shown = f"{per_hand:.2f}" if hands else "-"
-            table.add_row(name, shown, str(hands), str(faults))
+            table.add_row(name, shown, str(hands), str(faults), str(forfeits))
         return Group(self._progress, table)
 
     def start(self, total: int, done: int, standings: Standings, parallel: int = 1) -> None:

@@ -550,6 +550,8 @@ class _Director:
         if self.store is not None:
             for bot, hands, points, faults in self.store.bot_totals(self.run_id):
                 standings.add_totals(bot, hands, points, faults)
+            for misbehaviour in self.store.bot_faults(self.run_id):
+                standings.add_forfeits(misbehaviour.bot, misbehaviour.forfeits)
         return standings
 
     def _claim(self) -> None:
