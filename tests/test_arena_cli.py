@@ -1535,8 +1535,10 @@ def test_the_rating_tables_show_both_sides_of_an_uneven_interval(
         rows = rating_rows(output)
         assert sorted(rows) == sorted(r["name"] for r in fitted["ratings"])
         for r in fitted["ratings"]:
-            down = "∞" if r["low"] is None else f"{r['elo'] - r['low']:.1f}"
-            up = "∞" if r["high"] is None else f"{r['high'] - r['elo']:.1f}"
+            # From the figures as shown: the Elo less "−" is the interval's shown low end.
+            elo = round(r["elo"], 1)
+            down = "∞" if r["low"] is None else f"{elo - round(r['low'], 1):.1f}"
+            up = "∞" if r["high"] is None else f"{round(r['high'], 1) - elo:.1f}"
             assert (cell(rows[r["name"]], "−"), cell(rows[r["name"]], "+")) == (down, up)
             sides.append((down, up))
     # One virtual draw pulls every rating towards 0: some interval reaches further outwards.

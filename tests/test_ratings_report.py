@@ -260,16 +260,20 @@ def test_the_table_shows_how_far_an_uneven_interval_reaches_each_way(
     f = fit(tournament)
     rows = f.rows()
     cells = [interval_text(r, f.anchor) for r in rows]
+    # Each from the figures as shown, so that the row adds up: the Elo less "−" is the shown
+    # interval's low end, plus "+" its high end (each rounded on its own, two rows of five
+    # missed by 0.1).
     assert all(
-        (down, up) == (f"{r.elo - r.low:.1f}", f"{r.high - r.elo:.1f}")
+        (down, up)
+        == (f"{round(r.elo, 1) - round(r.low, 1):.1f}", f"{round(r.high, 1) - round(r.elo, 1):.1f}")
         for r, (down, up, _) in zip(rows, cells, strict=True)
     )
-    assert all(
-        float(down) < float(up) for r, (down, up, _) in zip(rows, cells, strict=True) if r.elo > 0
-    )
-    assert all(
-        float(down) > float(up) for r, (down, up, _) in zip(rows, cells, strict=True) if r.elo < 0
-    )
+    for r, (down, up, interval) in zip(rows, cells, strict=True):
+        low, high = (float(end) for end in interval.strip("[]").split(", "))
+        assert f"{float(f'{r.elo:+.1f}') - float(down):+.1f}" == f"{low:+.1f}", (r, interval)
+        assert f"{float(f'{r.elo:+.1f}') + float(up):+.1f}" == f"{high:+.1f}", (r, interval)
+    assert all(r.elo - r.low < r.high - r.elo for r in rows if r.elo > 0)
+    assert all(r.elo - r.low > r.high - r.elo for r in rows if r.elo < 0)
     table = text_of(ratings_table(f)).splitlines()
     lines = {line.split("│")[2].strip(): " ".join(line.split()) for line in table if "│" in line}
     for r, (down, up, interval) in zip(rows, cells, strict=True):
@@ -282,7 +286,9 @@ def test_an_open_side_reaches_infinitely_far_and_the_anchor_not_at_all() -> None
     f = fit(results, anchor="B")
     rows = {r.name: r for r in f.rows()}
     down, up, interval = interval_text(rows["A"], "B")
-    assert up == "∞" and down == f"{rows['A'].elo - rows['A'].low:.1f}" and interval.endswith("+∞)")
+    a = rows["A"]
+    assert up == "∞" and down == f"{round(a.elo, 1) - round(a.low, 1):.1f}"
+    assert interval.endswith("+∞)")
     assert interval_text(rows["B"], "B") == ("", "", "anchor")
 
 

@@ -189,8 +189,11 @@ def interval_text(row: BotRating, anchor: str | None, digits: int = 1) -> tuple[
         return "", "", "anchor"
     if math.isnan(row.low) or math.isnan(row.high):
         return "-", "-", "-"
-    minus = f"{row.elo - row.low:.{digits}f}" if math.isfinite(row.low) else "∞"
-    plus = f"{row.high - row.elo:.{digits}f}" if math.isfinite(row.high) else "∞"
+    # From the figures as shown, so that the row adds up: each rounded on its own, the Elo
+    # less the "−" missed the interval's shown end by 0.1 in two rows of five.
+    elo = round(row.elo, digits)
+    minus = f"{elo - round(row.low, digits):.{digits}f}" if math.isfinite(row.low) else "∞"
+    plus = f"{round(row.high, digits) - elo:.{digits}f}" if math.isfinite(row.high) else "∞"
     # An infinite bound is not a member of the interval: "(-∞, +12.0]", "[+3.0, +∞)"; written
     # as arena sprt's status line writes its interval.
     return minus, plus, elo_interval_text(row.low, row.high, digits)
