@@ -1229,6 +1229,10 @@ def _no_database(db: Path) -> str:
     )
 
 
+OPAQUE_PLOTS = frozenset({"eps", "ps"})
+"""Plot formats matplotlib writes without transparency (PostScript): refused."""
+
+
 def _check_plot(plot: Path, db: Path) -> None:
     """Refuse a plot file that cannot be written, or that is the database ``db`` read, before
     the ratings are fitted and printed."""
@@ -1236,8 +1240,17 @@ def _check_plot(plot: Path, db: Path) -> None:
 
     from arena.ratings.report import history_path, missing_program
 
-    kinds = Figure().canvas.get_supported_filetypes()
+    kinds = {
+        k: v for k, v in Figure().canvas.get_supported_filetypes().items() if k not in OPAQUE_PLOTS
+    }
     kind = plot.suffix.lstrip(".").lower()
+    if kind in OPAQUE_PLOTS:
+        # matplotlib writes them, drawing each see-through interval band of the history opaque:
+        # the last drawn hid the others, and the lines under it.
+        _fail(
+            f"--plot {plot}: PostScript has no transparency, and the history's interval bands "
+            "would hide each other; give a file ending in .pdf or .svg (vector), or .png"
+        )
     if kind not in kinds:
         _fail(
             f"--plot {plot}: give a file ending in .png, .svg or .pdf ({', '.join(sorted(kinds))})"

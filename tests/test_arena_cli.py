@@ -977,6 +977,9 @@ def test_ratings_in_every_format(tmp_path: Path) -> None:
     assert lost.exit_code == 2 and "with --format csv give neither" in lost.stderr
     for where, says in (
         (tmp_path / "elo.txt", "give a file ending in .png"),
+        # The history's bands came out opaque, each hiding the ones before it.
+        (tmp_path / "elo.eps", "PostScript has no transparency"),
+        (tmp_path / "elo.PS", "PostScript has no transparency"),
         (tmp_path / "no" / "e.png", "does not exist"),
     ):
         refused = invoke("ratings", "--db", str(db), "--plot", str(where))
@@ -1664,6 +1667,35 @@ def test_an_output_without_the_tables_characters_gets_question_marks_not_a_trace
     out = done.stdout.decode(encoding)
     assert "?/+: from the Elo down and up" in " ".join(out.split())  # "−/+", as "?"
     assert all(name in out for name in ("heuristic", "lowcard", "montecarlo", "random"))
+
+
+def test_a_rating_table_without_a_plot_needs_no_folder_for_matplotlib(
+    sample_run: tuple[Path, str], tmp_path: Path
+) -> None:
+    # Every rating table loaded matplotlib, which wants a writable folder of its own: with HOME
+    # unwritable (a service account's, here a file) it said so in two lines on stderr, and
+    # with no writable temporary folder either (a read-only container) it failed in a
+    # traceback, as did every `arena run` before its first game.
+    db, _ = sample_run
+    home = tmp_path / "home"
+    home.write_text("")
+    env = {k: v for k, v in os.environ.items() if k != "MPLCONFIGDIR"}
+    done = subprocess.run(
+        [*BASE, "ratings", "--db", str(db), "--format", "json"],
+        cwd=db.parent,
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT_S,
+        env={
+            **env,
+            "PYTHONPATH": str(ROOT),
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home),
+            "XDG_CACHE_HOME": str(home),
+        },
+    )
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert json.loads(done.stdout)["fits"][0]["ratings"]
 
 
 def test_a_bot_script_without_its_interpreter_line_is_refused_saying_what_to_do(

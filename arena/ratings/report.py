@@ -16,12 +16,9 @@ import textwrap
 from collections.abc import Collection, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
-from matplotlib import colormaps, rcParams, ticker
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
@@ -40,6 +37,11 @@ from arena.ratings.elo import (
 )
 from arena.ratings.results import TableResult
 from arena.ratings.sprt import count_text, elo_interval_text, elo_text
+
+if TYPE_CHECKING:
+    # matplotlib is imported where a plot is drawn: loaded for every rating table, it wanted a
+    # writable config folder (HOME, or a temporary one) and said so on stderr, or failed.
+    from matplotlib.figure import Figure
 
 __all__ = [
     "ReportFormat",
@@ -464,6 +466,8 @@ def plot_history(history: RatingHistory, path: str | Path, *, title: str = "") -
 
 def history_figure(history: RatingHistory, *, title: str = "") -> Figure:
     """The figure :func:`plot_history` writes, wide enough for its legend of names."""
+    from matplotlib import colormaps, ticker
+
     fig = _figure(HISTORY_HEIGHT_INCHES)
     ax = fig.subplots()
     x = np.asarray(history.results)
@@ -560,6 +564,9 @@ def _widen_to_fit(fig: Figure, ax: Any) -> None:
 
 def _figure(height: float) -> Figure:
     # The Agg canvas, attached explicitly: no pyplot, no global backend, no display needed.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(PLOT_WIDTH_INCHES, height), dpi=PLOT_DPI, layout="constrained")
     FigureCanvasAgg(fig)
     return fig
@@ -578,6 +585,8 @@ def missing_program(kind: str) -> str | None:
     xelatex by default), and without it fails only once the plot is drawn, after the report."""
     if kind.lower() != "pgf":
         return None
+    from matplotlib import rcParams
+
     program = str(rcParams["pgf.texsystem"])
     return None if shutil.which(program) else program
 
