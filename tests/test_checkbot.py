@@ -552,6 +552,26 @@ def test_a_crash_that_ends_with_a_stack_quotes_its_error_line(tmp_path: Path) ->
     ), str(refused.value)
 
 
+def test_no_temporary_folder_for_the_bots_output_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # In a read-only container (no writable TMPDIR, /tmp or /var/tmp) the check without --log
+    # ended in a traceback: FileNotFoundError, "No usable temporary directory found".
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
+    bot = [sys.executable, str(ROOT / "sample_bots" / "lowcard.py")]
+    done = CliRunner().invoke(checkbot_app(), ["check-bot", "--only", "handshake", "--", *bot])
+    assert done.exit_code == 2, done.output
+    assert done.output == (
+        "arena: error: no temporary folder to keep the bot's output in (No such file or "
+        "directory): give --log FILE, or set TMPDIR to a writable folder\n"
+    )
+    kept = tmp_path / "kept.log"
+    logged = CliRunner().invoke(
+        checkbot_app(), ["check-bot", "--only", "handshake", "--log", str(kept), "--", *bot]
+    )
+    assert logged.exit_code == 0, logged.output
+
+
 def test_a_bot_that_never_connects_fails_the_handshake_and_skips_the_rest(tmp_path: Path) -> None:
     script = tmp_path / "mute.py"
     script.write_text("import time\nprint('loading my model', flush=True)\ntime.sleep(120)\n")

@@ -115,7 +115,13 @@ async def check_bot(
     scenarios = select(only)
     temporary = log is None
     if log is None:
-        handle, name = tempfile.mkstemp(prefix="check-bot-", suffix=".log")
+        try:
+            handle, name = tempfile.mkstemp(prefix="check-bot-", suffix=".log")
+        except OSError as e:  # no writable temporary folder (a read-only container): a traceback
+            raise ConfigError(
+                f"no temporary folder to keep the bot's output in ({e.strerror or e}): give "
+                "--log FILE, or set TMPDIR to a writable folder"
+            ) from None
         os.close(handle)
         log = Path(name)
     try:
