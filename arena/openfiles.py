@@ -8,7 +8,13 @@ from typing import Final
 
 from arena.errors import ConfigError
 
-__all__ = ["OPEN_FILES_WANTED", "check_open_files", "raise_open_files_limit"]
+__all__ = [
+    "OPEN_FILES_WANTED",
+    "SERVE_FILES",
+    "check_open_files",
+    "check_serve_open_files",
+    "raise_open_files_limit",
+]
 
 OPEN_FILES_WANTED: Final = 65536
 """Open files asked for (at most the hard limit): a connection is one."""
@@ -17,6 +23,9 @@ RUN_FILES: Final = 32
 measured with four bots."""
 FILES_PER_PROCESS: Final = 2
 """Open files a run holds per bot process (its connection to the referee, its process handle)."""
+SERVE_FILES: Final = 64
+"""Open files `arena serve` holds with no bot connected (gRPC's, the page's, the database's,
+the rating fit's worker: about 35) with room for a few bots."""
 
 
 def raise_open_files_limit(want: int = OPEN_FILES_WANTED) -> int | None:
@@ -47,4 +56,16 @@ def check_open_files(processes: int) -> None:
             f"the limit on open files (ulimit -n) is {limit}, and this run needs about {need} "
             f"({processes} bot processes): raise it, e.g. ulimit -n {max(1024, 2 * need)}, or "
             "lower --concurrency"
+        )
+
+
+def check_serve_open_files() -> None:
+    """Refuse in one line a server with too few open files for its own start (after lifting
+    the limit): under about 30 it died of a segmentation fault or an abort, or blamed its
+    database."""
+    limit = raise_open_files_limit()
+    if limit is not None and limit < SERVE_FILES:
+        raise ConfigError(
+            f"the limit on open files (ulimit -n) is {limit}, and arena serve needs at least "
+            f"{SERVE_FILES}, and one more for each connection: raise it, e.g. ulimit -n 4096"
         )

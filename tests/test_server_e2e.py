@@ -260,6 +260,30 @@ def test_the_server_lifts_its_open_files_limit(server: ServerProcess) -> None:
     assert open_files_limit(server.proc.pid) == wanted
 
 
+def test_a_hard_limit_on_open_files_too_low_for_the_server_is_one_line(tmp_path: Path) -> None:
+    # Under a hard `ulimit -n` of 20 to 32 the server died of a segmentation fault or an abort
+    # ("Failed to open /dev/urandom"), blamed its database, or served without reading its
+    # accounts; `arena run` refuses its own shortfall in one line.
+    def low_limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (24, 24))
+
+    db = tmp_path / "comp.db"
+    done = subprocess.run(
+        [*ARENA, "serve", "--db", str(db), "--port", "0", "--web-port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=low_limit,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr == (
+        "arena: error: the limit on open files (ulimit -n) is 24, and arena serve needs at least "
+        "64, and one more for each connection: raise it, e.g. ulimit -n 4096\n"
+    )
+    assert list(tmp_path.iterdir()) == []  # nothing made
+
+
 def test_a_revoked_token_is_refused_as_revoked_not_as_unknown(server: ServerProcess) -> None:
     # The token was forgotten: its bot was told "unknown token: check the token the organiser
     # gave", as for a typing mistake, and its author could not tell what had happened.

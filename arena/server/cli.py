@@ -34,7 +34,7 @@ from rich.text import Text
 
 from arena.config import check_port
 from arena.errors import ArenaError
-from arena.openfiles import raise_open_files_limit
+from arena.openfiles import check_serve_open_files
 from arena.pem import NO_CERTIFICATE_BLOCK
 from arena.referee.loop import run as run_loop
 from arena.server.accounts import (
@@ -322,6 +322,11 @@ def serve_command(
             raise _fail(f"{flag} {path}: {what}; give the server's {holds} (a PEM file)")
     try:
         settings = load_server_config(config)
+        # As servers do: under the usual 1,024, a thousand idle connections to the bots' port
+        # took every descriptor, and neither a new bot nor the page (nor `arena admin`) could
+        # connect. Checked before anything is made: too few for the server's own start ended
+        # in a segmentation fault, or in an error that blamed the database.
+        check_serve_open_files()
     except (ArenaError, OSError) as e:
         raise _fail(str(e)) from None
     if sys.stdout is None or (log_file is None and sys.stderr is None):
@@ -368,9 +373,6 @@ def serve_command(
 
             raise _OutputError(output_failure_text(e, "the server stopped")) from None
 
-    # As servers do: under the usual 1,024, a thousand idle connections to the bots' port took
-    # every descriptor, and neither a new bot nor the page (nor `arena admin`) could connect.
-    raise_open_files_limit()
     try:
         code = run_loop(
             serve(
