@@ -134,6 +134,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _version_callback(value: bool) -> None:
     if value:
         _check_engine_switch()  # eager: it runs before main(), which checks it for the rest
+        if sys.stdout is None:  # `arena --version >&-`: typer.echo wrote nothing, exit 0
+            output_closed()
         try:
             typer.echo(f"arena {__version__}")
         except BrokenPipeError:  # typer's own handler would exit 1
@@ -1729,6 +1731,9 @@ def _help_stops_on_a_closed_pipe() -> None:
         return
 
     def console(stderr: bool = False) -> Console:
+        if not stderr and sys.stdout is None:
+            # `arena run --help >&-`: rich wrote nothing and the help exited 0.
+            output_closed()
         made_console = made(stderr)
         made_console.on_broken_pipe = output_closed  # type: ignore[method-assign]
         return made_console

@@ -684,7 +684,13 @@ def test_a_closed_output_stops_quietly_with_141_and_the_run_resumes(tmp_path: Pa
         assert (closed.returncode, closed.stderr) == (141, ""), command
     # No standard output at all (`arena ratings >&-`): as a closed one (was a traceback; replay
     # wrote nothing and exited 0, its output lost without a sign).
-    for command in (["ratings"], ["replay", "1"], ["replay", "1", "--json"]):
+    for command in (
+        ["ratings"],
+        ["replay", "1"],
+        ["replay", "1", "--json"],
+        ["--version"],
+        ["replay", "--help"],
+    ):
         none = subprocess.run(
             ["sh", "-c", 'exec "$@" >&-', "sh", *BASE, *command],
             cwd=tmp_path,

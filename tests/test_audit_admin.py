@@ -5,8 +5,10 @@ too long for the refusal that tells it to the bot, and a database another progra
 from __future__ import annotations
 
 import contextlib
+import http.server
 import json
 import sqlite3
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -158,3 +160,47 @@ def test_a_database_locked_by_another_program_is_one_line_not_a_traceback(
     assert statuses(server) == {"alice": ("active", ""), "bob": ("active", "")}
     # The admin token in force is still the old one, and the server serves on.
     assert post(server, "pause", b"", admin) == (200, {"ladder": "paused"})
+
+
+class _Foreign(http.server.BaseHTTPRequestHandler):
+    """Something else answering at --url, with control characters in what it says: a 400 with
+    them in its JSON error, or a 200 with them raw."""
+
+    status = 400
+    said = "evil \x1b]0;retitled\x07 \x9b2J \u202e text\nsecond line"
+
+    def do_POST(self) -> None:
+        """Answer as :attr:`status` says."""
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.status == 400:
+            body = json.dumps({"error": self.said}).encode()
+        else:
+            body = self.said.encode()
+        self.send_response(self.status)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        """Quiet."""
+
+
+def test_what_a_server_answers_reaches_the_terminal_escaped() -> None:
+    # `arena admin pause` printed what answered at --url as it came: a title-setting sequence,
+    # a C1 CSI and a right-to-left override reached the organiser's terminal raw, and a line
+    # break split its one line of error.
+    for status in (400, 200):
+        _Foreign.status = status
+        with http.server.HTTPServer(("127.0.0.1", 0), _Foreign) as foreign:
+            worker = threading.Thread(target=foreign.serve_forever, daemon=True)
+            worker.start()
+            try:
+                url = f"http://127.0.0.1:{foreign.server_port}"
+                done = ServerProcess.cli("admin", "pause", "--url", url, "--token", "x")
+            finally:
+                foreign.shutdown()
+        told = done.stdout + done.stderr
+        assert not any(c in told for c in "\x1b\x07\x9b\u202e"), told
+        assert "evil \\x1b]0;retitled\\x07 \\x9b2J \\u202e text" in told, told
+        if status == 400:
+            assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr

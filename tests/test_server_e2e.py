@@ -30,9 +30,11 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from test_server_support import ARENA, ServerProcess
 
 from arena.config import build_config
+from arena.errors import ConfigError
 from arena.proto.hearts.v1 import bot_service_pb2 as bot_pb
 from arena.proto.hearts.v1 import bot_service_pb2_grpc as bot_grpc
 from arena.referee import RefereeConfig, RefereeThread, TlsConfig, TokenAccounts
+from arena.server.config import server_config_from_dict
 from arena.store import Store
 
 CONFIG = 'fit_interval = "100ms"\nmove_time = "2s"\n'
@@ -1016,6 +1018,16 @@ def test_a_setting_of_another_toml_type_or_a_bad_seed_is_one_line(
     assert refusal.startswith(f"arena: error: server config: {says}"), refusal
 
 
+def test_a_name_may_hold_any_text_but_control_characters() -> None:
+    # The refusal of control characters took in every character str.isprintable() refuses:
+    # the ideographic space of a CJK title, a no-break space, an emoji sequence's joiner.
+    for name in ("春季\u3000杯", "Team\u00a0A", "👨\u200d👩\u200d👧 league", "x" * 200):
+        assert server_config_from_dict({"name": name}).name == name
+    for bad in ("a\x9bb", "a\tb", "a\u2028b"):
+        with pytest.raises(ConfigError, match=r"a control character"):
+            server_config_from_dict({"name": bad})
+
+
 def test_one_port_for_bots_and_page_is_refused_before_anything_starts(tmp_path: Path) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -1101,6 +1113,8 @@ def test_a_bot_banned_in_the_middle_of_a_game_forfeits_it_at_once(server: Server
     assert slow.stderr is not None
     told = slow.stderr.read().decode()
     assert shown in told and "\x1b" not in told and "\x07" not in told, told
+    # Nor does its line break start a line (one that could pass for a log line of the SDK's).
+    assert not any(line.startswith("bans") for line in told.splitlines()), told
     replayed = subprocess.run(
         [*ARENA, "replay", table["table_id"], "--db", str(server.db)],
         capture_output=True,

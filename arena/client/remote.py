@@ -683,8 +683,15 @@ class _SafeFormatter(logging.Formatter):
     words (a server's name, an organiser's reason), which must not retitle or clear the bot
     author's terminal."""
 
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        """The record's line, its message on that one line (a line break in the referee's
+        words could forge a log line of the SDK's own)."""
+        record.message = terminal_line(record.message)
+        return super().formatMessage(record)
+
     def format(self, record: logging.LogRecord) -> str:
-        """The record as the base formatter writes it, made safe for a terminal."""
+        """The record as the base formatter writes it (a traceback's lines kept), made safe for
+        a terminal."""
         return terminal_safe(super().format(record))
 
 

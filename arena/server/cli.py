@@ -48,7 +48,7 @@ from arena.server.accounts import (
 )
 from arena.server.config import STOP_SIGNALS, load_server_config
 from arena.store import StoreError, cannot_write
-from arena.text import terminal_safe
+from arena.text import terminal_line, terminal_safe
 
 __all__ = ["DEFAULT_DB", "DEFAULT_WEB_URL", "register"]
 
@@ -66,7 +66,8 @@ _DB = typer.Option(DEFAULT_DB, "--db", help="The competition database (SQLite)."
 
 
 def _fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
-    typer.echo(f"arena: error: {message}", err=True)
+    # One line, its control characters escaped: it may quote what a server answered.
+    typer.echo(f"arena: error: {terminal_line(message)}", err=True)
     return typer.Exit(code)
 
 
@@ -956,7 +957,8 @@ def _post(url: str, token: str | None, action: str, body: dict[str, Any], ca: Pa
         ) from None
     # Printed outside the try: a closed or full output said "cannot reach the server" (exit 2)
     # of an action the server had done.
-    _say(answer, f"the server did {action}")
+    # The answer as it came, but for control characters (whatever answers at --url chose it).
+    _say(terminal_safe(answer), f"the server did {action}")
 
 
 @admin_app.command("pause")

@@ -43,6 +43,7 @@ import datetime as dt
 import hashlib
 import json
 import signal
+import unicodedata
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -90,6 +91,9 @@ DEFAULT_EVENT_NAME = "Hearts Arena event"
 """A fixed event's name when the config gives none (the ladder's would call it a ladder)."""
 MAX_NAME_CHARS = 200
 """The longest competition name (it goes to the page, the log and every bot's Welcome)."""
+_CONTROLS = frozenset({"Cc", "Zl", "Zp"})
+"""Unicode categories a competition's name may not hold: control characters (C0 and C1: an
+escape sequence's ESC, a tab, a line break) and the line and paragraph separators."""
 
 _KEYS = (
     "name",
@@ -318,8 +322,10 @@ def server_config_from_dict(data: Mapping[str, Any]) -> ServerConfig:
             f"server config: name is {len(name)} characters long; give one of at most "
             f"{MAX_NAME_CHARS}"
         )
-    if not name.isprintable():
-        bad = next(c for c in name if not c.isprintable())
+    bad = next((c for c in name if unicodedata.category(c) in _CONTROLS), None)
+    if bad is not None:
+        # Control characters only: isprintable() refused the ideographic space of a CJK title,
+        # a no-break space and an emoji sequence's joiner too.
         raise ConfigError(
             f"server config: name holds {bad.encode('unicode_escape').decode('ascii')}, a "
             "control character (it is shown on the page, in terminals and to bots): remove it"
