@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -177,6 +178,39 @@ class Escaper(Bot):
 
 run(Escaper())
 """
+
+
+def _traceback_of(error: BaseException) -> list[str]:
+    try:
+        raise error
+    except BaseException:
+        return traceback.format_exc().splitlines()
+
+
+def test_the_exception_quoted_is_the_whole_message_of_the_last_one_raised() -> None:
+    # A message line indented as a frame's code is ("header\n  indented detail\nfooter") was
+    # quoted as "footer", and an exception group as nothing at all.
+    from arena.checkbot.run import _exception_after
+
+    cases = {
+        "ValueError: oops": ValueError("oops"),
+        "ValueError: header\nindented detail\nfooter": ValueError(
+            "header\n  indented detail\nfooter"
+        ),
+        "ExceptionGroup: several (2 sub-exceptions)": ExceptionGroup(
+            "several", [ValueError(1), TypeError(2)]
+        ),
+    }
+    for quoted, error in cases.items():
+        assert _exception_after(_traceback_of(error)) == quoted
+    try:
+        try:
+            raise ValueError("first")
+        except ValueError as e:
+            raise RuntimeError("second") from e
+    except RuntimeError:
+        chained = traceback.format_exc().splitlines()
+    assert _exception_after(chained) == "RuntimeError: second"
 
 
 def test_what_a_bot_said_is_printed_on_its_checks_line_with_control_characters_escaped(

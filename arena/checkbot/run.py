@@ -197,25 +197,37 @@ def _log_size(log: Path) -> int:
         return 0
 
 
+_FRAME = '  File "'
+"""How a traceback's frame begins (the lines indented under it are its code and markers)."""
+_GROUP_HEADER = re.compile(r"^[\s|+-]*\| ([A-Za-z_][\w.]*Group: .*)$")
+"""The header of an exception group's traceback ("  | ExceptionGroup: several (2 ...)")."""
+
+
 def _exception_after(lines: Sequence[str]) -> str:
     """The exception ("ValueError: oops") of the traceback that starts ``lines``, or '': the
-    text after its last frame, a message of several lines whole (its last line alone read as
-    an exception of its own)."""
+    text after its last frame, a message of several lines whole (indented ones too), or an
+    exception group's header."""
     found: list[str] = []
-    after_frame = False
+    in_frame = False
+    group = ""
     for line in lines:
         if _LOG_PREFIX.match(line):
             break  # the next log record: the traceback is over
         if not line.strip() or line.startswith(_NOT_THE_EXCEPTION):
             continue
-        if line[0].isspace():
-            after_frame = True
-        elif after_frame or not found:
+        header = _GROUP_HEADER.match(line)
+        if header and not group:
+            group = header[1]
+        if line.startswith(_FRAME):
+            in_frame = True
+        elif line[0].isspace() and (in_frame or not found):
+            continue  # a frame's code line and markers, or a group's own lines
+        elif in_frame or not found:
             found = [line.strip()]  # the exception a chain ends with is the last one
-            after_frame = False
+            in_frame = False
         else:
             found.append(line.strip())
-    return "\n".join(found)
+    return "\n".join(found) or group
 
 
 def _sdk_covered(log: Path, since: int) -> str:
