@@ -1587,9 +1587,12 @@ def test_the_readme_figures_of_a_6_board_demo_are_what_it_gives(tmp_path: Path) 
     assert done.returncode == 0, done.stderr
     rows = {r["name"]: r for r in json.loads(done.stdout)["fits"][0]["ratings"]}
     h = rows["heuristic"]
-    figures = (h["elo"], h["elo"] - h["low"], h["high"] - h["elo"], h["low"], h["high"])
+    # "−" and "+" from the figures as shown (so that the row adds up).
+    elo, low, high = (round(h[k], 1) for k in ("elo", "low", "high"))
+    figures = (elo, elo - low, high - elo, low, high)
     assert [float(q) for q in quoted.groups()] == [round(f, 1) for f in figures]
-    label = f"`{h['elo']:+.0f} −{h['elo'] - h['low']:.0f}/+{h['high'] - h['elo']:.0f}`"
+    elo, low, high = (round(h[k]) for k in ("elo", "low", "high"))
+    label = f"`{elo:+d} −{elo - low:d}/+{high - elo:d}`"
     assert f"The plot labels each bot {label}" in readme
     m = rows["montecarlo"]
     half = m["points_high"] - m["points_mean"]
