@@ -134,8 +134,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _version_callback(value: bool) -> None:
     if value:
         _check_engine_switch()  # eager: it runs before main(), which checks it for the rest
-        if sys.stdout is None:  # `arena --version >&-`: typer.echo wrote nothing, exit 0
-            output_closed()
+        stdout_or_closed()  # `arena --version >&-`: typer.echo wrote nothing, exit 0
         try:
             typer.echo(f"arena {__version__}")
         except BrokenPipeError:  # typer's own handler would exit 1
@@ -406,11 +405,17 @@ class PipeConsole(Console):
         raise BrokenPipeError(errno.EPIPE, "the output's reader has gone")
 
 
-def _console() -> Console:
-    if sys.stdout is None:  # started with no standard output at all (`>&-`): a closed one
+def stdout_or_closed() -> TextIO:
+    """Standard output; with none at all (started with ``>&-``), stop as on a closed pipe
+    (typer.echo writes nothing then: a command printed nothing and exited 0)."""
+    if sys.stdout is None:
         output_closed()
+    return sys.stdout
+
+
+def _console() -> Console:
     # Piped output is not cut to 80 columns: the rating table has many.
-    return PipeConsole() if sys.stdout.isatty() else PipeConsole(width=PIPE_WIDTH)
+    return PipeConsole() if stdout_or_closed().isatty() else PipeConsole(width=PIPE_WIDTH)
 
 
 def output_closed() -> NoReturn:
@@ -1044,10 +1049,7 @@ def replay(
         return number, record
 
     number, record = _guard(lambda: _reading(db, load))
-    if sys.stdout is None:
-        # Started with no standard output at all (`>&-`): typer.echo writes nothing then, and
-        # the replay was lost with exit 0. A closed pipe, as for ratings.
-        output_closed()
+    stdout_or_closed()
     if as_json:
         for line in replay_lines(record):
             typer.echo(json.dumps(line, separators=(",", ":")))
@@ -1731,9 +1733,8 @@ def _help_stops_on_a_closed_pipe() -> None:
         return
 
     def console(stderr: bool = False) -> Console:
-        if not stderr and sys.stdout is None:
-            # `arena run --help >&-`: rich wrote nothing and the help exited 0.
-            output_closed()
+        if not stderr:
+            stdout_or_closed()  # `arena run --help >&-`: rich wrote nothing, exit 0
         made_console = made(stderr)
         made_console.on_broken_pipe = output_closed  # type: ignore[method-assign]
         return made_console

@@ -49,23 +49,27 @@ def check_open_files(processes: int) -> None:
     """Refuse in one line a run whose bot processes need more open files than the limit allows
     (after lifting it): past it, gRPC logged "File descriptor limit reached" until the bots'
     start timed out with the blame on a bot, or the process died of a segmentation fault."""
-    limit = raise_open_files_limit()
     need = RUN_FILES + FILES_PER_PROCESS * processes
-    if limit is not None and limit < need:
-        raise ConfigError(
-            f"the limit on open files (ulimit -n) is {limit}, and this run needs about {need} "
-            f"({processes} bot processes): raise it, e.g. ulimit -n {max(1024, 2 * need)}, or "
-            "lower --concurrency"
-        )
+    _refuse_below(
+        need,
+        f"this run needs about {need} ({processes} bot processes): raise it, e.g. ulimit -n "
+        f"{max(1024, 2 * need)}, or lower --concurrency",
+    )
 
 
 def check_serve_open_files() -> None:
     """Refuse in one line a server with too few open files for its own start (after lifting
     the limit): under about 30 it died of a segmentation fault or an abort, or blamed its
     database."""
+    _refuse_below(
+        SERVE_FILES,
+        f"arena serve needs at least {SERVE_FILES}, and one more for each connection: raise "
+        "it, e.g. ulimit -n 4096",
+    )
+
+
+def _refuse_below(need: int, says: str) -> None:
+    """A :class:`ConfigError` if the limit on open files, lifted, stays under ``need``."""
     limit = raise_open_files_limit()
-    if limit is not None and limit < SERVE_FILES:
-        raise ConfigError(
-            f"the limit on open files (ulimit -n) is {limit}, and arena serve needs at least "
-            f"{SERVE_FILES}, and one more for each connection: raise it, e.g. ulimit -n 4096"
-        )
+    if limit is not None and limit < need:
+        raise ConfigError(f"the limit on open files (ulimit -n) is {limit}, and {says}")

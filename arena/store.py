@@ -1263,29 +1263,28 @@ def results_where(
 def _table_sizes(db: sqlite3.Connection) -> dict[str, int]:
     """The seats at each run's tables, as its configuration's rules say (runs whose
     configuration does not say are left out: their games are checked for gaps only)."""
-    sizes = {}
-    for rid, config in db.execute("SELECT run_id, config FROM runs"):
-        try:
-            players = json.loads(config)["rules"]["players"]
-        except (ValueError, TypeError, KeyError):
-            continue
-        if type(players) is int:
-            sizes[rid] = players
-    return sizes
+    return _config_ints(db, "rules", "players")
 
 
 def _hands_per_table(db: sqlite3.Connection) -> dict[str, int]:
     """The most hands each run's tables deal, where its configuration says (a server's
     ``hands = N``; a batch run's tables deal one, or play to a target)."""
-    most = {}
+    return _config_ints(db, "hands")
+
+
+def _config_ints(db: sqlite3.Connection, *keys: str) -> dict[str, int]:
+    """Each run's whole number at ``keys`` in its stored configuration, where it has one."""
+    found = {}
     for rid, config in db.execute("SELECT run_id, config FROM runs"):
         try:
-            hands = json.loads(config)["hands"]
+            value = json.loads(config)
+            for key in keys:
+                value = value[key]
         except (ValueError, TypeError, KeyError):
             continue
-        if type(hands) is int:
-            most[rid] = hands
-    return most
+        if type(value) is int:
+            found[rid] = value
+    return found
 
 
 def result_of(record: GameRecord) -> TableResult:

@@ -21,7 +21,6 @@ by Ctrl-C or SIGTERM (the bot is stopped too).
 from __future__ import annotations
 
 import signal
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -116,18 +115,13 @@ def register(app: typer.Typer) -> None:
         from arena.checkbot.driver import MAX_NAME_CHARS, CheckOptions
         from arena.checkbot.run import CheckResult, Verdict, run_check
         from arena.checkbot.scenarios import SCENARIOS
+        from arena.cli import stdout_or_closed
         from arena.config import MAX_DURATION_MS, is_utf8
         from arena.errors import ConfigError
         from arena.table import Clocks
         from arena.text import terminal_line
 
-        if sys.stdout is None:
-            # Started with no standard output at all (`>&-`): typer.echo writes nothing then,
-            # and every verdict was lost with exit 0. A closed pipe, as for arena's other
-            # commands that print.
-            from arena.cli import output_closed
-
-            output_closed()
+        stdout_or_closed()  # `>&-`: every verdict was lost, with exit 0
         if list_:
             for scenario in SCENARIOS:
                 typer.echo(f"{scenario.name:20} {scenario.about}")
